@@ -1,0 +1,140 @@
+//! The seam between the `hatf` command and each source trace format.
+//!
+//! Every text format (glibc mtrace, Android memory_replay, Elephant Tracks, ...) implements
+//! [`TraceFormat`]: it recognises its input, turns it into a self-describing binary file and
+//! turns that file back into the exact same bytes. The command only picks a format and moves bytes.
+
+use std::fmt;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+/// How sections are compressed inside the container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    /// Stored as is.
+    None,
+    /// DEFLATE in gzip framing.
+    Gzip,
+    /// Zstandard (the default).
+    #[default]
+    Zstd,
+}
+
+/// Options shared by every encoder.
+#[derive(Debug, Clone)]
+pub struct EncodeOptions {
+    /// Name of the input for error messages (a path, or `<stdin>`).
+    pub input_name: String,
+    /// The encoding to use (`auto` unless the user chose one); formats list theirs.
+    pub encoding: String,
+    /// Section compression.
+    pub compression: Compression,
+    /// Compression level; `None` means the format's default.
+    pub level: Option<i32>,
+    /// Worker threads for block compression.
+    pub threads: usize,
+    /// Store lines that do not parse verbatim instead of failing.
+    pub keep_bad_lines: bool,
+    /// Folder holding name files (class/method/field lists) to embed, where the format has them.
+    pub names_dir: Option<PathBuf>,
+}
+
+impl Default for EncodeOptions {
+    fn default() -> Self {
+        EncodeOptions {
+            input_name: "<stdin>".to_string(),
+            encoding: "auto".to_string(),
+            compression: Compression::Zstd,
+            level: None,
+            threads: 1,
+            keep_bad_lines: false,
+            names_dir: None,
+        }
+    }
+}
+
+/// What an encoder tells the user when it is done.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EncodeReport {
+    /// Records written.
+    pub records: u64,
+    /// Input lines stored verbatim because they did not parse (`--keep-bad-lines`).
+    pub bad_lines: u64,
+    /// Input bytes read.
+    pub input_bytes: u64,
+}
+
+/// Options shared by every decoder.
+#[derive(Debug, Clone, Default)]
+pub struct DecodeOptions {
+    /// Name of the binary input for error messages.
+    pub input_name: String,
+    /// Folder to write name files into, where the format has them.
+    pub names_dir: Option<PathBuf>,
+}
+
+/// A failure while converting a trace, with enough position to find the problem.
+#[derive(Debug)]
+pub struct FormatError {
+    /// The file the problem is in.
+    pub file: String,
+    /// Where in it: `line:column` for text, `byte N` for binary.
+    pub position: String,
+    /// What is wrong, and what to do about it where that is known.
+    pub message: String,
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.position.is_empty() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}:{}: {}", self.file, self.position, self.message)
+        }
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+/// One source trace format.
+pub trait TraceFormat: Sync {
+    /// The name used with `--from` / `--to` and stored in encoded files (e.g. `mtrace`).
+    fn name(&self) -> &'static str;
+    /// One line for `--help` and `-v`.
+    fn description(&self) -> &'static str;
+    /// The encodings this format offers; the first is the default (`auto`).
+    fn encodings(&self) -> &'static [&'static str] {
+        &["auto"]
+    }
+    /// True when `head` (the first bytes of the input, up to 64 KiB) looks like this format.
+    fn detect(&self, head: &[u8]) -> bool;
+    /// Reads the text trace and writes the binary file.
+    fn encode(
+        &self,
+        input: &mut dyn Read,
+        output: &mut dyn Write,
+        options: &EncodeOptions,
+    ) -> Result<EncodeReport, FormatError>;
+    /// Reads a binary file written by [`TraceFormat::encode`] and writes the original text back.
+    fn decode(
+        &self,
+        input: &mut dyn Read,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+    ) -> Result<u64, FormatError>;
+}
+
+/// Every format this build knows, in detection order (most specific first).
+pub fn registry() -> Vec<&'static dyn TraceFormat> {
+    Vec::new()
+}
+
+/// Finds a format by its name.
+pub fn by_name(name: &str) -> Option<&'static dyn TraceFormat> {
+    registry().into_iter().find(|f| f.name() == name)
+}
+
+/// Picks the first format whose detector accepts `head`.
+pub fn detect(head: &[u8]) -> Option<&'static dyn TraceFormat> {
+    registry().into_iter().find(|f| f.detect(head))
+}
