@@ -11,7 +11,10 @@ pub fn corpus_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipping: corpus not found at {} (../shared absent)", dir.display());
+        eprintln!(
+            "skipping: corpus not found at {} (../shared absent)",
+            dir.display()
+        );
         None
     }
 }

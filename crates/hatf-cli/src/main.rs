@@ -1,1 +1,58 @@
-fn main() {}
+//! The `hatf` command.
+
+mod args;
+mod commands;
+mod error;
+mod io;
+
+use args::{Cli, Command};
+use clap::Parser;
+use std::process::ExitCode;
+
+/// How chatty the command should be.
+#[derive(Debug, Clone, Copy)]
+pub struct Verbosity {
+    /// `-q`: only errors.
+    pub quiet: bool,
+    /// `-v`: extra information on stderr.
+    pub verbose: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let verbosity = Verbosity {
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+    };
+    let result = match &cli.command {
+        Command::Encode(a) => commands::encode::run(a, verbosity),
+        Command::Decode(a) => commands::decode::run(a, verbosity),
+        Command::Inspect(a) => commands::inspect::run(a, verbosity),
+        Command::Dump(a) => commands::dump::run(a, verbosity),
+        Command::Stats(a) => commands::stats::run(a, verbosity),
+        Command::Validate(a) => commands::validate::run(a, verbosity),
+        Command::Compare(a) => commands::compare::run(a, verbosity),
+        Command::Verify(a) => commands::verify::run(a, verbosity),
+        Command::Recover(a) => commands::recover::run(a, verbosity),
+        Command::Dtd(c) => commands::dtd::run(c, verbosity),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if io::is_broken_pipe(&e.message) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hatf: error: {e}");
+            e.exit_code()
+        }
+    }
+}

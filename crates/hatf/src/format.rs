@@ -96,6 +96,24 @@ impl fmt::Display for FormatError {
 
 impl std::error::Error for FormatError {}
 
+/// The result of `hatf stats`: a human-readable table and the same numbers as JSON.
+#[derive(Debug, Clone)]
+pub struct StatsReport {
+    /// What `hatf stats` prints.
+    pub text: String,
+    /// What `hatf stats --json` prints.
+    pub json: serde_json::Value,
+}
+
+/// One problem `hatf validate` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// 1-based line of the text trace where the problem shows.
+    pub line: u64,
+    /// What is wrong.
+    pub message: String,
+}
+
 /// One source trace format.
 pub trait TraceFormat: Sync {
     /// The name used with `--from` / `--to` and stored in encoded files (e.g. `mtrace`).
@@ -122,11 +140,29 @@ pub trait TraceFormat: Sync {
         output: &mut dyn Write,
         options: &DecodeOptions,
     ) -> Result<u64, FormatError>;
+    /// Computes the statistics of a text trace; `None` when the format has none.
+    fn stats(
+        &self,
+        _input: &mut dyn Read,
+        _input_name: &str,
+    ) -> Option<Result<StatsReport, FormatError>> {
+        None
+    }
+    /// Checks a text trace for the problems the format defines; `None` when it defines none.
+    fn validate(
+        &self,
+        _input: &mut dyn Read,
+        _input_name: &str,
+    ) -> Option<Result<Vec<Problem>, FormatError>> {
+        None
+    }
 }
 
 /// Every format this build knows, in detection order (most specific first).
 pub fn registry() -> Vec<&'static dyn TraceFormat> {
-    Vec::new()
+    let mut formats = crate::alloc::formats();
+    formats.extend(crate::et::formats());
+    formats
 }
 
 /// Finds a format by its name.

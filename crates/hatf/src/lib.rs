@@ -1,8 +1,11 @@
 //! HATF 1.0 and real trace formats: lossless front and back ends and encodings.
 #![warn(missing_docs)]
 
+pub mod alloc;
+pub mod et;
 pub mod format;
 
 pub use format::{
-    Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, TraceFormat,
+    Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, StatsReport,
+    TraceFormat,
 };

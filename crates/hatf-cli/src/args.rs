@@ -1,0 +1,247 @@
+//! The command line, as clap derive definitions. Validation and execution live elsewhere.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Compact, lossless, self-describing binary traces of program execution.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hatf",
+    version,
+    about = "Compact, lossless, self-describing binary traces of heap allocation and program execution",
+    long_about = None,
+    after_help = "Examples:\n  hatf encode perl.mtrace -o perl.hatf          convert a glibc mtrace log\n  hatf decode perl.hatf -o perl.mtrace          get the exact text back\n  hatf inspect perl.hatf                        header, sections, sizes\n  hatf compare                                  compare encodings on the built-in sample\n\nAn absent INPUT/OUTPUT or '-' means standard input/output."
+)]
+pub struct Cli {
+    /// Print only errors.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Say more about what is happening (detected format, sizes).
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// The subcommand to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Every subcommand of `hatf`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Convert a text trace into a compact binary trace.
+    #[command(
+        after_help = "Examples:\n  hatf encode trace.mtrace -o trace.hatf\n  hatf encode --from et2 --names data/ trace.txt -o trace.hatf\n  zcat t.mtrace.gz | hatf encode -o t.hatf\n  hatf encode --from text --dtd my.dtd records.txt -o my.hatf"
+    )]
+    Encode(EncodeArgs),
+    /// Convert a binary trace back into its original text, byte for byte.
+    #[command(
+        after_help = "Examples:\n  hatf decode trace.hatf -o trace.mtrace\n  hatf decode trace.hatf | less\n  hatf decode trace.hatf --records 1000..2000"
+    )]
+    Decode(DecodeArgs),
+    /// Show a binary trace's header, sections and streams with their sizes and record counts.
+    #[command(
+        after_help = "Examples:\n  hatf inspect trace.hatf\n  hatf inspect trace.hatf --json\n  hatf inspect trace.hatf --dtd > embedded.dtd"
+    )]
+    Inspect(InspectArgs),
+    /// Print every record of any binary trace as text, using the DTD it carries.
+    #[command(
+        after_help = "Examples:\n  hatf dump trace.hatf | head\n  hatf dump trace.hatf --json | jq .\n  hatf dump t.hatf > t.txt && hatf encode --from text --dtd t.dtd t.txt -o t2.hatf"
+    )]
+    Dump(DumpArgs),
+    /// Count records by kind, bytes allocated, lifetimes and calls, per thread.
+    #[command(after_help = "Examples:\n  hatf stats trace.mtrace\n  hatf stats trace.hatf --json")]
+    Stats(StatsArgs),
+    /// Check a trace for the problems its format defines (unbalanced calls, double frees, ...).
+    #[command(after_help = "Examples:\n  hatf validate trace.et2\n  hatf validate trace.hatf")]
+    Validate(ValidateArgs),
+    /// Compare sizes of every encoding against gzip, zstd and xz (the paper's Table 4).
+    #[command(
+        after_help = "Examples:\n  hatf compare                                 the built-in sample trace\n  hatf compare a.mtrace b.zip --csv\n  hatf compare a.mtrace --plot sizes.svg"
+    )]
+    Compare(CompareArgs),
+    /// Check every checksum and the index of a binary trace.
+    #[command(after_help = "Examples:\n  hatf verify trace.hatf")]
+    Verify(VerifyArgs),
+    /// Write a valid file from the intact blocks of a damaged or truncated binary trace.
+    #[command(after_help = "Examples:\n  hatf recover broken.hatf -o repaired.hatf")]
+    Recover(RecoverArgs),
+    /// Work with Meta-TF DTD files.
+    #[command(subcommand)]
+    Dtd(DtdCommand),
+}
+
+/// Where section data is compressed, per section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompressArg {
+    /// Store sections uncompressed.
+    None,
+    /// DEFLATE (gzip).
+    Gzip,
+    /// Zstandard.
+    Zstd,
+}
+
+/// Options common to commands that write a file.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output file; absent or '-' means standard output.
+    #[arg(short, long, value_name = "OUTPUT")]
+    pub output: Option<PathBuf>,
+    /// Overwrite OUTPUT if it exists.
+    #[arg(short, long)]
+    pub force: bool,
+}
+
+/// `hatf encode`.
+#[derive(Debug, Args)]
+pub struct EncodeArgs {
+    /// Text trace to read; absent or '-' means standard input.
+    pub input: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+    /// Input format (`auto` detects it; `text` reads `hatf dump` output with --dtd).
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    pub from: String,
+    /// DTD describing the records, for `--from text`.
+    #[arg(long, value_name = "FILE")]
+    pub dtd: Option<PathBuf>,
+    /// Encoding to use; `auto` picks the smallest the format offers.
+    #[arg(long, value_name = "ENC", default_value = "auto")]
+    pub encoding: String,
+    /// Compression of each section.
+    #[arg(long, value_enum, default_value_t = CompressArg::Zstd)]
+    pub compress: CompressArg,
+    /// Compression level (codec-specific; default chosen per codec).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub level: Option<i32>,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Store lines that do not parse verbatim (they come back on decode) instead of failing.
+    #[arg(long)]
+    pub keep_bad_lines: bool,
+    /// Folder with name files (classes/methods/fields lists) to store inside the binary file.
+    #[arg(long, value_name = "DIR")]
+    pub names: Option<PathBuf>,
+}
+
+/// `hatf decode`.
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    /// Binary trace to read; absent or '-' means standard input.
+    pub input: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+    /// Text format to write (default: the format the file was encoded from).
+    #[arg(long, value_name = "FORMAT")]
+    pub to: Option<String>,
+    /// Only records A..B (counted from 0, B exclusive; either end may be left out).
+    #[arg(long, value_name = "A..B")]
+    pub records: Option<String>,
+    /// Folder to write the stored name files into.
+    #[arg(long, value_name = "DIR")]
+    pub names: Option<PathBuf>,
+}
+
+/// `hatf inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Binary trace to inspect.
+    pub file: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long, conflicts_with = "dtd")]
+    pub json: bool,
+    /// Print the embedded DTD verbatim.
+    #[arg(long)]
+    pub dtd: bool,
+}
+
+/// `hatf dump`.
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// Binary trace to dump.
+    pub file: PathBuf,
+    /// One JSON object per record instead of the text form.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hatf stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Text or binary trace.
+    pub input: PathBuf,
+    /// Input format when INPUT is text (`auto` detects it).
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    pub from: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hatf validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Text or binary trace.
+    pub input: PathBuf,
+    /// Input format when INPUT is text (`auto` detects it).
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    pub from: String,
+}
+
+/// `hatf compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Traces to compare; none means the sample trace built into hatf.
+    pub inputs: Vec<PathBuf>,
+    /// Print CSV.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw a grouped bar chart to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// `hatf verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Binary trace to check.
+    pub file: PathBuf,
+}
+
+/// `hatf recover`.
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// Damaged binary trace.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// `hatf dtd ...`.
+#[derive(Debug, Subcommand)]
+pub enum DtdCommand {
+    /// Validate DTD files and print every error found.
+    #[command(after_help = "Examples:\n  hatf dtd check dtds/*.dtd")]
+    Check {
+        /// DTD files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Print a DTD in canonical form.
+    #[command(after_help = "Examples:\n  hatf dtd fmt my.dtd > my.formatted.dtd")]
+    Fmt {
+        /// DTD file to format.
+        file: PathBuf,
+    },
+    /// Generate Rust types and codecs from a DTD.
+    #[command(after_help = "Examples:\n  hatf dtd compile dtds/hatf10.dtd -o src/hatf10.rs")]
+    Compile {
+        /// DTD file to compile.
+        file: PathBuf,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
+}

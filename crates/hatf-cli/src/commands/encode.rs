@@ -1,0 +1,109 @@
+//! `hatf encode`: text trace → binary trace.
+
+use crate::args::{CompressArg, EncodeArgs};
+use crate::error::{CliError, CliResult};
+use crate::io::{create_output, open_input, Content};
+use crate::Verbosity;
+use hatf::format::{self, Compression, EncodeOptions, TraceFormat};
+use std::io::{Cursor, Read};
+
+/// How many bytes of the input the format detectors look at.
+const DETECT_BYTES: usize = 64 * 1024;
+
+/// Runs `hatf encode`.
+pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
+    if args.from == "text" {
+        return Err(CliError::not_built("`hatf encode --from text`"));
+    }
+    if args.dtd.is_some() {
+        return Err(CliError::usage("--dtd goes with --from text"));
+    }
+    if args.threads == Some(0) {
+        return Err(CliError::usage("--threads must be at least 1"));
+    }
+    let mut input = open_input(args.input.as_deref())?;
+
+    // Detection needs the first bytes; they are read once and then put back in front of the rest.
+    let mut head = Vec::with_capacity(DETECT_BYTES);
+    (&mut input.reader)
+        .take(DETECT_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| CliError::input(format!("{}: cannot read: {e}", input.name)))?;
+    let chosen = choose_format(&args.from, &head, &input.name)?;
+    if verbosity.verbose {
+        eprintln!(
+            "hatf: {}: detected format `{}` ({})",
+            input.name,
+            chosen.name(),
+            chosen.description()
+        );
+    }
+    if !chosen.encodings().contains(&args.encoding.as_str()) {
+        return Err(CliError::usage(format!(
+            "format `{}` has no encoding `{}`; it offers: {}",
+            chosen.name(),
+            args.encoding,
+            chosen.encodings().join(", ")
+        )));
+    }
+    let options = EncodeOptions {
+        input_name: input.name.clone(),
+        encoding: args.encoding.clone(),
+        compression: match args.compress {
+            CompressArg::None => Compression::None,
+            CompressArg::Gzip => Compression::Gzip,
+            CompressArg::Zstd => Compression::Zstd,
+        },
+        level: args.level,
+        threads: args.threads.unwrap_or_else(default_threads),
+        keep_bad_lines: args.keep_bad_lines,
+        names_dir: args.names.clone(),
+    };
+    let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
+    let mut whole = Cursor::new(head).chain(input.reader);
+    let report = chosen.encode(&mut whole, output.writer(), &options)?;
+    output.commit()?;
+    if verbosity.verbose {
+        eprintln!(
+            "hatf: {} records, {} input bytes",
+            report.records, report.input_bytes
+        );
+    }
+    if report.bad_lines > 0 && !verbosity.quiet {
+        eprintln!(
+            "hatf: {}: {} lines did not parse and were stored verbatim",
+            input.name, report.bad_lines
+        );
+    }
+    Ok(())
+}
+
+fn choose_format(from: &str, head: &[u8], name: &str) -> CliResult<&'static dyn TraceFormat> {
+    if from != "auto" {
+        return format::by_name(from).ok_or_else(|| {
+            CliError::usage(format!(
+                "unknown format `{from}`; known formats: {}",
+                known_formats()
+            ))
+        });
+    }
+    format::detect(head).ok_or_else(|| {
+        CliError::input(format!(
+            "{name}: cannot tell what format this is; name it with --from (known formats: {})",
+            known_formats()
+        ))
+    })
+}
+
+/// The names accepted by `--from`, for messages.
+pub fn known_formats() -> String {
+    let mut names: Vec<&str> = format::registry().iter().map(|f| f.name()).collect();
+    names.push("text");
+    names.join(", ")
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}

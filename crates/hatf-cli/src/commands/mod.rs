@@ -1,0 +1,12 @@
+//! One module per subcommand.
+
+pub mod compare;
+pub mod decode;
+pub mod dtd;
+pub mod dump;
+pub mod encode;
+pub mod inspect;
+pub mod recover;
+pub mod stats;
+pub mod validate;
+pub mod verify;

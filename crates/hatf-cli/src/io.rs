@@ -1,0 +1,170 @@
+//! Opening inputs and outputs with the command's conventions.
+//!
+//! - an absent path or `-` is standard input / standard output;
+//! - binary output is never written to a terminal;
+//! - an existing output file is kept unless `--force`;
+//! - files are written to a temporary file in the same folder and renamed into place only when
+//!   everything succeeded, so a failed or killed run never leaves a partial file under the final name;
+//! - a closed pipe on standard output ends the command quietly.
+
+use crate::error::{CliError, CliResult};
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// A readable input and the name to use for it in messages.
+pub struct Input {
+    /// `<stdin>` or the path as given.
+    pub name: String,
+    /// The bytes.
+    pub reader: Box<dyn Read>,
+}
+
+/// True when `path` means standard input/output.
+fn is_std(path: Option<&Path>) -> bool {
+    path.is_none_or(|p| p.as_os_str() == "-")
+}
+
+/// Opens INPUT (or standard input).
+pub fn open_input(path: Option<&Path>) -> CliResult<Input> {
+    if is_std(path) {
+        return Ok(Input {
+            name: "<stdin>".into(),
+            reader: Box::new(io::stdin().lock()),
+        });
+    }
+    let path = path.unwrap_or(Path::new("-"));
+    let file = File::open(path)
+        .map_err(|e| CliError::input(format!("{}: cannot open: {}", path.display(), e)))?;
+    if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+        return Err(CliError::input(format!(
+            "{}: is a folder, not a trace file",
+            path.display()
+        )));
+    }
+    Ok(Input {
+        name: path.display().to_string(),
+        reader: Box::new(BufReader::with_capacity(1 << 20, file)),
+    })
+}
+
+/// What kind of bytes an output receives, which decides whether a terminal may get them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// Binary trace data: refused on a terminal.
+    Binary,
+    /// Text: fine anywhere.
+    Text,
+}
+
+/// An output being written; call [`Output::commit`] once everything succeeded.
+pub struct Output {
+    /// `<stdout>` or the final path.
+    pub name: String,
+    target: Target,
+}
+
+enum Target {
+    Stdout(BufWriter<io::Stdout>),
+    File {
+        temp: tempfile::NamedTempFile,
+        writer: Option<BufWriter<File>>,
+        final_path: PathBuf,
+    },
+}
+
+/// Opens OUTPUT (or standard output) following the conventions above.
+pub fn create_output(path: Option<&Path>, force: bool, content: Content) -> CliResult<Output> {
+    if is_std(path) {
+        let stdout = io::stdout();
+        if content == Content::Binary && stdout.is_terminal() {
+            return Err(CliError::usage(
+                "refusing to write binary data to a terminal; use -o FILE or redirect standard output",
+            ));
+        }
+        return Ok(Output {
+            name: "<stdout>".into(),
+            target: Target::Stdout(BufWriter::new(stdout)),
+        });
+    }
+    let final_path = path.unwrap_or(Path::new("-")).to_path_buf();
+    if final_path.exists() && !force {
+        return Err(CliError::usage(format!(
+            "{}: already exists; use -f/--force to overwrite it",
+            final_path.display()
+        )));
+    }
+    let folder = match final_path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let temp = tempfile::Builder::new()
+        .prefix(".hatf-partial-")
+        .tempfile_in(&folder)
+        .map_err(|e| {
+            CliError::input(format!(
+                "{}: cannot create a file there: {}",
+                folder.display(),
+                e
+            ))
+        })?;
+    let file = temp
+        .reopen()
+        .map_err(|e| CliError::input(format!("{}: {}", temp.path().display(), e)))?;
+    Ok(Output {
+        name: final_path.display().to_string(),
+        target: Target::File {
+            temp,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            final_path,
+        },
+    })
+}
+
+impl Output {
+    /// The writer to send bytes to.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match &mut self.target {
+            Target::Stdout(w) => w,
+            Target::File { writer, .. } => writer.as_mut().expect("writer taken only by commit"),
+        }
+    }
+
+    /// Flushes everything and, for a file, renames the temporary file into place.
+    pub fn commit(self) -> CliResult {
+        let name = self.name;
+        match self.target {
+            Target::Stdout(mut w) => flush_stdout(&mut w),
+            Target::File {
+                temp,
+                mut writer,
+                final_path,
+            } => {
+                if let Some(w) = writer.take() {
+                    let file = w.into_inner().map_err(|e| {
+                        CliError::input(format!("{name}: cannot write: {}", e.error()))
+                    })?;
+                    file.sync_all()
+                        .map_err(|e| CliError::input(format!("{name}: cannot write: {e}")))?;
+                }
+                temp.persist(&final_path).map_err(|e| {
+                    CliError::input(format!("{name}: cannot rename into place: {}", e.error))
+                })?;
+                Ok(())
+            }
+        }
+    }
+}
+
+fn flush_stdout(w: &mut BufWriter<io::Stdout>) -> CliResult {
+    match w.flush() {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::input(format!("<stdout>: cannot write: {e}"))),
+    }
+}
+
+/// True when an I/O error is a closed pipe on standard output, which is not a failure.
+pub fn is_broken_pipe(message: &str) -> bool {
+    message.contains("Broken pipe") || message.contains("broken pipe")
+}

@@ -1,0 +1,153 @@
+//! Per-section compression codecs.
+
+use std::io::{Read, Write};
+
+use serde::Serialize;
+
+/// How the bytes of one section of one block are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Codec {
+    /// Stored as is (codec byte 0).
+    None,
+    /// A single gzip member, RFC 1952 (codec byte 1).
+    Gzip,
+    /// A single Zstandard frame, RFC 8878 (codec byte 2).
+    Zstd,
+}
+
+impl Codec {
+    /// The byte that identifies the codec in a section descriptor.
+    pub fn code(self) -> u8 {
+        match self {
+            Codec::None => 0,
+            Codec::Gzip => 1,
+            Codec::Zstd => 2,
+        }
+    }
+
+    /// The codec with the given descriptor byte, if any.
+    pub fn from_code(code: u8) -> Option<Codec> {
+        match code {
+            0 => Some(Codec::None),
+            1 => Some(Codec::Gzip),
+            2 => Some(Codec::Zstd),
+            _ => None,
+        }
+    }
+
+    /// The codec's lower-case name (`none`, `gzip`, `zstd`), as used on command lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::None => "none",
+            Codec::Gzip => "gzip",
+            Codec::Zstd => "zstd",
+        }
+    }
+
+    /// Parses a codec name as printed by [`Codec::name`].
+    pub fn from_name(name: &str) -> Option<Codec> {
+        [Codec::None, Codec::Gzip, Codec::Zstd]
+            .into_iter()
+            .find(|c| c.name() == name)
+    }
+}
+
+impl std::fmt::Display for Codec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Compresses `bytes` with `codec` at `level` (gzip: clamped to 0..=9; zstd: passed through).
+pub(crate) fn compress(codec: Codec, level: i32, bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    match codec {
+        Codec::None => Ok(bytes.to_vec()),
+        Codec::Gzip => {
+            let level = level.clamp(0, 9) as u32;
+            let mut enc = flate2::write::GzEncoder::new(
+                Vec::with_capacity(bytes.len() / 2 + 64),
+                flate2::Compression::new(level),
+            );
+            enc.write_all(bytes)?;
+            enc.finish()
+        }
+        Codec::Zstd => zstd::bulk::compress(bytes, level),
+    }
+}
+
+/// Why a section could not be decompressed.
+#[derive(Debug)]
+pub(crate) enum DecompressError {
+    /// The decompressor rejected the data.
+    Invalid(std::io::Error),
+    /// The data expands to more than the declared length.
+    TooLong,
+    /// The data expands to fewer bytes than declared.
+    TooShort(u64),
+}
+
+/// Decompresses `bytes` into exactly `expected_len` bytes. Never produces (or buffers) more than
+/// `expected_len + 1` bytes, whatever the compressed data claims.
+pub(crate) fn decompress(
+    codec: Codec,
+    bytes: Vec<u8>,
+    expected_len: u64,
+) -> Result<Vec<u8>, DecompressError> {
+    let limit = expected_len.saturating_add(1);
+    let mut out = Vec::new();
+    let read = match codec {
+        Codec::None => {
+            out = bytes;
+            Ok(out.len())
+        }
+        Codec::Gzip => flate2::read::GzDecoder::new(&bytes[..])
+            .take(limit)
+            .read_to_end(&mut out),
+        Codec::Zstd => match zstd::stream::read::Decoder::with_buffer(&bytes[..]) {
+            Ok(dec) => dec.single_frame().take(limit).read_to_end(&mut out),
+            Err(e) => Err(e),
+        },
+    };
+    match read {
+        Err(e) => Err(DecompressError::Invalid(e)),
+        Ok(_) if out.len() as u64 > expected_len => Err(DecompressError::TooLong),
+        Ok(_) if (out.len() as u64) < expected_len => {
+            Err(DecompressError::TooShort(out.len() as u64))
+        }
+        Ok(_) => Ok(out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_codec_round_trips() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for codec in [Codec::None, Codec::Gzip, Codec::Zstd] {
+            let packed = compress(codec, 3, &data).unwrap();
+            let back = decompress(codec, packed, data.len() as u64).unwrap();
+            assert_eq!(back, data, "{codec}");
+            assert_eq!(Codec::from_code(codec.code()), Some(codec));
+            assert_eq!(Codec::from_name(codec.name()), Some(codec));
+        }
+        assert_eq!(Codec::from_code(3), None);
+    }
+
+    #[test]
+    fn declared_length_bounds_expansion() {
+        let data = vec![0u8; 100_000];
+        for codec in [Codec::Gzip, Codec::Zstd] {
+            let packed = compress(codec, 3, &data).unwrap();
+            assert!(matches!(
+                decompress(codec, packed.clone(), 10),
+                Err(DecompressError::TooLong)
+            ));
+            assert!(matches!(
+                decompress(codec, packed, 200_000),
+                Err(DecompressError::TooShort(100_000))
+            ));
+        }
+    }
+}
