@@ -21,6 +21,8 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     if args.threads == Some(0) {
         return Err(CliError::usage("--threads must be at least 1"));
     }
+    // The output is opened first so that a refusal (existing file, terminal) costs no work.
+    let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
     let mut input = open_input(args.input.as_deref())?;
 
     // Detection needs the first bytes; they are read once and then put back in front of the rest.
@@ -59,7 +61,6 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         keep_bad_lines: args.keep_bad_lines,
         names_dir: args.names.clone(),
     };
-    let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
     let mut whole = Cursor::new(head).chain(input.reader);
     let report = chosen.encode(&mut whole, output.writer(), &options)?;
     output.commit()?;
