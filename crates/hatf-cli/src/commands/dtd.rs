@@ -2,13 +2,70 @@
 
 use crate::args::DtdCommand;
 use crate::error::{CliError, CliResult};
+use crate::io::{create_output, Content};
 use crate::Verbosity;
+use std::path::{Path, PathBuf};
 
 /// Runs `hatf dtd ...`.
-pub fn run(command: &DtdCommand, _verbosity: Verbosity) -> CliResult {
+pub fn run(command: &DtdCommand, verbosity: Verbosity) -> CliResult {
     match command {
-        DtdCommand::Check { .. } => Err(CliError::not_built("`hatf dtd check`")),
-        DtdCommand::Fmt { .. } => Err(CliError::not_built("`hatf dtd fmt`")),
+        DtdCommand::Check { files } => check(files, verbosity),
+        DtdCommand::Fmt { file } => fmt(file),
         DtdCommand::Compile { .. } => Err(CliError::not_built("`hatf dtd compile`")),
     }
+}
+
+fn read_dtd(path: &Path) -> CliResult<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::input(format!("{}: cannot read: {e}", path.display())))
+}
+
+/// Checks every file, printing all errors of all files before failing.
+fn check(files: &[PathBuf], verbosity: Verbosity) -> CliResult {
+    let mut failed = 0usize;
+    for path in files {
+        let name = path.display().to_string();
+        let source = match read_dtd(path) {
+            Ok(source) => source,
+            Err(e) => {
+                eprintln!("hatf: error: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        match metatf_dtd::parse_schema(&source, &name) {
+            Ok(schema) => {
+                if !verbosity.quiet {
+                    let records: usize = schema.sections.iter().map(|s| s.records.len()).sum();
+                    println!(
+                        "{name}: ok ({} sections, {records} records)",
+                        schema.sections.len()
+                    );
+                }
+            }
+            Err(diagnostics) => {
+                eprint!("{diagnostics}");
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(CliError::input(format!(
+            "{failed} of {} DTD files have errors",
+            files.len()
+        )));
+    }
+    Ok(())
+}
+
+fn fmt(path: &Path) -> CliResult {
+    let name = path.display().to_string();
+    let source = read_dtd(path)?;
+    let formatted =
+        metatf_dtd::format_dtd(&source, &name).map_err(|d| CliError::input(d.to_string()))?;
+    let mut out = create_output(None, false, Content::Text)?;
+    out.writer()
+        .write_all(formatted.as_bytes())
+        .map_err(|e| CliError::input(format!("<stdout>: cannot write: {e}")))?;
+    out.commit()
 }
