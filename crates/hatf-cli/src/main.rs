@@ -4,6 +4,8 @@ mod args;
 mod commands;
 mod error;
 mod io;
+mod peek;
+mod text_input;
 
 use args::{Cli, Command};
 use clap::Parser;

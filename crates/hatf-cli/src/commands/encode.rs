@@ -3,12 +3,10 @@
 use crate::args::{CompressArg, EncodeArgs};
 use crate::error::{CliError, CliResult};
 use crate::io::{create_output, open_input, Content};
+use crate::text_input::{choose_format, DETECT_BYTES};
 use crate::Verbosity;
-use hatf::format::{self, Compression, EncodeOptions, TraceFormat};
+use hatf::format::{Compression, EncodeOptions};
 use std::io::{Cursor, Read};
-
-/// How many bytes of the input the format detectors look at.
-const DETECT_BYTES: usize = 64 * 1024;
 
 /// Runs `hatf encode`.
 pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
@@ -77,30 +75,6 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         );
     }
     Ok(())
-}
-
-fn choose_format(from: &str, head: &[u8], name: &str) -> CliResult<&'static dyn TraceFormat> {
-    if from != "auto" {
-        return format::by_name(from).ok_or_else(|| {
-            CliError::usage(format!(
-                "unknown format `{from}`; known formats: {}",
-                known_formats()
-            ))
-        });
-    }
-    format::detect(head).ok_or_else(|| {
-        CliError::input(format!(
-            "{name}: cannot tell what format this is; name it with --from (known formats: {})",
-            known_formats()
-        ))
-    })
-}
-
-/// The names accepted by `--from`, for messages.
-pub fn known_formats() -> String {
-    let mut names: Vec<&str> = format::registry().iter().map(|f| f.name()).collect();
-    names.push("text");
-    names.join(", ")
 }
 
 fn default_threads() -> usize {

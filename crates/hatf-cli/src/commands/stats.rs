@@ -1,10 +1,32 @@
-//! `hatf stats`.
+//! `hatf stats`: numbers about a trace, from its text or its binary form.
 
 use crate::args::StatsArgs;
 use crate::error::{CliError, CliResult};
+use crate::text_input::{finish, open_text_trace};
 use crate::Verbosity;
 
 /// Runs `hatf stats`.
-pub fn run(_args: &StatsArgs, _verbosity: Verbosity) -> CliResult {
-    Err(CliError::not_built("`hatf stats`"))
+pub fn run(args: &StatsArgs, _verbosity: Verbosity) -> CliResult {
+    let mut trace = open_text_trace(&args.input, &args.from)?;
+    let name = args.input.display().to_string();
+    let report = trace
+        .format
+        .stats(&mut trace.reader, &name)
+        .ok_or_else(|| {
+            CliError::not_built(&format!(
+                "`hatf stats` for `{}` traces",
+                trace.format.name()
+            ))
+        })?;
+    let report = report?;
+    drop(trace.reader);
+    finish(trace.decoder)?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&report.json)
+            .map_err(|e| CliError::input(format!("cannot render JSON: {e}")))?;
+        println!("{text}");
+    } else {
+        print!("{}", report.text);
+    }
+    Ok(())
 }

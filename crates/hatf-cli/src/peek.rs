@@ -1,0 +1,57 @@
+//! Reading a binary trace's header without losing the bytes that were read to get it.
+
+use crate::error::{CliError, CliResult};
+use metatf::container::{looks_like_container, ContainerHeader, ContainerReader};
+use std::io::{self, Cursor, Read};
+
+/// A reader that remembers every byte it hands out, so they can be replayed.
+struct Recording<R> {
+    inner: R,
+    seen: Vec<u8>,
+}
+
+impl<R: Read> Read for Recording<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.seen.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Reads the container header of `input` and returns it with a reader over the *whole* input.
+pub fn container_header<R: Read>(
+    input: R,
+    name: &str,
+) -> CliResult<(ContainerHeader, io::Chain<Cursor<Vec<u8>>, R>)> {
+    let mut recording = Recording {
+        inner: input,
+        seen: Vec::new(),
+    };
+    let mut magic = [0u8; 4];
+    let got = read_up_to(&mut recording, &mut magic)
+        .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
+    if !looks_like_container(&magic[..got]) {
+        return Err(CliError::input(format!(
+            "{name}: byte 0: not a hatf binary trace (no \\x7fMTF magic); to convert text, use `hatf encode`"
+        )));
+    }
+    let header = ContainerReader::new(&mut recording)
+        .map_err(|e| CliError::input(format!("{name}: {e}")))?
+        .header()
+        .clone();
+    let Recording { inner, seen } = recording;
+    Ok((header, Cursor::new(seen).chain(inner)))
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}

@@ -1,0 +1,111 @@
+//! Opening a trace that may be text or binary as *text*, for commands that analyse text traces.
+//!
+//! A binary trace is decoded on a second thread and streamed through a pipe, so analysing it takes
+//! no more memory than analysing its text.
+
+use crate::error::{CliError, CliResult};
+use crate::peek::container_header;
+use hatf::format::{self, DecodeOptions, TraceFormat};
+use metatf::container::looks_like_container;
+use std::io::{Cursor, Read};
+use std::path::Path;
+use std::thread::JoinHandle;
+
+/// How many bytes of the input the format detectors look at.
+pub const DETECT_BYTES: usize = 64 * 1024;
+
+/// A text trace ready to read, with its format.
+pub struct TextTrace {
+    /// The format of the text.
+    pub format: &'static dyn TraceFormat,
+    /// The text.
+    pub reader: Box<dyn Read + Send>,
+    /// The decoding thread, when the input was binary; join it to learn whether decoding failed.
+    pub decoder: Option<JoinHandle<Result<u64, hatf::FormatError>>>,
+}
+
+/// Picks a format by name, or detects it from the first bytes when `from` is `auto`.
+pub fn choose_format(from: &str, head: &[u8], name: &str) -> CliResult<&'static dyn TraceFormat> {
+    if from != "auto" {
+        return format::by_name(from).ok_or_else(|| {
+            CliError::usage(format!(
+                "unknown format `{from}`; known formats: {}",
+                known_formats()
+            ))
+        });
+    }
+    format::detect(head).ok_or_else(|| {
+        CliError::input(format!(
+            "{name}: cannot tell what format this is; name it with --from (known formats: {})",
+            known_formats()
+        ))
+    })
+}
+
+/// The names accepted by `--from`, for messages.
+pub fn known_formats() -> String {
+    let mut names: Vec<&str> = format::registry().iter().map(|f| f.name()).collect();
+    names.push("text");
+    names.join(", ")
+}
+
+/// Reads up to [`DETECT_BYTES`] from `reader` and returns them with a reader over the whole input.
+pub fn read_head(
+    mut reader: Box<dyn Read + Send>,
+    name: &str,
+) -> CliResult<(Vec<u8>, Box<dyn Read + Send>)> {
+    let mut head = Vec::with_capacity(DETECT_BYTES);
+    (&mut reader)
+        .take(DETECT_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
+    Ok((head.clone(), Box::new(Cursor::new(head).chain(reader))))
+}
+
+/// Opens `path` as a text trace: text is read as is (format from `from`), binary is decoded.
+pub fn open_text_trace(path: &Path, from: &str) -> CliResult<TextTrace> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path)
+        .map_err(|e| CliError::input(format!("{name}: cannot open: {e}")))?;
+    let reader: Box<dyn Read + Send> = Box::new(std::io::BufReader::with_capacity(1 << 20, file));
+    let (head, whole) = read_head(reader, &name)?;
+    if !looks_like_container(&head) {
+        let format = choose_format(from, &head, &name)?;
+        return Ok(TextTrace {
+            format,
+            reader: whole,
+            decoder: None,
+        });
+    }
+    let (header, mut binary) = container_header(whole, &name)?;
+    let format = format::by_name(&header.format).ok_or_else(|| {
+        CliError::input(format!(
+            "{name}: holds records of format `{}`, which this hatf cannot read as text",
+            header.format
+        ))
+    })?;
+    let (pipe_reader, mut pipe_writer) =
+        std::io::pipe().map_err(|e| CliError::input(format!("cannot create a pipe: {e}")))?;
+    let options = DecodeOptions {
+        input_name: name,
+        names_dir: None,
+    };
+    let decoder =
+        std::thread::spawn(move || format.decode(&mut binary, &mut pipe_writer, &options));
+    Ok(TextTrace {
+        format,
+        reader: Box::new(pipe_reader),
+        decoder: Some(decoder),
+    })
+}
+
+/// Waits for a decoding thread and turns its failure into the command's error.
+pub fn finish(trace_decoder: Option<JoinHandle<Result<u64, hatf::FormatError>>>) -> CliResult {
+    match trace_decoder.map(|handle| handle.join()) {
+        None | Some(Ok(Ok(_))) => Ok(()),
+        Some(Ok(Err(e))) => Err(e.into()),
+        Some(Err(_)) => Err(CliError::input(
+            "decoding the binary trace failed unexpectedly",
+        )),
+    }
+}
