@@ -147,6 +147,10 @@ impl Output {
                     file.sync_all()
                         .map_err(|e| CliError::input(format!("{name}: cannot write: {e}")))?;
                 }
+                // A temporary file is created private (0600); the finished output gets the
+                // permissions an ordinary new file would have.
+                set_ordinary_permissions(temp.path())
+                    .map_err(|e| CliError::input(format!("{name}: cannot set permissions: {e}")))?;
                 temp.persist(&final_path).map_err(|e| {
                     CliError::input(format!("{name}: cannot rename into place: {}", e.error))
                 })?;
@@ -154,6 +158,17 @@ impl Output {
             }
         }
     }
+}
+
+#[cfg(unix)]
+fn set_ordinary_permissions(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn set_ordinary_permissions(_path: &Path) -> io::Result<()> {
+    Ok(())
 }
 
 fn flush_stdout(w: &mut BufWriter<io::Stdout>) -> CliResult {

@@ -5,6 +5,7 @@ mod commands;
 mod error;
 mod io;
 mod peek;
+mod runtime_error;
 mod text_input;
 
 use args::{Cli, Command};

@@ -35,7 +35,9 @@ pub fn container_header<R: Read>(
             "{name}: byte 0: not a hatf binary trace (no \\x7fMTF magic); to convert text, use `hatf encode`"
         )));
     }
-    let header = ContainerReader::new(&mut recording)
+    // The magic was consumed through `recording`; the container reader must see it again.
+    let replay = Cursor::new(magic[..got].to_vec()).chain(&mut recording);
+    let header = ContainerReader::new(replay)
         .map_err(|e| CliError::input(format!("{name}: {e}")))?
         .header()
         .clone();

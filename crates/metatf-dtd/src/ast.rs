@@ -1,7 +1,7 @@
 //! The syntax tree of a DTD, exactly as written, with the byte span of every node.
 //!
 //! Nothing here is checked beyond the grammar: names may be unknown, numbers may not be numbers.
-//! Validation ([`crate::validate`]) and lowering ([`crate::lower`]) give it meaning.
+//! Validation and lowering give it meaning.
 
 /// Which text a span points into: the user's DTD or the built-in definitions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

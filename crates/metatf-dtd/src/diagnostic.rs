@@ -129,6 +129,8 @@ pub struct Problem {
     pub label: Option<String>,
     /// How to fix it.
     pub hint: Option<String>,
+    /// An earlier place the message refers to ("first set here"), shown as a line number.
+    pub see: Option<Span>,
 }
 
 impl Problem {
@@ -139,7 +141,14 @@ impl Problem {
             message: message.into(),
             label: None,
             hint: None,
+            see: None,
         }
+    }
+
+    /// Mentions an earlier place, printed after the hint as "(see line N)".
+    pub fn see(mut self, span: Span) -> Self {
+        self.see = Some(span);
+        self
     }
 
     /// Adds a note printed after the carets.
@@ -184,10 +193,13 @@ impl Sources<'_> {
                 let line_end = line_start + source_line.len();
                 let start = p.span.start.min(text.len());
                 let end = p.span.end.clamp(start, line_end.max(start));
-                let width = text
-                    .get(start..end)
-                    .map_or(1, |s| s.chars().count())
-                    .max(1);
+                let width = text.get(start..end).map_or(1, |s| s.chars().count()).max(1);
+                let hint = match (p.hint, p.see) {
+                    (Some(h), Some(s)) if s.origin == p.span.origin => {
+                        Some(format!("{h} (see line {})", index.line_col(s.start).0))
+                    }
+                    (h, _) => h,
+                };
                 Diagnostic {
                     message: p.message,
                     file: file.to_string(),
@@ -197,10 +209,52 @@ impl Sources<'_> {
                     width,
                     source_line: source_line.to_string(),
                     label: p.label,
-                    hint: p.hint,
+                    hint,
                 }
             })
             .collect();
         Diagnostics { items }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(text: &str, start: usize, end: usize) -> String {
+        let problem = Problem::new(
+            Span {
+                origin: Origin::User,
+                start,
+                end,
+            },
+            "bad",
+        )
+        .label("here")
+        .hint("fix it");
+        Sources {
+            user: (text, "f.dtd"),
+            builtin: "",
+        }
+        .render(vec![problem])
+        .to_string()
+    }
+
+    #[test]
+    fn carets_follow_tabs_and_the_gutter_fits_the_line_number() {
+        let text = format!("{}\tab cd\n", "\n".repeat(11));
+        let out = render(&text, 15, 17);
+        assert_eq!(
+            out,
+            "error: bad\n  --> f.dtd:12:5\n   |\n12 | \tab cd\n   | \t   ^^ here\n   = hint: fix it\n"
+        );
+    }
+
+    #[test]
+    fn spans_past_the_line_end_are_cut_and_end_of_file_is_shown() {
+        let out = render("ab\ncd", 1, 5);
+        assert!(out.contains("1 | ab\n  |  ^ here"), "{out}");
+        let out = render("ab", 2, 2);
+        assert!(out.contains("f.dtd:1:3"), "{out}");
     }
 }

@@ -153,3 +153,37 @@ impl Schema {
             .or_else(|| self.global_records.iter().find(|r| r.tag == tag))
     }
 }
+
+impl RecordDef {
+    /// The scalar or byte-string field at `position`, looking inside composites and repetition
+    /// elements (this is how a metadata record's `field` byte is resolved). Position 0 is the
+    /// tag, which has no [`FieldDef`], so it gives `None`.
+    pub fn field_at(&self, position: u16) -> Option<&FieldDef> {
+        fn find(fields: &[FieldDef], position: u16) -> Option<&FieldDef> {
+            fields.iter().find_map(|f| match &f.kind {
+                FieldKind::Scalar { .. } | FieldKind::Bytes { .. } => {
+                    (f.position == position).then_some(f)
+                }
+                FieldKind::Repeated { element, .. } => find(element, position),
+                FieldKind::Composite(children) => find(children, position),
+            })
+        }
+        find(&self.fields, position)
+    }
+
+    /// The scalar and byte-string fields in position order (the tag excluded).
+    pub fn leaves(&self) -> Vec<&FieldDef> {
+        fn walk<'a>(fields: &'a [FieldDef], out: &mut Vec<&'a FieldDef>) {
+            for f in fields {
+                match &f.kind {
+                    FieldKind::Scalar { .. } | FieldKind::Bytes { .. } => out.push(f),
+                    FieldKind::Repeated { element, .. } => walk(element, out),
+                    FieldKind::Composite(children) => walk(children, out),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.fields, &mut out);
+        out
+    }
+}

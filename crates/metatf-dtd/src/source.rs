@@ -158,14 +158,20 @@ pub fn scan(text: &str) -> Scan {
             }
             c @ (b')' | b'}') => {
                 let close = c as char;
-                match stack.pop() {
-                    Some((_, open)) if closer_of(open) == close => {}
-                    Some((at, open)) => out.problems.push(ScanProblem::Unclosed {
-                        at,
-                        open,
-                        wrong_close: Some((i, close)),
-                    }),
-                    None => out.problems.push(ScanProblem::Stray { at: i, close }),
+                if stack.iter().any(|&(_, open)| closer_of(open) == close) {
+                    // Openers above the matching one were never closed.
+                    while let Some((at, open)) = stack.pop() {
+                        if closer_of(open) == close {
+                            break;
+                        }
+                        out.problems.push(ScanProblem::Unclosed {
+                            at,
+                            open,
+                            wrong_close: Some((i, close)),
+                        });
+                    }
+                } else {
+                    out.problems.push(ScanProblem::Stray { at: i, close });
                 }
                 i += 1;
             }
@@ -221,6 +227,7 @@ mod tests {
                 wrong_close: Some((6, '}'))
             }
         ));
+        assert_eq!(s.problems.len(), 1, "the `{{` is closed by the `}}`");
         let s = scan(")");
         assert_eq!(s.problems, vec![ScanProblem::Stray { at: 0, close: ')' }]);
         let s = scan("/* open");

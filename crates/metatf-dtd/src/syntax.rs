@@ -4,7 +4,9 @@ use pest::iterators::Pair;
 use pest::Parser;
 use pest_derive::Parser;
 
-use crate::ast::{Body, Dtd, Field, Item, Origin, Property, Record, SectionDecl, Span, Token, Value};
+use crate::ast::{
+    Body, Dtd, Field, Item, Origin, Property, Record, SectionDecl, Span, Token, Value,
+};
 use crate::diagnostic::Problem;
 use crate::source::{scan, ScanProblem};
 
@@ -51,22 +53,85 @@ pub fn parse(text: &str, origin: Origin) -> Result<Dtd, Vec<Problem>> {
                 end: text.len(),
             })
         }
-        Err(err) => {
-            let at = match err.location {
-                pest::error::InputLocation::Pos(p) => p,
-                pest::error::InputLocation::Span((s, _)) => s,
-            };
+        Err(first) => {
             // A bracket problem found by the scan explains any grammar error at or after it.
-            let first_scan = scanned.problems.iter().map(|p| match p {
-                ScanProblem::Unclosed { at, .. } | ScanProblem::Stray { at, .. } => *at,
-                _ => 0,
-            });
-            if first_scan.min().map_or(true, |s| at < s) {
+            let first_scan = scanned
+                .problems
+                .iter()
+                .map(|p| match p {
+                    ScanProblem::Unclosed { at, .. } | ScanProblem::Stray { at, .. } => *at,
+                    _ => 0,
+                })
+                .min();
+            let mut err = first;
+            let mut base = 0;
+            loop {
+                let at = base + error_offset(&err);
+                if first_scan.is_some_and(|s| at >= s) {
+                    break;
+                }
                 problems.push(grammar_problem(&err, at, text, &span));
+                // Resume after the statement holding the error, but only when brackets are
+                // balanced: otherwise the resumed parse would only report echoes.
+                if problems.len() >= MAX_SYNTAX_ERRORS || !scanned.problems.is_empty() {
+                    break;
+                }
+                let Some(resume) = resync(text, at, &scanned.comments) else {
+                    break;
+                };
+                match DtdParser::parse(Rule::dtd, &text[resume..]) {
+                    Ok(_) => break,
+                    Err(next) => {
+                        err = next;
+                        base = resume;
+                    }
+                }
             }
             Err(problems)
         }
     }
+}
+
+/// Syntax errors reported for one file at most.
+const MAX_SYNTAX_ERRORS: usize = 20;
+
+fn error_offset(err: &pest::error::Error<Rule>) -> usize {
+    match err.location {
+        pest::error::InputLocation::Pos(p) => p,
+        pest::error::InputLocation::Span((s, _)) => s,
+    }
+}
+
+/// Where parsing can start again after a syntax error at `at`: just after the `;` or `}` that
+/// ends the top-level item containing it (brackets and comments taken into account).
+fn resync(text: &str, at: usize, comments: &[crate::source::Comment]) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0i64;
+    let mut next_comment = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(c) = comments.get(next_comment) {
+            if i >= c.start {
+                i = i.max(c.end);
+                next_comment += 1;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        match b {
+            b'(' | b'{' => depth += 1,
+            b')' | b'}' => {
+                depth -= 1;
+                if i >= at && depth == 0 && b == b'}' {
+                    return Some(i + 1);
+                }
+            }
+            b';' if i >= at && depth == 0 => return Some(i + 1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn scan_problem(p: &ScanProblem, text: &str, span: &impl Fn(usize, usize) -> Span) -> Problem {
@@ -173,6 +238,12 @@ fn grammar_problem(
         "the file ends in the middle of a definition"
     } else if expected.contains(&"a name") {
         "names start with a letter or `_`"
+    } else if expected.contains(&"`,`") && expected.contains(&"`)`") {
+        "separate the fields of a list with `,` and end it with `)`"
+    } else if expected == ["a value"] {
+        "a value is a number, an interpretation such as `default 0`, or a reference such as `length.value`"
+    } else if expected.contains(&"a field") {
+        "a field list holds at least one field name, e.g. `(tag, size)`"
     } else {
         "see LANGUAGE.md for the grammar"
     };

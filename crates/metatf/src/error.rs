@@ -112,6 +112,11 @@ pub enum Error {
         /// The DTD front end's diagnostics, rendered.
         message: String,
     },
+    /// Writing the output (a dump, an encoded trace) failed; a broken pipe shows up here.
+    Output {
+        /// The I/O error.
+        source: io::Error,
+    },
     /// A caller passed an argument the container cannot represent.
     InvalidArgument {
         /// What is wrong.
@@ -121,7 +126,12 @@ pub enum Error {
 
 impl Error {
     /// Builds a [`Error::Record`] error.
-    pub fn record(offset: Option<u64>, record: u64, path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn record(
+        offset: Option<u64>,
+        record: u64,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Error::Record {
             offset,
             context: RecordContext {
@@ -195,6 +205,7 @@ impl fmt::Display for Error {
             } => write!(f, "{line}:{column}: {message}"),
             Error::Schema { message } => write!(f, "invalid schema: {message}"),
             Error::InvalidArgument { message } => write!(f, "invalid argument: {message}"),
+            Error::Output { source } => write!(f, "cannot write the output: {source}"),
         }
     }
 }
@@ -202,7 +213,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { source, .. } => Some(source),
+            Error::Io { source, .. } | Error::Output { source } => Some(source),
             _ => None,
         }
     }

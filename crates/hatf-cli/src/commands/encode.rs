@@ -3,6 +3,7 @@
 use crate::args::{CompressArg, EncodeArgs};
 use crate::error::{CliError, CliResult};
 use crate::io::{create_output, open_input, Content};
+use crate::runtime_error::from_runtime;
 use crate::text_input::{choose_format, DETECT_BYTES};
 use crate::Verbosity;
 use hatf::format::{Compression, EncodeOptions};
@@ -11,7 +12,7 @@ use std::io::{Cursor, Read};
 /// Runs `hatf encode`.
 pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     if args.from == "text" {
-        return Err(CliError::not_built("`hatf encode --from text`"));
+        return encode_text(args);
     }
     if args.dtd.is_some() {
         return Err(CliError::usage("--dtd goes with --from text"));
@@ -75,6 +76,32 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         );
     }
     Ok(())
+}
+
+/// `--from text --dtd FILE`: reads `hatf dump`'s text form back into a binary trace.
+fn encode_text(args: &EncodeArgs) -> CliResult {
+    let dtd_path = args
+        .dtd
+        .as_deref()
+        .ok_or_else(|| CliError::usage("--from text needs --dtd FILE, the DTD of the records"))?;
+    let dtd_name = dtd_path.display().to_string();
+    let dtd = std::fs::read_to_string(dtd_path)
+        .map_err(|e| CliError::input(format!("{dtd_name}: cannot read: {e}")))?;
+    let codec = match args.compress {
+        CompressArg::None => metatf::Codec::None,
+        CompressArg::Gzip => metatf::Codec::Gzip,
+        CompressArg::Zstd => metatf::Codec::Zstd,
+    };
+    let level = args.level.unwrap_or(match codec {
+        metatf::Codec::Gzip => 6,
+        _ => 3,
+    });
+    let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
+    let input = open_input(args.input.as_deref())?;
+    let text = std::io::BufReader::new(input.reader);
+    metatf::encode_text(&dtd, &dtd_name, text, output.writer(), codec, level)
+        .map_err(|e| from_runtime(&input.name, e))?;
+    output.commit()
 }
 
 fn default_threads() -> usize {

@@ -1,0 +1,41 @@
+//! The DTD compiler: a [`Schema`] to readable Rust source that uses `#[derive(MetaTf)]`.
+//!
+//! Each trace record becomes a struct with one `u64` per scalar field (so any value a trace can
+//! hold fits) and a `Vec<u8>` per `vfield`; each section with records becomes an enum of its
+//! records, and the global records (outside any section, built-ins excepted) an enum named
+//! `Trace`. The `metatf` crate compiles the result into a typed reader and writer that code the
+//! same bytes as the universal codec with this DTD.
+//!
+//! ```
+//! let dtd = "size.width = 4; size.interpretation = none;\n\
+//!            section heap 1 { alloc : (tag, size, vfield) { tag.value = 4; } }";
+//! let schema = metatf_dtd::parse_schema(dtd, "heap.dtd").unwrap();
+//! let rust = metatf_dtd::codegen::generate(&schema, dtd);
+//! assert!(rust.contains("pub struct Alloc {"));
+//! assert!(rust.contains("#[metatf(width = 4, interpretation = \"none\")]"));
+//! assert!(rust.contains("pub enum Heap {"));
+//! ```
+
+mod build;
+mod names;
+mod render;
+
+pub use build::compile_dtd;
+pub use render::generate;
+
+use crate::Interpretation;
+
+/// The DTD spelling of an interpretation: `none`, `delta 0`, `stride 1 8`, `sectionOffset 3`.
+pub fn interpretation_text(i: Interpretation) -> String {
+    match i {
+        Interpretation::None => "none".into(),
+        Interpretation::Default(v) => format!("default {v}"),
+        Interpretation::BaseOffset(v) => format!("baseOffset {v}"),
+        Interpretation::Delta(v) => format!("delta {v}"),
+        Interpretation::Stride { initial, stride } => format!("stride {initial} {stride}"),
+        Interpretation::SectionOffset(s) => format!("sectionOffset {s}"),
+        Interpretation::SectionStride { section, stride } => {
+            format!("sectionStride {section} {stride}")
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! From checked declarations to the [`model`](crate::model): expands each trace record's fields
+//! (nested records, composites, repetitions), numbers them by position, and resolves every
+//! field's width and interpretation through the scopes record → nested record → section → global.
+//!
+//! `expand.rs` builds the field tree of one record; `resolve.rs` gives each of its fields a width
+//! and an interpretation; this file drives both and turns the result into model types.
+
+use std::collections::{HashMap, HashSet};
+
+mod expand;
+mod resolve;
+
+use crate::ast::{Body, Field, Origin, Record, Span, Token};
+use crate::diagnostic::Problem;
+use crate::model::{FieldDef, FieldKind, Interpretation, RecordDef, Schema, Section};
+use crate::validate::{is_tagged, tag_value, Home, PropTable, Scopes};
+use crate::values::PropKind;
+
+/// Records nested in records (through named records used as fields) deeper than this are refused.
+const MAX_GROUP_DEPTH: usize = 64;
+/// Total fields all records of one DTD may expand to; protects against exponential nesting.
+const MAX_TOTAL_LEAVES: usize = 1 << 20;
+/// Longest chain of properties referring to each other; keeps the resolver's recursion shallow.
+const MAX_REFERENCE_DEPTH: usize = 200;
+
+/// Lowers every trace record; problems found on the way are appended to `problems`.
+pub fn lower(scopes: &Scopes<'_>, problems: &mut Vec<Problem>) -> Schema {
+    let mut l = Lowerer {
+        scopes,
+        problems: Vec::new(),
+        used_groups: HashSet::new(),
+        tables: HashMap::new(),
+        budget: MAX_TOTAL_LEAVES,
+    };
+    let global_records = scopes
+        .global_records
+        .iter()
+        .filter(|r| is_tagged(r))
+        .filter_map(|r| l.record(r, Home::Global))
+        .collect();
+    let mut sections = Vec::new();
+    for (i, s) in scopes.sections.iter().enumerate() {
+        let records = s
+            .records
+            .iter()
+            .filter(|r| is_tagged(r))
+            .filter_map(|r| l.record(r, Home::Section(i)))
+            .collect();
+        sections.push(Section {
+            name: s.decl.name.text.clone(),
+            number: s.number,
+            records,
+        });
+    }
+    let all_groups = scopes
+        .global_records
+        .iter()
+        .chain(scopes.sections.iter().flat_map(|s| s.records.iter()));
+    for g in all_groups {
+        if !is_tagged(g) && g.name.span.origin == Origin::User && !l.used_groups.contains(&g.header)
+        {
+            l.problems.push(
+                Problem::new(g.name.span, format!("record `{}` has no tag value", g.name.text))
+                    .label("no `tag.value`, and not used as a field")
+                    .hint("give it `tag.value = N;` to make it a trace record, or use it as a field of another record"),
+            );
+        }
+    }
+    problems.append(&mut l.problems);
+    Schema {
+        tag_width: scopes.tag_width,
+        global_records,
+        sections,
+    }
+}
+
+struct Lowerer<'a, 's> {
+    scopes: &'s Scopes<'a>,
+    problems: Vec<Problem>,
+    used_groups: HashSet<Span>,
+    tables: HashMap<Span, PropTable<'a>>,
+    budget: usize,
+}
+
+/// A scalar or byte-string field found while expanding a record.
+struct Leaf<'a> {
+    token: &'a Token,
+    position: u16,
+    /// Bodies of the record and of the nested records around this field, outermost first.
+    chain: Vec<&'a Body>,
+    /// Identifiers of the repetitions around this field, outermost first.
+    rep: Vec<u32>,
+}
+
+enum Node {
+    Leaf(usize),
+    Composite {
+        name: String,
+        position: u16,
+        children: Vec<Node>,
+    },
+    Repeated {
+        name: String,
+        position: u16,
+        count: usize,
+        element: Vec<Node>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Width {
+    Fixed(u8),
+    Bytes(usize),
+}
+
+struct RecordState<'a> {
+    record: &'a Record,
+    home: Home,
+    leaves: Vec<Leaf<'a>>,
+    next_position: u32,
+    next_rep: u32,
+    overflow: bool,
+    widths: HashMap<usize, Option<Width>>,
+    interps: HashMap<usize, Option<Interpretation>>,
+    visiting: Vec<(usize, PropKind)>,
+    /// Leaf indices by field name, increasing.
+    by_name: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> Lowerer<'a, '_> {
+    fn record(&mut self, r: &'a Record, home: Home) -> Option<RecordDef> {
+        let mut st = RecordState {
+            record: r,
+            home,
+            leaves: Vec::new(),
+            next_position: 1,
+            next_rep: 0,
+            overflow: false,
+            widths: HashMap::new(),
+            interps: HashMap::new(),
+            visiting: Vec::new(),
+            by_name: HashMap::new(),
+        };
+        let chain: Vec<&'a Body> = r.body.iter().collect();
+        let mut stack = vec![r.header];
+        let nodes: Vec<Node> = match &r.field {
+            Field::Composite { fields, .. } => {
+                let skip =
+                    usize::from(matches!(fields.first(), Some(Field::Name(t)) if t.text == "tag"));
+                fields
+                    .iter()
+                    .skip(skip)
+                    .flat_map(|f| self.expand(f, &chain, &[], &mut stack, &mut st))
+                    .collect()
+            }
+            Field::Name(t) if t.text == "tag" => Vec::new(),
+            other => {
+                let mut nodes = self.expand(other, &chain, &[], &mut stack, &mut st);
+                match nodes.pop() {
+                    // `comment : vfield` is of type vfield: its fields are vfield's fields.
+                    Some(Node::Composite { children, .. }) if matches!(other, Field::Name(_)) => {
+                        children
+                    }
+                    Some(n) => {
+                        nodes.push(n);
+                        nodes
+                    }
+                    None => nodes,
+                }
+            }
+        };
+        self.check_targets(r, 0, &st);
+        for i in 0..st.leaves.len() {
+            self.width(&mut st, i);
+        }
+        let fields = nodes.into_iter().map(|n| self.field_def(n, &st)).collect();
+        Some(RecordDef {
+            name: r.name.text.clone(),
+            tag: tag_value(r)?,
+            fields,
+        })
+    }
+
+    fn field_def(&mut self, node: Node, st: &RecordState<'a>) -> FieldDef {
+        match node {
+            Node::Leaf(i) => {
+                let leaf = &st.leaves[i];
+                let kind = match st.widths.get(&i).copied().flatten() {
+                    Some(Width::Bytes(j)) => FieldKind::Bytes {
+                        length_position: st.leaves[j].position,
+                    },
+                    width => FieldKind::Scalar {
+                        width: match width {
+                            Some(Width::Fixed(n)) => n,
+                            _ => 0,
+                        },
+                        interpretation: st
+                            .interps
+                            .get(&i)
+                            .copied()
+                            .flatten()
+                            .unwrap_or(Interpretation::None),
+                    },
+                };
+                FieldDef {
+                    name: leaf.token.text.clone(),
+                    position: leaf.position,
+                    kind,
+                }
+            }
+            Node::Composite {
+                name,
+                position,
+                children,
+            } => FieldDef {
+                name,
+                position,
+                kind: FieldKind::Composite(
+                    children
+                        .into_iter()
+                        .map(|c| self.field_def(c, st))
+                        .collect(),
+                ),
+            },
+            Node::Repeated {
+                name,
+                position,
+                count,
+                element,
+            } => {
+                if let Some(Some(Width::Bytes(_))) = st.widths.get(&count) {
+                    let t = st.leaves[count].token;
+                    self.problems.push(
+                        Problem::new(t.span, format!("the count `{}` is a byte string", t.text))
+                            .label("not an integer")
+                            .hint("the count before `*` must be an integer field"),
+                    );
+                }
+                FieldDef {
+                    name,
+                    position,
+                    kind: FieldKind::Repeated {
+                        count_position: st.leaves[count].position,
+                        element: element.into_iter().map(|c| self.field_def(c, st)).collect(),
+                    },
+                }
+            }
+        }
+    }
+}
+
+enum Target {
+    Tag,
+    Leaf(usize),
+}
+
+fn clamp_position(p: u32) -> u16 {
+    u16::try_from(p).unwrap_or(u16::MAX)
+}
+
+fn interp_name(i: Interpretation) -> &'static str {
+    match i {
+        Interpretation::None => "none",
+        Interpretation::Default(_) => "default",
+        Interpretation::BaseOffset(_) => "baseOffset",
+        Interpretation::Delta(_) => "delta",
+        Interpretation::Stride { .. } => "stride",
+        Interpretation::SectionOffset(_) => "sectionOffset",
+        Interpretation::SectionStride { .. } => "sectionStride",
+    }
+}
+
+fn dedup<'x>(names: &[&'x str]) -> Vec<&'x str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in names {
+        if !out.contains(n) {
+            out.push(n);
+        }
+    }
+    out
+}

@@ -1,0 +1,47 @@
+//! The Meta-TF container: a self-describing, streaming, checksummed file of blocks.
+//!
+//! Layout (all framing integers little-endian; see `docs/FORMAT-container.md`):
+//! header (magic, version, class, byte order, format id, properties, DTD, CRC), then blocks
+//! (marker, numbers, section descriptors, CRC, section bytes), then an index of the blocks and a
+//! 32-byte trailer pointing at it. The header needs no counts, so it is written first; a file
+//! cut anywhere still yields every complete block.
+
+mod block;
+mod codec;
+mod framing;
+mod header;
+mod index;
+mod reader;
+mod writer;
+
+pub use block::{Block, DecodedSection, SectionData, SectionDescriptor};
+pub use codec::Codec;
+pub use header::{ByteOrder, ContainerHeader, PROPERTY_BYTE_ORDER, PROPERTY_CLASS};
+pub use index::{IndexEntry, Trailer, TRAILER_LEN};
+pub use reader::ContainerReader;
+pub use writer::ContainerWriter;
+
+/// First four bytes of every container (`"\x7fMTF"`, Appendix B of the paper).
+pub const MAGIC: [u8; 4] = *b"\x7fMTF";
+/// The container version this crate reads and writes.
+pub const VERSION: u8 = 1;
+/// Marker starting every block.
+pub const BLOCK_MAGIC: [u8; 4] = *b"MTFB";
+/// Marker starting the index.
+pub const INDEX_MAGIC: [u8; 4] = *b"MTFI";
+/// Last four bytes of a complete container.
+pub const END_MAGIC: [u8; 4] = *b"MTFE";
+/// Largest section, compressed or not, that is written or read (1 GiB).
+pub const MAX_SECTION_BYTES: u64 = 1 << 30;
+/// Largest header body (format id, properties, DTD) that is written or read (64 MiB).
+pub const MAX_HEADER_BODY: u64 = 64 << 20;
+/// Most sections one block can hold: one per section number 0–255.
+pub const MAX_SECTIONS_PER_BLOCK: usize = 256;
+
+/// True when `head` starts with the container magic.
+pub fn looks_like_container(head: &[u8]) -> bool {
+    head.starts_with(&MAGIC)
+}
+
+#[cfg(test)]
+mod tests;

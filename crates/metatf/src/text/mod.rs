@@ -1,0 +1,22 @@
+//! The text form of a trace: one line per record, exact and invertible, plus a JSON variant.
+//!
+//! ```text
+//! #format "test"
+//! #property "producer" "me"
+//! #block 0
+//! section number=1
+//! alloc size=16 address=4096 time=0
+//! metadata alloc size@1 width 8
+//! comment length=5 data="hello"
+//! pairs n=2 a+b=[{a=1 b=2} {a=3 b=4}]
+//! ```
+//!
+//! See `docs/FORMAT-container.md` for the grammar.
+
+mod parse;
+mod print;
+mod quote;
+
+pub(crate) use parse::{parse_line, Line};
+pub(crate) use print::{record_json, record_line};
+pub(crate) use quote::quote;

@@ -1,0 +1,301 @@
+//! What the `hatf` command line calls: inspect a container, dump its records as text or JSON,
+//! and encode the text form back into a container.
+
+use std::fmt;
+use std::io::{BufRead, BufWriter, Read, Write};
+
+use serde::Serialize;
+
+use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerReader, SectionDescriptor};
+use crate::error::Error;
+use crate::text::{parse_line, quote, record_json, record_line, Line};
+use crate::universal::plan::{Builtin, Catalog};
+use crate::universal::{Event, UniversalReader, UniversalWriter, Value};
+
+/// Longest line [`encode_text`] accepts (64 MiB).
+pub const MAX_TEXT_LINE: u64 = 64 << 20;
+
+/// What [`inspect`] finds in a container.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inspection {
+    /// Producer format id.
+    pub format: String,
+    /// Header properties in order.
+    pub properties: Vec<(String, String)>,
+    /// Byte order of the trace data.
+    pub byte_order: ByteOrder,
+    /// The embedded DTD text.
+    pub dtd: String,
+    /// Every block with its section descriptors.
+    pub blocks: Vec<BlockInfo>,
+    /// Records in all blocks.
+    pub total_records: u64,
+    /// Size of the container in bytes (header, blocks, index and trailer).
+    pub total_bytes: u64,
+}
+
+/// One block as [`inspect`] reports it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockInfo {
+    /// Block number.
+    pub index: u64,
+    /// Byte offset of the block header.
+    pub offset: u64,
+    /// Number of the block's first record.
+    pub first_record: u64,
+    /// Records in the block.
+    pub record_count: u64,
+    /// The block's sections: number, element width, codec, sizes, checksums.
+    pub sections: Vec<SectionDescriptor>,
+}
+
+impl fmt::Display for Inspection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "format: {}", self.format)?;
+        writeln!(f, "byte order: {:?}", self.byte_order)?;
+        for (k, v) in &self.properties {
+            writeln!(f, "property {k} = {v}")?;
+        }
+        writeln!(
+            f,
+            "DTD: {} bytes, {} lines",
+            self.dtd.len(),
+            self.dtd.lines().count()
+        )?;
+        writeln!(
+            f,
+            "{} blocks, {} records, {} bytes",
+            self.blocks.len(),
+            self.total_records,
+            self.total_bytes
+        )?;
+        for b in &self.blocks {
+            writeln!(
+                f,
+                "block {} at byte {}: records {}..{} ({})",
+                b.index,
+                b.offset,
+                b.first_record,
+                b.first_record + b.record_count,
+                b.record_count
+            )?;
+            for s in &b.sections {
+                writeln!(
+                    f,
+                    "  section {}: element width {}, {}, {} bytes stored, {} uncompressed",
+                    s.number, s.element_width, s.codec, s.stored_len, s.uncompressed_len
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a whole container, verifying every checksum, and describes it.
+pub fn inspect(r: impl Read) -> Result<Inspection, Error> {
+    let mut c = ContainerReader::new(r)?;
+    let header = c.header().clone();
+    let byte_order = header.byte_order()?;
+    let mut blocks = Vec::new();
+    while let Some(b) = c.next_block()? {
+        blocks.push(BlockInfo {
+            index: b.index,
+            offset: b.offset,
+            first_record: b.first_record,
+            record_count: b.record_count,
+            sections: c.last_descriptors().to_vec(),
+        });
+    }
+    Ok(Inspection {
+        format: header.format,
+        properties: header.properties,
+        byte_order,
+        dtd: header.dtd,
+        blocks,
+        total_records: c.records_read(),
+        total_bytes: c.position(),
+    })
+}
+
+fn output(e: std::io::Error) -> Error {
+    Error::Output { source: e }
+}
+
+/// Prints every record of a container (decoded with its embedded DTD) in the text form, or as
+/// one JSON object per line; returns the number of records.
+pub fn dump(r: impl Read, out: impl Write, json: bool) -> Result<u64, Error> {
+    let mut reader = UniversalReader::new(r)?;
+    let catalog = reader.catalog();
+    let mut out = BufWriter::new(out);
+    let header = reader.header().clone();
+    if json {
+        let h = serde_json::json!({"format": header.format, "properties": header.properties});
+        writeln!(out, "{h}").map_err(output)?;
+    } else {
+        let mut s = String::from("#format ");
+        quote(&mut s, header.format.as_bytes());
+        writeln!(out, "{s}").map_err(output)?;
+        for (k, v) in &header.properties {
+            let mut s = String::from("#property ");
+            quote(&mut s, k.as_bytes());
+            s.push(' ');
+            quote(&mut s, v.as_bytes());
+            writeln!(out, "{s}").map_err(output)?;
+        }
+    }
+    let mut records = 0u64;
+    while let Some(event) = reader.next_event()? {
+        match event {
+            Event::Block {
+                index,
+                record_count,
+            } => {
+                if json {
+                    let b = serde_json::json!({"block": index, "records": record_count});
+                    writeln!(out, "{b}").map_err(output)?;
+                } else {
+                    writeln!(out, "#block {index}").map_err(output)?;
+                }
+            }
+            Event::Record(rec) => {
+                let printed = if json {
+                    record_json(&catalog, &rec).map(|v| v.to_string())
+                } else {
+                    record_line(&catalog, &rec)
+                };
+                let line = printed.map_err(|m| Error::record(None, records, &rec.name, m))?;
+                writeln!(out, "{line}").map_err(output)?;
+                records += 1;
+            }
+        }
+    }
+    out.flush().map_err(output)?;
+    Ok(records)
+}
+
+/// Reads a text form line by line, bounding line length, and numbering lines from 1.
+struct Lines<B> {
+    text: B,
+    buf: String,
+    number: u64,
+}
+
+impl<B: BufRead> Lines<B> {
+    /// The next line's number and text without its line ending, or `None` at the end.
+    fn next(&mut self) -> Result<Option<(u64, &str)>, Error> {
+        self.buf.clear();
+        self.number += 1;
+        let n = (&mut self.text)
+            .take(MAX_TEXT_LINE)
+            .read_line(&mut self.buf)
+            .map_err(|e| self.error(1, format!("cannot read the line: {e}")))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        match self.buf.strip_suffix('\n') {
+            Some(l) => Ok(Some((self.number, l.strip_suffix('\r').unwrap_or(l)))),
+            None if n as u64 >= MAX_TEXT_LINE => {
+                Err(self.error(1, format!("line longer than {MAX_TEXT_LINE} bytes")))
+            }
+            None => Ok(Some((self.number, &self.buf))),
+        }
+    }
+
+    fn error(&self, column: u64, message: impl Into<String>) -> Error {
+        Error::Text {
+            line: self.number,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads the text form printed by [`dump`] (not the JSON form) and writes a container with the
+/// DTD `schema_source`; returns the number of records written. Block boundaries follow the
+/// `#block` lines when there are any, so `dump` → `encode_text` → `dump` prints the same text.
+pub fn encode_text(
+    schema_source: &str,
+    dtd_file_name: &str,
+    text: impl BufRead,
+    out: impl Write,
+    codec: Codec,
+    level: i32,
+) -> Result<u64, Error> {
+    let schema =
+        metatf_dtd::parse_schema(schema_source, dtd_file_name).map_err(|d| Error::Schema {
+            message: d.to_string(),
+        })?;
+    let catalog = Catalog::new(&schema)?;
+    let mut lines = Lines {
+        text,
+        buf: String::new(),
+        number: 0,
+    };
+    let mut header = ContainerHeader {
+        dtd: schema_source.to_string(),
+        format: String::new(),
+        properties: Vec::new(),
+    };
+    // Header lines first; the first other line is kept for the loop below.
+    let mut pending = None;
+    while let Some((number, text)) = lines.next()? {
+        match parse_line(text, number, &catalog, None)? {
+            Line::Blank => {}
+            Line::Format(f) => header.format = f,
+            Line::Property(k, v) => header.properties.push((k, v)),
+            other => {
+                pending = Some(other);
+                break;
+            }
+        }
+    }
+    let mut w = UniversalWriter::new(out, schema, &header, codec, level)?;
+    let mut section = None;
+    let mut blocks = 0u64;
+    loop {
+        let line = match pending.take() {
+            Some(l) => l,
+            None => match lines.next()? {
+                Some((number, text)) => parse_line(text, number, &catalog, section)?,
+                None => break,
+            },
+        };
+        let at_line = |e: Error| lines.error(1, e.to_string());
+        match line {
+            Line::Blank => {}
+            Line::Format(_) | Line::Property(..) => {
+                return Err(lines.error(
+                    1,
+                    "#format and #property lines must come before any record or block",
+                ))
+            }
+            Line::Block(n) => {
+                if n != blocks {
+                    return Err(lines.error(8, format!("expected #block {blocks}")));
+                }
+                if blocks > 0 {
+                    w.end_block().map_err(at_line)?;
+                }
+                // From now on blocks end where the text says, not after a record count.
+                w.set_block_records(0);
+                blocks += 1;
+            }
+            Line::Record(rec) => {
+                w.write(&rec).map_err(at_line)?;
+                let is_section = catalog
+                    .by_tag(section, rec.tag)
+                    .is_some_and(|p| p.builtin == Builtin::Section);
+                if let (true, Some(Value::Uint(n))) = (is_section, rec.fields.first()) {
+                    section = u8::try_from(*n).ok();
+                }
+            }
+        }
+    }
+    if blocks > 0 {
+        w.end_block()?;
+    }
+    let records = w.records_written();
+    let mut o = w.finish()?;
+    o.flush().map_err(output)?;
+    Ok(records)
+}

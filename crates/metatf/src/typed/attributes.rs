@@ -1,0 +1,172 @@
+//! Reference of the `#[metatf(...)]` attributes of `#[derive(MetaTf)]`, one runnable example
+//! each.
+//!
+//! A **struct** with named fields is one record type; an **enum** whose variants each wrap such
+//! a struct is a format. Every field is `u8`–`u64`, `i8`–`i64` or `Vec<u8>`; the DTD field
+//! name is the Rust field name unless `name` says otherwise. A width defaults to the Rust
+//! type's size and an interpretation to `none`. Errors (unknown, repeated or conflicting
+//! attributes, a width the Rust type cannot hold, a missing tag, an unsupported type,
+//! duplicate tags) are compile errors pointing at the attribute.
+//!
+//! # On a struct
+//!
+//! ## `tag = N` (required)
+//! The record's tag value.
+//! ```
+//! # use metatf::MetaTf;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Alloc { size: u32 }
+//! # #[derive(MetaTf)] enum F { Alloc(Alloc) }
+//! # use metatf::typed::Format;
+//! assert!(F::dtd()?.contains("alloc : (tag, size) {\n    tag.value = 4;"));
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! ## `name = "..."` (struct)
+//! The record's DTD name (default: the struct name with a lower-case first letter).
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::Format;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 7, name = "createHeap")]
+//! struct NewHeap { heap: u32 }
+//! # #[derive(MetaTf)] enum F { H(NewHeap) }
+//! assert!(F::dtd()?.contains("createHeap : (tag, heap)"));
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! ## `crate = "path"` (struct or enum)
+//! Where the `metatf` crate is, when not at `::metatf`.
+//! ```
+//! mod re { pub use metatf as rt; }
+//! #[derive(re::rt::MetaTf)]
+//! #[metatf(tag = 4, crate = "crate::re::rt")]
+//! struct Alloc { size: u32 }
+//! ```
+//!
+//! # On a field
+//!
+//! ## `width = N`
+//! Bytes the field takes at first (0–8, at most the Rust type's size). A value that needs more
+//! makes the writer add a metadata record widening the field; nothing is truncated.
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::Format;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Alloc { #[metatf(width = 2)] size: u64 }
+//! # #[derive(MetaTf)] enum F { A(Alloc) }
+//! assert!(F::dtd()?.contains("size.width = 2;"));
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! ## `name = "..."` (field)
+//! The DTD field type name; two fields may share one (`realloc`'s two `address` fields) if
+//! their width and interpretation agree.
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::Format;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 5)]
+//! struct Realloc {
+//!     #[metatf(name = "address")] old: u32,
+//!     #[metatf(name = "address")] new: u32,
+//! }
+//! # #[derive(MetaTf)] enum F { R(Realloc) }
+//! assert!(F::dtd()?.contains("realloc : (tag, address, address)"));
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! ## `interpretation = "..."`
+//! The interpretation in DTD spelling: `none`, `default V`, `baseOffset B`, `delta I`,
+//! `stride I S`, `sectionOffset N`, `sectionStride N S`. The split keys below say the same.
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::Format;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Tick { #[metatf(interpretation = "stride 0 10")] time: u64 }
+//! # #[derive(MetaTf)] enum F { T(Tick) }
+//! assert!(F::dtd()?.contains("time.interpretation = stride 0 10;"));
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! ## `none`
+//! The stored value is the value (the default).
+//! ```
+//! # use metatf::MetaTf;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Alloc { #[metatf(none, width = 4)] size: u32 }
+//! ```
+//!
+//! ## `default = V`
+//! Zero bytes; the value is always `V` (another value makes the writer switch to `none`).
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::Format;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Alloc { size: u32, #[metatf(default = 0)] thread: u16 }
+//! # #[derive(MetaTf)] enum F { A(Alloc) }
+//! assert!(F::dtd()?.contains("thread.interpretation = default 0;"));
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! ## `base_offset = B`
+//! The value is `B` plus the stored value, signed.
+//! ```
+//! # use metatf::MetaTf;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Alloc { #[metatf(base_offset = 0x1000_0000, width = 2)] address: u64 }
+//! ```
+//!
+//! ## `delta = I`
+//! The value is the previous value plus the stored value, signed; `I` before the first record.
+//! ```
+//! # use metatf::MetaTf;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Event { #[metatf(delta = 0, width = 1)] time: u64 }
+//! ```
+//!
+//! ## `stride(I, S)`
+//! Zero bytes; each value is the previous plus `S` (negative allowed), starting from `I`.
+//! ```
+//! # use metatf::MetaTf;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Event { #[metatf(stride(100, -1))] countdown: i64 }
+//! ```
+//!
+//! ## `section_offset = N`
+//! The stored value is an index into value section `N` (a dictionary of values).
+//! ```
+//! # use metatf::MetaTf;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Call { #[metatf(section_offset = 16, width = 1)] site: u64 }
+//! ```
+//!
+//! ## `section_stride(N, K)`
+//! Zero bytes; values are successive elements of value section `N`, `K` apart.
+//! ```
+//! # use metatf::MetaTf;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Call { #[metatf(section_stride(16, 1))] site: u64 }
+//! ```
+//!
+//! # On an enum
+//!
+//! ## `section = N`, `name = "..."`, `format = "..."`, `tag_width = N`
+//! The DTD section holding the records (default: global records, no section), its name
+//! (default: the enum name with a lower-case first letter), the format id in the container
+//! header (default: the name), and the width of every tag in bytes (default 1).
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::Format;
+//! # #[derive(MetaTf)] #[metatf(tag = 4)] struct Alloc { size: u32 }
+//! #[derive(MetaTf)]
+//! #[metatf(section = 1, name = "heap", format = "hatf-lite", tag_width = 2)]
+//! enum Heap { Alloc(Alloc) }
+//! let dtd = Heap::dtd()?;
+//! assert!(dtd.contains("tag.width = 2;") && dtd.contains("section heap 1 {"));
+//! # Ok::<(), metatf::Error>(())
+//! ```

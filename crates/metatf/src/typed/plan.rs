@@ -1,0 +1,279 @@
+//! The coding plan of a typed format, built once from its DTD: for every record type (and the
+//! built-in comment, section and metadata records) the positions and initial states of its
+//! scalar fields, and per section scope a table from tag to record type.
+
+use std::collections::HashMap;
+
+use metatf_dtd::{FieldDef, FieldKind, RecordDef, Schema};
+
+use super::spec::FormatSpec;
+use crate::field::{FieldState, MAX_WIDTH};
+
+/// One record type the typed codec knows: a format's record or a built-in.
+#[derive(Debug, Clone)]
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    pub(crate) tag: u64,
+    /// Field position of each scalar, in field order (ordinal → position).
+    pub(crate) positions: Vec<u16>,
+    /// Initial state of each scalar, from the DTD.
+    pub(crate) initial: Vec<FieldState>,
+    /// Index of the slot's first scalar in a scope's flat state array.
+    pub(crate) offset: usize,
+}
+
+impl Slot {
+    pub(crate) fn ordinal(&self, position: u16) -> Option<usize> {
+        self.positions.iter().position(|&p| p == position)
+    }
+}
+
+/// What a tag means in one section scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A record of the format: its variant index (= slot index).
+    Variant(usize),
+    /// The built-in comment record.
+    Comment,
+    /// The built-in section record.
+    Section,
+    /// The built-in metadata record.
+    Metadata,
+}
+
+/// The tags valid while one section (or none) is current.
+#[derive(Debug, Clone)]
+pub(crate) struct Scope {
+    pub(crate) section: Option<u8>,
+    dense: Vec<Option<Kind>>,
+    sparse: HashMap<u64, Kind>,
+}
+
+impl Scope {
+    pub(crate) fn kind(&self, tag: u64) -> Option<Kind> {
+        match self.dense.get(tag as usize) {
+            Some(k) if tag < 256 => *k,
+            _ => self.sparse.get(&tag).copied(),
+        }
+    }
+
+    fn insert(&mut self, tag: u64, kind: Kind) {
+        if self.kind(tag).is_some() {
+            return; // shadowed by a local record
+        }
+        if tag < 256 {
+            self.dense[tag as usize] = Some(kind);
+        } else {
+            self.sparse.insert(tag, kind);
+        }
+    }
+}
+
+/// Everything the typed reader and writer need, built once per format.
+#[derive(Debug)]
+pub struct FormatPlan {
+    pub(crate) dtd: String,
+    pub(crate) format: String,
+    pub(crate) schema: Schema,
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) variants: usize,
+    /// The DTD section holding the format's records, if not global.
+    pub(crate) records_section: Option<u8>,
+    pub(crate) scopes: Vec<Scope>,
+    pub(crate) total_states: usize,
+}
+
+/// Slot index of the built-in comment record, relative to the number of variants.
+pub(crate) const COMMENT: usize = 0;
+/// Slot index of the built-in section record, relative to the number of variants.
+pub(crate) const SECTION: usize = 1;
+/// Slot index of the built-in metadata record, relative to the number of variants.
+pub(crate) const METADATA: usize = 2;
+
+impl FormatPlan {
+    /// Builds the plan from what generated code describes; the error says what does not fit.
+    pub fn new(spec: &FormatSpec) -> Result<FormatPlan, String> {
+        let dtd = spec.dtd();
+        let schema = metatf_dtd::parse_schema(&dtd, spec.format)
+            .map_err(|d| format!("the DTD of format {} is invalid:\n{d}", spec.format))?;
+        let scope_of_records = spec.section.map(|(_, n)| n);
+        let mut slots = Vec::new();
+        for r in &spec.records {
+            let def = schema
+                .record_by_tag(scope_of_records, r.tag)
+                .filter(|d| d.name == r.name)
+                .ok_or_else(|| format!("record {} (tag {}) is not in the DTD", r.name, r.tag))?;
+            let slot = slot(def)?;
+            if slot.positions.len() != r.scalars {
+                return Err(format!(
+                    "record {} has {} scalar fields in the DTD but {} in Rust",
+                    r.name,
+                    slot.positions.len(),
+                    r.scalars
+                ));
+            }
+            slots.push(slot);
+        }
+        let variants = slots.len();
+        for name in ["comment", "section", "metadata"] {
+            let def = schema
+                .global_records
+                .iter()
+                .find(|d| d.name == name)
+                .ok_or_else(|| format!("built-in record {name} is missing"))?;
+            slots.push(slot(def)?);
+        }
+        let mut offset = 0;
+        for s in &mut slots {
+            s.offset = offset;
+            offset += s.positions.len();
+        }
+        let mut scopes = Vec::new();
+        let numbers = std::iter::once(None).chain(schema.sections.iter().map(|s| Some(s.number)));
+        for section in numbers {
+            let mut scope = Scope {
+                section,
+                dense: vec![None; 256],
+                sparse: HashMap::new(),
+            };
+            if section == scope_of_records || scope_of_records.is_none() {
+                for (i, r) in spec.records.iter().enumerate() {
+                    scope.insert(r.tag, Kind::Variant(i));
+                }
+            }
+            let builtin = [Kind::Comment, Kind::Section, Kind::Metadata];
+            for (k, kind) in builtin.into_iter().enumerate() {
+                scope.insert(slots[variants + k].tag, kind);
+            }
+            scopes.push(scope);
+        }
+        Ok(FormatPlan {
+            dtd,
+            format: spec.format.to_string(),
+            schema,
+            slots,
+            variants,
+            records_section: scope_of_records,
+            scopes,
+            total_states: offset,
+        })
+    }
+
+    /// The format's DTD text (written into every container the typed writer makes).
+    pub fn dtd(&self) -> &str {
+        &self.dtd
+    }
+
+    /// The schema the DTD text lowers to.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The format identifier.
+    pub fn format(&self) -> &str {
+        &self.format
+    }
+
+    pub(crate) fn scope_index(&self, section: Option<u8>) -> Option<usize> {
+        self.scopes.iter().position(|s| s.section == section)
+    }
+
+    /// Fresh field states for one scope: every slot's initial states, back to back.
+    pub(crate) fn fresh_states(&self) -> Vec<FieldState> {
+        let mut v = Vec::with_capacity(self.total_states);
+        for s in &self.slots {
+            v.extend_from_slice(&s.initial);
+        }
+        v
+    }
+
+    pub(crate) fn builtin(&self, which: usize) -> &Slot {
+        &self.slots[self.variants + which]
+    }
+}
+
+fn slot(def: &RecordDef) -> Result<Slot, String> {
+    let mut s = Slot {
+        name: def.name.clone(),
+        tag: def.tag,
+        positions: Vec::new(),
+        initial: Vec::new(),
+        offset: 0,
+    };
+    collect(&def.name, &def.fields, &mut s)?;
+    Ok(s)
+}
+
+fn collect(record: &str, fields: &[FieldDef], s: &mut Slot) -> Result<(), String> {
+    for f in fields {
+        match &f.kind {
+            FieldKind::Scalar {
+                width,
+                interpretation,
+            } => {
+                if *width > MAX_WIDTH {
+                    return Err(format!("{record}.{} is wider than 8 bytes", f.name));
+                }
+                s.positions.push(f.position);
+                s.initial.push(FieldState::new(*width, *interpretation));
+            }
+            FieldKind::Bytes { .. } => {}
+            FieldKind::Composite(parts) => collect(record, parts, s)?,
+            FieldKind::Repeated { .. } => {
+                return Err(format!(
+                    "{record}.{}: repeated fields are not supported by the typed codec",
+                    f.name
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The schema with every name blanked and composites flattened: two schemas with equal shapes
+/// code the same bytes.
+pub(crate) fn wire_shape(schema: &Schema) -> Schema {
+    fn fields(fs: &[FieldDef], out: &mut Vec<FieldDef>) {
+        for f in fs {
+            match &f.kind {
+                FieldKind::Composite(p) => fields(p, out),
+                FieldKind::Repeated {
+                    count_position,
+                    element,
+                } => {
+                    let mut inner = Vec::new();
+                    fields(element, &mut inner);
+                    out.push(FieldDef {
+                        name: String::new(),
+                        position: f.position,
+                        kind: FieldKind::Repeated {
+                            count_position: *count_position,
+                            element: inner,
+                        },
+                    });
+                }
+                kind => out.push(FieldDef {
+                    name: String::new(),
+                    position: f.position,
+                    kind: kind.clone(),
+                }),
+            }
+        }
+    }
+    let mut s = schema.clone();
+    for r in s
+        .global_records
+        .iter_mut()
+        .chain(s.sections.iter_mut().flat_map(|x| x.records.iter_mut()))
+    {
+        r.name.clear();
+        let mut flat = Vec::new();
+        fields(&r.fields, &mut flat);
+        r.fields = flat;
+    }
+    for sec in &mut s.sections {
+        sec.name.clear();
+    }
+    s.sections.sort_by_key(|x| x.number);
+    s
+}

@@ -1,0 +1,131 @@
+//! Value sections of one block for the typed codec: the read side (element bytes per section)
+//! and the write side (elements collected with an undo journal, so a record that needs a
+//! metadata record first can be retried). The layout choices — zero padding, first-use
+//! dictionary order, the narrowest element width of at least one byte — are the universal
+//! writer's, so both codecs produce the same bytes.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::container::ByteOrder;
+use crate::field::bits::{read_uint, unsigned_width, write_uint};
+use crate::field::{ValueSink, ValueSource};
+
+/// The value sections of the block being read.
+pub(crate) struct ReadValues {
+    pub(crate) sections: BTreeMap<u8, (u8, Vec<u8>)>,
+    pub(crate) order: ByteOrder,
+}
+
+impl ValueSource for ReadValues {
+    fn element(&self, section: u8, index: u64) -> Result<u64, String> {
+        let (width, bytes) = self
+            .sections
+            .get(&section)
+            .ok_or_else(|| format!("value section {section} is absent from this block"))?;
+        let w = u64::from(*width);
+        let count = bytes.len() as u64 / w;
+        if index >= count {
+            return Err(format!(
+                "element {index} of value section {section} does not exist (the block holds {count})"
+            ));
+        }
+        Ok(read_uint(
+            &bytes[(index * w) as usize..],
+            *width,
+            self.order,
+        ))
+    }
+}
+
+#[derive(Default)]
+struct Chunk {
+    elements: Vec<u64>,
+    first: HashMap<u64, u64>,
+}
+
+/// The value sections of the block being written.
+#[derive(Default)]
+pub(crate) struct WriteValues {
+    chunks: BTreeMap<u8, Chunk>,
+    journal: Vec<(u8, usize)>,
+}
+
+impl WriteValues {
+    pub(crate) fn checkpoint(&self) -> usize {
+        self.journal.len()
+    }
+
+    pub(crate) fn rollback(&mut self, checkpoint: usize) {
+        while self.journal.len() > checkpoint {
+            let Some((section, len)) = self.journal.pop() else {
+                break;
+            };
+            if let Some(c) = self.chunks.get_mut(&section) {
+                for v in c.elements.drain(len..) {
+                    if c.first.get(&v).is_some_and(|&i| i as usize >= len) {
+                        c.first.remove(&v);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(crate) fn commit(&mut self) {
+        self.journal.clear();
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.chunks.values().all(|c| c.elements.is_empty())
+    }
+
+    /// (section, element width, bytes) of each non-empty section; empties the builder.
+    pub(crate) fn take_sections(&mut self, order: ByteOrder) -> Vec<(u8, u8, Vec<u8>)> {
+        let chunks = std::mem::take(&mut self.chunks);
+        self.journal.clear();
+        chunks
+            .into_iter()
+            .filter(|(_, c)| !c.elements.is_empty())
+            .map(|(n, c)| {
+                let max = c.elements.iter().copied().max().unwrap_or(0);
+                let width = unsigned_width(max).max(1);
+                let mut bytes = Vec::with_capacity(c.elements.len() * usize::from(width));
+                for v in c.elements {
+                    write_uint(&mut bytes, v, width, order);
+                }
+                (n, width, bytes)
+            })
+            .collect()
+    }
+}
+
+impl ValueSink for WriteValues {
+    fn len(&self, section: u8) -> u64 {
+        self.chunks
+            .get(&section)
+            .map_or(0, |c| c.elements.len() as u64)
+    }
+
+    fn get(&self, section: u8, index: u64) -> Option<u64> {
+        self.chunks
+            .get(&section)?
+            .elements
+            .get(usize::try_from(index).ok()?)
+            .copied()
+    }
+
+    fn find(&self, section: u8, value: u64) -> Option<u64> {
+        self.chunks.get(&section)?.first.get(&value).copied()
+    }
+
+    fn put(&mut self, section: u8, index: u64, value: u64) {
+        let c = self.chunks.entry(section).or_default();
+        self.journal.push((section, c.elements.len()));
+        while (c.elements.len() as u64) < index {
+            let i = c.elements.len() as u64;
+            c.first.entry(0).or_insert(i);
+            c.elements.push(0);
+        }
+        c.first.entry(value).or_insert(index);
+        c.elements.push(value);
+    }
+}

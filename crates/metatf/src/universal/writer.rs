@@ -1,0 +1,418 @@
+//! The universal writer: encodes dynamic records with a schema into a container, choosing
+//! nothing itself except metadata records that widen a field (or switch it to `none`) when a
+//! value cannot be written under the field's current state. It never truncates a value.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use metatf_dtd::{Interpretation, Schema};
+
+use super::plan::{Builtin, Catalog, Leaf, RecordPlan};
+use super::reader::{lookup, metadata_target, section_name};
+use super::record::{DynRecord, Value};
+use super::values::ValueBuilder;
+use super::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
+use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
+use crate::error::Error;
+use crate::field::bits::{unsigned_width, write_uint};
+use crate::field::{Change, FieldState, Misfit};
+
+/// Why encoding a record stopped.
+enum Stop {
+    /// The field at `position` needs a metadata change first.
+    Adapt(u16, Misfit),
+    /// The record is wrong.
+    Fail(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Fail(e)
+    }
+}
+
+/// Writes dynamic records into a container in blocks, in constant memory per block.
+pub struct UniversalWriter<W: Write> {
+    container: ContainerWriter<W>,
+    schema: Schema,
+    catalog: Arc<Catalog>,
+    metadata_tag: Option<u64>,
+    order: ByteOrder,
+    codec: Codec,
+    level: i32,
+    /// Field states by slot (see [`Catalog::initial_states`]).
+    states: Vec<FieldState>,
+    section: Option<u8>,
+    stream: Vec<u8>,
+    values: ValueBuilder,
+    block_records: u64,
+    records_per_block: u64,
+    record: u64,
+    /// States changed by the record being written, to restore if it must be retried.
+    undo: Vec<(usize, FieldState)>,
+    /// (position, value) of the scalars of the record being written, reused between records.
+    scalars: Vec<(u16, u64)>,
+}
+
+impl<W: Write> UniversalWriter<W> {
+    /// Writes the container header; `header.dtd` should be the text `schema` came from.
+    pub fn new(
+        out: W,
+        schema: Schema,
+        header: &ContainerHeader,
+        codec: Codec,
+        level: i32,
+    ) -> Result<Self, Error> {
+        let order = header.byte_order()?;
+        let catalog = Arc::new(Catalog::new(&schema)?);
+        let states = catalog.initial_states();
+        let container = ContainerWriter::new(out, header)?;
+        let metadata_tag = schema
+            .global_records
+            .iter()
+            .find(|r| r.name == "metadata")
+            .map(|r| r.tag);
+        Ok(UniversalWriter {
+            container,
+            catalog,
+            schema,
+            metadata_tag,
+            order,
+            codec,
+            level,
+            states,
+            section: None,
+            stream: Vec::new(),
+            values: ValueBuilder::default(),
+            block_records: 0,
+            records_per_block: DEFAULT_BLOCK_RECORDS,
+            record: 0,
+            undo: Vec::new(),
+            scalars: Vec::new(),
+        })
+    }
+
+    /// Starts a new block automatically after `n` records (0: only on [`Self::end_block`]).
+    pub fn set_block_records(&mut self, n: u64) {
+        self.records_per_block = n;
+    }
+
+    /// Records written so far, including metadata records the writer added.
+    pub fn records_written(&self) -> u64 {
+        self.record
+    }
+
+    /// Writes one record (after any metadata records its values need).
+    pub fn write(&mut self, rec: &DynRecord) -> Result<(), Error> {
+        if self.records_per_block != 0 && self.block_records >= self.records_per_block {
+            self.end_block()?;
+        }
+        let catalog = Arc::clone(&self.catalog);
+        let plan = catalog.by_tag(self.section, rec.tag).ok_or_else(|| {
+            self.fail(
+                &rec.name,
+                format!(
+                    "tag {} names no record in {}",
+                    rec.tag,
+                    section_name(self.section)
+                ),
+            )
+        })?;
+        if !rec.name.is_empty() && rec.name != plan.name {
+            return Err(self.fail(
+                &rec.name,
+                format!("tag {} is record {}, not {}", rec.tag, plan.name, rec.name),
+            ));
+        }
+        match plan.builtin {
+            Builtin::Metadata => self.write_metadata(&catalog, plan, &rec.fields),
+            _ => self.write_data(plan, &rec.fields),
+        }
+    }
+
+    /// Ends the current block (writing it even when it holds no records).
+    pub fn end_block(&mut self) -> Result<(), Error> {
+        let values = self.values.take_sections(self.order);
+        let mut sections = Vec::with_capacity(values.len() + 1);
+        if !self.stream.is_empty() {
+            sections.push(SectionData {
+                number: RECORD_SECTION,
+                element_width: 0,
+                codec: self.codec,
+                level: self.level,
+                bytes: &self.stream,
+            });
+        }
+        for (number, width, bytes) in &values {
+            sections.push(SectionData {
+                number: *number,
+                element_width: *width,
+                codec: self.codec,
+                level: self.level,
+                bytes,
+            });
+        }
+        self.container.write_block(self.block_records, &sections)?;
+        self.stream.clear();
+        self.block_records = 0;
+        self.states.iter_mut().for_each(FieldState::start_block);
+        Ok(())
+    }
+
+    /// Writes the last block (if it holds records), the index and the trailer.
+    pub fn finish(mut self) -> Result<W, Error> {
+        if self.block_records > 0 || !self.values.is_empty() {
+            self.end_block()?;
+        }
+        self.container.finish()
+    }
+
+    fn fail(&self, path: &str, message: impl Into<String>) -> Error {
+        Error::record(None, self.record, path, message)
+    }
+
+    fn put(&mut self, value: u64, width: u8, path: &str) -> Result<(), Error> {
+        if unsigned_width(value) > width {
+            return Err(self.fail(path, format!("{value} does not fit in {width} bytes")));
+        }
+        write_uint(&mut self.stream, value, width, self.order);
+        Ok(())
+    }
+
+    fn write_metadata(
+        &mut self,
+        catalog: &Catalog,
+        plan: &RecordPlan,
+        fields: &[Value],
+    ) -> Result<(), Error> {
+        let mut ints = Vec::with_capacity(fields.len());
+        for f in fields {
+            match f {
+                Value::Uint(v) => ints.push(*v),
+                _ => return Err(self.fail("metadata", "metadata fields must all be integers")),
+            }
+        }
+        if ints.len() < 3 {
+            return Err(self.fail("metadata", "metadata needs record, field and property"));
+        }
+        let (target, position, property) = (ints[0], ints[1], ints[2]);
+        let position = u8::try_from(position).map_err(|_| {
+            self.fail(
+                "metadata.field",
+                format!("field position {position} exceeds 255"),
+            )
+        })?;
+        let property = u8::try_from(property).map_err(|_| {
+            self.fail(
+                "metadata.property",
+                format!("property {property} exceeds 255"),
+            )
+        })?;
+        let change =
+            Change::from_parts(property, &ints[3..]).map_err(|m| self.fail("metadata", m))?;
+        let slot = metadata_target(catalog, self.section, target, u16::from(position))
+            .map_err(|m| self.fail("metadata", m))?;
+        let mark = self.stream.len();
+        let tag_width = self.schema.tag_width;
+        let result = (|| {
+            self.put(plan.tag, tag_width, "metadata.tag")?;
+            self.put(target, tag_width, "metadata.record")?;
+            self.put(u64::from(position), 1, "metadata.field")?;
+            self.put(u64::from(property), 1, "metadata.property")?;
+            for v in &ints[3..] {
+                self.put(*v, 8, "metadata.value")?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            self.stream.truncate(mark);
+            return Err(e);
+        }
+        self.states[slot].apply(change);
+        self.count_record();
+        Ok(())
+    }
+
+    fn count_record(&mut self) {
+        self.record += 1;
+        self.block_records += 1;
+    }
+
+    fn write_data(&mut self, plan: &RecordPlan, fields: &[Value]) -> Result<(), Error> {
+        // Each retry follows a metadata record that widened a field or switched it to `none`;
+        // a field can be switched once and widened at most eight times.
+        let mut retries = None;
+        loop {
+            let mark = self.stream.len();
+            let checkpoint = self.values.checkpoint();
+            self.undo.clear();
+            let attempt = (|| {
+                self.put(plan.tag, self.schema.tag_width, "tag")
+                    .map_err(Stop::Fail)?;
+                let mut scalars = std::mem::take(&mut self.scalars);
+                scalars.clear();
+                let r = self.encode_leaves(plan, &plan.leaves, fields, &mut scalars);
+                self.scalars = scalars;
+                r
+            })();
+            match attempt {
+                Ok(()) => {
+                    self.values.commit();
+                    break;
+                }
+                Err(stop) => {
+                    self.stream.truncate(mark);
+                    self.values.rollback(checkpoint);
+                    while let Some((slot, state)) = self.undo.pop() {
+                        self.states[slot] = state;
+                    }
+                    match stop {
+                        Stop::Fail(e) => return Err(e),
+                        Stop::Adapt(_, _) if retries == Some(0) => {
+                            return Err(self.fail(&plan.name, "the writer could not fit the record"))
+                        }
+                        Stop::Adapt(position, misfit) => {
+                            let left = retries.unwrap_or(10 * (count_scalars(&plan.leaves) + 1));
+                            retries = Some(left - 1);
+                            self.adapt(plan, position, misfit)?;
+                        }
+                    }
+                }
+            }
+        }
+        if plan.builtin == Builtin::Section {
+            let n = match fields.first() {
+                Some(Value::Uint(n)) => *n,
+                _ => 0,
+            };
+            match u8::try_from(n)
+                .ok()
+                .filter(|&n| self.schema.section(n).is_some())
+            {
+                Some(n) => self.section = Some(n),
+                None => {
+                    return Err(self.fail(
+                        "section.number",
+                        format!("section {n} is not declared in the DTD"),
+                    ))
+                }
+            }
+        }
+        self.count_record();
+        Ok(())
+    }
+
+    /// Emits the metadata record that lets the field at `position` hold its value.
+    fn adapt(&mut self, plan: &RecordPlan, position: u16, misfit: Misfit) -> Result<(), Error> {
+        let metadata_tag = self.metadata_tag.ok_or_else(|| {
+            self.fail(
+                &plan.name,
+                "a value needs a metadata record but the DTD has none",
+            )
+        })?;
+        let change = match misfit {
+            Misfit::Width(w) => Change::Width(w),
+            Misfit::Interpretation => Change::Interpretation(Interpretation::None),
+        };
+        let mut fields = vec![
+            Value::Uint(plan.tag),
+            Value::Uint(u64::from(position)),
+            Value::Uint(u64::from(change.property_code())),
+        ];
+        fields.extend(change.values().into_iter().map(Value::Uint));
+        let catalog = Arc::clone(&self.catalog);
+        let meta = catalog
+            .by_tag(self.section, metadata_tag)
+            .ok_or_else(|| self.fail("metadata", "metadata record is shadowed"))?;
+        self.write_metadata(&catalog, meta, &fields)
+    }
+
+    fn encode_leaves(
+        &mut self,
+        plan: &RecordPlan,
+        leaves: &[Leaf],
+        values: &[Value],
+        scalars: &mut Vec<(u16, u64)>,
+    ) -> Result<(), Stop> {
+        if leaves.len() != values.len() {
+            return Err(Stop::Fail(self.fail(
+                &plan.name,
+                format!("{} fields given, {} expected", values.len(), leaves.len()),
+            )));
+        }
+        for (leaf, value) in leaves.iter().zip(values) {
+            // Formatted only on error: this loop runs for every field of every record.
+            let path = || format!("{}.{}", plan.name, leaf.name());
+            match (leaf, value) {
+                (Leaf::Scalar { position, slot, .. }, Value::Uint(v)) => {
+                    let state = &mut self.states[*slot];
+                    let before = *state;
+                    match state.encode(*v, &mut self.values) {
+                        Ok(stored) => {
+                            let w = state.width();
+                            self.undo.push((*slot, before));
+                            write_uint(&mut self.stream, stored, w, self.order);
+                            scalars.push((*position, *v));
+                        }
+                        Err(m) => return Err(Stop::Adapt(*position, m)),
+                    }
+                }
+                (
+                    Leaf::Bytes {
+                        length_position, ..
+                    },
+                    Value::Bytes(b),
+                ) => {
+                    let len = lookup(scalars, *length_position);
+                    if len != Some(b.len() as u64) {
+                        return Err(Stop::Fail(self.fail(
+                            &path(),
+                            format!("{} bytes given but the length field says {len:?}", b.len()),
+                        )));
+                    }
+                    self.stream.extend_from_slice(b);
+                }
+                (
+                    Leaf::Repeated {
+                        count_position,
+                        element,
+                        ..
+                    },
+                    Value::List(items),
+                ) => {
+                    let count = lookup(scalars, *count_position);
+                    if count != Some(items.len() as u64) {
+                        return Err(Stop::Fail(self.fail(
+                            &path(),
+                            format!(
+                                "{} repetitions given but the count field says {count:?}",
+                                items.len()
+                            ),
+                        )));
+                    }
+                    for item in items {
+                        self.encode_leaves(plan, element, item, scalars)?;
+                    }
+                }
+                _ => {
+                    return Err(Stop::Fail(self.fail(
+                        &path(),
+                        format!("value {value:?} has the wrong shape for this field"),
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn count_scalars(leaves: &[Leaf]) -> usize {
+    leaves
+        .iter()
+        .map(|l| match l {
+            Leaf::Scalar { .. } => 1,
+            Leaf::Bytes { .. } => 0,
+            Leaf::Repeated { element, .. } => count_scalars(element),
+        })
+        .sum()
+}
