@@ -76,3 +76,22 @@ fn fmt_is_idempotent_on_shipped_dtds() {
             .stdout(predicate::eq(once.as_slice()));
     }
 }
+
+#[test]
+fn compile_writes_the_same_code_as_the_golden_file() {
+    let dtd = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../dtds/hatf10.dtd"
+    ));
+    let golden = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/golden/hatf10.rs"
+    ));
+    let want = std::fs::read(&golden).expect("golden file for hatf10.dtd");
+    hatf()
+        .args(["dtd", "compile"])
+        .arg(&dtd)
+        .assert()
+        .success()
+        .stdout(predicate::eq(want.as_slice()));
+}

@@ -21,12 +21,12 @@ pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
         if verbosity.verbose {
             eprintln!("hatf: reading {name}");
         }
-        let text = input::load(path)?;
+        let loaded = input::load_both(path)?;
         let label = path
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_else(|| name.clone());
-        let mut row = compare::compare_text(&name, &text)?;
+        let mut row = compare::compare_loaded(&name, &loaded)?;
         row.trace = label;
         if verbosity.verbose {
             eprintln!(

@@ -1,6 +1,6 @@
 //! `hatf dtd check|fmt|compile`.
 
-use crate::args::DtdCommand;
+use crate::args::{DtdCommand, OutputArgs};
 use crate::error::{CliError, CliResult};
 use crate::io::{create_output, Content};
 use crate::Verbosity;
@@ -11,7 +11,7 @@ pub fn run(command: &DtdCommand, verbosity: Verbosity) -> CliResult {
     match command {
         DtdCommand::Check { files } => check(files, verbosity),
         DtdCommand::Fmt { file } => fmt(file),
-        DtdCommand::Compile { .. } => Err(CliError::not_built("`hatf dtd compile`")),
+        DtdCommand::Compile { file, out } => compile(file, out),
     }
 }
 
@@ -68,4 +68,19 @@ fn fmt(path: &Path) -> CliResult {
         .write_all(formatted.as_bytes())
         .map_err(|e| CliError::input(format!("<stdout>: cannot write: {e}")))?;
     out.commit()
+}
+
+/// Generates Rust types and codecs for the DTD, to stdout or `-o FILE`.
+fn compile(path: &Path, out: &OutputArgs) -> CliResult {
+    let name = path.display().to_string();
+    let source = read_dtd(path)?;
+    let schema =
+        metatf_dtd::parse_schema(&source, &name).map_err(|d| CliError::input(d.to_string()))?;
+    let code = metatf_dtd::codegen::generate(&schema, &source);
+    let mut output = create_output(out.output.as_deref(), out.force, Content::Text)?;
+    output
+        .writer()
+        .write_all(code.as_bytes())
+        .map_err(|e| CliError::input(format!("{}: cannot write: {e}", output.name)))?;
+    output.commit()
 }

@@ -1,6 +1,17 @@
 //! Allocation traces: HATF 1.0 native, glibc mtrace, Android memory_replay, malloc-bench, wee_alloc.
 
+pub mod blocks;
 pub mod event;
+pub mod malloc_bench;
+pub mod memory_replay;
+pub mod model;
+pub mod mtrace;
+pub mod native;
+pub mod paper;
+pub mod raw_store;
+pub mod stats;
+pub mod varint;
+pub mod wee_alloc;
 
 pub use event::{AllocEvent, AllocKind};
 
@@ -8,5 +19,11 @@ use crate::format::TraceFormat;
 
 /// The allocation-trace formats, in detection order.
 pub fn formats() -> Vec<&'static dyn TraceFormat> {
-    Vec::new()
+    vec![
+        &mtrace::Mtrace,
+        &memory_replay::MemoryReplayZip,
+        &memory_replay::MemoryReplay,
+        &wee_alloc::WeeAlloc,
+        &malloc_bench::MallocBench,
+    ]
 }

@@ -189,7 +189,11 @@ pub(crate) fn check_descriptor(d: &SectionDescriptor, offset: u64) -> Result<(),
             ),
         });
     }
-    if d.element_width != 0 && !d.uncompressed_len.is_multiple_of(u64::from(d.element_width)) {
+    if d.element_width != 0
+        && !d
+            .uncompressed_len
+            .is_multiple_of(u64::from(d.element_width))
+    {
         return Err(Error::Corrupt {
             offset,
             message: format!(

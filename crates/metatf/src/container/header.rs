@@ -16,6 +16,13 @@ pub const PROPERTY_BYTE_ORDER: &str = "byteorder";
 /// Property key whose value (`32` or `64`) gives the traced program's address size. Optional;
 /// mirrored in header byte 5 (0 when absent).
 pub const PROPERTY_CLASS: &str = "class";
+/// Reserved property naming how records are laid out in the sections. Absent or
+/// [`LAYOUT_UNIVERSAL`] means the universal layout of the record stream and value sections, which
+/// any reader can decode from the DTD alone; any other value names a format-specific model
+/// (documented with that format) that only a reader of that format can decode.
+pub const PROPERTY_LAYOUT: &str = "layout";
+/// The value of [`PROPERTY_LAYOUT`] for the universal layout.
+pub const LAYOUT_UNIVERSAL: &str = "universal";
 
 /// Byte order of multi-byte field values inside sections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -61,6 +68,12 @@ impl ContainerHeader {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The section layout: `None` for the universal layout, or the name of a format-specific model.
+    pub fn model_layout(&self) -> Option<&str> {
+        self.property(PROPERTY_LAYOUT)
+            .filter(|layout| *layout != LAYOUT_UNIVERSAL)
     }
 
     /// Byte order of the trace data, from the [`PROPERTY_BYTE_ORDER`] property (big when absent).

@@ -16,7 +16,10 @@ mod writer;
 
 pub use block::{Block, DecodedSection, SectionData, SectionDescriptor};
 pub use codec::Codec;
-pub use header::{ByteOrder, ContainerHeader, PROPERTY_BYTE_ORDER, PROPERTY_CLASS};
+pub use header::{
+    ByteOrder, ContainerHeader, LAYOUT_UNIVERSAL, PROPERTY_BYTE_ORDER, PROPERTY_CLASS,
+    PROPERTY_LAYOUT,
+};
 pub use index::{IndexEntry, Trailer, TRAILER_LEN};
 pub use reader::ContainerReader;
 pub use writer::ContainerWriter;

@@ -38,10 +38,11 @@
 //! ## `crate = "path"` (struct or enum)
 //! Where the `metatf` crate is, when not at `::metatf`.
 //! ```
-//! mod re { pub use metatf as rt; }
+//! mod re { pub mod rt { pub use ::metatf::*; } }
 //! #[derive(re::rt::MetaTf)]
 //! #[metatf(tag = 4, crate = "crate::re::rt")]
 //! struct Alloc { size: u32 }
+//! # fn main() {}
 //! ```
 //!
 //! # On a field

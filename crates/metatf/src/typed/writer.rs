@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use metatf_dtd::Interpretation;
 
-use super::codec::{Encoder, Stop};
+use super::codec::{put_uint, Encoder, Stop};
 use super::plan::{FormatPlan, Kind, COMMENT, METADATA, SECTION};
 use super::values::WriteValues;
 use super::{Format, TypedEvent};
@@ -34,7 +34,8 @@ pub struct TypedWriter<T: Format, W: Write> {
     block_records: u64,
     records_per_block: u64,
     record: u64,
-    scratch: Vec<FieldState>,
+    /// States a failed attempt must restore: only those whose encoding changes them.
+    scratch: Vec<(usize, FieldState)>,
     _format: PhantomData<fn(&T)>,
 }
 
@@ -251,8 +252,19 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             };
             let states = &mut states[range.clone()];
             self.scratch.clear();
-            self.scratch.extend_from_slice(states);
-            write_uint(&mut self.stream, s.tag, plan.schema.tag_width, self.order);
+            for (i, st) in states.iter().enumerate() {
+                // `encode` changes only the previous value (delta, stride) and the cursor
+                // (sectionStride); other states need no copy.
+                if matches!(
+                    st.interpretation(),
+                    Interpretation::Delta(_)
+                        | Interpretation::Stride { .. }
+                        | Interpretation::SectionStride { .. }
+                ) {
+                    self.scratch.push((i, *st));
+                }
+            }
+            put_uint(&mut self.stream, s.tag, plan.schema.tag_width, self.order);
             let mut e = Encoder {
                 states,
                 out: &mut self.stream,
@@ -272,7 +284,9 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             self.stream.truncate(mark);
             self.values.rollback(checkpoint);
             if let Some(states) = self.states[self.scope].as_mut() {
-                states[range.clone()].copy_from_slice(&self.scratch);
+                for &(i, st) in &self.scratch {
+                    states[s.offset + i] = st;
+                }
             }
             match stop {
                 Stop::Fail(e) => return Err(e),

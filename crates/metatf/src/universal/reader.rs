@@ -58,6 +58,16 @@ impl<R: Read> UniversalReader<R> {
     }
 
     fn from_container(container: ContainerReader<R>, schema: Schema) -> Result<Self, Error> {
+        // A format-specific model stores streams the DTD does not describe field by field;
+        // reading them as records would print wrong data, so it is refused.
+        if let Some(model) = container.header().model_layout() {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "the sections of this `{}` trace use the format-specific layout `{model}`, not the universal record layout; `hatf decode` turns it back into text",
+                    container.header().format
+                ),
+            });
+        }
         let order = container
             .header()
             .byte_order()

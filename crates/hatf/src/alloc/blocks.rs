@@ -1,0 +1,127 @@
+//! Writing and reading the blocks of an allocation-trace container: one section per stream,
+//! each compressed on its own.
+
+use std::io::{Read, Write};
+
+use metatf::container::{
+    Block, Codec, ContainerHeader, ContainerReader, ContainerWriter, SectionData,
+};
+
+use crate::format::{Compression, EncodeOptions, FormatError};
+
+/// Default zstd level for the `auto` encoding: the streams are small, so a high level is cheap.
+pub const DEFAULT_ZSTD_LEVEL: i32 = 19;
+/// Streams shorter than this are stored uncompressed.
+pub const SMALL_STREAM: usize = 24;
+
+/// Turns a container error into a format error naming the file.
+pub fn container_error(file: &str, e: metatf::Error) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message: e.to_string(),
+    }
+}
+
+/// Writes blocks of streams with the codec and level chosen in the options.
+pub struct BlockWriter<W: Write> {
+    inner: ContainerWriter<W>,
+    codec: Codec,
+    level: i32,
+    file: String,
+}
+
+impl<W: Write> BlockWriter<W> {
+    /// Writes the header.
+    pub fn new(
+        out: W,
+        header: &ContainerHeader,
+        options: &EncodeOptions,
+    ) -> Result<Self, FormatError> {
+        let (codec, level) = match options.compression {
+            Compression::None => (Codec::None, 0),
+            Compression::Gzip => (Codec::Gzip, options.level.unwrap_or(9)),
+            Compression::Zstd => (Codec::Zstd, options.level.unwrap_or(DEFAULT_ZSTD_LEVEL)),
+        };
+        let inner = ContainerWriter::new(out, header)
+            .map_err(|e| container_error(&options.input_name, e))?;
+        Ok(BlockWriter {
+            inner,
+            codec,
+            level,
+            file: options.input_name.clone(),
+        })
+    }
+
+    /// Writes one block of `records` records; empty streams are left out.
+    pub fn block(&mut self, records: u64, streams: &[(u8, &[u8])]) -> Result<(), FormatError> {
+        let sections: Vec<SectionData<'_>> = streams
+            .iter()
+            .filter(|(_, b)| !b.is_empty())
+            .map(|&(number, bytes)| SectionData {
+                number,
+                element_width: 1,
+                // A compressed frame costs more than it saves on a few bytes.
+                codec: if bytes.len() < SMALL_STREAM {
+                    Codec::None
+                } else {
+                    self.codec
+                },
+                level: self.level,
+                bytes,
+            })
+            .collect();
+        self.inner
+            .write_block(records, &sections)
+            .map_err(|e| container_error(&self.file, e))
+    }
+
+    /// Writes the index and trailer.
+    pub fn finish(self) -> Result<(), FormatError> {
+        let mut out = self
+            .inner
+            .finish()
+            .map_err(|e| container_error(&self.file, e))?;
+        out.flush().map_err(|e| FormatError {
+            file: self.file.clone(),
+            position: String::new(),
+            message: format!("cannot write the output: {e}"),
+        })
+    }
+}
+
+/// Opens a container and checks that it holds `format`.
+pub fn open<R: Read>(
+    input: R,
+    format: &str,
+    file: &str,
+) -> Result<ContainerReader<R>, FormatError> {
+    let reader = ContainerReader::new(input).map_err(|e| container_error(file, e))?;
+    if reader.header().format != format {
+        return Err(FormatError {
+            file: file.to_string(),
+            position: String::new(),
+            message: format!(
+                "this file holds `{}`, not `{format}`",
+                reader.header().format
+            ),
+        });
+    }
+    Ok(reader)
+}
+
+/// The bytes of section `number` in `block`, empty when the block has none.
+pub fn section(block: &Block, number: u8) -> &[u8] {
+    block
+        .section(number)
+        .map_or(&[][..], |s| s.bytes.as_slice())
+}
+
+/// An I/O error while writing decoded text.
+pub fn write_error(file: &str, e: std::io::Error) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message: format!("cannot write the output: {e}"),
+    }
+}

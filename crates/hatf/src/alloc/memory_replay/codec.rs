@@ -1,0 +1,291 @@
+//! Text ↔ container for Android `memory_replay` dumps.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+
+use metatf::container::ContainerHeader;
+
+use super::kinds::{self, ReplayKinds};
+use super::line::{self, Action, ReplayLine};
+use super::{DTD, FORMAT, THREADS, VERBATIM};
+use crate::alloc::blocks::{self, container_error, write_error, BlockWriter};
+use crate::alloc::model::{stream, Cursors, ModelRecord, State, Streams};
+use crate::alloc::varint::{put_u64, Cursor};
+use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
+
+/// Lines per block.
+const BLOCK_RECORDS: u64 = 1 << 20;
+/// Verbatim bytes that also end a block early.
+const BLOCK_VERBATIM_BYTES: usize = 64 << 20;
+
+struct Encoder {
+    state: State,
+    streams: Streams,
+    threads_new: Vec<u8>,
+    verbatim: Vec<u8>,
+    threads: HashMap<u64, u32>,
+    records: u64,
+}
+
+impl Encoder {
+    fn model(&mut self, r: ModelRecord) {
+        self.state.encode(&ReplayKinds, &r, &mut self.streams);
+        self.records += 1;
+    }
+
+    fn verbatim(&mut self, text: &[u8], terminated: bool) {
+        put_u64(&mut self.verbatim, text.len() as u64);
+        self.verbatim.extend_from_slice(text);
+        let kind = if terminated {
+            kinds::VERBATIM
+        } else {
+            kinds::VERBATIM_UNTERMINATED
+        };
+        self.model(ModelRecord {
+            kind,
+            ..ModelRecord::default()
+        });
+    }
+
+    fn thread(&mut self, tid: u64) -> u32 {
+        if let Some(&id) = self.threads.get(&tid) {
+            return id;
+        }
+        let id = self.threads.len() as u32;
+        put_u64(&mut self.threads_new, tid);
+        self.threads.insert(tid, id);
+        id
+    }
+
+    fn flush<W: Write>(&mut self, out: &mut BlockWriter<W>) -> Result<(), FormatError> {
+        if self.records == 0 {
+            return Ok(());
+        }
+        let mut s: Vec<(u8, &[u8])> = self
+            .streams
+            .bytes
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i as u8, b.as_slice()))
+            .collect();
+        s.push((THREADS, &self.threads_new));
+        s.push((VERBATIM, &self.verbatim));
+        out.block(self.records, &s)?;
+        self.streams.clear();
+        self.threads_new.clear();
+        self.verbatim.clear();
+        self.records = 0;
+        Ok(())
+    }
+}
+
+/// Reads a `memory_replay` dump and writes the container.
+pub fn encode(
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    options: &EncodeOptions,
+) -> Result<EncodeReport, FormatError> {
+    let header = ContainerHeader {
+        dtd: DTD.to_string(),
+        format: FORMAT.to_string(),
+        properties: vec![
+            ("encoding".to_string(), "auto".to_string()),
+            (metatf::container::PROPERTY_LAYOUT.to_string(), "alloc-model-1".to_string()),
+        ],
+    };
+    let mut out = BlockWriter::new(output, &header, options)?;
+    let report = encode_into(input, &mut out, options)?;
+    out.finish()?;
+    Ok(report)
+}
+
+/// Encodes the text into an already opened block writer (also used for the zip front end).
+pub fn encode_into<W: Write>(
+    input: &mut dyn Read,
+    out: &mut BlockWriter<W>,
+    options: &EncodeOptions,
+) -> Result<EncodeReport, FormatError> {
+    let file = options.input_name.as_str();
+    let mut enc = Encoder {
+        state: State::new(),
+        streams: Streams::default(),
+        threads_new: Vec::new(),
+        verbatim: Vec::new(),
+        threads: HashMap::new(),
+        records: 0,
+    };
+    let mut reader = BufReader::with_capacity(1 << 20, input);
+    let mut report = EncodeReport::default();
+    let mut buf = Vec::new();
+    let mut scratch = Vec::new();
+    let mut line_no = 0u64;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| FormatError {
+                file: file.to_string(),
+                position: format!("{}:1", line_no + 1),
+                message: format!("cannot read the input: {e}"),
+            })?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        report.input_bytes += n as u64;
+        let terminated = buf.last() == Some(&b'\n');
+        let text = if terminated { &buf[..n - 1] } else { &buf[..] };
+        if !terminated {
+            enc.verbatim(text, false);
+        } else {
+            let core = text.strip_suffix(b"\r").unwrap_or(text);
+            match line::parse(core) {
+                Ok(l) => {
+                    scratch.clear();
+                    line::render(&l, &mut scratch);
+                    if scratch != buf || l.action == Action::ThreadDone && l.ptr != 0 {
+                        enc.verbatim(text, true);
+                    } else {
+                        let site = enc.thread(l.tid);
+                        enc.model(to_record(&l, site));
+                    }
+                }
+                Err(e) => {
+                    if !options.keep_bad_lines {
+                        return Err(FormatError {
+                            file: file.to_string(),
+                            position: format!("{line_no}:{}", e.column),
+                            message: format!(
+                                "{}: `{}` (use --keep-bad-lines to store such lines verbatim)",
+                                e.message,
+                                String::from_utf8_lossy(text)
+                            ),
+                        });
+                    }
+                    report.bad_lines += 1;
+                    enc.verbatim(text, true);
+                }
+            }
+        }
+        if enc.records >= BLOCK_RECORDS || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
+            enc.flush(out)?;
+        }
+    }
+    enc.flush(out)?;
+    report.records = line_no;
+    Ok(report)
+}
+
+fn to_record(l: &ReplayLine, site: u32) -> ModelRecord {
+    let kind = kinds::of(l.action);
+    let mut r = ModelRecord {
+        kind,
+        site,
+        addr: l.ptr,
+        ..ModelRecord::default()
+    };
+    match l.action {
+        Action::Malloc => r.size = l.a,
+        Action::Calloc | Action::Memalign => {
+            r.extra = l.a;
+            r.size = l.b;
+        }
+        Action::Realloc => {
+            r.old = l.a;
+            r.size = l.b;
+        }
+        Action::Free | Action::ThreadDone => {}
+    }
+    r
+}
+
+fn from_record(r: &ModelRecord, action: Action, tid: u64) -> ReplayLine {
+    let (a, b) = match action {
+        Action::Malloc => (r.size, 0),
+        Action::Calloc | Action::Memalign => (r.extra, r.size),
+        Action::Realloc => (r.old, r.size),
+        Action::Free | Action::ThreadDone => (0, 0),
+    };
+    ReplayLine {
+        tid,
+        action,
+        ptr: r.addr,
+        a,
+        b,
+    }
+}
+
+/// Reads a container of the `memory-replay` format and writes the dump back.
+pub fn decode(
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    options: &DecodeOptions,
+) -> Result<u64, FormatError> {
+    let file = options.input_name.as_str();
+    let mut reader = blocks::open(input, FORMAT, file)?;
+    let mut out = BufWriter::with_capacity(1 << 20, output);
+    let lines = decode_blocks(&mut reader, &mut out, file)?;
+    out.flush().map_err(|e| write_error(file, e))?;
+    Ok(lines)
+}
+
+/// Decodes every remaining block of `reader` into `out`.
+pub fn decode_blocks<R: Read>(
+    reader: &mut metatf::container::ContainerReader<R>,
+    out: &mut dyn Write,
+    file: &str,
+) -> Result<u64, FormatError> {
+    let mut state = State::new();
+    let mut tids: Vec<u64> = Vec::new();
+    let mut lines = 0u64;
+    let mut text = Vec::with_capacity(1 << 20);
+    while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
+        let at = |rec: u64, msg: String| FormatError {
+            file: file.to_string(),
+            position: format!("block {} record {}", block.index, rec),
+            message: msg,
+        };
+        let model: [&[u8]; stream::COUNT] =
+            std::array::from_fn(|i| blocks::section(&block, i as u8));
+        let mut c = Cursors::new(model);
+        let mut threads = Cursor::new(blocks::section(&block, THREADS), "threads");
+        let mut verbatim = Cursor::new(blocks::section(&block, VERBATIM), "verbatim");
+        let mut rec = block.first_record;
+        while let Some(kind) = c.next_kind() {
+            let kind = kind.map_err(|m| at(rec, m))?;
+            let r = state
+                .decode(&ReplayKinds, kind, &mut c)
+                .map_err(|m| at(rec, m))?;
+            match kinds::action(kind) {
+                Some(action) => {
+                    let site = r.site as usize;
+                    if site == tids.len() {
+                        tids.push(threads.u64().map_err(|m| at(rec, m))?);
+                    }
+                    let tid = *tids
+                        .get(site)
+                        .ok_or_else(|| at(rec, format!("unknown thread {site}")))?;
+                    line::render(&from_record(&r, action, tid), &mut text);
+                }
+                None if kind == kinds::VERBATIM || kind == kinds::VERBATIM_UNTERMINATED => {
+                    let n = verbatim.u64().map_err(|m| at(rec, m))?;
+                    let n =
+                        usize::try_from(n).map_err(|_| at(rec, "verbatim line too long".into()))?;
+                    text.extend_from_slice(verbatim.take(n).map_err(|m| at(rec, m))?);
+                    if kind == kinds::VERBATIM {
+                        text.push(b'\n');
+                    }
+                }
+                None => return Err(at(rec, format!("unknown record kind {kind}"))),
+            }
+            rec += 1;
+            lines += 1;
+            if text.len() >= 1 << 20 {
+                out.write_all(&text).map_err(|e| write_error(file, e))?;
+                text.clear();
+            }
+        }
+    }
+    out.write_all(&text).map_err(|e| write_error(file, e))?;
+    Ok(lines)
+}

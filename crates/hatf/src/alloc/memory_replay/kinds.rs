@@ -1,0 +1,89 @@
+//! The kind codes the `memory-replay` encoding stores, and what the model learns from each.
+
+use super::line::Action;
+use crate::alloc::model::addr::Class;
+use crate::alloc::model::{KindTable, Shape};
+
+/// jemalloc's size class for a request: 8, 16, then four classes per power of two.
+pub fn jemalloc_class(size: u64) -> u64 {
+    if size <= 8 {
+        return 8;
+    }
+    if size <= 16 {
+        return 16;
+    }
+    let s = size - 1;
+    let pow = 63 - s.leading_zeros(); // 2^pow <= s < 2^(pow+1)
+    let spacing = 1u64 << (pow - 2);
+    (s / spacing + 1) * spacing
+}
+
+/// A line stored verbatim, followed by `\n`.
+pub const VERBATIM: u8 = 2;
+/// The last line of the file stored verbatim, with no `\n` after it.
+pub const VERBATIM_UNTERMINATED: u8 = 3;
+/// `malloc`.
+pub const MALLOC: u8 = 4;
+/// `free`.
+pub const FREE: u8 = 5;
+/// `calloc` (model size = element size, extra = element count).
+pub const CALLOC: u8 = 6;
+/// `memalign` (model size = size, extra = alignment).
+pub const MEMALIGN: u8 = 7;
+/// `realloc`.
+pub const REALLOC: u8 = 8;
+/// `thread_done 0x0`.
+pub const THREAD_DONE: u8 = 9;
+
+/// The kind code of an action.
+pub fn of(a: Action) -> u8 {
+    match a {
+        Action::Malloc => MALLOC,
+        Action::Free => FREE,
+        Action::Calloc => CALLOC,
+        Action::Memalign => MEMALIGN,
+        Action::Realloc => REALLOC,
+        Action::ThreadDone => THREAD_DONE,
+    }
+}
+
+/// The action of a kind code, for the kinds that have one.
+pub fn action(kind: u8) -> Option<Action> {
+    Some(match kind {
+        MALLOC => Action::Malloc,
+        FREE => Action::Free,
+        CALLOC => Action::Calloc,
+        MEMALIGN => Action::Memalign,
+        REALLOC => Action::Realloc,
+        THREAD_DONE => Action::ThreadDone,
+        _ => return None,
+    })
+}
+
+/// The `memory-replay` kind table.
+pub struct ReplayKinds;
+
+impl KindTable for ReplayKinds {
+    fn shape(&self, kind: u8) -> Shape {
+        match kind {
+            MALLOC | CALLOC | MEMALIGN => Shape::Alloc,
+            FREE => Shape::Free,
+            REALLOC => Shape::Realloc,
+            THREAD_DONE => Shape::Site,
+            _ => Shape::Bare,
+        }
+    }
+
+    fn has_extra(&self, kind: u8) -> bool {
+        matches!(kind, CALLOC | MEMALIGN)
+    }
+
+    fn size_class(&self, size: u64, site: u32) -> Class {
+        // jemalloc (Android 6): per-thread caches of size classes spaced four to a doubling.
+        let step = jemalloc_class(size);
+        Class {
+            key: (u64::from(site) << 40) | step,
+            step,
+        }
+    }
+}

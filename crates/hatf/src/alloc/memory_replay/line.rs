@@ -1,0 +1,195 @@
+//! One Android `memory_replay` line: `<tid>: <action> <ptr> [args]`, parsed and printed the
+//! way the recorder (bionic's malloc debug `record_allocs`) prints it.
+
+use std::io::Write;
+
+/// The action of a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// `malloc PTR SIZE`.
+    Malloc,
+    /// `calloc PTR NMEMB SIZE`.
+    Calloc,
+    /// `memalign PTR ALIGN SIZE`.
+    Memalign,
+    /// `realloc NEW OLD SIZE`.
+    Realloc,
+    /// `free PTR`.
+    Free,
+    /// `thread_done 0x0`.
+    ThreadDone,
+}
+
+impl Action {
+    fn from_name(n: &[u8]) -> Option<Action> {
+        Some(match n {
+            b"malloc" => Action::Malloc,
+            b"calloc" => Action::Calloc,
+            b"memalign" => Action::Memalign,
+            b"realloc" => Action::Realloc,
+            b"free" => Action::Free,
+            b"thread_done" => Action::ThreadDone,
+            _ => return None,
+        })
+    }
+
+    /// The action's name as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Malloc => "malloc",
+            Action::Calloc => "calloc",
+            Action::Memalign => "memalign",
+            Action::Realloc => "realloc",
+            Action::Free => "free",
+            Action::ThreadDone => "thread_done",
+        }
+    }
+
+    fn numbers(self) -> usize {
+        match self {
+            Action::Free | Action::ThreadDone => 0,
+            Action::Malloc => 1,
+            Action::Calloc | Action::Memalign | Action::Realloc => 2,
+        }
+    }
+}
+
+/// A parsed line (without its line end). `realloc NEW OLD SIZE` has `ptr` = NEW, `a` = OLD
+/// (parsed as hex), `b` = SIZE; the others have their numbers in `a`, `b` in text order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayLine {
+    /// Thread id.
+    pub tid: u64,
+    /// What happened.
+    pub action: Action,
+    /// The pointer field.
+    pub ptr: u64,
+    /// First number after the pointer (size, nmemb, alignment, or realloc's old pointer).
+    pub a: u64,
+    /// Second number (size), when the action has one.
+    pub b: u64,
+}
+
+/// Why a line did not parse: 1-based column and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    /// 1-based byte column.
+    pub column: usize,
+    /// What was expected.
+    pub message: String,
+}
+
+fn dec(t: &[u8]) -> Option<u64> {
+    if t.is_empty() || t.len() > 20 || !t.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(t).ok()?.parse().ok()
+}
+
+fn hex(t: &[u8]) -> Option<u64> {
+    let d = t.strip_prefix(b"0x")?;
+    if d.is_empty() || d.len() > 16 {
+        return None;
+    }
+    u64::from_str_radix(std::str::from_utf8(d).ok()?, 16).ok()
+}
+
+/// Parses one line without its `\n`.
+pub fn parse(text: &[u8]) -> Result<ReplayLine, LineError> {
+    let err = |col: usize, m: &str| LineError {
+        column: col + 1,
+        message: m.to_string(),
+    };
+    let colon = memchr::memchr(b':', text).ok_or_else(|| err(0, "expected `<tid>: `"))?;
+    let tid = dec(&text[..colon]).ok_or_else(|| err(0, "expected a decimal thread id"))?;
+    let mut toks = Vec::with_capacity(5);
+    let mut start = colon + 1;
+    for (i, &b) in text.iter().enumerate().skip(colon + 1) {
+        if b == b' ' {
+            if i > start {
+                toks.push((start, &text[start..i]));
+            }
+            start = i + 1;
+        }
+    }
+    if start < text.len() {
+        toks.push((start, &text[start..]));
+    }
+    let (at, name) = *toks
+        .first()
+        .ok_or_else(|| err(colon + 1, "expected an action"))?;
+    let action = Action::from_name(name).ok_or_else(|| {
+        err(
+            at,
+            "expected malloc, calloc, memalign, realloc, free or thread_done",
+        )
+    })?;
+    if toks.len() != 2 + action.numbers() {
+        return Err(err(
+            at,
+            &format!(
+                "`{}` takes a pointer and {} number(s)",
+                action.name(),
+                action.numbers()
+            ),
+        ));
+    }
+    let ptr = hex(toks[1].1).ok_or_else(|| err(toks[1].0, "expected a 0x pointer"))?;
+    let mut nums = [0u64; 2];
+    for (k, &(p, t)) in toks[2..].iter().enumerate() {
+        let v = if action == Action::Realloc && k == 0 {
+            hex(t)
+        } else {
+            dec(t)
+        };
+        nums[k] = v.ok_or_else(|| err(p, "expected a number"))?;
+    }
+    Ok(ReplayLine {
+        tid,
+        action,
+        ptr,
+        a: nums[0],
+        b: nums[1],
+    })
+}
+
+/// Appends the canonical text of `l`, with its `\n`.
+pub fn render(l: &ReplayLine, out: &mut Vec<u8>) {
+    let _ = write!(out, "{}: {} {:#x}", l.tid, l.action.name(), l.ptr);
+    let _ = match l.action {
+        Action::Free | Action::ThreadDone => Ok(()),
+        Action::Malloc => write!(out, " {}", l.a),
+        Action::Realloc => write!(out, " {:#x} {}", l.a, l.b),
+        Action::Calloc | Action::Memalign => write!(out, " {} {}", l.a, l.b),
+    };
+    out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorder_lines_render_back_exactly() {
+        for l in [
+            "186: malloc 0xb6027400 1024",
+            "186: free 0x0",
+            "200: calloc 0xb48c1100 32 8",
+            "300: realloc 0x96b90920 0x93605280 150",
+            "400: memalign 0xae42d080 16 104",
+            "600: thread_done 0x0",
+        ] {
+            let mut v = Vec::new();
+            render(&parse(l.as_bytes()).unwrap(), &mut v);
+            assert_eq!(v, format!("{l}\n").into_bytes());
+        }
+    }
+
+    #[test]
+    fn bad_lines_name_the_column() {
+        assert_eq!(parse(b"12: mallok 0x1 2").unwrap_err().column, 5);
+        assert_eq!(parse(b"12: malloc 0x1").unwrap_err().column, 5);
+        assert_eq!(parse(b"12: malloc 1 2").unwrap_err().column, 12);
+        assert_eq!(parse(b"x: free 0x1").unwrap_err().column, 1);
+    }
+}

@@ -1,0 +1,352 @@
+//! The `auto` model shared by every allocation front end: predicts each field of a record from
+//! what came before and stores only which prediction held (a small symbol) or, when none did,
+//! the residual. Each kind of symbol goes to its own stream so a general compressor sees
+//! uniform data. The exact layout is in `docs/FORMAT-alloc.md`.
+
+pub mod addr;
+pub mod live;
+pub mod predict;
+
+use std::collections::HashMap;
+
+use crate::alloc::varint::{put_u64, zigzag, Cursor};
+use addr::AddrPredictor;
+use live::LiveSet;
+use predict::Mtf;
+
+/// Stream numbers the model writes (front ends use numbers from [`FIRST_FORMAT_STREAM`] on).
+pub mod stream {
+    /// One byte per record: the front end's kind code.
+    pub const KIND: u8 = 0;
+    /// One byte per record with a site: position in the site cache of its context, or 8 = miss.
+    pub const SITE: u8 = 1;
+    /// Varint site id for each site miss.
+    pub const SITE_MISS: u8 = 2;
+    /// One byte per sized record: position in the site's size cache, or 4 = miss.
+    pub const SIZE: u8 = 3;
+    /// Varint size for each size miss.
+    pub const SIZE_MISS: u8 = 4;
+    /// One byte per allocated address: which guess held (see `addr::guess`).
+    pub const ADDR: u8 = 5;
+    /// Zigzag varint delta from the after-previous guess, for each address miss.
+    pub const ADDR_MISS: u8 = 6;
+    /// Varint per freed address: 0 = null, 1 = not a live block (see FREE_MISS), r+2 = the
+    /// r-th newest live block.
+    pub const FREE: u8 = 7;
+    /// Zigzag varint delta from the previous allocated address, for frees of unknown blocks.
+    pub const FREE_MISS: u8 = 8;
+    /// Varint per record with an extra value (calloc count, alignment).
+    pub const EXTRA: u8 = 9;
+    /// How many streams the model uses.
+    pub const COUNT: usize = 10;
+    /// Names, for errors and size reports.
+    pub const NAMES: [&str; COUNT] = [
+        "kind",
+        "site",
+        "site-miss",
+        "size",
+        "size-miss",
+        "addr",
+        "addr-miss",
+        "free",
+        "free-miss",
+        "extra",
+    ];
+}
+
+/// First stream number front ends may use for their own streams.
+pub const FIRST_FORMAT_STREAM: u8 = 16;
+
+/// Which fields a record kind carries, as far as the model is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Nothing but the kind (markers, verbatim lines).
+    Bare,
+    /// A site (call site or thread) only.
+    Site,
+    /// A new block: site, size, address.
+    Alloc,
+    /// A freed block: site, address.
+    Free,
+    /// Free of `old` and a new block: site, old address, size, address.
+    Realloc,
+}
+
+/// One record as the model sees it. Fields the shape does not carry are ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ModelRecord {
+    /// The front end's kind code (< 256).
+    pub kind: u8,
+    /// Call site or thread id; ids are dense and a new one is exactly one more than the largest
+    /// seen so far.
+    pub site: u32,
+    /// Requested size.
+    pub size: u64,
+    /// Block address (new block for allocations, freed block for frees).
+    pub addr: u64,
+    /// Freed block of a realloc.
+    pub old: u64,
+    /// Extra value when the kind has one.
+    pub extra: u64,
+}
+
+/// What a front end tells the model about its kind codes.
+pub trait KindTable {
+    /// The fields of records of `kind`.
+    fn shape(&self, kind: u8) -> Shape;
+    /// True when records of `kind` carry an extra value.
+    fn has_extra(&self, kind: u8) -> bool;
+    /// The reuse class of a block of `size` bytes allocated or freed at `site` (default:
+    /// glibc's chunk sizes, shared by all sites).
+    fn size_class(&self, size: u64, _site: u32) -> addr::Class {
+        addr::Class::glibc(size)
+    }
+}
+
+const SITE_CACHE: usize = 8;
+const SIZE_CACHE: usize = 4;
+
+/// Prediction state; the encoder and the decoder hold identical copies.
+#[derive(Debug, Default)]
+pub struct State {
+    prev_site: u32,
+    sites_seen: u32,
+    site_cache: HashMap<(u32, u8), Mtf<u32, SITE_CACHE>>,
+    size_cache: HashMap<u32, Mtf<u64, SIZE_CACHE>>,
+    live: LiveSet,
+    sizes: HashMap<u64, u64>,
+    addr: AddrPredictor,
+    prev_alloc: u64,
+}
+
+/// The model's output streams for one block.
+#[derive(Debug, Default)]
+pub struct Streams {
+    /// Indexed by the numbers in [`stream`].
+    pub bytes: [Vec<u8>; stream::COUNT],
+}
+
+impl Streams {
+    /// Empties every stream, keeping capacity.
+    pub fn clear(&mut self) {
+        for s in &mut self.bytes {
+            s.clear();
+        }
+    }
+}
+
+/// Read cursors over one block's model streams.
+#[derive(Debug)]
+pub struct Cursors<'a> {
+    c: Vec<Cursor<'a>>,
+}
+
+impl<'a> Cursors<'a> {
+    /// Cursors over `sections[i]` for each model stream (missing streams read as empty).
+    pub fn new(sections: [&'a [u8]; stream::COUNT]) -> Self {
+        Cursors {
+            c: sections
+                .iter()
+                .zip(stream::NAMES)
+                .map(|(b, n)| Cursor::new(b, n))
+                .collect(),
+        }
+    }
+
+    fn at(&mut self, s: u8) -> &mut Cursor<'a> {
+        &mut self.c[s as usize]
+    }
+
+    /// Reads the next kind code, or `None` at the end of the block.
+    pub fn next_kind(&mut self) -> Option<Result<u8, String>> {
+        let k = self.at(stream::KIND);
+        if k.is_empty() {
+            None
+        } else {
+            Some(k.byte())
+        }
+    }
+}
+
+impl State {
+    /// A fresh state, as at the start of a trace.
+    pub fn new() -> Self {
+        State::default()
+    }
+
+    /// Number of distinct sites seen so far.
+    pub fn sites_seen(&self) -> u32 {
+        self.sites_seen
+    }
+
+    /// Appends `r` to the streams and updates the state.
+    pub fn encode(&mut self, kinds: &dyn KindTable, r: &ModelRecord, out: &mut Streams) {
+        let o = &mut out.bytes;
+        o[stream::KIND as usize].push(r.kind);
+        let shape = kinds.shape(r.kind);
+        if shape == Shape::Bare {
+            return;
+        }
+        let cache = self.site_cache.entry((self.prev_site, r.kind)).or_default();
+        match cache.find(r.site) {
+            Some(i) => o[stream::SITE as usize].push(i as u8),
+            None => {
+                o[stream::SITE as usize].push(SITE_CACHE as u8);
+                put_u64(&mut o[stream::SITE_MISS as usize], u64::from(r.site));
+            }
+        }
+        self.site_seen(r.kind, r.site);
+        if matches!(shape, Shape::Free | Shape::Realloc) {
+            let freed = if shape == Shape::Free { r.addr } else { r.old };
+            self.encode_free(kinds, freed, o);
+        }
+        if matches!(shape, Shape::Alloc | Shape::Realloc) {
+            let sizes = self.size_cache.entry(r.site).or_default();
+            match sizes.find(r.size) {
+                Some(i) => o[stream::SIZE as usize].push(i as u8),
+                None => {
+                    o[stream::SIZE as usize].push(SIZE_CACHE as u8);
+                    put_u64(&mut o[stream::SIZE_MISS as usize], r.size);
+                }
+            }
+            sizes.touch(r.size);
+            let class = kinds.size_class(r.size, r.site);
+            let (sym, delta) = self.addr.classify(class, r.addr);
+            o[stream::ADDR as usize].push(sym);
+            if sym == addr::guess::MISS {
+                put_u64(&mut o[stream::ADDR_MISS as usize], zigzag(delta));
+            }
+            self.allocated(class, r.size, r.addr, sym);
+        }
+        if kinds.has_extra(r.kind) {
+            put_u64(&mut o[stream::EXTRA as usize], r.extra);
+        }
+    }
+
+    /// Reads the fields of a record of `kind` (already read with [`Cursors::next_kind`]).
+    pub fn decode(
+        &mut self,
+        kinds: &dyn KindTable,
+        kind: u8,
+        c: &mut Cursors<'_>,
+    ) -> Result<ModelRecord, String> {
+        let mut r = ModelRecord {
+            kind,
+            ..ModelRecord::default()
+        };
+        let shape = kinds.shape(kind);
+        if shape == Shape::Bare {
+            return Ok(r);
+        }
+        let sym = c.at(stream::SITE).byte()?;
+        let cache = self.site_cache.entry((self.prev_site, kind)).or_default();
+        r.site = match cache.get(sym as usize) {
+            Some(s) => s,
+            None if sym as usize == SITE_CACHE => {
+                let id = c.at(stream::SITE_MISS).u64()?;
+                u32::try_from(id)
+                    .ok()
+                    .filter(|&id| id <= self.sites_seen)
+                    .ok_or_else(|| format!("site id {id} is beyond the {} seen", self.sites_seen))?
+            }
+            None => return Err(format!("site cache has no entry {sym}")),
+        };
+        self.site_seen(kind, r.site);
+        if matches!(shape, Shape::Free | Shape::Realloc) {
+            let freed = self.decode_free(kinds, c)?;
+            if shape == Shape::Free {
+                r.addr = freed;
+            } else {
+                r.old = freed;
+            }
+        }
+        if matches!(shape, Shape::Alloc | Shape::Realloc) {
+            let sym = c.at(stream::SIZE).byte()?;
+            let sizes = self.size_cache.entry(r.site).or_default();
+            r.size = match sizes.get(sym as usize) {
+                Some(s) => s,
+                None if sym as usize == SIZE_CACHE => c.at(stream::SIZE_MISS).u64()?,
+                None => return Err(format!("size cache has no entry {sym}")),
+            };
+            sizes.touch(r.size);
+            let sym = c.at(stream::ADDR).byte()?;
+            let delta = if sym == addr::guess::MISS {
+                c.at(stream::ADDR_MISS).i64()?
+            } else {
+                0
+            };
+            let class = kinds.size_class(r.size, r.site);
+            r.addr = self.addr.resolve(class, sym, delta)?;
+            self.allocated(class, r.size, r.addr, sym);
+        }
+        if kinds.has_extra(kind) {
+            r.extra = c.at(stream::EXTRA).u64()?;
+        }
+        Ok(r)
+    }
+
+    fn site_seen(&mut self, kind: u8, site: u32) {
+        if let Some(cache) = self.site_cache.get_mut(&(self.prev_site, kind)) {
+            cache.touch(site);
+        }
+        if site == self.sites_seen {
+            self.sites_seen += 1;
+        }
+        self.prev_site = site;
+    }
+
+    fn encode_free(&mut self, kinds: &dyn KindTable, addr: u64, o: &mut [Vec<u8>; stream::COUNT]) {
+        if addr == 0 {
+            put_u64(&mut o[stream::FREE as usize], 0);
+            return;
+        }
+        match self.live.remove(addr) {
+            Some(rank) => put_u64(&mut o[stream::FREE as usize], rank as u64 + 2),
+            None => {
+                put_u64(&mut o[stream::FREE as usize], 1);
+                let d = addr.wrapping_sub(self.prev_alloc) as i64;
+                put_u64(&mut o[stream::FREE_MISS as usize], zigzag(d));
+            }
+        }
+        self.freed(kinds, addr);
+    }
+
+    fn decode_free(&mut self, kinds: &dyn KindTable, c: &mut Cursors<'_>) -> Result<u64, String> {
+        let v = c.at(stream::FREE).u64()?;
+        let addr = match v {
+            0 => return Ok(0),
+            1 => {
+                let d = c.at(stream::FREE_MISS).i64()?;
+                self.prev_alloc.wrapping_add(d as u64)
+            }
+            r => {
+                let rank = usize::try_from(r - 2).unwrap_or(usize::MAX);
+                self.live.remove_rank(rank).ok_or_else(|| {
+                    format!(
+                        "free of live block {rank} but only {} live",
+                        self.live.len()
+                    )
+                })?
+            }
+        };
+        self.freed(kinds, addr);
+        Ok(addr)
+    }
+
+    fn freed(&mut self, kinds: &dyn KindTable, addr: u64) {
+        if let Some(size) = self.sizes.remove(&addr) {
+            // The freeing site's class: per-thread caches take the block where it is freed.
+            self.addr
+                .freed(kinds.size_class(size, self.prev_site), addr);
+        }
+    }
+
+    fn allocated(&mut self, class: addr::Class, size: u64, addr: u64, sym: u8) {
+        self.addr.allocated(class, addr, sym);
+        self.prev_alloc = addr;
+        if addr != 0 {
+            self.live.insert(addr);
+            self.sizes.insert(addr, size);
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! Small move-to-front caches: "which of the last few values is it" is a tiny symbol when
+//! values repeat, which allocation traces do a lot (call sites, sizes per call site).
+
+/// A move-to-front list of up to `N` values.
+#[derive(Debug, Clone, Copy)]
+pub struct Mtf<T: Copy + PartialEq + Default, const N: usize> {
+    items: [T; N],
+    len: usize,
+}
+
+impl<T: Copy + PartialEq + Default, const N: usize> Default for Mtf<T, N> {
+    fn default() -> Self {
+        Mtf {
+            items: [T::default(); N],
+            len: 0,
+        }
+    }
+}
+
+impl<T: Copy + PartialEq + Default, const N: usize> Mtf<T, N> {
+    /// Position of `v`, if cached.
+    pub fn find(&self, v: T) -> Option<usize> {
+        self.items[..self.len].iter().position(|&x| x == v)
+    }
+
+    /// The value at `i`, if that many are cached.
+    pub fn get(&self, i: usize) -> Option<T> {
+        if i < self.len {
+            Some(self.items[i])
+        } else {
+            None
+        }
+    }
+
+    /// Moves `v` to the front (inserting it, dropping the last one when full).
+    pub fn touch(&mut self, v: T) {
+        let at = match self.find(v) {
+            Some(i) => i,
+            None => {
+                if self.len < N {
+                    self.len += 1;
+                }
+                self.len - 1
+            }
+        };
+        self.items.copy_within(0..at, 1);
+        self.items[0] = v;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mtf_moves_to_front_and_drops_the_oldest() {
+        let mut m: Mtf<u32, 3> = Mtf::default();
+        for v in [1, 2, 3] {
+            m.touch(v);
+        }
+        assert_eq!(m.find(1), Some(2));
+        m.touch(1);
+        assert_eq!((m.get(0), m.get(1), m.get(2)), (Some(1), Some(3), Some(2)));
+        m.touch(4);
+        assert_eq!(m.find(2), None);
+        assert_eq!(m.get(3), None);
+    }
+}

@@ -1,0 +1,234 @@
+//! One glibc `mtrace` line: parsing it into fields and printing fields the way glibc does.
+//!
+//! glibc writes `@ CALLER OP ADDR [SIZE]\n` (the `@ CALLER ` part only when it knows the caller),
+//! with ADDR printed by `%p` (`0x…`, or `(nil)` for NULL) and SIZE by `%#lx` (`0x…`, or `0` for
+//! zero). The caller itself may contain spaces, so a line is taken apart from the right.
+
+/// The operation of a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `+ ADDR SIZE`: malloc (and calloc, memalign) returned ADDR.
+    Malloc,
+    /// `- ADDR`: free.
+    Free,
+    /// `< OLD`: first half of a realloc.
+    ReallocOld,
+    /// `> NEW SIZE`: second half of a realloc.
+    ReallocNew,
+}
+
+impl Op {
+    fn from_byte(b: &[u8]) -> Option<Op> {
+        match b {
+            b"+" => Some(Op::Malloc),
+            b"-" => Some(Op::Free),
+            b"<" => Some(Op::ReallocOld),
+            b">" => Some(Op::ReallocNew),
+            _ => None,
+        }
+    }
+
+    /// The operation character.
+    pub fn char(self) -> u8 {
+        match self {
+            Op::Malloc => b'+',
+            Op::Free => b'-',
+            Op::ReallocOld => b'<',
+            Op::ReallocNew => b'>',
+        }
+    }
+
+    /// True when the line carries a size.
+    pub fn has_size(self) -> bool {
+        matches!(self, Op::Malloc | Op::ReallocNew)
+    }
+}
+
+/// A parsed operation line (without its line end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpLine<'a> {
+    /// The text between `@ ` and the operation, when the line has a caller.
+    pub caller: Option<&'a [u8]>,
+    /// What happened.
+    pub op: Op,
+    /// The block address.
+    pub addr: u64,
+    /// The size (0 for `-` and `<`).
+    pub size: u64,
+}
+
+/// What a line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// An allocation operation.
+    Op(OpLine<'a>),
+    /// A `= …` line (`= Start`, `= End`); the text after `= `.
+    Marker(&'a [u8]),
+}
+
+/// Why a line did not parse: 1-based column and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    /// 1-based byte column.
+    pub column: usize,
+    /// What was expected.
+    pub message: String,
+}
+
+fn hex(tok: &[u8]) -> Option<u64> {
+    if tok == b"(nil)" || tok == b"0" {
+        return Some(0);
+    }
+    let digits = tok
+        .strip_prefix(b"0x")
+        .or_else(|| tok.strip_prefix(b"0X"))?;
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &d in digits {
+        v = (v << 4) | u64::from((d as char).to_digit(16)?);
+    }
+    Some(v)
+}
+
+/// Parses `text` (one line without its `\n`).
+pub fn parse(text: &[u8]) -> Result<Line<'_>, LineError> {
+    if let Some(rest) = text.strip_prefix(b"= ") {
+        return Ok(Line::Marker(rest));
+    }
+    // Split off up to three tokens from the right: [SIZE], ADDR, OP.
+    let mut toks: Vec<(usize, &[u8])> = Vec::with_capacity(3);
+    let mut end = text.len();
+    while toks.len() < 3 {
+        let start = text[..end]
+            .iter()
+            .rposition(|&b| b == b' ')
+            .map_or(0, |p| p + 1);
+        toks.push((start, &text[start..end]));
+        if start == 0 {
+            break;
+        }
+        end = start - 1;
+    }
+    let err = |column: usize, message: &str| LineError {
+        column: column + 1,
+        message: message.to_string(),
+    };
+    let (op_at, op, addr, size) = match toks.as_slice() {
+        [(_, a), (o_at, o), ..] if matches!(Op::from_byte(o), Some(Op::Free | Op::ReallocOld)) => {
+            let op = Op::from_byte(o).ok_or_else(|| err(*o_at, "expected an operation"))?;
+            let addr = hex(a).ok_or_else(|| err(toks[0].0, "expected a hex address"))?;
+            (*o_at, op, addr, 0)
+        }
+        [(s_at, s), (a_at, a), (o_at, o)]
+            if matches!(Op::from_byte(o), Some(Op::Malloc | Op::ReallocNew)) =>
+        {
+            let size = hex(s).ok_or_else(|| err(*s_at, "expected a hex size"))?;
+            let addr = hex(a).ok_or_else(|| err(*a_at, "expected a hex address"))?;
+            let op = Op::from_byte(o).ok_or_else(|| err(*o_at, "expected an operation"))?;
+            (*o_at, op, addr, size)
+        }
+        _ => {
+            return Err(err(
+                0,
+                "expected `@ CALLER OP ADDR [SIZE]`, `OP ADDR [SIZE]` or `= TEXT` \
+                 (OP one of + - < >)",
+            ));
+        }
+    };
+    let caller = if op_at == 0 {
+        None
+    } else {
+        let prefix = &text[..op_at - 1];
+        match prefix.strip_prefix(b"@ ") {
+            Some(c) => Some(c),
+            None => return Err(err(0, "expected `@ ` before the caller")),
+        }
+    };
+    Ok(Line::Op(OpLine {
+        caller,
+        op,
+        addr,
+        size,
+    }))
+}
+
+/// Appends the line glibc would print for `line`, with its `\n`.
+pub fn render(line: &OpLine<'_>, out: &mut Vec<u8>) {
+    use std::io::Write;
+    if let Some(c) = line.caller {
+        out.extend_from_slice(b"@ ");
+        out.extend_from_slice(c);
+        out.push(b' ');
+    }
+    out.push(line.op.char());
+    out.push(b' ');
+    if line.addr == 0 {
+        out.extend_from_slice(b"(nil)");
+    } else {
+        let _ = write!(out, "{:#x}", line.addr);
+    }
+    if line.op.has_size() {
+        if line.size == 0 {
+            out.extend_from_slice(b" 0");
+        } else {
+            let _ = write!(out, " {:#x}", line.size);
+        }
+    }
+    out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(text: &str) -> Vec<u8> {
+        match parse(text.as_bytes()).unwrap() {
+            Line::Op(l) => {
+                let mut v = Vec::new();
+                render(&l, &mut v);
+                v
+            }
+            Line::Marker(_) => panic!("marker"),
+        }
+    }
+
+    #[test]
+    fn glibc_lines_render_back_exactly() {
+        for l in [
+            "@ perl:(perl_alloc+10)[0x6f930] + 0x55d2155594a0 0xeb8",
+            "@ /lib/x86_64-linux-gnu/libc.so.6:[0x38896] < 0x55d150bc4d90",
+            "@ /a b/c d:[0x1] > 0x10 0",
+            "- (nil)",
+            "+ (nil) 0x20",
+        ] {
+            assert_eq!(round(l), format!("{l}\n").into_bytes());
+        }
+    }
+
+    #[test]
+    fn callers_with_spaces_are_kept_whole() {
+        let Ok(Line::Op(l)) = parse(b"@ /x y/z:[0x1] - 0x20") else {
+            panic!("no parse")
+        };
+        assert_eq!(l.caller, Some(&b"/x y/z:[0x1]"[..]));
+        assert_eq!((l.op, l.addr), (Op::Free, 0x20));
+    }
+
+    #[test]
+    fn non_canonical_numbers_parse_but_render_differently() {
+        assert_ne!(round("+ 0x0010 0x20"), b"+ 0x0010 0x20\n");
+        assert_ne!(round("+ 0XAB 0x20"), b"+ 0XAB 0x20\n");
+    }
+
+    #[test]
+    fn bad_lines_report_a_column() {
+        let e = parse(b"@ caller * 0x10").unwrap_err();
+        assert_eq!(e.column, 1);
+        let e = parse(b"@ caller + 0xzz 0x10").unwrap_err();
+        assert_eq!(e.column, 12);
+        assert!(parse(b"").is_err());
+        assert!(parse(b"x - 0x10").is_err());
+    }
+}

@@ -1,0 +1,21 @@
+//! HATF 1.0 native binary (the paper's Appendix A): records, metadata, a streaming reader, a writer
+//! that widens fields instead of truncating, and the mapping to and from allocation events.
+//!
+//! The byte layout and every decision taken where the paper is unclear are in
+//! `docs/FORMAT-hatf10.md`.
+
+pub mod codes;
+pub mod error;
+pub mod events;
+pub mod reader;
+pub mod record;
+pub mod state;
+pub mod writer;
+
+pub use codes::{Field, Width};
+pub use error::NativeError;
+pub use events::{event_to_record, read_events, record_to_event, write_events};
+pub use reader::NativeReader;
+pub use record::{DataRecord, Record, RecordKind, Slot};
+pub use state::{Config, Interpretation, Metadata};
+pub use writer::NativeWriter;

@@ -1,0 +1,135 @@
+//! LEB128 varints and zigzag signed integers, the byte shape of every model stream.
+
+/// Appends `v` as an unsigned LEB128 varint (7 bits per byte, low group first).
+pub fn put_u64(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Maps a signed value to unsigned so small magnitudes of either sign stay small.
+pub fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Inverse of [`zigzag`].
+pub fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// A read position in one decoded stream; every read reports which stream ran dry or overflowed.
+#[derive(Debug, Clone)]
+pub struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    name: &'static str,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `bytes`; `name` is the stream name used in errors.
+    pub fn new(bytes: &'a [u8], name: &'static str) -> Self {
+        Cursor {
+            bytes,
+            pos: 0,
+            name,
+        }
+    }
+
+    /// True when every byte has been consumed.
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.bytes.len()
+    }
+
+    /// Reads one byte.
+    pub fn byte(&mut self) -> Result<u8, String> {
+        let b = self
+            .bytes
+            .get(self.pos)
+            .copied()
+            .ok_or_else(|| format!("stream `{}` ends early at byte {}", self.name, self.pos))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    /// Reads one unsigned LEB128 varint.
+    pub fn u64(&mut self) -> Result<u64, String> {
+        let start = self.pos;
+        let mut v: u64 = 0;
+        let mut shift = 0u32;
+        loop {
+            let b = self.byte()?;
+            if shift == 63 && b > 1 {
+                return Err(format!(
+                    "stream `{}`: varint at byte {start} overflows 64 bits",
+                    self.name
+                ));
+            }
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+            shift += 7;
+            if shift > 63 {
+                return Err(format!(
+                    "stream `{}`: varint at byte {start} is too long",
+                    self.name
+                ));
+            }
+        }
+    }
+
+    /// Reads a zigzag varint.
+    pub fn i64(&mut self) -> Result<i64, String> {
+        self.u64().map(unzigzag)
+    }
+
+    /// Reads `n` raw bytes.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| {
+                format!(
+                    "stream `{}`: {n} bytes wanted at byte {} but only {} remain",
+                    self.name,
+                    self.pos,
+                    self.bytes.len() - self.pos
+                )
+            })?;
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_at_the_edges() {
+        let values = [0u64, 1, 127, 128, 16383, 16384, u64::MAX >> 1, u64::MAX];
+        let mut buf = Vec::new();
+        for v in values {
+            put_u64(&mut buf, v);
+        }
+        let mut c = Cursor::new(&buf, "t");
+        for v in values {
+            assert_eq!(c.u64().unwrap(), v);
+        }
+        assert!(c.is_empty());
+        assert!(c.byte().is_err());
+    }
+
+    #[test]
+    fn zigzag_keeps_small_values_small() {
+        for v in [0i64, -1, 1, -64, 63, i64::MIN, i64::MAX] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+        assert_eq!(zigzag(-1), 1);
+        assert_eq!(zigzag(1), 2);
+    }
+}

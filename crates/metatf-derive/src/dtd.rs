@@ -1,0 +1,63 @@
+//! The DTD text of a record type: what the derive embeds so that every trace it writes
+//! describes itself, and what the universal reader decodes it with.
+
+use std::fmt::Write;
+
+use metatf_dtd::Interpretation;
+
+use crate::model::{FieldType, RecordModel};
+
+/// The DTD spelling of an interpretation, shared with the DTD compiler.
+pub use metatf_dtd::codegen::interpretation_text;
+
+/// `name : (tag, a, b) { tag.value = T; a.width = ..; a.interpretation = ..; }`, one property
+/// per line; a field type used twice gets its properties once.
+pub fn record_text(r: &RecordModel) -> String {
+    let mut list = vec!["tag".to_string()];
+    list.extend(r.fields.iter().map(|f| f.dtd_name.clone()));
+    let mut out = format!(
+        "{} : ({}) {{\n    tag.value = {};\n",
+        r.name,
+        list.join(", "),
+        r.tag
+    );
+    let mut seen: Vec<&str> = Vec::new();
+    for f in &r.fields {
+        if f.ty == FieldType::Bytes || seen.contains(&f.dtd_name.as_str()) {
+            continue;
+        }
+        seen.push(&f.dtd_name);
+        if !f.interpretation.is_zero_width() {
+            let _ = writeln!(out, "    {}.width = {};", f.dtd_name, f.width);
+        }
+        let _ = writeln!(
+            out,
+            "    {}.interpretation = {};",
+            f.dtd_name,
+            interpretation_text(f.interpretation)
+        );
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Value sections the record's fields read from.
+pub fn value_sections(r: &RecordModel) -> Vec<u8> {
+    let mut v: Vec<u8> = r
+        .fields
+        .iter()
+        .filter_map(|f| match f.interpretation {
+            Interpretation::SectionOffset(s) => Some(s),
+            Interpretation::SectionStride { section, .. } => Some(section),
+            _ => None,
+        })
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Number of scalar fields (a byte string counts its length field).
+pub fn scalar_count(r: &RecordModel) -> usize {
+    r.fields.len()
+}

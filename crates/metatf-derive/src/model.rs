@@ -1,0 +1,55 @@
+//! The typed attribute model: what the `#[metatf(...)]` attributes of a struct or enum mean,
+//! after parsing and checking, before any code is generated.
+
+use metatf_dtd::Interpretation;
+use proc_macro2::Span;
+
+/// The Rust type of a record field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// An integer: its size in bytes.
+    Int(u8),
+    /// `Vec<u8>`: a `vfield` (length, then the bytes).
+    Bytes,
+}
+
+/// One field of a record struct.
+#[derive(Debug, Clone)]
+pub struct FieldModel {
+    /// The Rust field name.
+    pub ident: syn::Ident,
+    /// The field type name in the DTD.
+    pub dtd_name: String,
+    /// The Rust type.
+    pub ty: FieldType,
+    /// Width in bytes (0 for zero-width interpretations and byte strings).
+    pub width: u8,
+    /// The initial interpretation.
+    pub interpretation: Interpretation,
+    /// Where to point errors about this field.
+    pub span: Span,
+}
+
+/// A struct deriving `MetaTf`: one record type.
+#[derive(Debug, Clone)]
+pub struct RecordModel {
+    /// The record's name in the DTD.
+    pub name: String,
+    /// The record's tag value.
+    pub tag: u64,
+    /// The fields in order.
+    pub fields: Vec<FieldModel>,
+}
+
+/// An enum deriving `MetaTf`: a format made of record types.
+#[derive(Debug, Clone)]
+pub struct FormatModel {
+    /// Format identifier for the container header.
+    pub format: String,
+    /// Width of tags in bytes.
+    pub tag_width: u8,
+    /// `(name, number)` of the section holding the records, or `None` for global records.
+    pub section: Option<(String, u8)>,
+    /// Variant name and the record type each wraps.
+    pub variants: Vec<(syn::Ident, syn::Type)>,
+}

@@ -1,0 +1,8 @@
+use metatf::MetaTf;
+
+#[derive(MetaTf)]
+struct Alloc {
+    size: u32,
+}
+
+fn main() {}
