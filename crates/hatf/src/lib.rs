@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 pub mod alloc;
+pub mod compare;
 pub mod et;
 pub mod format;
 

@@ -25,11 +25,12 @@ pub const PROPERTY_LAYOUT: &str = "layout";
 pub const LAYOUT_UNIVERSAL: &str = "universal";
 
 /// Byte order of multi-byte field values inside sections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub enum ByteOrder {
     /// Least significant byte first (header byte 6 = 1).
     Little,
     /// Most significant byte first (header byte 6 = 2); the default.
+    #[default]
     Big,
 }
 

@@ -8,7 +8,7 @@ use crate::field::bits::read_uint;
 use crate::field::{FieldState, Misfit, ValueSource};
 
 use super::scalar::Scalar;
-use super::values::WriteValues;
+use crate::universal::values::ValueBuilder as WriteValues;
 
 /// Why encoding a record stopped.
 #[derive(Debug)]

@@ -47,7 +47,6 @@ pub mod private;
 mod reader;
 mod scalar;
 mod spec;
-mod values;
 mod writer;
 
 pub use codec::{Decoder, Encoder, Stop};

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use super::codec::Decoder;
 use super::plan::{wire_shape, FormatPlan, Kind, COMMENT, METADATA, SECTION};
-use super::values::ReadValues;
+use crate::universal::values::BlockValues as ReadValues;
 use super::{Format, TypedEvent};
 use crate::container::{Block, ContainerHeader, ContainerReader};
 use crate::error::Error;

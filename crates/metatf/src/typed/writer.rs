@@ -7,7 +7,7 @@ use metatf_dtd::Interpretation;
 
 use super::codec::{put_uint, Encoder, Stop};
 use super::plan::{FormatPlan, Kind, COMMENT, METADATA, SECTION};
-use super::values::WriteValues;
+use crate::universal::values::ValueBuilder as WriteValues;
 use super::{Format, TypedEvent};
 use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
 use crate::error::Error;

@@ -12,7 +12,7 @@
 pub(crate) mod plan;
 mod reader;
 mod record;
-mod values;
+pub(crate) mod values;
 mod writer;
 
 pub use reader::UniversalReader;

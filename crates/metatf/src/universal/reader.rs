@@ -87,7 +87,7 @@ impl<R: Read> UniversalReader<R> {
             stream: Vec::new(),
             at: 0,
             values: BlockValues {
-                order: Some(order),
+                order,
                 ..BlockValues::default()
             },
             block_offset: 0,

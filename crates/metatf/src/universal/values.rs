@@ -1,5 +1,6 @@
-//! Value sections of one block: read side (raw element bytes) and write side (elements being
-//! collected, with an undo journal so a record that needs metadata first can be retried).
+//! Value sections of one block, shared by the universal and the typed codecs so that both lay
+//! them out identically: read side (raw element bytes) and write side (elements being collected,
+//! with an undo journal so a record that needs metadata first can be retried).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -11,7 +12,7 @@ use crate::field::{ValueSink, ValueSource};
 #[derive(Default)]
 pub(crate) struct BlockValues {
     pub(crate) sections: BTreeMap<u8, (u8, Vec<u8>)>,
-    pub(crate) order: Option<ByteOrder>,
+    pub(crate) order: ByteOrder,
 }
 
 impl ValueSource for BlockValues {
@@ -31,7 +32,7 @@ impl ValueSource for BlockValues {
         Ok(read_uint(
             &bytes[at..],
             *width,
-            self.order.unwrap_or(ByteOrder::Big),
+            self.order,
         ))
     }
 }

@@ -36,7 +36,7 @@ pub enum Encoding {
     HatfBest,
     /// Simple binary's columns as separate streams (`split`).
     Split,
-    /// HATF best with directly stored addresses in a second stream (`hatf-splitaddr`).
+    /// HATF best with the stored bytes of every address in a second stream (`hatf-splitaddr`).
     HatfSplitAddr,
 }
 
