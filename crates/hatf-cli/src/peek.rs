@@ -18,11 +18,14 @@ impl<R: Read> Read for Recording<R> {
     }
 }
 
+/// The bytes already read, replayed in front of the rest of the input.
+pub type Replayed<R> = io::Chain<Cursor<Vec<u8>>, R>;
+
 /// Reads the container header of `input` and returns it with a reader over the *whole* input.
 pub fn container_header<R: Read>(
     input: R,
     name: &str,
-) -> CliResult<(ContainerHeader, io::Chain<Cursor<Vec<u8>>, R>)> {
+) -> CliResult<(ContainerHeader, Replayed<R>)> {
     let mut recording = Recording {
         inner: input,
         seen: Vec::new(),
