@@ -30,7 +30,10 @@ pub fn encode(
             ("encoding".to_string(), "auto".to_string()),
             // The sections hold the input file's bytes, not records: no universal reader may
             // interpret them.
-            (metatf::container::PROPERTY_LAYOUT.to_string(), "original-bytes".to_string()),
+            (
+                metatf::container::PROPERTY_LAYOUT.to_string(),
+                "original-bytes".to_string(),
+            ),
             ("deflate".to_string(), "original-bytes".to_string()),
             ("deflate-reason".to_string(), reason.to_string()),
         ],

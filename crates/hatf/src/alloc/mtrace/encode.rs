@@ -87,7 +87,10 @@ pub fn encode(
         format: FORMAT.to_string(),
         properties: vec![
             ("encoding".to_string(), "auto".to_string()),
-            (metatf::container::PROPERTY_LAYOUT.to_string(), "alloc-model-1".to_string()),
+            (
+                metatf::container::PROPERTY_LAYOUT.to_string(),
+                "alloc-model-1".to_string(),
+            ),
         ],
     };
     let mut out = BlockWriter::new(output, &header, options)?;

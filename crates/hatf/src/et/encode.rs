@@ -1,0 +1,258 @@
+//! Text trace → container: reads lines in blocks, predicts each record from the block's model and
+//! writes the residues into split streams.
+
+use std::io::{BufRead, BufReader, Read, Write};
+
+use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
+
+use super::line::{classify, Kind, Line};
+use super::model::{code, u_order_vote, Model, UOrder};
+use super::names;
+use super::streams::{id, StreamWriter};
+use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
+
+/// The value of the container's `layout` property for Elephant Tracks files.
+pub const ET_LAYOUT: &str = "et-model-1";
+
+/// Lines per block: big enough for the streams to compress well, small enough to bound memory.
+pub const BLOCK_LINES: usize = 1 << 20;
+/// Section holding a block's packed streams.
+pub const STREAMS_SECTION: u8 = 1;
+/// Default zstd level of the streams.
+pub const DEFAULT_LEVEL: i32 = 19;
+
+/// Everything the encoder needs to know about the flavour it writes.
+pub struct Flavour {
+    /// Format name stored in the container.
+    pub format: &'static str,
+    /// DTD text embedded in the container.
+    pub dtd: &'static str,
+    /// `U` order used when a block gives no evidence.
+    pub default_order: UOrder,
+}
+
+fn io_error(file: &str, e: impl std::fmt::Display) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message: e.to_string(),
+    }
+}
+
+/// Encodes an ET text trace.
+pub fn encode(
+    flavour: &Flavour,
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    options: &EncodeOptions,
+) -> Result<EncodeReport, FormatError> {
+    let file = options.input_name.as_str();
+    let level = options.level.unwrap_or(DEFAULT_LEVEL);
+    let codec = match options.compression {
+        Compression::None => Codec::None,
+        Compression::Gzip => Codec::Gzip,
+        Compression::Zstd => Codec::Zstd,
+    };
+    let name_files = match &options.names_dir {
+        Some(dir) => names::read_dir(dir)?,
+        None => Vec::new(),
+    };
+    let header = ContainerHeader {
+        dtd: flavour.dtd.to_string(),
+        format: flavour.format.to_string(),
+        // The sections hold the streams of docs/FORMAT.md §6.2, not universal records.
+        properties: vec![(PROPERTY_LAYOUT.to_string(), ET_LAYOUT.to_string())],
+    };
+    let mut writer = ContainerWriter::new(output, &header).map_err(|e| io_error(file, e))?;
+    let mut reader = BufReader::with_capacity(1 << 20, input);
+    let mut report = EncodeReport::default();
+    let mut text = Vec::new();
+    let mut ends = Vec::new();
+    let mut first_line = 1u64;
+    let mut first_block = true;
+    loop {
+        text.clear();
+        ends.clear();
+        while ends.len() < BLOCK_LINES {
+            let n = reader
+                .read_until(b'\n', &mut text)
+                .map_err(|e| io_error(file, e))?;
+            if n == 0 {
+                break;
+            }
+            ends.push(text.len());
+        }
+        if ends.is_empty() && !first_block {
+            break;
+        }
+        report.input_bytes += text.len() as u64;
+        let packed = encode_block(
+            flavour,
+            &text,
+            &ends,
+            first_line,
+            options,
+            level,
+            &mut report,
+        )?;
+        let mut sections = vec![SectionData {
+            number: STREAMS_SECTION,
+            element_width: 1,
+            codec: Codec::None,
+            level: 0,
+            bytes: &packed,
+        }];
+        let name_index;
+        if first_block {
+            name_index = names::index(&name_files);
+            if !name_files.is_empty() {
+                sections.push(SectionData {
+                    number: names::INDEX_SECTION,
+                    element_width: 1,
+                    codec,
+                    level,
+                    bytes: &name_index,
+                });
+                for (k, (_, bytes)) in name_files.iter().enumerate() {
+                    sections.push(SectionData {
+                        number: names::INDEX_SECTION + 1 + k as u8,
+                        element_width: 1,
+                        codec,
+                        level,
+                        bytes,
+                    });
+                }
+            }
+        }
+        writer
+            .write_block(ends.len() as u64, &sections)
+            .map_err(|e| io_error(file, e))?;
+        report.records += ends.len() as u64;
+        first_line += ends.len() as u64;
+        first_block = false;
+        if ends.len() < BLOCK_LINES {
+            break;
+        }
+    }
+    writer.finish().map_err(|e| io_error(file, e))?;
+    Ok(report)
+}
+
+/// Decides a block's `U` order by majority of the records that show it.
+fn block_order(flavour: &Flavour, text: &[u8], ends: &[usize]) -> UOrder {
+    let (mut fv, mut vf) = (0u64, 0u64);
+    let mut start = 0;
+    for &end in ends {
+        let line = &text[start..end];
+        start = end;
+        if line.first() != Some(&b'U') {
+            continue;
+        }
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        if let Line::Canonical(r) | Line::Spelled(r) = classify(line) {
+            match u_order_vote(&r) {
+                Some(UOrder::HolderFieldValue) => fv += 1,
+                Some(UOrder::HolderValueField) => vf += 1,
+                None => {}
+            }
+        }
+    }
+    if fv > vf {
+        UOrder::HolderFieldValue
+    } else if vf > fv {
+        UOrder::HolderValueField
+    } else {
+        flavour.default_order
+    }
+}
+
+fn encode_block(
+    flavour: &Flavour,
+    text: &[u8],
+    ends: &[usize],
+    first_line: u64,
+    options: &EncodeOptions,
+    level: i32,
+    report: &mut EncodeReport,
+) -> Result<Vec<u8>, FormatError> {
+    let order = block_order(flavour, text, ends);
+    let mut model = Model::new(order);
+    let mut w = StreamWriter::default();
+    let mut start = 0;
+    for (k, &end) in ends.iter().enumerate() {
+        let raw = &text[start..end];
+        start = end;
+        let (line, terminated) = match raw.strip_suffix(b"\n") {
+            Some(l) => (l, true),
+            None => (raw, false),
+        };
+        let parsed = classify(line);
+        if let Line::Bad { column, reason } = &parsed {
+            if !options.keep_bad_lines {
+                return Err(FormatError {
+                    file: options.input_name.clone(),
+                    position: format!("{}:{}", first_line + k as u64, column),
+                    message: format!(
+                        "not an Elephant Tracks record: {reason}\n  | {}\n  (use --keep-bad-lines to store such lines verbatim)",
+                        String::from_utf8_lossy(line)
+                    ),
+                });
+            }
+            report.bad_lines += 1;
+        }
+        if !terminated {
+            w.byte(id::KIND, code::UNTERMINATED);
+            w.text(id::TEXT, line);
+            continue;
+        }
+        match parsed {
+            Line::Canonical(r) if !(r.kind == Kind::W && r.fields[1] == u64::MAX) => {
+                model.encode(&r, &mut w)
+            }
+            Line::Canonical(_) | Line::Spelled(_) => {
+                w.byte(id::KIND, code::SPELLED);
+                w.text(id::TEXT, line);
+            }
+            Line::Blank => w.byte(id::KIND, code::BLANK),
+            Line::Comment | Line::WhiteSpace => {
+                w.byte(id::KIND, code::COMMENT);
+                w.text(id::TEXT, line);
+            }
+            Line::Bad { .. } => {
+                w.byte(id::KIND, code::BAD);
+                w.text(id::TEXT, line);
+            }
+        }
+    }
+    let mut out = vec![order.code()];
+    out.extend(
+        w.pack(level)
+            .map_err(|e| io_error(&options.input_name, e))?,
+    );
+    Ok(out)
+}
+
+/// Per-stream sizes of the first block of a trace (raw bytes, zstd bytes), for measurements.
+pub fn stream_sizes(
+    flavour: &Flavour,
+    text: &[u8],
+    level: i32,
+) -> Result<Vec<(String, usize, usize)>, FormatError> {
+    let ends: Vec<usize> = memchr::memchr_iter(b'\n', text).map(|p| p + 1).collect();
+    let order = block_order(flavour, text, &ends);
+    let mut model = Model::new(order);
+    let mut w = StreamWriter::default();
+    let mut start = 0;
+    for &end in &ends {
+        let line = &text[start..end - 1];
+        start = end;
+        match classify(line) {
+            Line::Canonical(r) => model.encode(&r, &mut w),
+            _ => {
+                w.byte(id::KIND, code::SPELLED);
+                w.text(id::TEXT, line);
+            }
+        }
+    }
+    w.packed_sizes(level).map_err(|e| io_error("<memory>", e))
+}

@@ -1,0 +1,528 @@
+//! The prediction state shared by the encoder and the decoder of one block.
+//!
+//! Both sides run the same updates in the same order, so every prediction the encoder makes
+//! (which object a reference names, which method an exit leaves, which class a witness shows)
+//! the decoder makes too; only the difference from the prediction is stored.
+
+use std::collections::{HashMap, VecDeque};
+
+use super::line::{Kind, Record, MAX_FIELDS};
+use super::live::LiveSet;
+use super::streams::{id, unzigzag, zigzag, StreamError, StreamReader, StreamWriter};
+
+/// How the fields of a `U` record are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UOrder {
+    /// `U holder field value thread` (the et2-java producer).
+    HolderFieldValue,
+    /// `U holder value field thread` (the ET3 producer; holder 0 for statics).
+    HolderValueField,
+}
+
+impl UOrder {
+    /// The byte stored at the start of each block.
+    pub fn code(self) -> u8 {
+        match self {
+            UOrder::HolderFieldValue => 0,
+            UOrder::HolderValueField => 1,
+        }
+    }
+
+    /// Inverse of [`UOrder::code`].
+    pub fn from_code(c: u8) -> Option<UOrder> {
+        match c {
+            0 => Some(UOrder::HolderFieldValue),
+            1 => Some(UOrder::HolderValueField),
+            _ => None,
+        }
+    }
+
+    /// The name used in the container's properties and in docs.
+    pub fn name(self) -> &'static str {
+        match self {
+            UOrder::HolderFieldValue => "holder field value thread",
+            UOrder::HolderValueField => "holder value field thread",
+        }
+    }
+
+    /// Positions (in the line) of holder, value and field.
+    fn positions(self) -> (usize, usize, usize) {
+        match self {
+            UOrder::HolderFieldValue => (0, 2, 1),
+            UOrder::HolderValueField => (0, 1, 2),
+        }
+    }
+}
+
+/// Votes on the `U` field order from one record: the field id is a small number, the object
+/// ids are identity hash codes (large) or 0.
+pub fn u_order_vote(r: &Record) -> Option<UOrder> {
+    const SMALL: u64 = 1 << 16;
+    let (a, b) = (r.fields[1], r.fields[2]);
+    if a < SMALL && b >= SMALL {
+        Some(UOrder::HolderFieldValue)
+    } else if b < SMALL && a >= SMALL {
+        Some(UOrder::HolderValueField)
+    } else {
+        None
+    }
+}
+
+/// Kind codes of the `kind` stream.
+pub mod code {
+    /// `N` record.
+    pub const N: u8 = 0;
+    /// `A` record.
+    pub const A: u8 = 1;
+    /// `D` record with three fields.
+    pub const D3: u8 = 2;
+    /// `D` record with four fields (size last).
+    pub const D4: u8 = 3;
+    /// `U` record.
+    pub const U: u8 = 4;
+    /// `M` record.
+    pub const M: u8 = 5;
+    /// `E` record.
+    pub const E: u8 = 6;
+    /// `W` record.
+    pub const W: u8 = 7;
+    /// `T` record.
+    pub const T: u8 = 8;
+    /// `H` record.
+    pub const H: u8 = 9;
+    /// `X` record.
+    pub const X: u8 = 10;
+    /// Empty line.
+    pub const BLANK: u8 = 11;
+    /// `#` comment or a line of white space, text in the `text` stream.
+    pub const COMMENT: u8 = 12;
+    /// A record spelled differently from the canonical rendering, text in `text`.
+    pub const SPELLED: u8 = 13;
+    /// A line that does not parse (kept by `--keep-bad-lines`), text in `text`.
+    pub const BAD: u8 = 14;
+    /// The last line of the input, lacking its `\n`, text in `text`.
+    pub const UNTERMINATED: u8 = 15;
+}
+
+/// Threads remembered in the move-to-front list.
+const THREADS: usize = 64;
+/// Deepest call stack remembered per thread.
+const STACK_LIMIT: usize = 1 << 16;
+/// How far below the top of the stack an exit is looked for.
+const EXIT_SEARCH: usize = 32;
+
+#[derive(Default, Clone, Copy)]
+struct ObjInfo {
+    size: u64,
+    site: Option<(u64, bool)>,
+    class: Option<u64>,
+}
+
+/// What an allocation site allocated last time.
+#[derive(Clone, Copy)]
+struct SiteLast {
+    size: u64,
+    type_id: u64,
+    length: u64,
+}
+
+/// The per-block prediction state.
+pub struct Model {
+    u_order: UOrder,
+    /// Every object seen, ordered by last use: references are coded as move-to-front ranks.
+    recent: LiveSet,
+    info: HashMap<u64, ObjInfo>,
+    threads: Vec<u64>,
+    stacks: HashMap<u64, VecDeque<u64>>,
+    sites: HashMap<(u64, bool), SiteLast>,
+    site_class: HashMap<(u64, bool), u64>,
+    last_death_time: u64,
+    live: LiveSet,
+}
+
+fn kind_code(r: &Record) -> u8 {
+    match r.kind {
+        Kind::N => code::N,
+        Kind::A => code::A,
+        Kind::D if r.len == 3 => code::D3,
+        Kind::D => code::D4,
+        Kind::U => code::U,
+        Kind::M => code::M,
+        Kind::E => code::E,
+        Kind::W => code::W,
+        Kind::T => code::T,
+        Kind::H => code::H,
+        Kind::X => code::X,
+    }
+}
+
+impl Model {
+    /// A fresh state for a block whose `U` records use `u_order`.
+    pub fn new(u_order: UOrder) -> Model {
+        Model {
+            u_order,
+            recent: LiveSet::default(),
+            info: HashMap::new(),
+            threads: Vec::new(),
+            stacks: HashMap::new(),
+            sites: HashMap::new(),
+            site_class: HashMap::new(),
+            last_death_time: 0,
+            live: LiveSet::default(),
+        }
+    }
+
+    /// Marks `obj` as the most recently used object; returns its previous rank from the most
+    /// recent (0 = it was already the most recent), or `None` when it is new.
+    fn touch(&mut self, obj: u64) -> Option<u64> {
+        let n = self.recent.len();
+        let rank = self.recent.kill(obj).map(|r| n - 1 - r);
+        self.recent.allocate(obj);
+        rank
+    }
+
+    /// Reference code: 0 null; 1 an object not seen before in this block (its id follows in
+    /// `raw_id`); 2 + r the object used r distinct objects ago (move-to-front rank).
+    fn put_ref(&mut self, w: &mut StreamWriter, s: usize, obj: u64) {
+        if obj == 0 {
+            w.varint(s, 0);
+            return;
+        }
+        match self.touch(obj) {
+            Some(rank) => w.varint(s, 2 + rank),
+            None => {
+                w.varint(s, 1);
+                w.raw_id(obj);
+            }
+        }
+    }
+
+    fn get_ref(&mut self, r: &mut StreamReader, s: usize) -> Result<u64, StreamError> {
+        let c = r.varint(s)?;
+        let obj = match c {
+            0 => return Ok(0),
+            1 => r.raw_id()?,
+            _ => {
+                let rank = c - 2;
+                let n = self.recent.len();
+                if rank >= n {
+                    return Err(StreamError(format!(
+                        "object reference of rank {rank}, but only {n} objects are known"
+                    )));
+                }
+                self.recent.kill_rank(n - 1 - rank).ok_or_else(|| {
+                    StreamError(format!("object reference of rank {rank} is stale"))
+                })?
+            }
+        };
+        self.touch(obj);
+        Ok(obj)
+    }
+
+    fn put_thread(&mut self, w: &mut StreamWriter, t: u64) {
+        match self.threads.iter().position(|&x| x == t) {
+            Some(p) => {
+                w.varint(id::THREAD, p as u64);
+                self.threads.remove(p);
+            }
+            None => {
+                w.varint(id::THREAD, self.threads.len() as u64);
+                w.varint(id::THREAD_NEW, t);
+                if self.threads.len() == THREADS {
+                    self.threads.pop();
+                }
+            }
+        }
+        self.threads.insert(0, t);
+    }
+
+    fn get_thread(&mut self, r: &mut StreamReader) -> Result<u64, StreamError> {
+        let p = r.varint(id::THREAD)?;
+        let t = if p < self.threads.len() as u64 {
+            self.threads.remove(p as usize)
+        } else if p == self.threads.len() as u64 {
+            if self.threads.len() == THREADS {
+                self.threads.pop();
+            }
+            r.varint(id::THREAD_NEW)?
+        } else {
+            return Err(StreamError(format!(
+                "thread code {p}, but only {} threads are known",
+                self.threads.len()
+            )));
+        };
+        self.threads.insert(0, t);
+        Ok(t)
+    }
+
+    fn push_call(&mut self, thread: u64, method: u64) {
+        let st = self.stacks.entry(thread).or_default();
+        if st.len() == STACK_LIMIT {
+            st.pop_front();
+        }
+        st.push_back(method);
+    }
+
+    fn predicted_class(&self, obj: u64) -> Option<u64> {
+        let info = self.info.get(&obj)?;
+        info.class
+            .or_else(|| info.site.and_then(|s| self.site_class.get(&s).copied()))
+    }
+
+    fn saw_class(&mut self, obj: u64, class: u64) {
+        let info = self.info.entry(obj).or_default();
+        info.class = Some(class);
+        if let Some(s) = info.site {
+            self.site_class.insert(s, class);
+        }
+    }
+
+    /// Writes one record into the streams (its kind code included).
+    pub fn encode(&mut self, rec: &Record, w: &mut StreamWriter) {
+        w.byte(id::KIND, kind_code(rec));
+        let f = &rec.fields;
+        match rec.kind {
+            Kind::N | Kind::A => {
+                let (obj, size, type_id, site, length, thread) =
+                    (f[0], f[1], f[2], f[3], f[4], f[5]);
+                w.raw_id(obj);
+                self.touch(obj);
+                self.live.allocate(obj);
+                let key = (site, rec.kind == Kind::A);
+                w.varint(id::ALLOC_SITE, site);
+                let mut hits = 0u8;
+                if let Some(last) = self.sites.get(&key) {
+                    hits |= u8::from(last.size == size);
+                    hits |= u8::from(last.type_id == type_id) << 1;
+                    hits |= u8::from(last.length == length) << 2;
+                }
+                w.byte(id::ALLOC_HITS, hits);
+                if hits & 1 == 0 {
+                    w.varint(id::ALLOC_SIZE, size);
+                }
+                if hits & 2 == 0 {
+                    w.varint(id::ALLOC_TYPE, type_id);
+                }
+                if hits & 4 == 0 {
+                    w.varint(id::ALLOC_LENGTH, length);
+                }
+                self.after_alloc(obj, key, size, type_id, length);
+                self.put_thread(w, thread);
+            }
+            Kind::D => {
+                // Rank among live objects (oldest first) + 1, or 0 and a plain reference.
+                match self.live.kill(f[0]) {
+                    Some(rank) => w.varint(id::D_OBJECT, rank + 1),
+                    None => {
+                        w.varint(id::D_OBJECT, 0);
+                        self.put_ref(w, id::D_OTHER, f[0]);
+                    }
+                }
+                self.put_thread(w, f[1]);
+                let dt = f[2].wrapping_sub(self.last_death_time) as i64;
+                w.varint(id::D_TIME, zigzag(dt));
+                self.last_death_time = f[2];
+                if rec.len == 4 {
+                    let predicted = self.info.get(&f[0]).map_or(0, |i| i.size);
+                    w.varint(id::D_SIZE, zigzag(f[3].wrapping_sub(predicted) as i64));
+                }
+            }
+            Kind::U => {
+                let (h, v, fl) = self.u_order.positions();
+                self.put_ref(w, id::U_HOLDER, f[h]);
+                self.put_ref(w, id::U_VALUE, f[v]);
+                w.varint(id::U_FIELD, f[fl]);
+                self.put_thread(w, f[3]);
+            }
+            Kind::M => {
+                w.varint(id::M_METHOD, f[0]);
+                self.put_ref(w, id::M_RECEIVER, f[1]);
+                self.put_thread(w, f[2]);
+                self.push_call(f[2], f[0]);
+            }
+            Kind::E => {
+                self.put_thread(w, f[1]);
+                let st = self.stacks.entry(f[1]).or_default();
+                let found = st.iter().rev().take(EXIT_SEARCH).position(|&m| m == f[0]);
+                match found {
+                    Some(depth) => {
+                        w.varint(id::E_CODE, depth as u64 + 1);
+                        st.truncate(st.len() - depth - 1);
+                    }
+                    None => {
+                        w.varint(id::E_CODE, 0);
+                        w.varint(id::E_MISS, f[0]);
+                    }
+                }
+            }
+            Kind::W => {
+                self.put_ref(w, id::W_OBJECT, f[0]);
+                match self.predicted_class(f[0]) {
+                    Some(p) if p == f[1] => w.varint(id::W_CLASS, 0),
+                    _ => w.varint(id::W_CLASS, f[1].wrapping_add(1)),
+                }
+                self.saw_class(f[0], f[1]);
+                self.put_thread(w, f[2]);
+            }
+            Kind::T | Kind::H | Kind::X => {
+                w.varint(id::X_METHOD, f[0]);
+                self.put_ref(w, id::X_OBJECT, f[1]);
+                self.put_ref(w, id::X_OBJECT, f[2]);
+                self.put_thread(w, f[3]);
+            }
+        }
+    }
+
+    fn after_alloc(&mut self, obj: u64, key: (u64, bool), size: u64, type_id: u64, length: u64) {
+        self.sites.insert(
+            key,
+            SiteLast {
+                size,
+                type_id,
+                length,
+            },
+        );
+        self.info.insert(
+            obj,
+            ObjInfo {
+                size,
+                site: Some(key),
+                class: None,
+            },
+        );
+    }
+
+    /// Reads one record whose kind code `c` (a record code, not a line code) was already read.
+    pub fn decode(&mut self, c: u8, r: &mut StreamReader) -> Result<Record, StreamError> {
+        let mut f = [0u64; MAX_FIELDS];
+        let (kind, len) = match c {
+            code::N | code::A => {
+                let kind = if c == code::N { Kind::N } else { Kind::A };
+                let obj = r.raw_id()?;
+                self.touch(obj);
+                self.live.allocate(obj);
+                let site = r.varint(id::ALLOC_SITE)?;
+                let key = (site, kind == Kind::A);
+                let hits = r.byte(id::ALLOC_HITS)?;
+                let last = self.sites.get(&key).copied();
+                if hits != 0 && last.is_none() || hits > 7 {
+                    return Err(StreamError(format!(
+                        "allocation prediction flags {hits} for site {site}, which has no history"
+                    )));
+                }
+                let size = match last {
+                    Some(l) if hits & 1 != 0 => l.size,
+                    _ => r.varint(id::ALLOC_SIZE)?,
+                };
+                let type_id = match last {
+                    Some(l) if hits & 2 != 0 => l.type_id,
+                    _ => r.varint(id::ALLOC_TYPE)?,
+                };
+                let length = match last {
+                    Some(l) if hits & 4 != 0 => l.length,
+                    _ => r.varint(id::ALLOC_LENGTH)?,
+                };
+                self.after_alloc(obj, key, size, type_id, length);
+                let thread = self.get_thread(r)?;
+                f[..6].copy_from_slice(&[obj, size, type_id, site, length, thread]);
+                (kind, 6)
+            }
+            code::D3 | code::D4 => {
+                f[0] = match r.varint(id::D_OBJECT)? {
+                    0 => {
+                        let obj = self.get_ref(r, id::D_OTHER)?;
+                        if self.live.kill(obj).is_some() {
+                            return Err(StreamError(format!(
+                                "death of live object {obj} coded as a plain reference"
+                            )));
+                        }
+                        obj
+                    }
+                    k => self.live.kill_rank(k - 1).ok_or_else(|| {
+                        StreamError(format!(
+                            "death of live object number {}, which does not exist",
+                            k - 1
+                        ))
+                    })?,
+                };
+                f[1] = self.get_thread(r)?;
+                let dt = unzigzag(r.varint(id::D_TIME)?);
+                f[2] = self.last_death_time.wrapping_add(dt as u64);
+                self.last_death_time = f[2];
+                if c == code::D4 {
+                    let predicted = self.info.get(&f[0]).map_or(0, |i| i.size);
+                    f[3] = predicted.wrapping_add(unzigzag(r.varint(id::D_SIZE)?) as u64);
+                    (Kind::D, 4)
+                } else {
+                    (Kind::D, 3)
+                }
+            }
+            code::U => {
+                let (h, v, fl) = self.u_order.positions();
+                f[h] = self.get_ref(r, id::U_HOLDER)?;
+                f[v] = self.get_ref(r, id::U_VALUE)?;
+                f[fl] = r.varint(id::U_FIELD)?;
+                f[3] = self.get_thread(r)?;
+                (Kind::U, 4)
+            }
+            code::M => {
+                f[0] = r.varint(id::M_METHOD)?;
+                f[1] = self.get_ref(r, id::M_RECEIVER)?;
+                f[2] = self.get_thread(r)?;
+                self.push_call(f[2], f[0]);
+                (Kind::M, 3)
+            }
+            code::E => {
+                f[1] = self.get_thread(r)?;
+                let e = r.varint(id::E_CODE)?;
+                let st = self.stacks.entry(f[1]).or_default();
+                if e == 0 {
+                    f[0] = r.varint(id::E_MISS)?;
+                } else {
+                    let depth = (e - 1) as usize;
+                    if depth >= st.len() || depth >= EXIT_SEARCH {
+                        return Err(StreamError(format!(
+                            "method exit {depth} frames down a stack of {}",
+                            st.len()
+                        )));
+                    }
+                    f[0] = st[st.len() - 1 - depth];
+                    st.truncate(st.len() - depth - 1);
+                }
+                (Kind::E, 2)
+            }
+            code::W => {
+                f[0] = self.get_ref(r, id::W_OBJECT)?;
+                let cc = r.varint(id::W_CLASS)?;
+                f[1] = if cc == 0 {
+                    self.predicted_class(f[0]).ok_or_else(|| {
+                        StreamError(format!("witness of object {} has no predicted class", f[0]))
+                    })?
+                } else {
+                    cc.wrapping_sub(1)
+                };
+                self.saw_class(f[0], f[1]);
+                f[2] = self.get_thread(r)?;
+                (Kind::W, 3)
+            }
+            code::T | code::H | code::X => {
+                f[0] = r.varint(id::X_METHOD)?;
+                f[1] = self.get_ref(r, id::X_OBJECT)?;
+                f[2] = self.get_ref(r, id::X_OBJECT)?;
+                f[3] = self.get_thread(r)?;
+                let kind = match c {
+                    code::T => Kind::T,
+                    code::H => Kind::H,
+                    _ => Kind::X,
+                };
+                (kind, 4)
+            }
+            other => return Err(StreamError(format!("unknown record code {other}"))),
+        };
+        Ok(Record {
+            kind,
+            len,
+            fields: f,
+        })
+    }
+}

@@ -1,0 +1,378 @@
+//! The per-field byte streams of one block, and how they are packed into one container section.
+//!
+//! Every stream is compressed on its own (zstd) because each holds values of one kind, which is
+//! what makes split streams compress well; they are then packed into a single container section
+//! so that a small trace does not pay a section descriptor per stream.
+
+use std::io::Read;
+
+/// Names of the streams, in packing order; the index is the stream number.
+pub const STREAM_NAMES: [&str; STREAM_COUNT] = [
+    "control",
+    "thread",
+    "thread_new",
+    "raw_id",
+    "alloc_hits",
+    "alloc_size",
+    "alloc_type",
+    "alloc_length",
+    "u_holder",
+    "u_value",
+    "m_receiver",
+    "e_miss",
+    "w_object",
+    "d_object",
+    "d_time",
+    "d_size",
+    "x_method",
+    "x_object",
+    "text",
+    "d_other",
+];
+
+/// Number of streams in every block.
+pub const STREAM_COUNT: usize = 20;
+
+/// Stream numbers (indices into [`STREAM_NAMES`]).
+///
+/// The line kind and the fields that follow the program's control flow (method ids, exit
+/// codes, witness classes, field ids, allocation sites) share the `control` stream: they repeat
+/// together with the loops of the traced program, so one stream holds one long repetition where
+/// separate streams would each pay for it.
+#[allow(missing_docs)]
+pub mod id {
+    pub const KIND: usize = 0;
+    pub const M_METHOD: usize = KIND;
+    pub const E_CODE: usize = KIND;
+    pub const W_CLASS: usize = KIND;
+    pub const U_FIELD: usize = KIND;
+    pub const ALLOC_SITE: usize = KIND;
+    pub const THREAD: usize = 1;
+    pub const THREAD_NEW: usize = 2;
+    pub const RAW_ID: usize = 3;
+    pub const ALLOC_HITS: usize = 4;
+    pub const ALLOC_SIZE: usize = 5;
+    pub const ALLOC_TYPE: usize = 6;
+    pub const ALLOC_LENGTH: usize = 7;
+    pub const U_HOLDER: usize = 8;
+    pub const U_VALUE: usize = 9;
+    pub const M_RECEIVER: usize = 10;
+    pub const E_MISS: usize = 11;
+    pub const W_OBJECT: usize = 12;
+    pub const D_OBJECT: usize = 13;
+    pub const D_TIME: usize = 14;
+    pub const D_SIZE: usize = 15;
+    pub const X_METHOD: usize = 16;
+    pub const X_OBJECT: usize = 17;
+    pub const TEXT: usize = 18;
+    pub const D_OTHER: usize = 19;
+}
+
+/// Largest decompressed stream accepted (guards against decompression bombs).
+const MAX_STREAM_BYTES: u64 = 1 << 30;
+
+/// Maps a signed value to an unsigned one so that small magnitudes stay small.
+pub fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Inverse of [`zigzag`].
+pub fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Appends `v` as a LEB128 varint.
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The streams being written for one block.
+#[derive(Default)]
+pub struct StreamWriter {
+    /// One byte vector per stream.
+    pub streams: [Vec<u8>; STREAM_COUNT],
+}
+
+impl StreamWriter {
+    /// Appends a varint to stream `s`.
+    pub fn varint(&mut self, s: usize, v: u64) {
+        put_varint(&mut self.streams[s], v);
+    }
+
+    /// Appends one byte to stream `s`.
+    pub fn byte(&mut self, s: usize, b: u8) {
+        self.streams[s].push(b);
+    }
+
+    /// Appends a 32-bit-or-wider id: 4 bytes big-endian, or the escape `ffffffff` and 8 bytes.
+    pub fn raw_id(&mut self, v: u64) {
+        let out = &mut self.streams[id::RAW_ID];
+        if v < 0xffff_ffff {
+            out.extend_from_slice(&(v as u32).to_be_bytes());
+        } else {
+            out.extend_from_slice(&[0xff; 4]);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+    }
+
+    /// Appends a length-prefixed byte string to stream `s`.
+    pub fn text(&mut self, s: usize, bytes: &[u8]) {
+        put_varint(&mut self.streams[s], bytes.len() as u64);
+        self.streams[s].extend_from_slice(bytes);
+    }
+
+    /// True when nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.streams.iter().all(|s| s.is_empty())
+    }
+
+    /// Compresses the streams and packs them, whichever of two layouts is smaller.
+    ///
+    /// Layout 0 (split): byte 0, a varint count of streams, then for each a varint
+    /// `stored_len << 1 | compressed` and the stored bytes (a stream whose zstd frame would be
+    /// larger than itself is stored as is). Layout 1 (joined, better for small blocks): byte 1,
+    /// then one zstd frame holding a varint count, each stream's varint length, and the streams
+    /// one after another.
+    pub fn pack(&self, level: i32) -> std::io::Result<Vec<u8>> {
+        let mut split = vec![0u8];
+        put_varint(&mut split, STREAM_COUNT as u64);
+        let mut joined = Vec::new();
+        put_varint(&mut joined, STREAM_COUNT as u64);
+        for s in &self.streams {
+            put_varint(&mut joined, s.len() as u64);
+            let z = if s.len() > 8 {
+                Some(zstd::bulk::compress(s, level)?)
+            } else {
+                None
+            };
+            match z {
+                Some(z) if z.len() < s.len() => {
+                    put_varint(&mut split, ((z.len() as u64) << 1) | 1);
+                    split.extend_from_slice(&z);
+                }
+                _ => {
+                    put_varint(&mut split, (s.len() as u64) << 1);
+                    split.extend_from_slice(s);
+                }
+            }
+        }
+        // Joining only pays off where per-frame overhead matters: small blocks.
+        if split.len() < 64 << 10 {
+            for s in &self.streams {
+                joined.extend_from_slice(s);
+            }
+            let mut one = vec![1u8];
+            one.extend(zstd::bulk::compress(&joined, level)?);
+            if one.len() < split.len() {
+                return Ok(one);
+            }
+        }
+        Ok(split)
+    }
+
+    /// Sum of the compressed stream sizes, stream by stream (for measurements).
+    pub fn packed_sizes(&self, level: i32) -> std::io::Result<Vec<(String, usize, usize)>> {
+        let mut v = Vec::new();
+        for (i, s) in self.streams.iter().enumerate() {
+            let z = if s.is_empty() {
+                0
+            } else {
+                zstd::bulk::compress(s, level)?.len().min(s.len())
+            };
+            v.push((STREAM_NAMES[i].to_string(), s.len(), z));
+        }
+        Ok(v)
+    }
+}
+
+/// A problem while reading the packed streams; the caller adds the block and file.
+#[derive(Debug)]
+pub struct StreamError(pub String);
+
+/// Decompresses one zstd frame, refusing more than [`MAX_STREAM_BYTES`].
+fn inflate(stored: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let dec = zstd::stream::read::Decoder::new(stored).map_err(|e| e.to_string())?;
+    dec.take(MAX_STREAM_BYTES + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("does not decompress: {e}"))?;
+    if out.len() as u64 > MAX_STREAM_BYTES {
+        return Err("decompresses to more than 1 GiB".to_string());
+    }
+    Ok(out)
+}
+
+/// Reads the packed streams of one block.
+pub struct StreamReader {
+    streams: Vec<Vec<u8>>,
+    cursors: [usize; STREAM_COUNT],
+}
+
+fn take_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0u32;
+    loop {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        if shift >= 64 || (shift == 63 && b > 1) {
+            return None;
+        }
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+        shift += 7;
+    }
+}
+
+impl StreamReader {
+    /// Unpacks and decompresses the streams of one block (either layout of [`StreamWriter::pack`]).
+    pub fn unpack(packed: &[u8]) -> Result<StreamReader, StreamError> {
+        match packed.split_first() {
+            Some((0, rest)) => Self::unpack_split(rest),
+            Some((1, rest)) => Self::unpack_joined(rest),
+            Some((l, _)) => Err(StreamError(format!("unknown stream layout {l}"))),
+            None => Err(StreamError("no stream layout byte".to_string())),
+        }
+    }
+
+    fn unpack_joined(frame: &[u8]) -> Result<StreamReader, StreamError> {
+        let all = inflate(frame).map_err(|e| StreamError(format!("joined streams: {e}")))?;
+        let mut pos = 0usize;
+        let bad = |what: &str| StreamError(format!("joined streams: {what}"));
+        let count = take_varint(&all, &mut pos).ok_or_else(|| bad("truncated stream count"))?;
+        if count != STREAM_COUNT as u64 {
+            return Err(bad(&format!(
+                "{count} streams; this version reads {STREAM_COUNT}"
+            )));
+        }
+        let mut lens = Vec::with_capacity(STREAM_COUNT);
+        for name in STREAM_NAMES {
+            let n = take_varint(&all, &mut pos)
+                .ok_or_else(|| bad(&format!("truncated length of `{name}`")))?;
+            lens.push(usize::try_from(n).map_err(|_| bad("stream too long"))?);
+        }
+        let mut streams = Vec::with_capacity(STREAM_COUNT);
+        for (name, n) in STREAM_NAMES.iter().zip(lens) {
+            let end = pos
+                .checked_add(n)
+                .filter(|&e| e <= all.len())
+                .ok_or_else(|| bad(&format!("stream `{name}` runs past the end")))?;
+            streams.push(all[pos..end].to_vec());
+            pos = end;
+        }
+        if pos != all.len() {
+            return Err(bad("trailing bytes after the last stream"));
+        }
+        Ok(StreamReader {
+            streams,
+            cursors: [0; STREAM_COUNT],
+        })
+    }
+
+    fn unpack_split(packed: &[u8]) -> Result<StreamReader, StreamError> {
+        let mut pos = 0usize;
+        let bad = |what: &str, pos: usize| {
+            StreamError(format!("{what} at byte {} of the packed streams", pos + 1))
+        };
+        let count =
+            take_varint(packed, &mut pos).ok_or_else(|| bad("truncated stream count", pos))?;
+        if count != STREAM_COUNT as u64 {
+            return Err(StreamError(format!(
+                "block has {count} streams; this version reads {STREAM_COUNT}"
+            )));
+        }
+        let mut streams = Vec::with_capacity(STREAM_COUNT);
+        for name in STREAM_NAMES {
+            let at = pos;
+            let head = take_varint(packed, &mut pos)
+                .ok_or_else(|| bad(&format!("truncated length of stream `{name}`"), at))?;
+            let len = usize::try_from(head >> 1).map_err(|_| bad("stream too long", at))?;
+            let end = pos
+                .checked_add(len)
+                .filter(|&e| e <= packed.len())
+                .ok_or_else(|| bad(&format!("stream `{name}` runs past the section end"), at))?;
+            let stored = &packed[pos..end];
+            pos = end;
+            if head & 1 == 1 {
+                streams
+                    .push(inflate(stored).map_err(|e| bad(&format!("stream `{name}`: {e}"), at))?);
+            } else {
+                streams.push(stored.to_vec());
+            }
+        }
+        if pos != packed.len() {
+            return Err(bad("trailing bytes after the last stream", pos));
+        }
+        Ok(StreamReader {
+            streams,
+            cursors: [0; STREAM_COUNT],
+        })
+    }
+
+    fn exhausted(&self, s: usize) -> StreamError {
+        StreamError(format!(
+            "stream `{}` ends early (byte {})",
+            STREAM_NAMES[s], self.cursors[s]
+        ))
+    }
+
+    /// Next varint of stream `s`.
+    pub fn varint(&mut self, s: usize) -> Result<u64, StreamError> {
+        let mut pos = self.cursors[s];
+        let v = take_varint(&self.streams[s], &mut pos).ok_or_else(|| self.exhausted(s))?;
+        self.cursors[s] = pos;
+        Ok(v)
+    }
+
+    /// Next byte of stream `s`.
+    pub fn byte(&mut self, s: usize) -> Result<u8, StreamError> {
+        let b = *self.streams[s]
+            .get(self.cursors[s])
+            .ok_or_else(|| self.exhausted(s))?;
+        self.cursors[s] += 1;
+        Ok(b)
+    }
+
+    fn bytes(&mut self, s: usize, n: usize) -> Result<&[u8], StreamError> {
+        let start = self.cursors[s];
+        let end = start
+            .checked_add(n)
+            .filter(|&e| e <= self.streams[s].len())
+            .ok_or_else(|| self.exhausted(s))?;
+        self.cursors[s] = end;
+        Ok(&self.streams[s][start..end])
+    }
+
+    /// Next id of the raw-id stream (see [`StreamWriter::raw_id`]).
+    pub fn raw_id(&mut self) -> Result<u64, StreamError> {
+        let b = self.bytes(id::RAW_ID, 4)?;
+        let v = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        if v != 0xffff_ffff {
+            return Ok(u64::from(v));
+        }
+        let b = self.bytes(id::RAW_ID, 8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_be_bytes(a))
+    }
+
+    /// Next length-prefixed byte string of stream `s`.
+    pub fn text(&mut self, s: usize) -> Result<Vec<u8>, StreamError> {
+        let n = self.varint(s)?;
+        let n = usize::try_from(n).map_err(|_| self.exhausted(s))?;
+        Ok(self.bytes(s, n)?.to_vec())
+    }
+
+    /// Names of streams with bytes left over (a corrupt or mismatched block).
+    pub fn leftovers(&self) -> Vec<&'static str> {
+        (0..STREAM_COUNT)
+            .filter(|&s| self.cursors[s] != self.streams[s].len())
+            .map(|s| STREAM_NAMES[s])
+            .collect()
+    }
+}
