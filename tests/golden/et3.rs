@@ -6,28 +6,73 @@
 /// The DTD this code was generated from.
 #[allow(dead_code)]
 pub const DTD_SOURCE: &str = r#"// et3.dtd: Elephant Tracks ET3 text trace lines (hatf et3; U = holder value field thread).
-// Fields as decoded; the byte layout is model streams, see docs/FORMAT-et.md.
-tag.width=1;
-obj.width=8;obj.interpretation=none;
-size.width=8;size.interpretation=none;
-id.width=8;id.interpretation=none;
-len.width=8;len.interpretation=none;
-thread.width=8;thread.interpretation=none;
-time.width=8;time.interpretation=none;
-section et 1{
-N:(tag,obj,size,id,id,len,thread){tag.value=4;}
-A:(tag,obj,size,id,id,len,thread){tag.value=5;}
-D:(tag,obj,thread,time){tag.value=6;}
-Ds:(tag,obj,thread,time,size){tag.value=7;}
-U:(tag,obj,obj,id,thread){tag.value=8;}
-M:(tag,id,obj,thread){tag.value=9;}
-E:(tag,id,thread){tag.value=10;}
-W:(tag,obj,id,thread){tag.value=11;}
-T:(tag,id,obj,obj,thread){tag.value=12;}
-H:(tag,id,obj,obj,thread){tag.value=13;}
-X:(tag,id,obj,obj,thread){tag.value=14;}
-blank:(tag){tag.value=15;}
-verbatim:(tag,vfield){tag.value=16;}
+// Fields as decoded; the byte layout is model streams, see docs/FORMAT.md §6.2.
+tag.width = 1;
+obj.width = 8;
+obj.interpretation = none;
+size.width = 8;
+size.interpretation = none;
+id.width = 8;
+id.interpretation = none;
+len.width = 8;
+len.interpretation = none;
+thread.width = 8;
+thread.interpretation = none;
+time.width = 8;
+time.interpretation = none;
+
+section et 1 {
+    N : (tag, obj, size, id, id, len, thread) {
+        tag.value = 4;
+    }
+
+    A : (tag, obj, size, id, id, len, thread) {
+        tag.value = 5;
+    }
+
+    D : (tag, obj, thread, time) {
+        tag.value = 6;
+    }
+
+    Ds : (tag, obj, thread, time, size) {
+        tag.value = 7;
+    }
+
+    U : (tag, obj, obj, id, thread) {
+        tag.value = 8;
+    }
+
+    M : (tag, id, obj, thread) {
+        tag.value = 9;
+    }
+
+    E : (tag, id, thread) {
+        tag.value = 10;
+    }
+
+    W : (tag, obj, id, thread) {
+        tag.value = 11;
+    }
+
+    T : (tag, id, obj, obj, thread) {
+        tag.value = 12;
+    }
+
+    H : (tag, id, obj, obj, thread) {
+        tag.value = 13;
+    }
+
+    X : (tag, id, obj, obj, thread) {
+        tag.value = 14;
+    }
+
+    blank : (tag) {
+        tag.value = 15;
+    }
+
+    verbatim : (tag, vfield) {
+        tag.value = 16;
+    }
 }
 "#;
 

@@ -7,7 +7,7 @@
 #[allow(dead_code)]
 pub const DTD_SOURCE: &str = r#"// malloc-bench.dtd: the logical records of a malloc-bench trace (gzip of one Tracefile
 // protobuf). `hatf encode --from malloc-bench` keeps the gzip bytes as they are (see
-// docs/FORMAT-alloc.md); these records are what the protobuf holds, ids standing for blocks.
+// docs/FORMAT.md §6.1); these records are what the protobuf holds, ids standing for blocks.
 // Meta-TF version 1.0
 
 tag.width = 1;

@@ -7,7 +7,7 @@
 #[allow(dead_code)]
 pub const DTD_SOURCE: &str = r#"// memory-replay.dtd: the logical records of an Android memory_replay dump (bionic malloc debug
 // record_allocs: "<tid>: <action> <ptr> [args]"), as stored by `hatf encode --from memory-replay`.
-// One record per text line. The container holds them in model streams (docs/FORMAT-alloc.md);
+// One record per text line. The container holds them in model streams (docs/FORMAT.md §6.1);
 // these fields are what a decoder reconstructs, not the byte layout of the sections.
 // Meta-TF version 1.0
 

@@ -7,7 +7,7 @@
 #[allow(dead_code)]
 pub const DTD_SOURCE: &str = r#"// mtrace.dtd: the logical records of a glibc mtrace log (MALLOC_TRACE output), as stored by
 // `hatf encode --from mtrace`. One record per text line. The container holds these records in
-// model streams (see docs/FORMAT-alloc.md): the fields below are what a decoder reconstructs,
+// model streams (see docs/FORMAT.md §6.1): the fields below are what a decoder reconstructs,
 // not the byte layout of the sections.
 // Meta-TF version 1.0
 

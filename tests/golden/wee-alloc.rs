@@ -8,7 +8,7 @@
 pub const DTD_SOURCE: &str = r#"// wee-alloc.dtd: the logical records of a wee_alloc benchmark trace ("Alloc(size)," and
 // "Free(index)," lines, index counting earlier Alloc lines from 0), as stored by
 // `hatf encode --from wee-alloc`. The container holds them in model streams
-// (docs/FORMAT-alloc.md); these fields are what a decoder reconstructs.
+// (docs/FORMAT.md §6.1); these fields are what a decoder reconstructs.
 // Meta-TF version 1.0
 
 tag.width = 1;

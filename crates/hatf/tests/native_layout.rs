@@ -1,4 +1,4 @@
-//! HATF 1.0 native: byte layouts from Appendix A and the decisions in docs/FORMAT-hatf10.md.
+//! HATF 1.0 native: byte layouts from Appendix A and the decisions in docs/FORMAT.md §3.
 
 use hatf::alloc::native::{
     DataRecord, Field, Interpretation, Metadata, NativeReader, NativeWriter, Record, RecordKind,

@@ -14,8 +14,9 @@
 //!    need a whole record (unknown fields, missing widths, references, cycles) happen here and
 //!    add to the same error list; a schema is returned only when the list is empty.
 //!
-//! Errors come back as [`Diagnostics`], which print like a compiler's. See `LANGUAGE.md` in this
-//! crate for the language and the meaning this crate gives to the paper's open points.
+//! Errors come back as [`Diagnostics`], which print like a compiler's. Section 4 of the
+//! repository's `docs/FORMAT.md` describes the language and the meaning this crate gives to the
+//! paper's open points.
 //!
 //! ```
 //! let schema = metatf_dtd::parse_schema(

@@ -245,7 +245,7 @@ fn grammar_problem(
     } else if expected.contains(&"a field") {
         "a field list holds at least one field name, e.g. `(tag, size)`"
     } else {
-        "see LANGUAGE.md for the grammar"
+        "see section 4 of docs/FORMAT.md for the grammar"
     };
     Problem::new(span(at, at + 1), format!("expected {list}, found {found}"))
         .label("unexpected here")

@@ -1,4 +1,4 @@
-//! The meaning LANGUAGE.md gives to the paper's open points, one test per rule.
+//! The meaning docs/FORMAT.md §4 gives to the paper's open points, one test per rule.
 
 use metatf_dtd::{parse_schema, FieldKind, Interpretation, RecordDef, Schema};
 

@@ -1,4 +1,4 @@
-//! Golden byte layouts, checked by hand against docs/FORMAT-container.md: a small HATF-like
+//! Golden byte layouts, checked by hand against docs/FORMAT.md §5: a small HATF-like
 //! trace with the paper's `(metadata, alloc, size, width, 8)` example, stored uncompressed so
 //! every byte can be read in the snapshot.
 

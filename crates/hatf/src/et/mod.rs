@@ -2,7 +2,7 @@
 //!
 //! ET2 and ET3 share one record syntax and differ in the field order of `U` records; both
 //! formats detect the order per block, so either name reads either dialect losslessly. The
-//! stream layout is described in `docs/FORMAT-et.md`.
+//! stream layout is described in `docs/FORMAT.md §6.2`.
 
 use std::io::{Read, Write};
 

@@ -1,6 +1,6 @@
 //! The Meta-TF container: a self-describing, streaming, checksummed file of blocks.
 //!
-//! Layout (all framing integers little-endian; see `docs/FORMAT-container.md`):
+//! Layout (all framing integers little-endian; see `docs/FORMAT.md §5`):
 //! header (magic, version, class, byte order, format id, properties, DTD, CRC), then blocks
 //! (marker, numbers, section descriptors, CRC, section bytes), then an index of the blocks and a
 //! 32-byte trailer pointing at it. The header needs no counts, so it is written first; a file

@@ -11,7 +11,7 @@
 //! pairs n=2 a+b=[{a=1 b=2} {a=3 b=4}]
 //! ```
 //!
-//! See `docs/FORMAT-container.md` for the grammar.
+//! See `docs/FORMAT.md §5` for the grammar.
 
 mod parse;
 mod print;

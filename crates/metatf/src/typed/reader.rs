@@ -6,12 +6,12 @@ use std::marker::PhantomData;
 
 use super::codec::Decoder;
 use super::plan::{wire_shape, FormatPlan, Kind, COMMENT, METADATA, SECTION};
-use crate::universal::values::BlockValues as ReadValues;
 use super::{Format, TypedEvent};
 use crate::container::{Block, ContainerHeader, ContainerReader};
 use crate::error::Error;
 use crate::field::bits::read_uint;
 use crate::field::{Change, FieldState, MAX_WIDTH};
+use crate::universal::values::BlockValues as ReadValues;
 use crate::universal::RECORD_SECTION;
 
 /// Reads the records of a container as values of format `T`, one block in memory at a time.

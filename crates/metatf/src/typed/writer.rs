@@ -7,12 +7,12 @@ use metatf_dtd::Interpretation;
 
 use super::codec::{put_uint, Encoder, Stop};
 use super::plan::{FormatPlan, Kind, COMMENT, METADATA, SECTION};
-use crate::universal::values::ValueBuilder as WriteValues;
 use super::{Format, TypedEvent};
 use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
 use crate::error::Error;
 use crate::field::bits::{unsigned_width, write_uint};
 use crate::field::{Change, FieldState, Misfit};
+use crate::universal::values::ValueBuilder as WriteValues;
 use crate::universal::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
 
 /// Writes records of format `T` into a container, in blocks.

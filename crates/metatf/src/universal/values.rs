@@ -29,11 +29,7 @@ impl ValueSource for BlockValues {
             ));
         }
         let at = (index * w) as usize;
-        Ok(read_uint(
-            &bytes[at..],
-            *width,
-            self.order,
-        ))
+        Ok(read_uint(&bytes[at..], *width, self.order))
     }
 }
 

@@ -1,7 +1,7 @@
 //! The `auto` model shared by every allocation front end: predicts each field of a record from
 //! what came before and stores only which prediction held (a small symbol) or, when none did,
 //! the residual. Each kind of symbol goes to its own stream so a general compressor sees
-//! uniform data. The exact layout is in `docs/FORMAT-alloc.md`.
+//! uniform data. The exact layout is in `docs/FORMAT.md §6.1`.
 
 pub mod addr;
 pub mod live;

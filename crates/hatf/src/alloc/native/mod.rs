@@ -2,7 +2,7 @@
 //! that widens fields instead of truncating, and the mapping to and from allocation events.
 //!
 //! The byte layout and every decision taken where the paper is unclear are in
-//! `docs/FORMAT-hatf10.md`.
+//! `docs/FORMAT.md §3`.
 
 pub mod codes;
 pub mod error;

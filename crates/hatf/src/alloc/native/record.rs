@@ -154,7 +154,7 @@ pub struct DataRecord {
     pub heap: u64,
     /// Time.
     pub time: u64,
-    /// Attributes (a byte string; see docs/FORMAT-hatf10.md).
+    /// Attributes (a byte string; see docs/FORMAT.md §3).
     pub attributes: Vec<u8>,
 }
 
