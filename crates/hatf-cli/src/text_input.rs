@@ -4,7 +4,7 @@
 //! no more memory than analysing its text.
 
 use crate::error::{CliError, CliResult};
-use crate::peek::container_header;
+use crate::peek::{container_header, Replayed};
 use hatf::format::{self, DecodeOptions, TraceFormat};
 use metatf::container::looks_like_container;
 use std::io::{Cursor, Read};
@@ -50,16 +50,13 @@ pub fn known_formats() -> String {
 }
 
 /// Reads up to [`DETECT_BYTES`] from `reader` and returns them with a reader over the whole input.
-pub fn read_head(
-    mut reader: Box<dyn Read + Send>,
-    name: &str,
-) -> CliResult<(Vec<u8>, Box<dyn Read + Send>)> {
+pub fn read_head<R: Read>(mut reader: R, name: &str) -> CliResult<(Vec<u8>, Replayed<R>)> {
     let mut head = Vec::with_capacity(DETECT_BYTES);
     (&mut reader)
         .take(DETECT_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
-    Ok((head.clone(), Box::new(Cursor::new(head).chain(reader))))
+    Ok((head.clone(), Cursor::new(head).chain(reader)))
 }
 
 /// Opens `path` as a text trace: text is read as is (format from `from`), binary is decoded.
@@ -67,13 +64,12 @@ pub fn open_text_trace(path: &Path, from: &str) -> CliResult<TextTrace> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path)
         .map_err(|e| CliError::input(format!("{name}: cannot open: {e}")))?;
-    let reader: Box<dyn Read + Send> = Box::new(std::io::BufReader::with_capacity(1 << 20, file));
-    let (head, whole) = read_head(reader, &name)?;
+    let (head, whole) = read_head(std::io::BufReader::with_capacity(1 << 20, file), &name)?;
     if !looks_like_container(&head) {
         let format = choose_format(from, &head, &name)?;
         return Ok(TextTrace {
             format,
-            reader: whole,
+            reader: Box::new(whole),
             decoder: None,
         });
     }

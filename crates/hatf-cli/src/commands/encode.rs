@@ -4,10 +4,9 @@ use crate::args::{CompressArg, EncodeArgs};
 use crate::error::{CliError, CliResult};
 use crate::io::{create_output, open_input, Content};
 use crate::runtime_error::from_runtime;
-use crate::text_input::{choose_format, DETECT_BYTES};
+use crate::text_input::{choose_format, read_head};
 use crate::Verbosity;
 use hatf::format::{Compression, EncodeOptions};
-use std::io::{Cursor, Read};
 
 /// Runs `hatf encode`.
 pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
@@ -22,14 +21,10 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     }
     // The output is opened first so that a refusal (existing file, terminal) costs no work.
     let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
-    let mut input = open_input(args.input.as_deref())?;
+    let input = open_input(args.input.as_deref())?;
 
     // Detection needs the first bytes; they are read once and then put back in front of the rest.
-    let mut head = Vec::with_capacity(DETECT_BYTES);
-    (&mut input.reader)
-        .take(DETECT_BYTES as u64)
-        .read_to_end(&mut head)
-        .map_err(|e| CliError::input(format!("{}: cannot read: {e}", input.name)))?;
+    let (head, mut whole) = read_head(input.reader, &input.name)?;
     let chosen = choose_format(&args.from, &head, &input.name)?;
     if verbosity.verbose {
         eprintln!(
@@ -60,7 +55,6 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         keep_bad_lines: args.keep_bad_lines,
         names_dir: args.names.clone(),
     };
-    let mut whole = Cursor::new(head).chain(input.reader);
     let report = chosen.encode(&mut whole, output.writer(), &options)?;
     output.commit()?;
     if verbosity.verbose {
