@@ -10,6 +10,7 @@ pub mod native;
 pub mod paper;
 pub mod raw_store;
 pub mod stats;
+pub mod text_lines;
 pub mod varint;
 pub mod wee_alloc;
 

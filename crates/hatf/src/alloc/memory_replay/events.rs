@@ -1,9 +1,10 @@
 //! `memory_replay` dump → allocation events.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 
 use super::line::{self, Action};
 use crate::alloc::event::{AllocEvent, AllocKind};
+use crate::alloc::text_lines::{bad_line, for_each_line};
 use crate::format::FormatError;
 
 /// Calls `sink` with the event of every line, in order. Each thread id's first line gives no
@@ -13,34 +14,9 @@ pub fn for_each_event(
     name: &str,
     sink: &mut dyn FnMut(AllocEvent),
 ) -> Result<(), FormatError> {
-    let mut reader = BufReader::with_capacity(1 << 20, input);
-    let mut buf = Vec::new();
-    let mut line_no = 0u64;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| FormatError {
-                file: name.to_string(),
-                position: format!("{}:1", line_no + 1),
-                message: format!("cannot read the input: {e}"),
-            })?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let mut text = &buf[..];
-        if let Some(t) = text.strip_suffix(b"\n") {
-            text = t;
-        }
-        if let Some(t) = text.strip_suffix(b"\r") {
-            text = t;
-        }
-        let l = line::parse(text).map_err(|e| FormatError {
-            file: name.to_string(),
-            position: format!("{line_no}:{}", e.column),
-            message: format!("{}: `{}`", e.message, String::from_utf8_lossy(text)),
-        })?;
+    for_each_line(input, name, |line_no, text| {
+        let l =
+            line::parse(text).map_err(|e| bad_line(name, line_no, e.column, &e.message, text))?;
         let kind = match l.action {
             Action::Malloc => AllocKind::Malloc,
             Action::Calloc => AllocKind::Calloc,
@@ -69,8 +45,8 @@ pub fn for_each_event(
             Action::Free | Action::ThreadDone => {}
         }
         sink(e);
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Every allocation event of a `memory_replay` dump (see [`for_each_event`]).

@@ -1,9 +1,10 @@
 //! `mtrace` log → allocation events, for the paper's encodings and for statistics.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 
 use super::line::{self, Line, Op};
 use crate::alloc::event::{AllocEvent, AllocKind};
+use crate::alloc::text_lines::{bad_line, for_each_line};
 use crate::format::FormatError;
 
 /// Calls `sink` with every allocation event of an `mtrace` log, in order. A `<` line followed
@@ -14,36 +15,11 @@ pub fn for_each_event(
     name: &str,
     sink: &mut dyn FnMut(AllocEvent),
 ) -> Result<(), FormatError> {
-    let mut reader = BufReader::with_capacity(1 << 20, input);
-    let mut buf = Vec::new();
-    let mut line_no = 0u64;
     let mut pending_old: Option<u64> = None;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| FormatError {
-                file: name.to_string(),
-                position: format!("{}:1", line_no + 1),
-                message: format!("cannot read the input: {e}"),
-            })?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let mut text = &buf[..];
-        if let Some(t) = text.strip_suffix(b"\n") {
-            text = t;
-        }
-        if let Some(t) = text.strip_suffix(b"\r") {
-            text = t;
-        }
-        let parsed = line::parse(text).map_err(|e| FormatError {
-            file: name.to_string(),
-            position: format!("{line_no}:{}", e.column),
-            message: format!("{}: `{}`", e.message, String::from_utf8_lossy(text)),
-        })?;
-        let Line::Op(op) = parsed else { continue };
+    for_each_line(input, name, |line_no, text| {
+        let parsed =
+            line::parse(text).map_err(|e| bad_line(name, line_no, e.column, &e.message, text))?;
+        let Line::Op(op) = parsed else { return Ok(()) };
         if let Some(old) = pending_old.take() {
             if op.op == Op::ReallocNew {
                 let mut e = AllocEvent::new(AllocKind::Realloc);
@@ -51,7 +27,7 @@ pub fn for_each_event(
                 e.address = op.addr;
                 e.size = op.size;
                 sink(e);
-                continue;
+                return Ok(());
             }
             let mut e = AllocEvent::new(AllocKind::Free);
             e.address = old;
@@ -71,7 +47,8 @@ pub fn for_each_event(
                 sink(e);
             }
         }
-    }
+        Ok(())
+    })?;
     if let Some(old) = pending_old {
         let mut e = AllocEvent::new(AllocKind::Free);
         e.address = old;
