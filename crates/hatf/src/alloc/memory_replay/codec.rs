@@ -1,7 +1,7 @@
 //! Text ↔ container for Android `memory_replay` dumps.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Write};
 
 use metatf::container::ContainerHeader;
 
@@ -10,6 +10,7 @@ use super::line::{self, Action, ReplayLine};
 use super::{DTD, FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, container_error, write_error, BlockWriter};
 use crate::alloc::model::{stream, Cursors, ModelRecord, State, Streams};
+use crate::alloc::text_lines::{bad_line_unless_kept, for_each_raw_line};
 use crate::alloc::varint::{put_u64, Cursor};
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 
@@ -117,27 +118,16 @@ pub fn encode_into<W: Write>(
         threads: HashMap::new(),
         records: 0,
     };
-    let mut reader = BufReader::with_capacity(1 << 20, input);
     let mut report = EncodeReport::default();
-    let mut buf = Vec::new();
     let mut scratch = Vec::new();
-    let mut line_no = 0u64;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| FormatError {
-                file: file.to_string(),
-                position: format!("{}:1", line_no + 1),
-                message: format!("cannot read the input: {e}"),
-            })?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        report.input_bytes += n as u64;
-        let terminated = buf.last() == Some(&b'\n');
-        let text = if terminated { &buf[..n - 1] } else { &buf[..] };
+    let lines = for_each_raw_line(input, file, |line_no, raw| {
+        report.input_bytes += raw.len() as u64;
+        let terminated = raw.last() == Some(&b'\n');
+        let text = if terminated {
+            &raw[..raw.len() - 1]
+        } else {
+            raw
+        };
         if !terminated {
             enc.verbatim(text, false);
         } else {
@@ -146,7 +136,7 @@ pub fn encode_into<W: Write>(
                 Ok(l) => {
                     scratch.clear();
                     line::render(&l, &mut scratch);
-                    if scratch != buf || l.action == Action::ThreadDone && l.ptr != 0 {
+                    if scratch != raw || l.action == Action::ThreadDone && l.ptr != 0 {
                         enc.verbatim(text, true);
                     } else {
                         let site = enc.thread(l.tid);
@@ -155,15 +145,9 @@ pub fn encode_into<W: Write>(
                 }
                 Err(e) => {
                     if !options.keep_bad_lines {
-                        return Err(FormatError {
-                            file: file.to_string(),
-                            position: format!("{line_no}:{}", e.column),
-                            message: format!(
-                                "{}: `{}` (use --keep-bad-lines to store such lines verbatim)",
-                                e.message,
-                                String::from_utf8_lossy(text)
-                            ),
-                        });
+                        return Err(bad_line_unless_kept(
+                            file, line_no, e.column, &e.message, text,
+                        ));
                     }
                     report.bad_lines += 1;
                     enc.verbatim(text, true);
@@ -173,9 +157,10 @@ pub fn encode_into<W: Write>(
         if enc.records >= BLOCK_RECORDS || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
             enc.flush(out)?;
         }
-    }
+        Ok(())
+    })?;
     enc.flush(out)?;
-    report.records = line_no;
+    report.records = lines;
     Ok(report)
 }
 

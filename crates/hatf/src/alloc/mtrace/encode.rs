@@ -1,7 +1,7 @@
 //! Text → container for glibc `mtrace` logs.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 
 use metatf::container::ContainerHeader;
 
@@ -10,6 +10,7 @@ use super::line::{self, Line, Op};
 use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::model::{stream, ModelRecord, State, Streams};
+use crate::alloc::text_lines::{bad_line_unless_kept, for_each_raw_line};
 use crate::alloc::varint::put_u64;
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
 
@@ -94,7 +95,6 @@ pub fn encode(
         ],
     };
     let mut out = BlockWriter::new(output, &header, options)?;
-    let mut reader = BufReader::with_capacity(1 << 20, input);
     let mut enc = Encoder {
         state: State::new(),
         streams: Streams::default(),
@@ -106,24 +106,14 @@ pub fn encode(
         scratch: Vec::new(),
     };
     let mut report = EncodeReport::default();
-    let mut buf = Vec::new();
-    let mut line_no = 0u64;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| FormatError {
-                file: file.to_string(),
-                position: format!("{}:1", line_no + 1),
-                message: format!("cannot read the input: {e}"),
-            })?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        report.input_bytes += n as u64;
-        let terminated = buf.last() == Some(&b'\n');
-        let text = if terminated { &buf[..n - 1] } else { &buf[..] };
+    let lines = for_each_raw_line(input, file, |line_no, raw| {
+        report.input_bytes += raw.len() as u64;
+        let terminated = raw.last() == Some(&b'\n');
+        let text = if terminated {
+            &raw[..raw.len() - 1]
+        } else {
+            raw
+        };
         if !terminated {
             // Only the last line can lack its `\n`; store it as is.
             enc.verbatim(text, false);
@@ -144,7 +134,7 @@ pub fn encode(
                 Ok(Line::Op(op)) => {
                     enc.scratch.clear();
                     line::render(&op, &mut enc.scratch);
-                    if enc.scratch != buf {
+                    if enc.scratch != raw {
                         // Parses, but glibc would have printed it differently (CRLF, case,
                         // padding): keep the exact bytes.
                         enc.verbatim(text, true);
@@ -168,15 +158,9 @@ pub fn encode(
                 }
                 Err(e) => {
                     if !options.keep_bad_lines {
-                        return Err(FormatError {
-                            file: file.to_string(),
-                            position: format!("{line_no}:{}", e.column),
-                            message: format!(
-                                "{}: `{}` (use --keep-bad-lines to store such lines verbatim)",
-                                e.message,
-                                String::from_utf8_lossy(text)
-                            ),
-                        });
+                        return Err(bad_line_unless_kept(
+                            file, line_no, e.column, &e.message, text,
+                        ));
                     }
                     report.bad_lines += 1;
                     enc.verbatim(text, true);
@@ -186,10 +170,11 @@ pub fn encode(
         if enc.records >= BLOCK_RECORDS || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
             flush(&mut enc, &mut out)?;
         }
-    }
+        Ok(())
+    })?;
     flush(&mut enc, &mut out)?;
     out.finish()?;
-    report.records = line_no;
+    report.records = lines;
     Ok(report)
 }
 
