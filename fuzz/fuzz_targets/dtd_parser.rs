@@ -8,7 +8,10 @@ fuzz_target!(|text: &str| {
     let parsed = metatf_dtd::parse_schema(text, "fuzz.dtd");
     if let Ok(formatted) = metatf_dtd::format_dtd(text, "fuzz.dtd") {
         if let Ok(schema) = parsed {
-            assert_eq!(metatf_dtd::parse_schema(&formatted, "fuzz.dtd").ok(), Some(schema));
+            assert_eq!(
+                metatf_dtd::parse_schema(&formatted, "fuzz.dtd").ok(),
+                Some(schema)
+            );
         }
     }
 });

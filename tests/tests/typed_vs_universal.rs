@@ -1,12 +1,11 @@
-//! Differential tests: the code the DTD compiler generates (the golden files, compiled here)
-//! and the universal codec write the same bytes from the same records and read each other's
-//! output, including the metadata records that widen fields or switch them to `none`, comments,
-//! value sections and block boundaries.
+//! Differential tests: the code the DTD compiler generates for every DTD in `dtds/` (compiled
+//! by this crate's build script; `dtd_golden` pins it to the golden files) and the universal
+//! codec write the same bytes from the same records and read each other's output, including the
+//! metadata records that widen fields or switch them to `none`, comments, value sections and
+//! block boundaries.
 
-#[allow(missing_docs)]
-mod hatf10 {
-    include!("../golden/hatf10.rs");
-}
+use hatf_tests::dtd_codecs::{self, hatf10};
+use hatf_tests::for_each_dtd_format;
 /// A hand-written format using every interpretation, value sections included.
 mod every {
     use metatf::MetaTf;
@@ -220,6 +219,19 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     #[test]
+    fn every_dtd_generated_codec_agrees_with_universal(
+        choices in prop::collection::vec((0usize..100, any::<u64>()), 0..40),
+        block in 1u64..20,
+    ) {
+        macro_rules! check_format {
+            ($module:ident, $format:ident) => {
+                check::<dtd_codecs::$module::$format>(&choices, block);
+            };
+        }
+        for_each_dtd_format!(check_format);
+    }
+
+    #[test]
     fn hatf10_generated_and_universal_codecs_agree(
         choices in prop::collection::vec((0usize..100, any::<u64>()), 0..60),
         block in 1u64..20,
@@ -234,6 +246,41 @@ proptest! {
     ) {
         check::<every::Every>(&choices, block);
     }
+}
+
+#[test]
+fn the_differential_property_covers_every_dtd() {
+    let mut stems: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../dtds"))
+        .expect("dtds/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "dtd"))
+        .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(String::from))
+        .collect();
+    stems.sort();
+    let mut covered: Vec<&str> = dtd_codecs::COMPILED.to_vec();
+    covered.extend(dtd_codecs::SKIPPED);
+    covered.sort_unstable();
+    assert_eq!(covered, stems, "the build script saw every DTD");
+    assert!(
+        dtd_codecs::SKIPPED.is_empty(),
+        "DTDs without a generated codec: {:?}",
+        dtd_codecs::SKIPPED
+    );
+    let mut formats = 0;
+    macro_rules! count {
+        ($module:ident, $format:ident) => {
+            formats += 1;
+        };
+    }
+    for_each_dtd_format!(count);
+    assert!(formats >= dtd_codecs::COMPILED.len(), "a format per DTD");
+    // One small deterministic run per format, so that a failure names it plainly.
+    macro_rules! smoke {
+        ($module:ident, $format:ident) => {
+            check::<dtd_codecs::$module::$format>(&[(0, 1), (1, 2), (2, 1 << 40), (10, 3)], 2);
+        };
+    }
+    for_each_dtd_format!(smoke);
 }
 
 #[test]
@@ -332,4 +379,94 @@ fn a_value_too_large_for_the_rust_type_is_an_error_not_a_truncation() {
     let err = r.next().expect("two").expect_err("300 does not fit u8");
     assert!(err.to_string().contains("does not fit in u8"), "{err}");
     assert!(r.next().is_none(), "the reader stops after an error");
+}
+
+#[test]
+fn the_fast_path_stops_when_metadata_changes_a_field_and_resumes_when_it_is_restored() {
+    use metatf::field::Change;
+    use metatf::MetaTf;
+
+    #[derive(MetaTf, Debug, Clone, PartialEq)]
+    #[metatf(tag = 4)]
+    struct Tick {
+        #[metatf(delta = 0, width = 1)]
+        time: u64,
+        #[metatf(default = 9)]
+        cpu: u64,
+    }
+    #[derive(MetaTf, Debug, Clone, PartialEq)]
+    enum Ticks {
+        Tick(Tick),
+    }
+    let tick = |time, cpu| Ticks::Tick(Tick { time, cpu });
+    // Declared state (fast path), a jump that widens `time` (general path), a metadata record
+    // that restores width 1 (fast path again), a `cpu` that is not the default (general path).
+    let before = [tick(1, 9), tick(3, 9), tick(1000, 9)];
+    let after = [tick(1001, 9), tick(1003, 9), tick(1004, 5), tick(1005, 9)];
+    let mut w = TypedWriter::<Ticks, _>::new(Vec::new(), Codec::None, 0).expect("writer");
+    for r in &before {
+        w.write(r).expect("write");
+    }
+    w.write_metadata(4, 1, Change::Width(1)).expect("metadata");
+    for r in &after {
+        w.write(r).expect("write");
+    }
+    let typed = w.finish().expect("finish");
+
+    let plan = Ticks::plan().expect("plan");
+    let mut u = UniversalWriter::new(
+        Vec::new(),
+        plan.schema().clone(),
+        &header::<Ticks>(),
+        Codec::None,
+        0,
+    )
+    .expect("writer");
+    let dynamic = |r: &Ticks| {
+        let Ticks::Tick(t) = r;
+        DynRecord {
+            section: None,
+            name: "tick".into(),
+            tag: 4,
+            fields: vec![Value::Uint(t.time), Value::Uint(t.cpu)],
+        }
+    };
+    for r in &before {
+        u.write(&dynamic(r)).expect("write");
+    }
+    u.write(&DynRecord {
+        section: None,
+        name: "metadata".into(),
+        tag: 3,
+        fields: vec![
+            Value::Uint(4),
+            Value::Uint(1),
+            Value::Uint(0),
+            Value::Uint(1),
+        ],
+    })
+    .expect("metadata");
+    for r in &after {
+        u.write(&dynamic(r)).expect("write");
+    }
+    assert_eq!(
+        typed,
+        u.finish().expect("finish"),
+        "same bytes as the universal writer"
+    );
+
+    let read: Vec<Ticks> = TypedReader::new(&typed[..])
+        .expect("reader")
+        .collect::<Result<_, _>>()
+        .expect("read");
+    let want: Vec<Ticks> = before.iter().chain(&after).cloned().collect();
+    assert_eq!(read, want);
+    let events = typed_events::<Ticks>(&typed);
+    let metadata = events
+        .iter()
+        .filter(|e| matches!(e, TypedEvent::Metadata { .. }))
+        .count();
+    // Widen `time` for 1000, restore width 1 (explicit), then `cpu` 5: switch to `none`, whose
+    // width 0 is then widened to 1 byte.
+    assert_eq!(metadata, 4, "{events:?}");
 }

@@ -18,6 +18,8 @@ pub struct Input {
     pub name: String,
     /// The bytes.
     pub reader: Box<dyn Read>,
+    /// Size in bytes, when the input is a regular file.
+    pub len: Option<u64>,
 }
 
 /// True when `path` means standard input/output.
@@ -31,12 +33,14 @@ pub fn open_input(path: Option<&Path>) -> CliResult<Input> {
         return Ok(Input {
             name: "<stdin>".into(),
             reader: Box::new(io::stdin().lock()),
+            len: None,
         });
     }
     let path = path.unwrap_or(Path::new("-"));
     let file = File::open(path)
         .map_err(|e| CliError::input(format!("{}: cannot open: {}", path.display(), e)))?;
-    if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+    let metadata = file.metadata().ok();
+    if metadata.as_ref().is_some_and(|m| m.is_dir()) {
         return Err(CliError::input(format!(
             "{}: is a folder, not a trace file",
             path.display()
@@ -45,6 +49,7 @@ pub fn open_input(path: Option<&Path>) -> CliResult<Input> {
     Ok(Input {
         name: path.display().to_string(),
         reader: Box::new(BufReader::with_capacity(1 << 20, file)),
+        len: metadata.filter(|m| m.is_file()).map(|m| m.len()),
     })
 }
 

@@ -5,6 +5,8 @@ mod commands;
 mod error;
 mod io;
 mod peek;
+mod progress;
+mod record_range;
 mod runtime_error;
 mod text_input;
 

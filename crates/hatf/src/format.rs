@@ -162,6 +162,7 @@ pub trait TraceFormat: Sync {
 pub fn registry() -> Vec<&'static dyn TraceFormat> {
     let mut formats = crate::alloc::formats();
     formats.extend(crate::et::formats());
+    formats.extend(crate::jvm::formats());
     formats
 }
 

@@ -3,8 +3,10 @@
 
 pub mod alloc;
 pub mod compare;
+pub mod dtds;
 pub mod et;
 pub mod format;
+pub mod jvm;
 
 pub use format::{
     Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, StatsReport,

@@ -6,7 +6,9 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::dtd;
-use crate::model::{FieldType, FormatModel, RecordModel};
+use metatf_dtd::Interpretation;
+
+use crate::model::{FieldModel, FieldType, FormatModel, RecordModel};
 
 /// `impl Record for Struct`: the record's spec, `encode` and `decode`.
 pub fn record(krate: &syn::Path, ident: &syn::Ident, model: &RecordModel) -> TokenStream {
@@ -18,6 +20,9 @@ pub fn record(krate: &syn::Path, ident: &syn::Ident, model: &RecordModel) -> Tok
     let value_sections = dtd::value_sections(model);
     let mut encode = Vec::new();
     let mut decode = Vec::new();
+    let mut fast_encode = Vec::new();
+    let mut fast_decode = Vec::new();
+    let mut layout = Vec::new();
     for (ordinal, f) in model.fields.iter().enumerate() {
         let field = &f.ident;
         let label = f.ident.to_string();
@@ -26,10 +31,17 @@ pub fn record(krate: &syn::Path, ident: &syn::Ident, model: &RecordModel) -> Tok
             FieldType::Int(_) => {
                 encode.push(quote_spanned!(f.span=> e.scalar(#ordinal, self.#field)?;));
                 decode.push(quote_spanned!(f.span=> #field: d.scalar(#ordinal, #label)?,));
+                let (enc, dec, state) = fast_field(&p, ordinal, f);
+                fast_encode.push(quote_spanned!(f.span=> e.#enc?;));
+                fast_decode.push(quote_spanned!(f.span=> #field: d.#dec?,));
+                layout.push(state);
             }
             FieldType::Bytes => {
                 encode.push(quote_spanned!(f.span=> e.vfield(#ordinal, &self.#field)?;));
                 decode.push(quote_spanned!(f.span=> #field: d.vfield(#ordinal, #label)?,));
+                fast_encode.push(quote_spanned!(f.span=> e.vfield(#ordinal, &self.#field)?;));
+                fast_decode.push(quote_spanned!(f.span=> #field: d.vfield(#ordinal, #label)?,));
+                layout.push(quote!(#p::Option::None));
             }
         }
     }
@@ -41,16 +53,89 @@ pub fn record(krate: &syn::Path, ident: &syn::Ident, model: &RecordModel) -> Tok
                 dtd: #text,
                 scalars: #scalars,
                 value_sections: &[#(#value_sections),*],
+                layout: &[#(#layout),*],
             };
 
+            #[inline(always)]
             fn encode(&self, e: &mut #p::Encoder<'_>) -> #p::Result<(), #p::Stop> {
-                #(#encode)*
+                if e.fast() {
+                    #(#fast_encode)*
+                } else {
+                    #(#encode)*
+                }
                 #p::Result::Ok(())
             }
 
+            #[inline(always)]
             fn decode(d: &mut #p::Decoder<'_>) -> #p::Result<Self, #p::Error> {
-                #p::Result::Ok(Self { #(#decode)* })
+                if d.fast() {
+                    #p::Result::Ok(Self { #(#fast_decode)* })
+                } else {
+                    #p::Result::Ok(Self { #(#decode)* })
+                }
             }
+        }
+    }
+}
+
+/// The fast-path calls of an integer field (encode, decode) and the state they assume
+/// (`None`: the field's interpretation reads a value section and takes the general path).
+fn fast_field(
+    p: &TokenStream,
+    ordinal: usize,
+    f: &FieldModel,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let field = &f.ident;
+    let label = f.ident.to_string();
+    let label = label.trim_start_matches("r#");
+    let v = quote!(self.#field);
+    let (enc, dec) = match f.interpretation {
+        Interpretation::None => (
+            quote!(fixed_none(#ordinal, #v)),
+            quote!(fixed_none(#ordinal, #label)),
+        ),
+        Interpretation::Default(c) => (
+            quote!(fixed_default(#ordinal, #c, #v)),
+            quote!(fixed_default(#ordinal, #c, #label)),
+        ),
+        Interpretation::BaseOffset(b) => (
+            quote!(fixed_base_offset(#ordinal, #b, #v)),
+            quote!(fixed_base_offset(#ordinal, #b, #label)),
+        ),
+        Interpretation::Delta(_) => (
+            quote!(fixed_delta(#ordinal, #v)),
+            quote!(fixed_delta(#ordinal, #label)),
+        ),
+        Interpretation::Stride { stride, .. } => (
+            quote!(fixed_stride(#ordinal, #stride, #v)),
+            quote!(fixed_stride(#ordinal, #stride, #label)),
+        ),
+        Interpretation::SectionOffset(_) | Interpretation::SectionStride { .. } => {
+            return (
+                quote!(scalar(#ordinal, #v)),
+                quote!(scalar(#ordinal, #label)),
+                quote!(#p::Option::None),
+            )
+        }
+    };
+    let i = interpretation_tokens(p, f.interpretation);
+    (enc, dec, quote!(#p::Option::Some(#i)))
+}
+
+/// An interpretation as a constant expression.
+fn interpretation_tokens(p: &TokenStream, i: Interpretation) -> TokenStream {
+    let i_ = quote!(#p::Interpretation);
+    match i {
+        Interpretation::None => quote!(#i_::None),
+        Interpretation::Default(v) => quote!(#i_::Default(#v)),
+        Interpretation::BaseOffset(v) => quote!(#i_::BaseOffset(#v)),
+        Interpretation::Delta(v) => quote!(#i_::Delta(#v)),
+        Interpretation::Stride { initial, stride } => {
+            quote!(#i_::Stride { initial: #initial, stride: #stride })
+        }
+        Interpretation::SectionOffset(s) => quote!(#i_::SectionOffset(#s)),
+        Interpretation::SectionStride { section, stride } => {
+            quote!(#i_::SectionStride { section: #section, stride: #stride })
         }
     }
 }
@@ -107,12 +192,14 @@ pub fn format(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> Tok
                 }
             }
 
+            #[inline(always)]
             fn encode(&self, e: &mut #p::Encoder<'_>) -> #p::Result<(), #p::Stop> {
                 match self {
                     #(Self::#names(r) => <#types as #p::Record>::encode(r, e),)*
                 }
             }
 
+            #[inline(always)]
             fn decode(variant: usize, d: &mut #p::Decoder<'_>) -> #p::Result<Self, #p::Error> {
                 match variant {
                     #(#indices => #p::Result::Ok(Self::#names(<#types as #p::Record>::decode(d)?)),)*

@@ -6,7 +6,9 @@ use std::io::{BufRead, BufWriter, Read, Write};
 
 use serde::Serialize;
 
-use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerReader, SectionDescriptor};
+use crate::container::{
+    ByteOrder, Codec, ContainerHeader, ContainerReader, DtdIdentity, DtdStorage, SectionDescriptor,
+};
 use crate::error::Error;
 use crate::text::{parse_line, quote, record_json, record_line, Line};
 use crate::universal::plan::{Builtin, Catalog};
@@ -24,8 +26,13 @@ pub struct Inspection {
     pub properties: Vec<(String, String)>,
     /// Byte order of the trace data.
     pub byte_order: ByteOrder,
-    /// The embedded DTD text.
+    /// The DTD text: embedded, or supplied by [`Inspection::resolve_dtd`] for a file that
+    /// references it (empty until then).
     pub dtd: String,
+    /// How the file stores its DTD.
+    pub dtd_storage: DtdStorage,
+    /// Length and CRC-32 of a DTD the file references instead of carrying.
+    pub dtd_reference: Option<DtdIdentity>,
     /// Every block with its section descriptors.
     pub blocks: Vec<BlockInfo>,
     /// Records in all blocks.
@@ -56,12 +63,20 @@ impl fmt::Display for Inspection {
         for (k, v) in &self.properties {
             writeln!(f, "property {k} = {v}")?;
         }
-        writeln!(
-            f,
-            "DTD: {} bytes, {} lines",
-            self.dtd.len(),
-            self.dtd.lines().count()
-        )?;
+        match (self.dtd_reference, self.dtd.is_empty()) {
+            (Some(id), true) => writeln!(
+                f,
+                "DTD: referenced, not carried ({} bytes, CRC-32 {:08x}); unknown to this reader",
+                id.length, id.crc32
+            )?,
+            _ => writeln!(
+                f,
+                "DTD: {} bytes, {} lines, stored {}",
+                self.dtd.len(),
+                self.dtd.lines().count(),
+                self.dtd_storage.name()
+            )?,
+        }
         writeln!(
             f,
             "{} blocks, {} records, {} bytes",
@@ -95,6 +110,7 @@ impl fmt::Display for Inspection {
 pub fn inspect(r: impl Read) -> Result<Inspection, Error> {
     let mut c = ContainerReader::new(r)?;
     let header = c.header().clone();
+    let (dtd_storage, dtd_reference) = (c.dtd_storage(), c.dtd_reference());
     let byte_order = header.byte_order()?;
     let mut blocks = Vec::new();
     while let Some(b) = c.next_block()? {
@@ -111,10 +127,26 @@ pub fn inspect(r: impl Read) -> Result<Inspection, Error> {
         properties: header.properties,
         byte_order,
         dtd: header.dtd,
+        dtd_storage,
+        dtd_reference,
         blocks,
         total_records: c.records_read(),
         total_bytes: c.position(),
     })
+}
+
+impl Inspection {
+    /// Supplies the text of a referenced DTD when `text` is the one the file names (same
+    /// length and CRC-32); returns whether it was accepted.
+    pub fn resolve_dtd(&mut self, text: &str) -> bool {
+        match self.dtd_reference {
+            Some(id) if self.dtd.is_empty() && id.matches(text) => {
+                self.dtd = text.to_string();
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 fn output(e: std::io::Error) -> Error {

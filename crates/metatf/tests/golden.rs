@@ -58,7 +58,7 @@ fn paper_metadata_example_bytes() {
     assert!(r.next_block().unwrap().is_none());
     let stream = &block.sections[0].bytes;
     let block_header_end = block_end - stream.len();
-    let trailer_start = bytes.len() - 32;
+    let trailer_start = bytes.len() - metatf::container::TRAILER_LEN;
 
     let mut s = String::new();
     hex(

@@ -3,6 +3,7 @@
 use crate::args::{CompressArg, EncodeArgs};
 use crate::error::{CliError, CliResult};
 use crate::io::{create_output, open_input, Content};
+use crate::progress;
 use crate::runtime_error::from_runtime;
 use crate::text_input::{choose_format, read_head};
 use crate::Verbosity;
@@ -21,7 +22,7 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     }
     // The output is opened first so that a refusal (existing file, terminal) costs no work.
     let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
-    let input = open_input(args.input.as_deref())?;
+    let input = progress::track(open_input(args.input.as_deref())?, verbosity, "encoding");
 
     // Detection needs the first bytes; they are read once and then put back in front of the rest.
     let (head, mut whole) = read_head(input.reader, &input.name)?;

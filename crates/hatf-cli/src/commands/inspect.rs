@@ -9,7 +9,17 @@ use crate::Verbosity;
 /// Runs `hatf inspect`.
 pub fn run(args: &InspectArgs, _verbosity: Verbosity) -> CliResult {
     let input = open_input(Some(&args.file))?;
-    let inspection = metatf::inspect(input.reader).map_err(|e| from_runtime(&input.name, e))?;
+    let mut inspection = metatf::inspect(input.reader).map_err(|e| from_runtime(&input.name, e))?;
+    // A format model names its DTD instead of carrying it; show the shipped one it names.
+    if let Some(text) = inspection.dtd_reference.and_then(hatf::dtds::by_identity) {
+        inspection.resolve_dtd(text);
+    }
+    if args.dtd && inspection.dtd.is_empty() {
+        return Err(CliError::input(format!(
+            "{}: the file names a DTD this version of hatf does not ship",
+            input.name
+        )));
+    }
     let text = if args.dtd {
         inspection.dtd.clone()
     } else if args.json {

@@ -29,8 +29,12 @@ pub fn run(args: &RecoverArgs, verbosity: Verbosity) -> CliResult {
     let name = input.name.clone();
     let mut reader = ContainerReader::new(input.reader).map_err(|e| from_runtime(&name, e))?;
     let header = reader.header().clone();
-    let mut writer = ContainerWriter::new(output.writer(), &header)
-        .map_err(|e| CliError::input(format!("{}: {e}", "output")))?;
+    // Keep the DTD stored as the damaged file stored it.
+    let writer = match reader.dtd_reference() {
+        Some(id) => ContainerWriter::referencing(output.writer(), &header, id),
+        None => ContainerWriter::with_dtd_storage(output.writer(), &header, reader.dtd_storage()),
+    };
+    let mut writer = writer.map_err(|e| CliError::input(format!("{}: {e}", "output")))?;
     let mut damage = None;
     loop {
         match reader.next_block() {

@@ -43,8 +43,9 @@ impl<W: Write> BlockWriter<W> {
             Compression::Gzip => (Codec::Gzip, options.level.unwrap_or(9)),
             Compression::Zstd => (Codec::Zstd, options.level.unwrap_or(DEFAULT_ZSTD_LEVEL)),
         };
-        let inner = ContainerWriter::new(out, header)
+        let mut inner = ContainerWriter::new(out, header)
             .map_err(|e| container_error(&options.input_name, e))?;
+        inner.set_threads(options.threads);
         Ok(BlockWriter {
             inner,
             codec,

@@ -2,6 +2,7 @@
 
 pub mod blocks;
 pub mod event;
+pub mod fast_hash;
 pub mod malloc_bench;
 pub mod memory_replay;
 pub mod model;
@@ -11,6 +12,7 @@ pub mod paper;
 pub mod raw_store;
 pub mod stats;
 pub mod text_lines;
+pub mod text_num;
 pub mod varint;
 pub mod wee_alloc;
 

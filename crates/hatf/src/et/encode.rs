@@ -15,7 +15,7 @@ use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 pub const ET_LAYOUT: &str = "et-model-1";
 
 /// Lines per block: big enough for the streams to compress well, small enough to bound memory.
-pub const BLOCK_LINES: usize = 1 << 20;
+pub const BLOCK_LINES: usize = 1 << 19;
 /// Section holding a block's packed streams.
 pub const STREAMS_SECTION: u8 = 1;
 /// Default zstd level of the streams.
@@ -66,46 +66,43 @@ pub fn encode(
     let mut writer = ContainerWriter::new(output, &header).map_err(|e| io_error(file, e))?;
     let mut reader = BufReader::with_capacity(1 << 20, input);
     let mut report = EncodeReport::default();
-    let mut text = Vec::new();
-    let mut ends = Vec::new();
     let mut first_line = 1u64;
     let mut first_block = true;
-    loop {
-        text.clear();
-        ends.clear();
-        while ends.len() < BLOCK_LINES {
-            let n = reader
-                .read_until(b'\n', &mut text)
-                .map_err(|e| io_error(file, e))?;
-            if n == 0 {
+    let threads = options.threads.max(1);
+    let mut at_end = false;
+    while !at_end {
+        // Blocks are independent (each starts a fresh model), so a batch of them is modelled
+        // and compressed on as many threads, then written in order: the same bytes whatever
+        // the thread count.
+        let mut batch = Vec::with_capacity(threads);
+        while batch.len() < threads && !at_end {
+            let (text, ends) = read_block(&mut reader).map_err(|e| io_error(file, e))?;
+            at_end = ends.len() < BLOCK_LINES;
+            if ends.is_empty() && !(first_block && batch.is_empty()) {
                 break;
             }
-            ends.push(text.len());
+            report.input_bytes += text.len() as u64;
+            let block_first_line = first_line;
+            first_line += ends.len() as u64;
+            batch.push((text, ends, block_first_line));
         }
-        if ends.is_empty() && !first_block {
-            break;
-        }
-        report.input_bytes += text.len() as u64;
-        let packed = encode_block(
-            flavour,
-            &text,
-            &ends,
-            first_line,
-            options,
-            level,
-            &mut report,
-        )?;
-        let mut sections = vec![SectionData {
-            number: STREAMS_SECTION,
-            element_width: 1,
-            codec: Codec::None,
-            level: 0,
-            bytes: &packed,
-        }];
-        let name_index;
-        if first_block {
-            name_index = names::index(&name_files);
-            if !name_files.is_empty() {
+        let encoded = encode_batch(flavour, &batch, options, level);
+        for ((_, ends, _), result) in batch.iter().zip(encoded) {
+            let (packed, bad_lines) = result?;
+            report.bad_lines += bad_lines;
+            let name_index = if first_block {
+                names::index(&name_files)
+            } else {
+                Vec::new()
+            };
+            let mut sections = vec![SectionData {
+                number: STREAMS_SECTION,
+                element_width: 1,
+                codec: Codec::None,
+                level: 0,
+                bytes: &packed,
+            }];
+            if first_block && !name_files.is_empty() {
                 sections.push(SectionData {
                     number: names::INDEX_SECTION,
                     element_width: 1,
@@ -123,19 +120,57 @@ pub fn encode(
                     });
                 }
             }
-        }
-        writer
-            .write_block(ends.len() as u64, &sections)
-            .map_err(|e| io_error(file, e))?;
-        report.records += ends.len() as u64;
-        first_line += ends.len() as u64;
-        first_block = false;
-        if ends.len() < BLOCK_LINES {
-            break;
+            writer
+                .write_block(ends.len() as u64, &sections)
+                .map_err(|e| io_error(file, e))?;
+            report.records += ends.len() as u64;
+            first_block = false;
         }
     }
     writer.finish().map_err(|e| io_error(file, e))?;
     Ok(report)
+}
+
+/// Reads up to [`BLOCK_LINES`] lines: the text and the end offset of each line in it.
+fn read_block(reader: &mut impl BufRead) -> std::io::Result<(Vec<u8>, Vec<usize>)> {
+    let mut text = Vec::new();
+    let mut ends = Vec::new();
+    while ends.len() < BLOCK_LINES {
+        if reader.read_until(b'\n', &mut text)? == 0 {
+            break;
+        }
+        ends.push(text.len());
+    }
+    Ok((text, ends))
+}
+
+/// A block's text, its line ends and the number of its first line.
+type BlockText = (Vec<u8>, Vec<usize>, u64);
+
+/// Encodes each block of `batch`, on its own thread when there are several; results in order.
+fn encode_batch(
+    flavour: &Flavour,
+    batch: &[BlockText],
+    options: &EncodeOptions,
+    level: i32,
+) -> Vec<Result<(Vec<u8>, u64), FormatError>> {
+    let one = |(text, ends, first_line): &BlockText| {
+        encode_block(flavour, text, ends, *first_line, options, level)
+    };
+    if batch.len() <= 1 {
+        return batch.iter().map(one).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = batch.iter().map(|b| scope.spawn(move || one(b))).collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(io_error(&options.input_name, "an encoding thread failed"))
+                })
+            })
+            .collect()
+    })
 }
 
 /// Decides a block's `U` order by majority of the records that show it.
@@ -173,8 +208,8 @@ fn encode_block(
     first_line: u64,
     options: &EncodeOptions,
     level: i32,
-    report: &mut EncodeReport,
-) -> Result<Vec<u8>, FormatError> {
+) -> Result<(Vec<u8>, u64), FormatError> {
+    let mut bad_lines = 0;
     let order = block_order(flavour, text, ends);
     let mut model = Model::new(order);
     let mut w = StreamWriter::default();
@@ -198,7 +233,7 @@ fn encode_block(
                     ),
                 });
             }
-            report.bad_lines += 1;
+            bad_lines += 1;
         }
         if !terminated {
             w.byte(id::KIND, code::UNTERMINATED);
@@ -229,7 +264,7 @@ fn encode_block(
         w.pack(level)
             .map_err(|e| io_error(&options.input_name, e))?,
     );
-    Ok(out)
+    Ok((out, bad_lines))
 }
 
 /// Per-stream sizes of the first block of a trace (raw bytes, zstd bytes), for measurements.

@@ -1,4 +1,4 @@
-//! The DTD compiler: a [`Schema`] to readable Rust source that uses `#[derive(MetaTf)]`.
+//! The DTD compiler: a [`Schema`](crate::Schema) to readable Rust source that uses `#[derive(MetaTf)]`.
 //!
 //! Each trace record becomes a struct with one `u64` per scalar field (so any value a trace can
 //! hold fits) and a `Vec<u8>` per `vfield`; each section with records becomes an enum of its
@@ -20,8 +20,8 @@ mod build;
 mod names;
 mod render;
 
-pub use build::compile_dtd;
-pub use render::generate;
+pub use build::{compile_dtd, compile_dtd_to, Compiled};
+pub use render::{format_types, generate};
 
 use crate::Interpretation;
 

@@ -1,16 +1,18 @@
 //! Blocks: a checksummed block header followed by the bytes of each section.
 
+use std::io::Read;
+
 use serde::Serialize;
 
 use super::codec::Codec;
-use super::framing::{crc, Fields, PutLe};
+use super::framing::{crc, Fields, Positioned, PutLe, MAX_VARINT};
 use super::{BLOCK_MAGIC, MAX_SECTIONS_PER_BLOCK, MAX_SECTION_BYTES};
 use crate::error::Error;
 
-/// Size of the fixed part of a block header, before the section descriptors.
-pub(crate) const BLOCK_FIXED: usize = 30;
-/// Size of one section descriptor in a block header.
-pub(crate) const DESCRIPTOR: usize = 28;
+/// Longest possible block header: marker, three varints, the section count, every section
+/// described with the longest varints, and the CRC. Bounds what a reader buffers.
+pub(crate) const MAX_BLOCK_HEADER: usize =
+    4 + 3 * MAX_VARINT + 2 + MAX_SECTIONS_PER_BLOCK * (3 + 2 * MAX_VARINT + 8) + 4;
 
 /// One section of a block, as handed to [`super::ContainerWriter::write_block`].
 #[derive(Debug, Clone, Copy)]
@@ -90,18 +92,22 @@ pub(crate) struct BlockHeader {
 }
 
 impl BlockHeader {
+    /// Serialises the header, marker to CRC inclusive.
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(BLOCK_FIXED + DESCRIPTOR * self.sections.len() + 4);
+        let mut out = Vec::with_capacity(32 + 24 * self.sections.len());
         out.extend_from_slice(&BLOCK_MAGIC);
-        out.put_u64(self.index);
-        out.put_u64(self.first_record);
-        out.put_u64(self.record_count);
-        out.put_u16(self.sections.len() as u16);
+        out.put_varint(self.index);
+        out.put_varint(self.first_record);
+        out.put_varint(self.record_count);
+        out.put_varint(self.sections.len() as u64);
         for d in &self.sections {
-            out.extend_from_slice(&[d.number, d.element_width, d.codec.code(), 0]);
-            out.put_u64(d.uncompressed_len);
-            out.put_u64(d.stored_len);
-            out.put_u32(d.stored_crc);
+            out.extend_from_slice(&[d.number, d.element_width, d.codec.code()]);
+            out.put_varint(d.uncompressed_len);
+            // An uncompressed section's stored bytes are its bytes: one length, one CRC.
+            if d.codec != Codec::None {
+                out.put_varint(d.stored_len);
+                out.put_u32(d.stored_crc);
+            }
             out.put_u32(d.uncompressed_crc);
         }
         let c = crc(&out);
@@ -109,46 +115,88 @@ impl BlockHeader {
         out
     }
 
-    /// Parses the fixed part (magic already checked) and the descriptors; `bytes` excludes the
-    /// trailing CRC, which the caller has verified. `offset` is the block's file offset.
-    pub(crate) fn decode(bytes: &[u8], offset: u64) -> Result<BlockHeader, Error> {
-        let mut f = Fields::new(bytes, offset, "block header");
-        f.take(4)?;
-        let index = f.u64()?;
-        let first_record = f.u64()?;
-        let record_count = f.u64()?;
-        let n = f.u16()? as usize;
-        let mut sections = Vec::with_capacity(n);
+    /// Reads a block header whose marker (at file offset `offset`) has been read, checking its
+    /// CRC before interpreting anything but the lengths needed to find it.
+    pub(crate) fn read<R: Read>(
+        input: &mut Positioned<R>,
+        offset: u64,
+    ) -> Result<BlockHeader, Error> {
+        let mut raw = Vec::with_capacity(64);
+        raw.extend_from_slice(&BLOCK_MAGIC);
+        let what = "block header";
+        let index = input.varint_into(&mut raw, what)?;
+        let first_record = input.varint_into(&mut raw, what)?;
+        let record_count = input.varint_into(&mut raw, what)?;
+        let count_at = input.pos;
+        let n = input.varint_into(&mut raw, what)?;
+        if n > MAX_SECTIONS_PER_BLOCK as u64 {
+            return Err(Error::Corrupt {
+                offset: count_at,
+                message: format!(
+                    "block claims {n} sections; at most {MAX_SECTIONS_PER_BLOCK} exist"
+                ),
+            });
+        }
+        let mut places = Vec::with_capacity(n as usize);
         for _ in 0..n {
-            let at = f.offset();
+            places.push(input.pos);
+            let mut fixed = [0u8; 3];
+            input.exact(&mut fixed, what)?;
+            raw.extend_from_slice(&fixed);
+            let codec = Codec::from_code(fixed[2]).ok_or_else(|| Error::Corrupt {
+                offset: input.pos - 1,
+                message: format!("unknown codec byte {} for section {}", fixed[2], fixed[0]),
+            })?;
+            input.varint_into(&mut raw, what)?;
+            let mut rest = [0u8; 4];
+            if codec != Codec::None {
+                input.varint_into(&mut raw, what)?;
+                input.exact(&mut rest, what)?;
+                raw.extend_from_slice(&rest);
+            }
+            input.exact(&mut rest, what)?;
+            raw.extend_from_slice(&rest);
+        }
+        let mut stored = [0u8; 4];
+        input.exact(&mut stored, "block header checksum")?;
+        let stored = u32::from_le_bytes(stored);
+        let computed = crc(&raw);
+        if stored != computed {
+            return Err(Error::Checksum {
+                offset,
+                what: "block header",
+                stored,
+                computed,
+            });
+        }
+        let mut f = Fields::new(&raw, offset, what);
+        f.take(4)?;
+        for _ in 0..4 {
+            f.varint()?;
+        }
+        let mut sections: Vec<SectionDescriptor> = Vec::with_capacity(n as usize);
+        for at in places {
             let number = f.u8()?;
             let element_width = f.u8()?;
-            let code = f.u8()?;
-            let reserved = f.u8()?;
-            let codec = Codec::from_code(code).ok_or_else(|| Error::Corrupt {
-                offset: at + 2,
-                message: format!("unknown codec byte {code} for section {number}"),
-            })?;
-            if reserved != 0 {
-                return Err(Error::Corrupt {
-                    offset: at + 3,
-                    message: format!("reserved byte of section {number} is {reserved}, not 0"),
-                });
-            }
+            let codec = Codec::from_code(f.u8()?).unwrap_or(Codec::None);
+            let uncompressed_len = f.varint()?;
+            let (stored_len, stored_crc) = if codec == Codec::None {
+                (uncompressed_len, None)
+            } else {
+                (f.varint()?, Some(f.u32()?))
+            };
+            let uncompressed_crc = f.u32()?;
             let d = SectionDescriptor {
                 number,
                 element_width,
                 codec,
-                uncompressed_len: f.u64()?,
-                stored_len: f.u64()?,
-                stored_crc: f.u32()?,
-                uncompressed_crc: f.u32()?,
+                uncompressed_len,
+                stored_len,
+                stored_crc: stored_crc.unwrap_or(uncompressed_crc),
+                uncompressed_crc,
             };
             check_descriptor(&d, at)?;
-            if sections
-                .iter()
-                .any(|s: &SectionDescriptor| s.number == number)
-            {
+            if sections.iter().any(|s| s.number == number) {
                 return Err(Error::Corrupt {
                     offset: at,
                     message: format!("section {number} appears twice in one block"),
@@ -156,6 +204,7 @@ impl BlockHeader {
             }
             sections.push(d);
         }
+        debug_assert!(raw.len() <= MAX_BLOCK_HEADER);
         Ok(BlockHeader {
             index,
             first_record,
@@ -204,6 +253,3 @@ pub(crate) fn check_descriptor(d: &SectionDescriptor, offset: u64) -> Result<(),
     }
     Ok(())
 }
-
-/// Largest block header the reader accepts: every descriptor present.
-pub(crate) const MAX_BLOCK_HEADER: usize = BLOCK_FIXED + DESCRIPTOR * MAX_SECTIONS_PER_BLOCK;

@@ -19,6 +19,10 @@ impl<R: Read> Positioned<R> {
         Positioned { inner, pos: 0 }
     }
 
+    pub(crate) fn into_inner(self) -> R {
+        self.inner
+    }
+
     /// Fills `buf` completely, or reports a truncation naming `what`.
     pub(crate) fn exact(&mut self, buf: &mut [u8], what: &'static str) -> Result<(), Error> {
         let mut filled = 0;
@@ -126,25 +130,99 @@ impl<'a> Fields<'a> {
         Ok(self.take(1)?[0])
     }
 
-    pub(crate) fn u16(&mut self) -> Result<u16, Error> {
-        let b = self.take(2)?;
-        Ok(u16::from_le_bytes([b[0], b[1]]))
-    }
-
     pub(crate) fn u32(&mut self) -> Result<u32, Error> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    pub(crate) fn u64(&mut self) -> Result<u64, Error> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
+    /// An unsigned LEB128 integer (see [`PutLe::put_varint`]); overlong, non-minimal and
+    /// overflowing encodings are corruption.
+    pub(crate) fn varint(&mut self) -> Result<u64, Error> {
+        let at = self.offset();
+        let mut value = 0u64;
+        for i in 0..MAX_VARINT {
+            let b = self.u8()?;
+            let part = u64::from(b & 0x7f);
+            if i == MAX_VARINT - 1 && b > 1 {
+                return Err(varint_error(at, "overflows 64 bits"));
+            }
+            value |= part << (7 * i);
+            if b & 0x80 == 0 {
+                if b == 0 && i > 0 {
+                    return Err(varint_error(at, "is not in its shortest form"));
+                }
+                return Ok(value);
+            }
+        }
+        Err(varint_error(at, "is longer than 10 bytes"))
     }
 
     pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.at
+    }
+}
+
+impl<R: Read + std::io::Seek> Positioned<R> {
+    /// Moves to file offset `offset`.
+    pub(crate) fn seek_to(&mut self, offset: u64) -> Result<(), Error> {
+        self.inner
+            .seek(std::io::SeekFrom::Start(offset))
+            .map_err(|source| Error::Io { offset, source })?;
+        self.pos = offset;
+        Ok(())
+    }
+}
+
+impl<R: Read> Positioned<R> {
+    /// Skips `len` bytes without keeping them; a short input is a truncation.
+    pub(crate) fn skip(&mut self, len: u64, what: &'static str) -> Result<(), Error> {
+        let got =
+            io::copy(&mut (&mut self.inner).take(len), &mut io::sink()).map_err(|source| {
+                Error::Io {
+                    offset: self.pos,
+                    source,
+                }
+            })?;
+        self.pos += got;
+        if got < len {
+            return Err(Error::Truncated {
+                offset: self.pos,
+                what,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Longest LEB128 encoding of a `u64`.
+pub(crate) const MAX_VARINT: usize = 10;
+
+fn varint_error(offset: u64, problem: &str) -> Error {
+    Error::Corrupt {
+        offset,
+        message: format!("variable-length integer {problem}"),
+    }
+}
+
+impl<R: Read> Positioned<R> {
+    /// Reads one unsigned LEB128 integer, appending its bytes to `raw` (for a checksum over the
+    /// structure it belongs to). Same rules as [`Fields::varint`].
+    pub(crate) fn varint_into(
+        &mut self,
+        raw: &mut Vec<u8>,
+        what: &'static str,
+    ) -> Result<u64, Error> {
+        let start = raw.len();
+        let at = self.pos;
+        for _ in 0..MAX_VARINT {
+            let mut b = [0u8; 1];
+            self.exact(&mut b, what)?;
+            raw.push(b[0]);
+            if b[0] & 0x80 == 0 {
+                break;
+            }
+        }
+        Fields::new(&raw[start..], at, what).varint()
     }
 }
 
@@ -167,20 +245,26 @@ impl<W: Write> Counted<W> {
 
 /// Appends little-endian integers to a buffer.
 pub(crate) trait PutLe {
-    fn put_u16(&mut self, v: u16);
     fn put_u32(&mut self, v: u32);
     fn put_u64(&mut self, v: u64);
+    /// Unsigned LEB128: seven bits per byte, least significant group first, high bit set on
+    /// every byte but the last; always the shortest form.
+    fn put_varint(&mut self, v: u64);
 }
 
 impl PutLe for Vec<u8> {
-    fn put_u16(&mut self, v: u16) {
-        self.extend_from_slice(&v.to_le_bytes());
-    }
     fn put_u32(&mut self, v: u32) {
         self.extend_from_slice(&v.to_le_bytes());
     }
     fn put_u64(&mut self, v: u64) {
         self.extend_from_slice(&v.to_le_bytes());
+    }
+    fn put_varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.push(v as u8);
     }
 }
 

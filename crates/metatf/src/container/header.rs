@@ -6,6 +6,8 @@ use std::io::Read;
 
 use serde::Serialize;
 
+use super::codec::{compress, decompress, Codec};
+use super::dtd_storage::{DtdIdentity, DtdStorage, COMPRESS_DTD_FROM};
 use super::framing::{crc, Fields, Positioned, PutLe};
 use super::{MAGIC, MAX_HEADER_BODY, VERSION};
 use crate::error::Error;
@@ -99,39 +101,103 @@ impl ContainerHeader {
         }
     }
 
-    /// Serialises the header, magic to CRC inclusive.
-    pub(crate) fn encode(&self) -> Result<Vec<u8>, Error> {
+    /// Serialises the header, magic to CRC inclusive, storing the DTD as `storage` says.
+    /// `reference` names the DTD when it is stored by reference and its text is not at hand
+    /// (rewriting a file that referenced it); otherwise the identity of [`Self::dtd`] is used.
+    pub(crate) fn encode(
+        &self,
+        storage: DtdStorage,
+        reference: Option<DtdIdentity>,
+    ) -> Result<Vec<u8>, Error> {
         let class = self.class_code()?;
         let order = self.byte_order()?;
         let mut body = Vec::new();
-        put_str16(&mut body, "format id", &self.format)?;
-        body.put_u32(len32("property count", self.properties.len())?);
+        put_str(&mut body, &self.format);
+        body.put_varint(self.properties.len() as u64);
         for (k, v) in &self.properties {
-            put_str16(&mut body, "property key", k)?;
-            body.put_u32(len32("property value", v.len())?);
-            body.extend_from_slice(v.as_bytes());
+            put_str(&mut body, k);
+            put_str(&mut body, v);
         }
-        body.put_u32(len32("DTD", self.dtd.len())?);
-        body.extend_from_slice(self.dtd.as_bytes());
+        let storage = self.put_dtd(&mut body, storage, reference)?;
         if body.len() as u64 > MAX_HEADER_BODY {
             return Err(Error::invalid(format!(
                 "header of {} bytes exceeds the limit of {MAX_HEADER_BODY} bytes",
                 body.len()
             )));
         }
-        let mut out = Vec::with_capacity(body.len() + 16);
+        let mut out = Vec::with_capacity(body.len() + 24);
         out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&[VERSION, class, order.code(), 0]);
-        out.put_u32(body.len() as u32);
+        out.extend_from_slice(&[VERSION, class, order.code(), storage]);
+        out.put_varint(body.len() as u64);
         out.extend_from_slice(&body);
         let c = crc(&out);
         out.put_u32(c);
         Ok(out)
     }
 
+    /// Appends the DTD field and returns the storage byte it was written with.
+    fn put_dtd(
+        &self,
+        body: &mut Vec<u8>,
+        storage: DtdStorage,
+        reference: Option<DtdIdentity>,
+    ) -> Result<u8, Error> {
+        let text = self.dtd.as_bytes();
+        let storage = match storage {
+            DtdStorage::Auto if self.model_layout().is_some() => DtdStorage::Reference,
+            DtdStorage::Auto if text.len() >= COMPRESS_DTD_FROM => {
+                let packed = compress(Codec::Zstd, DTD_LEVEL, text)
+                    .map_err(|source| Error::Io { offset: 0, source })?;
+                // Worth it only if the frame and its length field still save bytes.
+                if packed.len() + 4 < text.len() {
+                    body.put_varint(text.len() as u64);
+                    body.put_varint(packed.len() as u64);
+                    body.extend_from_slice(&packed);
+                    return Ok(1);
+                }
+                DtdStorage::Verbatim
+            }
+            DtdStorage::Auto => DtdStorage::Verbatim,
+            other => other,
+        };
+        match storage {
+            DtdStorage::Compressed => {
+                let packed = compress(Codec::Zstd, DTD_LEVEL, text)
+                    .map_err(|source| Error::Io { offset: 0, source })?;
+                body.put_varint(text.len() as u64);
+                body.put_varint(packed.len() as u64);
+                body.extend_from_slice(&packed);
+            }
+            DtdStorage::Reference => {
+                let id = match reference {
+                    Some(id) if self.dtd.is_empty() || id.matches(&self.dtd) => id,
+                    Some(_) => {
+                        return Err(Error::invalid(
+                            "the DTD reference does not match the header's DTD text".to_string(),
+                        ))
+                    }
+                    None if self.dtd.is_empty() => {
+                        return Err(Error::invalid(
+                            "a DTD stored by reference needs its text or its identity".to_string(),
+                        ))
+                    }
+                    None => DtdIdentity::of(&self.dtd),
+                };
+                body.put_varint(id.length);
+                body.put_u32(id.crc32);
+            }
+            _ => {
+                body.put_varint(text.len() as u64);
+                body.extend_from_slice(text);
+            }
+        }
+        Ok(storage.code().unwrap_or(0))
+    }
+
     /// Reads and checks a header from the start of a container.
-    pub(crate) fn decode<R: Read>(r: &mut Positioned<R>) -> Result<ContainerHeader, Error> {
-        let mut fixed = [0u8; 12];
+    pub(crate) fn decode<R: Read>(r: &mut Positioned<R>) -> Result<DecodedHeader, Error> {
+        let mut fixed = Vec::with_capacity(24);
+        fixed.resize(8, 0);
         let got = r.fill(&mut fixed[..4])?;
         if got < 4 || fixed[..4] != MAGIC {
             return Err(Error::BadMagic {
@@ -140,15 +206,15 @@ impl ContainerHeader {
                 found: fixed[..got].to_vec(),
             });
         }
-        r.exact(&mut fixed[4..], "container header")?;
+        r.exact(&mut fixed[4..8], "container header")?;
         if fixed[4] != VERSION {
             return Err(Error::UnsupportedVersion {
                 offset: 4,
                 version: fixed[4],
             });
         }
-        let (class, order, reserved) = (fixed[5], fixed[6], fixed[7]);
-        let body_len = u32::from_le_bytes([fixed[8], fixed[9], fixed[10], fixed[11]]) as u64;
+        let (class, order, storage_code) = (fixed[5], fixed[6], fixed[7]);
+        let body_len = r.varint_into(&mut fixed, "container header")?;
         if body_len > MAX_HEADER_BODY {
             return Err(Error::TooLarge {
                 offset: 8,
@@ -157,6 +223,7 @@ impl ContainerHeader {
                 limit: MAX_HEADER_BODY,
             });
         }
+        let body_at = r.pos;
         let body = r.bytes(body_len, "container header")?;
         let mut stored = [0u8; 4];
         r.exact(&mut stored, "container header checksum")?;
@@ -174,26 +241,26 @@ impl ContainerHeader {
             });
         }
         let corrupt = |offset: u64, message: String| Error::Corrupt { offset, message };
-        if reserved != 0 {
+        let storage = DtdStorage::from_code(storage_code)
+            .ok_or_else(|| corrupt(7, format!("unknown DTD storage byte {storage_code}")))?;
+        let mut f = Fields::new(&body, body_at, "container header");
+        let format = get_str(&mut f, "format id")?;
+        let at = f.offset();
+        let count = f.varint()?;
+        // Each property takes at least two bytes, so the body bounds the count.
+        if count > f.remaining() as u64 / 2 {
             return Err(corrupt(
-                7,
-                format!("reserved header byte is {reserved}, not 0"),
+                at,
+                format!("{count} properties cannot fit in the header"),
             ));
         }
-        let mut f = Fields::new(&body, 12, "container header");
-        let format = get_str16(&mut f, "format id")?;
-        let count = f.u32()?;
-        let mut properties = Vec::new();
+        let mut properties = Vec::with_capacity(count as usize);
         for _ in 0..count {
-            let k = get_str16(&mut f, "property key")?;
-            let at = f.offset();
-            let n = f.u32()? as usize;
-            let v = utf8(f.take(n)?, at, "property value")?;
+            let k = get_str(&mut f, "property key")?;
+            let v = get_str(&mut f, "property value")?;
             properties.push((k, v));
         }
-        let at = f.offset();
-        let n = f.u32()? as usize;
-        let dtd = utf8(f.take(n)?, at, "DTD")?;
+        let (dtd, reference) = get_dtd(&mut f, storage)?;
         if f.remaining() != 0 {
             return Err(corrupt(
                 f.offset(),
@@ -211,7 +278,7 @@ impl ContainerHeader {
         // The fixed bytes mirror the reserved properties; disagreement means damage.
         let want_order = header
             .byte_order()
-            .map_err(|e| corrupt(12, e.to_string()))?;
+            .map_err(|e| corrupt(body_at, e.to_string()))?;
         if want_order.code() != order {
             return Err(corrupt(
                 6,
@@ -223,33 +290,78 @@ impl ContainerHeader {
         }
         let want_class = header
             .class_code()
-            .map_err(|e| corrupt(12, e.to_string()))?;
+            .map_err(|e| corrupt(body_at, e.to_string()))?;
         if want_class != class {
             return Err(corrupt(
                 5,
                 format!("class byte is {class} but the properties say {want_class}"),
             ));
         }
-        Ok(header)
+        Ok(DecodedHeader {
+            header,
+            storage,
+            reference,
+        })
     }
 }
 
-fn len32(what: &str, n: usize) -> Result<u32, Error> {
-    u32::try_from(n).map_err(|_| Error::invalid(format!("{what} is too long ({n} bytes)")))
+/// A header as read from a file, with how its DTD was stored.
+#[derive(Debug, Clone)]
+pub(crate) struct DecodedHeader {
+    pub(crate) header: ContainerHeader,
+    pub(crate) storage: DtdStorage,
+    /// The identity of a DTD stored by reference (whose text the header then leaves empty).
+    pub(crate) reference: Option<DtdIdentity>,
 }
 
-fn put_str16(out: &mut Vec<u8>, what: &str, s: &str) -> Result<(), Error> {
-    let n = u16::try_from(s.len())
-        .map_err(|_| Error::invalid(format!("{what} is longer than 65535 bytes")))?;
-    out.put_u16(n);
-    out.extend_from_slice(s.as_bytes());
-    Ok(())
-}
+/// zstd level for a compressed DTD: DTDs are small, so the slowest level costs nothing.
+const DTD_LEVEL: i32 = 19;
 
-fn get_str16(f: &mut Fields<'_>, what: &'static str) -> Result<String, Error> {
+fn get_dtd(
+    f: &mut Fields<'_>,
+    storage: DtdStorage,
+) -> Result<(String, Option<DtdIdentity>), Error> {
     let at = f.offset();
-    let n = f.u16()? as usize;
-    utf8(f.take(n)?, at, what)
+    let length = f.varint()?;
+    match storage {
+        DtdStorage::Reference => {
+            let crc32 = f.u32()?;
+            Ok((String::new(), Some(DtdIdentity { length, crc32 })))
+        }
+        DtdStorage::Compressed => {
+            if length > MAX_HEADER_BODY {
+                return Err(Error::TooLarge {
+                    offset: at,
+                    what: "compressed DTD",
+                    length,
+                    limit: MAX_HEADER_BODY,
+                });
+            }
+            let stored_len = f.varint()?;
+            let packed = f.take(usize::try_from(stored_len).unwrap_or(usize::MAX))?;
+            let text =
+                decompress(Codec::Zstd, packed.to_vec(), length).map_err(|e| Error::Corrupt {
+                    offset: at,
+                    message: format!("the compressed DTD does not decompress: {e:?}"),
+                })?;
+            Ok((utf8(&text, at, "DTD")?, None))
+        }
+        _ => {
+            let text = f.take(usize::try_from(length).unwrap_or(usize::MAX))?;
+            Ok((utf8(text, at, "DTD")?, None))
+        }
+    }
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.put_varint(s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn get_str(f: &mut Fields<'_>, what: &'static str) -> Result<String, Error> {
+    let at = f.offset();
+    let n = f.varint()?;
+    utf8(f.take(usize::try_from(n).unwrap_or(usize::MAX))?, at, what)
 }
 
 fn utf8(bytes: &[u8], offset: u64, what: &str) -> Result<String, Error> {

@@ -1,33 +1,36 @@
 //! The Meta-TF container: a self-describing, streaming, checksummed file of blocks.
 //!
-//! Layout (all framing integers little-endian; see `docs/FORMAT.md §5`):
-//! header (magic, version, class, byte order, format id, properties, DTD, CRC), then blocks
-//! (marker, numbers, section descriptors, CRC, section bytes), then an index of the blocks and a
-//! 32-byte trailer pointing at it. The header needs no counts, so it is written first; a file
+//! Layout (framing integers are LEB128 varints or little-endian; see `docs/FORMAT.md §5`):
+//! header (magic, version, class, byte order, DTD storage, format id, properties, DTD, CRC),
+//! then blocks (marker, numbers, section descriptors, CRC, section bytes), then an index of the
+//! blocks and a 16-byte trailer pointing at it. The header needs no counts, so it is written first; a file
 //! cut anywhere still yields every complete block.
 
 mod block;
 mod codec;
+mod dtd_storage;
 mod framing;
 mod header;
 mod index;
+mod parallel;
 mod reader;
 mod writer;
 
 pub use block::{Block, DecodedSection, SectionData, SectionDescriptor};
 pub use codec::Codec;
+pub use dtd_storage::{DtdIdentity, DtdStorage, COMPRESS_DTD_FROM};
 pub use header::{
     ByteOrder, ContainerHeader, LAYOUT_UNIVERSAL, PROPERTY_BYTE_ORDER, PROPERTY_CLASS,
     PROPERTY_LAYOUT,
 };
-pub use index::{IndexEntry, Trailer, TRAILER_LEN};
-pub use reader::ContainerReader;
+pub use index::{read_index, IndexEntry, Trailer, TRAILER_LEN};
+pub use reader::{load_index, ContainerReader};
 pub use writer::ContainerWriter;
 
 /// First four bytes of every container (`"\x7fMTF"`, Appendix B of the paper).
 pub const MAGIC: [u8; 4] = *b"\x7fMTF";
 /// The container version this crate reads and writes.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Marker starting every block.
 pub const BLOCK_MAGIC: [u8; 4] = *b"MTFB";
 /// Marker starting the index.

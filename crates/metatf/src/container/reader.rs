@@ -1,22 +1,24 @@
 //! Streaming container reader: one block at a time, every checksum verified.
 
-use std::io::Read;
+use std::io::{Read, Seek};
 
-use super::block::{
-    Block, BlockHeader, DecodedSection, SectionDescriptor, BLOCK_FIXED, DESCRIPTOR,
-    MAX_BLOCK_HEADER,
-};
+use super::block::{Block, BlockHeader, DecodedSection, SectionDescriptor};
 use super::codec::{decompress, DecompressError};
+use super::dtd_storage::{DtdIdentity, DtdStorage};
 use super::framing::{crc, Positioned};
 use super::header::ContainerHeader;
-use super::index::{IndexEntry, Trailer, ENTRY, TRAILER_LEN};
-use super::{BLOCK_MAGIC, INDEX_MAGIC, MAX_SECTIONS_PER_BLOCK};
+use super::index::{encode_entry, read_index, IndexEntry, Trailer, TRAILER_LEN};
+use super::{BLOCK_MAGIC, INDEX_MAGIC};
 use crate::error::Error;
 
 /// Reads a container from any [`Read`], in order, holding one block at a time.
 pub struct ContainerReader<R: Read> {
     input: Positioned<R>,
     header: ContainerHeader,
+    dtd_storage: DtdStorage,
+    dtd_reference: Option<DtdIdentity>,
+    /// Offset of the block returned last (index entries are relative to it).
+    last_offset: u64,
     /// Blocks returned so far.
     blocks: u64,
     /// Records in the blocks returned so far.
@@ -25,6 +27,9 @@ pub struct ContainerReader<R: Read> {
     /// index at the end so that checking it needs no per-block memory.
     expected_index: crc32fast::Hasher,
     finished: bool,
+    /// True once blocks were skipped by seeking: the index can then not be compared with the
+    /// blocks read (it is still checksummed).
+    seeked: bool,
     /// Descriptors of the block returned last, for inspection.
     last: Vec<SectionDescriptor>,
 }
@@ -33,14 +38,18 @@ impl<R: Read> ContainerReader<R> {
     /// Reads and checks the header.
     pub fn new(r: R) -> Result<Self, Error> {
         let mut input = Positioned::new(r);
-        let header = ContainerHeader::decode(&mut input)?;
+        let decoded = ContainerHeader::decode(&mut input)?;
         Ok(ContainerReader {
             input,
-            header,
+            header: decoded.header,
+            dtd_storage: decoded.storage,
+            dtd_reference: decoded.reference,
+            last_offset: 0,
             blocks: 0,
             records: 0,
             expected_index: crc32fast::Hasher::new(),
             finished: false,
+            seeked: false,
             last: Vec::new(),
         })
     }
@@ -48,6 +57,39 @@ impl<R: Read> ContainerReader<R> {
     /// The container's header.
     pub fn header(&self) -> &ContainerHeader {
         &self.header
+    }
+
+    /// How the file stores its DTD.
+    pub fn dtd_storage(&self) -> DtdStorage {
+        self.dtd_storage
+    }
+
+    /// The identity of a DTD the file names by reference instead of carrying it; the header's
+    /// `dtd` is empty until [`Self::resolve_dtd`] supplies the text.
+    pub fn dtd_reference(&self) -> Option<DtdIdentity> {
+        self.dtd_reference
+    }
+
+    /// Supplies the text of a DTD stored by reference, after checking that it is the one the
+    /// file names (same length and CRC-32). Does nothing for files that carry their DTD.
+    pub fn resolve_dtd(&mut self, text: &str) -> Result<(), Error> {
+        match self.dtd_reference {
+            Some(id) if id.matches(text) => {
+                self.header.dtd = text.to_string();
+                Ok(())
+            }
+            Some(id) => Err(Error::invalid(format!(
+                "the file names a DTD of {} bytes with CRC-32 {:08x} for format `{}`, \
+                 which is not the DTD this reader knows",
+                id.length, id.crc32, self.header.format
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Hands back the underlying input (for example to seek it and read again).
+    pub fn into_inner(self) -> R {
+        self.input.into_inner()
     }
 
     /// Bytes consumed so far.
@@ -87,7 +129,7 @@ impl<R: Read> ContainerReader<R> {
                 found: magic.to_vec(),
             });
         }
-        let header = self.read_block_header(offset, magic)?;
+        let header = self.read_block_header(offset)?;
         let mut sections = Vec::with_capacity(header.sections.len());
         for d in &header.sections {
             let at = self.input.pos;
@@ -135,14 +177,15 @@ impl<R: Read> ContainerReader<R> {
                 bytes,
             });
         }
-        let mut entry = Vec::with_capacity(ENTRY);
-        IndexEntry {
+        let mut entry = Vec::with_capacity(20);
+        let this = IndexEntry {
             offset,
             first_record: header.first_record,
             record_count: header.record_count,
-        }
-        .encode(&mut entry);
+        };
+        encode_entry(&this, self.last_offset, &mut entry);
         self.expected_index.update(&entry);
+        self.last_offset = offset;
         self.blocks += 1;
         self.records += header.record_count;
         self.last = header.sections;
@@ -155,37 +198,44 @@ impl<R: Read> ContainerReader<R> {
         }))
     }
 
-    fn read_block_header(&mut self, offset: u64, magic: [u8; 4]) -> Result<BlockHeader, Error> {
-        let mut bytes = Vec::with_capacity(BLOCK_FIXED + 4);
-        bytes.extend_from_slice(&magic);
-        bytes.resize(BLOCK_FIXED, 0);
-        self.input.exact(&mut bytes[4..], "block header")?;
-        let n = u16::from_le_bytes([bytes[28], bytes[29]]) as usize;
-        if n > MAX_SECTIONS_PER_BLOCK {
-            return Err(Error::Corrupt {
-                offset: offset + 28,
-                message: format!(
-                    "block claims {n} sections; at most {MAX_SECTIONS_PER_BLOCK} exist"
-                ),
-            });
+    /// Reads the next block's header and skips its data without decompressing or checking it;
+    /// returns where the block is and which records it holds, or `None` at the index (which is
+    /// then not read). This is how an index is rebuilt when the file's own is missing or damaged.
+    pub fn skip_block(&mut self) -> Result<Option<IndexEntry>, Error> {
+        if self.finished {
+            return Ok(None);
         }
-        let len = BLOCK_FIXED + DESCRIPTOR * n;
-        debug_assert!(len <= MAX_BLOCK_HEADER);
-        bytes.resize(len + 4, 0);
-        self.input
-            .exact(&mut bytes[BLOCK_FIXED..], "block header")?;
-        let stored =
-            u32::from_le_bytes([bytes[len], bytes[len + 1], bytes[len + 2], bytes[len + 3]]);
-        let computed = crc(&bytes[..len]);
-        if stored != computed {
-            return Err(Error::Checksum {
+        let offset = self.input.pos;
+        let mut magic = [0u8; 4];
+        self.input.exact(&mut magic, "block or index marker")?;
+        if magic == INDEX_MAGIC {
+            self.finished = true;
+            return Ok(None);
+        }
+        if magic != BLOCK_MAGIC {
+            return Err(Error::BadMagic {
                 offset,
-                what: "block header",
-                stored,
-                computed,
+                expected: "a block marker \"MTFB\" or the index marker \"MTFI\"",
+                found: magic.to_vec(),
             });
         }
-        let header = BlockHeader::decode(&bytes[..len], offset)?;
+        let header = self.read_block_header(offset)?;
+        for d in &header.sections {
+            self.input.skip(d.stored_len, "section data")?;
+        }
+        self.blocks += 1;
+        self.records += header.record_count;
+        self.last_offset = offset;
+        self.seeked = true;
+        Ok(Some(IndexEntry {
+            offset,
+            first_record: header.first_record,
+            record_count: header.record_count,
+        }))
+    }
+
+    fn read_block_header(&mut self, offset: u64) -> Result<BlockHeader, Error> {
+        let header = BlockHeader::read(&mut self.input, offset)?;
         if header.index != self.blocks {
             return Err(Error::Corrupt {
                 offset: offset + 4,
@@ -218,32 +268,27 @@ impl<R: Read> ContainerReader<R> {
     }
 
     fn read_index(&mut self, offset: u64) -> Result<(), Error> {
-        let mut count = [0u8; 8];
-        self.input.exact(&mut count, "index")?;
-        let count = u64::from_le_bytes(count);
+        let mut raw = INDEX_MAGIC.to_vec();
+        let count_at = self.input.pos;
+        let count = self.input.varint_into(&mut raw, "index")?;
         if count != self.blocks {
             return Err(Error::Corrupt {
-                offset: offset + 4,
+                offset: count_at,
                 message: format!(
                     "the index lists {count} blocks but {} were read",
                     self.blocks
                 ),
             });
         }
-        let mut index_crc = crc32fast::Hasher::new();
-        index_crc.update(&INDEX_MAGIC);
-        index_crc.update(&count.to_le_bytes());
-        let mut entries = crc32fast::Hasher::new();
-        let mut entry = [0u8; ENTRY];
+        let entries_at = raw.len();
         for _ in 0..count {
-            self.input.exact(&mut entry, "index")?;
-            index_crc.update(&entry);
-            entries.update(&entry);
+            self.input.varint_into(&mut raw, "index")?;
+            self.input.varint_into(&mut raw, "index")?;
         }
         let mut stored = [0u8; 4];
         self.input.exact(&mut stored, "index checksum")?;
         let stored = u32::from_le_bytes(stored);
-        let computed = index_crc.finalize();
+        let computed = crc(&raw);
         if stored != computed {
             return Err(Error::Checksum {
                 offset,
@@ -252,7 +297,9 @@ impl<R: Read> ContainerReader<R> {
                 computed,
             });
         }
-        if entries.finalize() != std::mem::take(&mut self.expected_index).finalize() {
+        if !self.seeked
+            && crc(&raw[entries_at..]) != std::mem::take(&mut self.expected_index).finalize()
+        {
             return Err(Error::Corrupt {
                 offset,
                 message: "the index does not match the blocks that precede it".to_string(),
@@ -267,8 +314,6 @@ impl<R: Read> ContainerReader<R> {
         })?;
         let expected = Trailer {
             index_offset: offset,
-            block_count: self.blocks,
-            total_records: self.records,
         };
         if trailer != expected {
             return Err(Error::Corrupt {
@@ -285,4 +330,47 @@ impl<R: Read> ContainerReader<R> {
         }
         Ok(())
     }
+}
+
+impl<R: Read + Seek> ContainerReader<R> {
+    /// Moves to block number `block` of the file, found in its index (or a rebuilt one) at
+    /// `entry`: the next [`Self::next_block`] returns it, checked as usual (its number and first
+    /// record must match the entry).
+    pub fn seek_block(&mut self, block: u64, entry: &IndexEntry) -> Result<(), Error> {
+        self.input.seek_to(entry.offset)?;
+        self.blocks = block;
+        self.records = entry.first_record;
+        self.finished = false;
+        self.seeked = true;
+        Ok(())
+    }
+}
+
+/// The file's index, or, when it is missing or damaged (a cut or crashed file), one rebuilt by
+/// reading every block header from the start. The second value says why the index was rebuilt
+/// (`None` when the file's own was used). A rebuilt index ends at the first damaged block.
+pub fn load_index<R: Read + Seek>(mut r: R) -> Result<(Vec<IndexEntry>, Option<String>), Error> {
+    let why = match read_index(&mut r) {
+        Ok(entries) => return Ok((entries, None)),
+        Err(e) => e.to_string(),
+    };
+    r.seek(std::io::SeekFrom::Start(0))
+        .map_err(|source| Error::Io { offset: 0, source })?;
+    let mut reader = ContainerReader::new(r)?;
+    let mut entries = Vec::new();
+    loop {
+        match reader.skip_block() {
+            Ok(Some(entry)) => entries.push(entry),
+            Ok(None) => break,
+            Err(e) => {
+                return Ok((
+                    entries,
+                    Some(format!(
+                        "{why}; the blocks before this damage were indexed: {e}"
+                    )),
+                ))
+            }
+        }
+    }
+    Ok((entries, Some(why)))
 }

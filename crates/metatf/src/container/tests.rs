@@ -102,19 +102,22 @@ fn round_trip_every_codec() {
         assert!(err.is_none(), "{codec}: {err:?}");
         assert_eq!(got.len(), 3);
         check_blocks(&got);
-        // The trailer points at the index and counts everything.
+        // The trailer points at the index, which lists every block.
         let mut t = [0u8; TRAILER_LEN];
         t.copy_from_slice(&bytes[bytes.len() - TRAILER_LEN..]);
         let trailer = Trailer::decode(&t).unwrap();
-        assert_eq!(trailer.block_count, 3);
-        assert_eq!(trailer.total_records, 1003);
         let at = trailer.index_offset as usize;
         assert_eq!(&bytes[at..at + 4], b"MTFI");
-        assert_eq!(got[2].offset as usize, {
-            // Third index entry's offset field.
-            let e = at + 12 + 2 * 24;
-            u64::from_le_bytes(bytes[e..e + 8].try_into().unwrap()) as usize
-        });
+        let index = read_index(&mut std::io::Cursor::new(&bytes)).unwrap();
+        let from_blocks: Vec<IndexEntry> = got
+            .iter()
+            .map(|b| IndexEntry {
+                offset: b.offset,
+                first_record: b.first_record,
+                record_count: b.record_count,
+            })
+            .collect();
+        assert_eq!(index, from_blocks);
     }
 }
 
@@ -187,8 +190,11 @@ fn errors_name_offsets() {
     let (_, err) = read_all(&bytes);
     let msg = err.unwrap().to_string();
     assert!(msg.contains("checksum mismatch"), "{msg}");
+    // Block 2's header: marker 4, block number 1, first record 1, record count 2 (1000),
+    // section count 1, three uncompressed descriptors (3 + length varint + CRC: 9, 9 and 8
+    // bytes), CRC 4 = 39 bytes before the first section's data.
     assert!(
-        msg.contains(&format!("at byte {}", all[2].offset + 30 + 3 * 28 + 4)),
+        msg.contains(&format!("at byte {}", all[2].offset + 39)),
         "{msg}"
     );
     let err = ContainerReader::new(&b"GIF89a"[..]).err().unwrap();
@@ -228,8 +234,211 @@ fn writer_rejects_what_cannot_be_read() {
 #[test]
 fn huge_declared_lengths_are_refused_before_allocating() {
     let mut bytes = write(Codec::None);
-    // Patch the header body length to 4 GiB - 1 and fix nothing else: must be refused as too large.
-    bytes[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+    // Replace the header body length (a one-byte varint at byte 8) by 2^40 and fix nothing
+    // else: must be refused as too large before anything is allocated.
+    assert!(bytes[8] & 0x80 == 0);
+    bytes.splice(8..9, [0x80, 0x80, 0x80, 0x80, 0x80, 0x20]);
     let err = ContainerReader::new(&bytes[..]).err().unwrap();
     assert!(matches!(err, Error::TooLarge { offset: 8, .. }), "{err}");
+}
+
+#[test]
+fn dtd_storage_follows_the_writers_choice() {
+    let long = format!(
+        "{}{}",
+        header().dtd,
+        "// a comment that makes the DTD long\n".repeat(40)
+    );
+    let big = ContainerHeader {
+        dtd: long.clone(),
+        ..header()
+    };
+    for (h, storage, want) in [
+        (header(), DtdStorage::Auto, DtdStorage::Verbatim),
+        (big.clone(), DtdStorage::Auto, DtdStorage::Compressed),
+        (big.clone(), DtdStorage::Verbatim, DtdStorage::Verbatim),
+        (header(), DtdStorage::Compressed, DtdStorage::Compressed),
+    ] {
+        let bytes = ContainerWriter::with_dtd_storage(Vec::new(), &h, storage)
+            .unwrap()
+            .finish()
+            .unwrap();
+        let r = ContainerReader::new(&bytes[..]).unwrap();
+        assert_eq!(r.dtd_storage(), want);
+        assert_eq!(r.header(), &h);
+        assert_eq!(r.dtd_reference(), None);
+    }
+    let verbatim = ContainerWriter::new(Vec::new(), &big)
+        .unwrap()
+        .finish()
+        .unwrap();
+    assert!(
+        verbatim.len() + 900 < long.len() + 200,
+        "compression saved too little"
+    );
+}
+
+#[test]
+fn a_referenced_dtd_is_checked_when_resolved() {
+    let h = header();
+    let bytes = ContainerWriter::with_dtd_storage(Vec::new(), &h, DtdStorage::Reference)
+        .unwrap()
+        .finish()
+        .unwrap();
+    assert!(!bytes.windows(8).any(|w| w == &h.dtd.as_bytes()[..8]));
+    let mut r = ContainerReader::new(&bytes[..]).unwrap();
+    assert_eq!(r.dtd_storage(), DtdStorage::Reference);
+    assert_eq!(r.header().dtd, "");
+    assert_eq!(r.dtd_reference(), Some(DtdIdentity::of(&h.dtd)));
+    let err = r.resolve_dtd("tag.width = 2;\n").unwrap_err();
+    assert!(
+        err.to_string().contains("not the DTD this reader knows"),
+        "{err}"
+    );
+    r.resolve_dtd(&h.dtd).unwrap();
+    assert_eq!(r.header(), &h);
+    // A file that references its DTD can be rewritten without knowing the text.
+    let unresolved = ContainerReader::new(&bytes[..]).unwrap();
+    let again = ContainerWriter::referencing(
+        Vec::new(),
+        unresolved.header(),
+        unresolved.dtd_reference().unwrap(),
+    )
+    .unwrap()
+    .finish()
+    .unwrap();
+    assert_eq!(again, bytes);
+}
+
+#[test]
+fn varints_must_be_minimal_and_fit() {
+    use super::framing::{Fields, PutLe};
+    for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+        let mut out = Vec::new();
+        out.put_varint(v);
+        assert_eq!(Fields::new(&out, 0, "test").varint().unwrap(), v);
+    }
+    for bad in [
+        &[0x80, 0x00][..],
+        &[0xff; 11][..],
+        &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02][..],
+        &[0x80][..],
+    ] {
+        assert!(Fields::new(bad, 0, "test").varint().is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_one_block_file_has_little_framing() {
+    let data = vec![7u8; 100];
+    let mut w =
+        ContainerWriter::with_dtd_storage(Vec::new(), &header(), DtdStorage::Reference).unwrap();
+    w.write_block(
+        100,
+        &[SectionData {
+            number: 1,
+            element_width: 1,
+            codec: Codec::None,
+            level: 0,
+            bytes: &data,
+        }],
+    )
+    .unwrap();
+    let bytes = w.finish().unwrap();
+    let props: usize = header()
+        .properties
+        .iter()
+        .map(|(k, v)| 2 + k.len() + v.len())
+        .sum();
+    let framing = bytes.len() - data.len() - props - header().format.len();
+    // Header: fixed 8, body length 1, format length 1, property count 1, DTD length 1 and
+    // CRC-32 4, header CRC 4. Block: marker 4, three one-byte varints, section count 1,
+    // descriptor 3 + 1 + 4, CRC 4. Index: marker 4, count 1, entry 1 + 1, CRC 4. Trailer 16.
+    assert_eq!(framing, 20 + 20 + 11 + 16, "{framing}");
+}
+
+#[test]
+fn output_is_identical_whatever_the_thread_count() {
+    let write_with = |threads: usize| {
+        let mut w = ContainerWriter::new(Vec::new(), &header()).unwrap();
+        w.set_threads(threads);
+        for i in 0..40u32 {
+            // Blocks of very different sizes, so workers finish out of order.
+            let n = if i % 7 == 0 { 200_000 } else { 50 + i as usize };
+            let a: Vec<u8> = (0..n as u32).flat_map(|k| (k * i).to_le_bytes()).collect();
+            let b: Vec<u8> = (0..n).map(|k| (k % 13) as u8).collect();
+            w.write_block(
+                u64::from(i),
+                &[
+                    SectionData {
+                        number: 0,
+                        element_width: 0,
+                        codec: Codec::Zstd,
+                        level: 3,
+                        bytes: &a,
+                    },
+                    SectionData {
+                        number: 1,
+                        element_width: 1,
+                        codec: Codec::Gzip,
+                        level: 6,
+                        bytes: &b,
+                    },
+                ],
+            )
+            .unwrap();
+        }
+        assert_eq!(w.records_written(), (0..40).sum::<u64>());
+        w.finish().unwrap()
+    };
+    let one = write_with(1);
+    for threads in [2, 3, 8] {
+        assert!(
+            write_with(threads) == one,
+            "{threads} threads changed the output"
+        );
+    }
+    let (blocks, err) = read_all(&one);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(blocks.len(), 40);
+}
+
+#[test]
+fn the_index_is_loaded_or_rebuilt_and_blocks_are_reached_by_seeking() {
+    let bytes = write(Codec::Zstd);
+    let (all, _) = read_all(&bytes);
+    let want: Vec<IndexEntry> = all
+        .iter()
+        .map(|b| IndexEntry {
+            offset: b.offset,
+            first_record: b.first_record,
+            record_count: b.record_count,
+        })
+        .collect();
+    let (entries, why) = load_index(std::io::Cursor::new(&bytes)).unwrap();
+    assert_eq!((entries.clone(), why), (want.clone(), None));
+
+    // A damaged trailer: the index is rebuilt from the block headers, and the reason given.
+    let mut damaged = bytes.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    let (rebuilt, why) = load_index(std::io::Cursor::new(&damaged)).unwrap();
+    assert_eq!(rebuilt, want);
+    assert!(why.unwrap().contains("trailer"));
+
+    // A cut file: every block before the cut is indexed.
+    let cut = &bytes[..all[2].offset as usize + 10];
+    let (rebuilt, why) = load_index(std::io::Cursor::new(cut)).unwrap();
+    assert_eq!(rebuilt, want[..2].to_vec());
+    assert!(why.is_some());
+
+    // Seeking straight to the last block returns it, checked, and then the end.
+    let mut r = ContainerReader::new(std::io::Cursor::new(&bytes)).unwrap();
+    r.seek_block(2, &entries[2]).unwrap();
+    assert_eq!(r.next_block().unwrap().as_ref(), Some(&all[2]));
+    assert!(r.next_block().unwrap().is_none());
+    // An entry that names the wrong block number is caught when the block is read.
+    let mut r = ContainerReader::new(std::io::Cursor::new(&bytes)).unwrap();
+    r.seek_block(1, &entries[2]).unwrap();
+    assert!(r.next_block().is_err());
 }

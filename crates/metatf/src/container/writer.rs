@@ -2,49 +2,92 @@
 
 use std::io::Write;
 
+use std::collections::VecDeque;
+
 use super::block::{check_descriptor, BlockHeader, SectionData, SectionDescriptor};
-use super::codec::compress;
-use super::framing::{crc, Counted};
+use super::codec::Codec;
+use super::dtd_storage::{DtdIdentity, DtdStorage};
+use super::framing::Counted;
 use super::header::ContainerHeader;
 use super::index::{encode_index, IndexEntry, Trailer};
+use super::parallel::{compress_section, Compressed, OwnedSection, Pool};
 use super::MAX_SECTIONS_PER_BLOCK;
 use crate::error::Error;
 
 /// Writes a container to any [`Write`]; needs no seeking and knows no counts in advance.
 ///
-/// Memory: the current block's compressed sections, plus one 24-byte index entry per block
-/// written so far (the index is written at the end).
+/// Memory: the blocks waiting for compression (at most one per thread, see
+/// [`Self::set_threads`]), plus one index entry (24 bytes) per block written so far (the
+/// index is written at the end).
 pub struct ContainerWriter<W: Write> {
     out: Counted<W>,
     entries: Vec<IndexEntry>,
     next_record: u64,
+    /// Worker threads compressing blocks, when more than one thread was asked for.
+    pool: Option<Pool>,
+    /// Blocks handed to the pool and not yet written: (sequence number, record count).
+    waiting: VecDeque<(u64, u64)>,
+    submitted: u64,
+    threads: usize,
 }
 
 impl<W: Write> ContainerWriter<W> {
-    /// Writes the header and returns a writer ready for blocks.
+    /// Writes the header, with the DTD stored as [`DtdStorage::Auto`] chooses, and returns a
+    /// writer ready for blocks.
     pub fn new(out: W, header: &ContainerHeader) -> Result<Self, Error> {
-        let bytes = header.encode()?;
+        Self::with_dtd_storage(out, header, DtdStorage::Auto)
+    }
+
+    /// Like [`Self::new`], storing the DTD as `storage` says. With
+    /// [`DtdStorage::Reference`] only the identity of `header.dtd` is written, so only readers
+    /// that know the DTD of `header.format` can name it (format models, whose sections are
+    /// not laid out from the DTD, use this to keep small files small).
+    pub fn with_dtd_storage(
+        out: W,
+        header: &ContainerHeader,
+        storage: DtdStorage,
+    ) -> Result<Self, Error> {
+        Self::start(out, header.encode(storage, None)?)
+    }
+
+    /// Writes a header whose DTD is stored by reference to `dtd`, whether or not
+    /// `header.dtd` holds its text: used to rewrite a file that referenced its DTD.
+    pub fn referencing(out: W, header: &ContainerHeader, dtd: DtdIdentity) -> Result<Self, Error> {
+        Self::start(out, header.encode(DtdStorage::Reference, Some(dtd))?)
+    }
+
+    fn start(out: W, bytes: Vec<u8>) -> Result<Self, Error> {
         let mut out = Counted { inner: out, pos: 0 };
         out.put(&bytes)?;
         Ok(ContainerWriter {
             out,
             entries: Vec::new(),
             next_record: 0,
+            pool: None,
+            waiting: VecDeque::new(),
+            submitted: 0,
+            threads: 1,
         })
     }
 
-    /// Byte offset the next block will start at.
-    pub fn position(&self) -> u64 {
-        self.out.pos
+    /// Compresses blocks on `threads` worker threads (1, the default, compresses on the
+    /// caller's thread). The file is the same byte for byte whatever the count; only blocks
+    /// are parallel, so a single-block trace gains nothing.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+        if self.threads > 1 && self.pool.is_none() {
+            self.pool = Some(Pool::new(self.threads));
+        }
     }
 
-    /// Records written so far.
+    /// Records handed to [`Self::write_block`] so far (written, or waiting for compression).
     pub fn records_written(&self) -> u64 {
         self.next_record
     }
 
     /// Compresses and writes one block holding `record_count` records. Section numbers must be
-    /// distinct within the block; each section is at most 1 GiB.
+    /// distinct within the block; each section is at most 1 GiB. With several threads the
+    /// block may be written during a later call; errors then surface there.
     pub fn write_block(
         &mut self,
         record_count: u64,
@@ -56,9 +99,6 @@ impl<W: Write> ContainerWriter<W> {
                 sections.len()
             )));
         }
-        let offset = self.out.pos;
-        let mut descriptors = Vec::with_capacity(sections.len());
-        let mut payloads = Vec::with_capacity(sections.len());
         for (i, s) in sections.iter().enumerate() {
             if sections[..i].iter().any(|t| t.number == s.number) {
                 return Err(Error::invalid(format!(
@@ -66,25 +106,86 @@ impl<W: Write> ContainerWriter<W> {
                     s.number
                 )));
             }
-            let stored = compress(s.codec, s.level, s.bytes)
-                .map_err(|source| Error::Io { offset, source })?;
+            // What can be checked before compressing is checked now, on the caller's thread.
             let d = SectionDescriptor {
                 number: s.number,
                 element_width: s.element_width,
-                codec: s.codec,
+                codec: Codec::None,
                 uncompressed_len: s.bytes.len() as u64,
-                stored_len: stored.len() as u64,
-                stored_crc: crc(&stored),
-                uncompressed_crc: crc(s.bytes),
+                stored_len: s.bytes.len() as u64,
+                stored_crc: 0,
+                uncompressed_crc: 0,
             };
-            check_descriptor(&d, offset).map_err(|e| Error::invalid(e.to_string()))?;
-            descriptors.push(d);
-            payloads.push(stored);
+            check_descriptor(&d, self.out.pos).map_err(|e| Error::invalid(e.to_string()))?;
         }
-        let first_record = self.next_record;
-        let next = first_record
+        let next = self
+            .next_record
             .checked_add(record_count)
             .ok_or_else(|| Error::invalid("record count overflows 64 bits".to_string()))?;
+        self.next_record = next;
+        let Some(pool) = self.pool.as_mut() else {
+            let compressed = sections
+                .iter()
+                .map(compress_section)
+                .collect::<std::io::Result<Vec<_>>>()
+                .map_err(|source| Error::Io {
+                    offset: self.out.pos,
+                    source,
+                })?;
+            return self.put_block(record_count, compressed);
+        };
+        // The bytes are copied so the caller can reuse its buffers while a worker compresses.
+        let owned = sections
+            .iter()
+            .map(|s| OwnedSection {
+                number: s.number,
+                element_width: s.element_width,
+                codec: s.codec,
+                level: s.level,
+                bytes: s.bytes.to_vec(),
+            })
+            .collect::<Vec<_>>();
+        let seq = self.submitted;
+        pool.submit(seq, owned).map_err(|source| Error::Io {
+            offset: self.out.pos,
+            source,
+        })?;
+        self.submitted += 1;
+        self.waiting.push_back((seq, record_count));
+        // Bound the blocks in flight, and so the memory they hold: one per thread, while the
+        // caller prepares the next.
+        while self.waiting.len() > self.threads {
+            self.write_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest block in the pool and writes it.
+    fn write_oldest(&mut self) -> Result<(), Error> {
+        let Some((seq, record_count)) = self.waiting.pop_front() else {
+            return Ok(());
+        };
+        let offset = self.out.pos;
+        let compressed = match self.pool.as_mut() {
+            Some(pool) => pool.take(seq),
+            None => Err(std::io::Error::other("no compression pool")),
+        }
+        .map_err(|source| Error::Io { offset, source })?;
+        self.put_block(record_count, compressed)
+    }
+
+    /// Writes a compressed block at the current position.
+    fn put_block(&mut self, record_count: u64, compressed: Vec<Compressed>) -> Result<(), Error> {
+        let offset = self.out.pos;
+        let first_record = self
+            .entries
+            .last()
+            .map_or(0, |e| e.first_record + e.record_count);
+        let mut descriptors = Vec::with_capacity(compressed.len());
+        for c in &compressed {
+            check_descriptor(&c.descriptor, offset).map_err(|e| Error::invalid(e.to_string()))?;
+            descriptors.push(c.descriptor);
+        }
         let header = BlockHeader {
             index: self.entries.len() as u64,
             first_record,
@@ -92,27 +193,26 @@ impl<W: Write> ContainerWriter<W> {
             sections: descriptors,
         };
         self.out.put(&header.encode())?;
-        for p in &payloads {
-            self.out.put(p)?;
+        for c in &compressed {
+            self.out.put(&c.stored)?;
         }
         self.entries.push(IndexEntry {
             offset,
             first_record,
             record_count,
         });
-        self.next_record = next;
         Ok(())
     }
 
     /// Writes the index and the trailer, flushes, and hands back the output.
     pub fn finish(mut self) -> Result<W, Error> {
+        while !self.waiting.is_empty() {
+            self.write_oldest()?;
+        }
+        self.pool = None;
         let index_offset = self.out.pos;
         self.out.put(&encode_index(&self.entries))?;
-        let trailer = Trailer {
-            index_offset,
-            block_count: self.entries.len() as u64,
-            total_records: self.next_record,
-        };
+        let trailer = Trailer { index_offset };
         self.out.put(&trailer.encode())?;
         let pos = self.out.pos;
         self.out.inner.flush().map_err(|source| Error::Io {

@@ -34,6 +34,7 @@ pub fn write_uint(out: &mut Vec<u8>, value: u64, width: u8, order: ByteOrder) {
 }
 
 /// Sign-extends the low `width` bytes of `stored` (two's complement) to 64 bits.
+#[inline]
 pub fn sign_extend(stored: u64, width: u8) -> u64 {
     match width {
         0 => 0,
@@ -47,6 +48,7 @@ pub fn sign_extend(stored: u64, width: u8) -> u64 {
 }
 
 /// Keeps only the low `width` bytes of `value`.
+#[inline]
 pub fn truncate(value: u64, width: u8) -> u64 {
     if width >= 8 {
         value

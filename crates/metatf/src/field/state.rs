@@ -206,3 +206,98 @@ impl FieldState {
         }
     }
 }
+
+/// Inlinable shortcuts for the typed codec, whose field positions are known at compile time.
+/// They cover the interpretations that need no value section and answer exactly as
+/// [`FieldState::encode`] and [`FieldState::decode`] do; `None` means "ask the general method"
+/// (a value section is involved, or the value does not fit), and then nothing has changed.
+impl FieldState {
+    /// [`FieldState::encode`] for `none`, `default`, `baseOffset`, `delta` and `stride` when the
+    /// value fits; `None` otherwise, leaving the state untouched.
+    #[inline]
+    pub fn encode_direct(&mut self, value: u64) -> Option<u64> {
+        let w = self.width;
+        match self.interpretation {
+            Interpretation::None => fits_unsigned_direct(value, w),
+            Interpretation::Default(v) => (v == value).then_some(0),
+            Interpretation::BaseOffset(base) => fits_signed_direct(value.wrapping_sub(base), w),
+            Interpretation::Delta(_) => {
+                let stored = fits_signed_direct(value.wrapping_sub(self.previous), w)?;
+                self.previous = value;
+                Some(stored)
+            }
+            Interpretation::Stride { stride, .. } => {
+                if self.previous.wrapping_add(stride) != value {
+                    return None;
+                }
+                self.previous = value;
+                Some(0)
+            }
+            Interpretation::SectionOffset(_) | Interpretation::SectionStride { .. } => None,
+        }
+    }
+
+    /// [`FieldState::decode`] for the interpretations that read no value section; `None` for
+    /// `sectionOffset` and `sectionStride`, leaving the state untouched.
+    #[inline]
+    pub fn decode_direct(&mut self, stored: u64) -> Option<u64> {
+        Some(match self.interpretation {
+            Interpretation::None => stored,
+            Interpretation::Default(v) => v,
+            Interpretation::BaseOffset(base) => base.wrapping_add(sign_extend(stored, self.width)),
+            Interpretation::Delta(_) => {
+                self.previous = self.previous.wrapping_add(sign_extend(stored, self.width));
+                self.previous
+            }
+            Interpretation::Stride { stride, .. } => {
+                self.previous = self.previous.wrapping_add(stride);
+                self.previous
+            }
+            Interpretation::SectionOffset(_) | Interpretation::SectionStride { .. } => return None,
+        })
+    }
+
+    /// The previous value `delta` and `stride` code against.
+    #[inline]
+    pub fn previous(&self) -> u64 {
+        self.previous
+    }
+
+    /// Sets the previous value: the typed codec's inline `delta` and `stride` paths, and their
+    /// undo when a record must be written again.
+    #[inline]
+    pub fn set_previous(&mut self, previous: u64) {
+        self.previous = previous;
+    }
+
+    /// Whether encoding may change the state (`delta`, `stride`, `sectionStride`), so that a
+    /// writer retrying a record must restore it.
+    #[inline]
+    pub fn is_stateful(&self) -> bool {
+        matches!(
+            self.interpretation,
+            Interpretation::Delta(_)
+                | Interpretation::Stride { .. }
+                | Interpretation::SectionStride { .. }
+        )
+    }
+}
+
+/// `value` if it fits `width` bytes unsigned (`unsigned_width(value) <= width`).
+#[inline]
+fn fits_unsigned_direct(value: u64, width: u8) -> Option<u64> {
+    let fits = width >= 8 || value >> (u32::from(width) * 8) == 0;
+    fits.then_some(value)
+}
+
+/// The low `width` bytes of `diff` if it fits them as two's complement
+/// (`signed_width(diff) <= width`).
+#[inline]
+fn fits_signed_direct(diff: u64, width: u8) -> Option<u64> {
+    if width >= 8 {
+        return Some(diff);
+    }
+    // Fits iff sign-extending the low `width` bytes gives `diff` back (width 0 holds only 0).
+    let kept = truncate(diff, width);
+    (sign_extend(kept, width) == diff).then_some(kept)
+}

@@ -9,7 +9,13 @@
 //! both write the same bytes from the same records.
 //!
 //! The difference is speed: field positions are known at compile time, field states live in a
-//! flat array, and records are Rust values instead of lists of dynamic values.
+//! flat array, and records are Rust values instead of lists of dynamic values. Each record type
+//! also gets a *fast path*, compiled for the interpretations its fields are declared with: while
+//! no metadata record has changed a field's interpretation (widths may change) and the trace is
+//! big-endian, every field is coded without dispatching on its state, into a record stream kept
+//! in a local cursor. A value that does not fit falls back to the general path, which writes the
+//! same metadata record the universal writer would; a metadata record that restores the declared
+//! interpretation turns the fast path back on.
 //!
 //! ```
 //! use metatf::typed::{TypedReader, TypedWriter};
@@ -40,6 +46,7 @@
 //! ```
 
 pub mod attributes;
+mod buf;
 mod codec;
 mod plan;
 #[doc(hidden)]

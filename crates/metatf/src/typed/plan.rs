@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
-use metatf_dtd::{FieldDef, FieldKind, RecordDef, Schema};
+use metatf_dtd::{FieldDef, FieldKind, Interpretation, RecordDef, Schema};
 
 use super::spec::FormatSpec;
+use crate::field::bits::unsigned_width;
 use crate::field::{FieldState, MAX_WIDTH};
 
 /// One record type the typed codec knows: a format's record or a built-in.
@@ -20,9 +21,24 @@ pub(crate) struct Slot {
     pub(crate) initial: Vec<FieldState>,
     /// Index of the slot's first scalar in a scope's flat state array.
     pub(crate) offset: usize,
+    /// Whether the tag fits the DTD's `tag.width`.
+    pub(crate) tag_fits: bool,
+    /// The states the generated fast path assumes (see [`super::RecordSpec::layout`]); empty
+    /// for the built-ins, which have no fast path.
+    pub(crate) layout: Vec<Option<Interpretation>>,
 }
 
 impl Slot {
+    /// Whether `states` (this slot's) are those the fast path was compiled for.
+    fn fast(&self, states: &[FieldState]) -> bool {
+        !self.layout.is_empty()
+            && self.layout.len() == states.len()
+            && self.layout.iter().zip(states).all(|(want, s)| match want {
+                Some(i) => s.interpretation() == *i,
+                None => true,
+            })
+    }
+
     pub(crate) fn ordinal(&self, position: u16) -> Option<usize> {
         self.positions.iter().position(|&p| p == position)
     }
@@ -50,6 +66,7 @@ pub(crate) struct Scope {
 }
 
 impl Scope {
+    #[inline]
     pub(crate) fn kind(&self, tag: u64) -> Option<Kind> {
         match self.dense.get(tag as usize) {
             Some(k) if tag < 256 => *k,
@@ -83,6 +100,15 @@ pub struct FormatPlan {
     pub(crate) total_states: usize,
 }
 
+/// The field states of one section scope, and per slot whether its fast path applies.
+#[derive(Debug, Clone)]
+pub(crate) struct ScopeStates {
+    /// Every slot's states, back to back (slot `i` at `slots[i].offset`).
+    pub(crate) fields: Vec<FieldState>,
+    /// Per slot: its states are those its generated fast path was compiled for.
+    pub(crate) fast: Vec<bool>,
+}
+
 /// Slot index of the built-in comment record, relative to the number of variants.
 pub(crate) const COMMENT: usize = 0;
 /// Slot index of the built-in section record, relative to the number of variants.
@@ -103,7 +129,8 @@ impl FormatPlan {
                 .record_by_tag(scope_of_records, r.tag)
                 .filter(|d| d.name == r.name)
                 .ok_or_else(|| format!("record {} (tag {}) is not in the DTD", r.name, r.tag))?;
-            let slot = slot(def)?;
+            let mut slot = slot(def)?;
+            slot.layout = r.layout.to_vec();
             if slot.positions.len() != r.scalars {
                 return Err(format!(
                     "record {} has {} scalar fields in the DTD but {} in Rust",
@@ -125,6 +152,7 @@ impl FormatPlan {
         }
         let mut offset = 0;
         for s in &mut slots {
+            s.tag_fits = unsigned_width(s.tag) <= schema.tag_width;
             s.offset = offset;
             offset += s.positions.len();
         }
@@ -179,12 +207,29 @@ impl FormatPlan {
     }
 
     /// Fresh field states for one scope: every slot's initial states, back to back.
-    pub(crate) fn fresh_states(&self) -> Vec<FieldState> {
-        let mut v = Vec::with_capacity(self.total_states);
+    pub(crate) fn fresh_states(&self) -> ScopeStates {
+        let mut fields = Vec::with_capacity(self.total_states);
         for s in &self.slots {
-            v.extend_from_slice(&s.initial);
+            fields.extend_from_slice(&s.initial);
         }
-        v
+        let mut st = ScopeStates {
+            fields,
+            fast: vec![false; self.slots.len()],
+        };
+        for i in 0..self.slots.len() {
+            self.refresh_fast(&mut st, i);
+        }
+        st
+    }
+
+    /// Recomputes whether slot `slot` may take its fast path, after its states changed.
+    pub(crate) fn refresh_fast(&self, st: &mut ScopeStates, slot: usize) {
+        if let (Some(s), Some(flag)) = (self.slots.get(slot), st.fast.get_mut(slot)) {
+            *flag = st
+                .fields
+                .get(s.offset..s.offset + s.positions.len())
+                .is_some_and(|states| s.fast(states));
+        }
     }
 
     pub(crate) fn builtin(&self, which: usize) -> &Slot {
@@ -199,6 +244,8 @@ fn slot(def: &RecordDef) -> Result<Slot, String> {
         positions: Vec::new(),
         initial: Vec::new(),
         offset: 0,
+        tag_fits: true,
+        layout: Vec::new(),
     };
     collect(&def.name, &def.fields, &mut s)?;
     Ok(s)

@@ -7,6 +7,7 @@ pub use super::scalar::Scalar;
 pub use super::spec::{FormatSpec, RecordSpec};
 pub use super::{Format, Record};
 pub use crate::error::Error;
+pub use metatf_dtd::Interpretation;
 pub use std::option::Option;
 pub use std::result::Result;
 pub use std::sync::OnceLock;

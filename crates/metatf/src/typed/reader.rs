@@ -4,13 +4,13 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::marker::PhantomData;
 
-use super::codec::Decoder;
-use super::plan::{wire_shape, FormatPlan, Kind, COMMENT, METADATA, SECTION};
+use super::codec::{window_value, Decoder};
+use super::plan::{wire_shape, FormatPlan, Kind, Scope, ScopeStates, COMMENT, METADATA, SECTION};
 use super::{Format, TypedEvent};
-use crate::container::{Block, ContainerHeader, ContainerReader};
+use crate::container::{Block, ByteOrder, ContainerHeader, ContainerReader};
 use crate::error::Error;
 use crate::field::bits::read_uint;
-use crate::field::{Change, FieldState, MAX_WIDTH};
+use crate::field::{Change, MAX_WIDTH};
 use crate::universal::values::BlockValues as ReadValues;
 use crate::universal::RECORD_SECTION;
 
@@ -21,8 +21,12 @@ use crate::universal::RECORD_SECTION;
 pub struct TypedReader<T: Format, R: Read> {
     plan: &'static FormatPlan,
     container: ContainerReader<R>,
-    states: Vec<Option<Vec<FieldState>>>,
+    /// Field states of the other scopes (index into `plan.scopes`), created on first use;
+    /// the current scope's are in `current`.
+    states: Vec<Option<ScopeStates>>,
+    current: ScopeStates,
     scope: usize,
+    scope_ref: &'static Scope,
     stream: Vec<u8>,
     at: usize,
     values: ReadValues,
@@ -58,13 +62,17 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                 offset: 12,
                 message: e.to_string(),
             })?;
-        let mut states = vec![None; plan.scopes.len()];
-        states[0] = Some(plan.fresh_states());
+        let scope_ref = plan
+            .scopes
+            .first()
+            .ok_or_else(|| Error::invalid("the format has no section scope"))?;
         Ok(TypedReader {
             plan,
             container,
-            states,
+            states: vec![None; plan.scopes.len()],
+            current: plan.fresh_states(),
             scope: 0,
+            scope_ref,
             stream: Vec::new(),
             at: 0,
             values: ReadValues {
@@ -86,8 +94,26 @@ impl<T: Format, R: Read> TypedReader<T, R> {
 
     /// The next record of the format, applying section and metadata records and skipping
     /// comments; `Ok(None)` at the end.
+    #[inline(always)]
     pub fn next_record(&mut self) -> Result<Option<T>, Error> {
         loop {
+            if self.block_left == 0 {
+                if !self.next_block()? {
+                    return Ok(None);
+                }
+                continue;
+            }
+            // A record of the format is decoded here directly; anything else goes through
+            // `next_event` from the same position.
+            let start = self.at;
+            let tag = self.uint(self.plan.schema.tag_width, "tag")?;
+            if let Some(Kind::Variant(i)) = self.scope_ref.kind(tag) {
+                let r = self.decode_with(i, |d| T::decode(i, d))?;
+                self.block_left -= 1;
+                self.record += 1;
+                return Ok(Some(r));
+            }
+            self.at = start;
             match self.next_event()? {
                 None => return Ok(None),
                 Some(TypedEvent::Record(r)) => return Ok(Some(r)),
@@ -99,24 +125,8 @@ impl<T: Format, R: Read> TypedReader<T, R> {
     /// The next record or built-in record; `Ok(None)` at the end.
     pub fn next_event(&mut self) -> Result<Option<TypedEvent<T>>, Error> {
         while self.block_left == 0 {
-            if self.done {
+            if !self.next_block()? {
                 return Ok(None);
-            }
-            if self.at != self.stream.len() {
-                return Err(Error::Corrupt {
-                    offset: self.block_offset,
-                    message: format!(
-                        "the block's record stream has {} bytes after its last record",
-                        self.stream.len() - self.at
-                    ),
-                });
-            }
-            match self.container.next_block()? {
-                None => {
-                    self.done = true;
-                    return Ok(None);
-                }
-                Some(block) => self.load(block)?,
             }
         }
         let event = self.decode()?;
@@ -125,14 +135,42 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         Ok(Some(event))
     }
 
+    /// Loads the next block after checking that the current one was read to its end;
+    /// `false` at the end of the container.
+    #[cold]
+    fn next_block(&mut self) -> Result<bool, Error> {
+        if self.done {
+            return Ok(false);
+        }
+        if self.at != self.stream.len() {
+            return Err(Error::Corrupt {
+                offset: self.block_offset,
+                message: format!(
+                    "the block's record stream has {} bytes after its last record",
+                    self.stream.len() - self.at
+                ),
+            });
+        }
+        match self.container.next_block()? {
+            None => {
+                self.done = true;
+                Ok(false)
+            }
+            Some(block) => {
+                self.load(block)?;
+                Ok(true)
+            }
+        }
+    }
+
     fn load(&mut self, block: Block) -> Result<(), Error> {
         self.block_offset = block.offset;
         self.block_left = block.record_count;
         self.stream.clear();
         self.at = 0;
         self.values.sections.clear();
-        for states in self.states.iter_mut().flatten() {
-            for s in states {
+        for states in self.states.iter_mut().flatten().chain([&mut self.current]) {
+            for s in &mut states.fields {
                 s.start_block();
             }
         }
@@ -160,60 +198,87 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         Error::record(Some(self.block_offset), self.record, path, message)
     }
 
+    #[inline(always)]
     fn uint(&mut self, width: u8, path: &str) -> Result<u64, Error> {
         let n = usize::from(width);
-        let left = self.stream.len() - self.at;
-        if left < n {
-            return Err(self.fail(
-                path,
-                format!(
-                    "record stream ends: {n} bytes needed at stream byte {}, {left} left",
-                    self.at
-                ),
-            ));
-        }
-        let v = read_uint(&self.stream[self.at..], width, self.values.order);
-        self.at += n;
+        let at = self.at;
+        let v = match self.stream.get(at..at + 8) {
+            Some(window) => {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(window);
+                window_value(word, width, self.values.order)
+            }
+            None => match self.stream.get(at..at + n) {
+                Some(bytes) if width <= 8 => read_uint(bytes, width, self.values.order),
+                _ => return Err(self.short(n, path)),
+            },
+        };
+        self.at = at + n;
         Ok(v)
     }
 
-    fn decoder(&mut self, slot: usize) -> Result<Decoder<'_>, Error> {
+    #[cold]
+    #[inline(never)]
+    fn short(&self, n: usize, path: &str) -> Error {
+        let left = self.stream.len().saturating_sub(self.at);
+        self.fail(
+            path,
+            format!(
+                "record stream ends: {n} bytes needed at stream byte {}, {left} left",
+                self.at
+            ),
+        )
+    }
+
+    /// Runs `f` with a decoder over the fields of record type `slot`, at the stream position,
+    /// and moves the position past what `f` read.
+    #[inline(always)]
+    fn decode_with<V>(
+        &mut self,
+        slot: usize,
+        f: impl FnOnce(&mut Decoder<'_>) -> Result<V, Error>,
+    ) -> Result<V, Error> {
         let s = &self.plan.slots[slot];
-        let Some(states) = self.states[self.scope].as_mut() else {
-            return Err(Error::invalid(
-                "field states of the current section are missing",
-            ));
-        };
-        Ok(Decoder {
-            states: &mut states[s.offset..s.offset + s.positions.len()],
+        let states = &mut self.current;
+        let fast = self.values.order == ByteOrder::Big && states.fast.get(slot) == Some(&true);
+        let mut d = Decoder {
+            fast,
+            states: states
+                .fields
+                .get_mut(s.offset..s.offset + s.positions.len())
+                .unwrap_or_default(),
             stream: &self.stream,
-            at: &mut self.at,
+            pos: self.at,
             values: &self.values,
             order: self.values.order,
             record: self.record,
             block_offset: self.block_offset,
             name: &s.name,
-        })
+        };
+        let v = f(&mut d)?;
+        self.at = d.pos;
+        Ok(v)
     }
 
     fn decode(&mut self) -> Result<TypedEvent<T>, Error> {
         let plan = self.plan;
         let tag = self.uint(plan.schema.tag_width, "tag")?;
-        let kind = plan.scopes[self.scope].kind(tag).ok_or_else(|| {
-            let place = match plan.scopes[self.scope].section {
+        let kind = self.scope_ref.kind(tag).ok_or_else(|| {
+            let place = match self.scope_ref.section {
                 None => "the global section".to_string(),
                 Some(n) => format!("section {n}"),
             };
             self.fail("tag", format!("tag {tag} names no record in {place}"))
         })?;
         Ok(match kind {
-            Kind::Variant(i) => TypedEvent::Record(T::decode(i, &mut self.decoder(i)?)?),
+            Kind::Variant(i) => TypedEvent::Record(self.decode_with(i, |d| T::decode(i, d))?),
             Kind::Comment => {
-                let data = self.decoder(plan.variants + COMMENT)?.vfield(0, "data")?;
+                let data = self.decode_with(plan.variants + COMMENT, |d| d.vfield(0, "data"))?;
                 TypedEvent::Comment(data)
             }
             Kind::Section => {
-                let n: u64 = self.decoder(plan.variants + SECTION)?.scalar(0, "number")?;
+                let n: u64 =
+                    self.decode_with(plan.variants + SECTION, |d| d.scalar(0, "number"))?;
                 let scope = u8::try_from(n)
                     .ok()
                     .and_then(|n| plan.scope_index(Some(n)))
@@ -223,14 +288,26 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                             format!("section {n} is not declared in the DTD"),
                         )
                     })?;
-                self.scope = scope;
-                if self.states[scope].is_none() {
-                    self.states[scope] = Some(plan.fresh_states());
-                }
+                self.switch_scope(scope);
                 TypedEvent::Section(n as u8)
             }
             Kind::Metadata => self.metadata()?,
         })
+    }
+
+    /// Makes `scope` current, keeping the field states of the one it replaces.
+    fn switch_scope(&mut self, scope: usize) {
+        if scope == self.scope {
+            return;
+        }
+        let plan = self.plan;
+        let incoming = self.states[scope]
+            .take()
+            .unwrap_or_else(|| plan.fresh_states());
+        let outgoing = std::mem::replace(&mut self.current, incoming);
+        self.states[self.scope] = Some(outgoing);
+        self.scope = scope;
+        self.scope_ref = &plan.scopes[scope];
     }
 
     fn metadata(&mut self) -> Result<TypedEvent<T>, Error> {
@@ -250,16 +327,16 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         }
         let change = Change::from_parts(property, &values[..count])
             .map_err(|m| self.fail("metadata.value", m))?;
-        let slot = match plan.scopes[self.scope].kind(record) {
+        let slot = match self.scope_ref.kind(record) {
             Some(Kind::Variant(i)) => Some(i),
             Some(Kind::Comment) => Some(plan.variants + COMMENT),
             Some(Kind::Section) => Some(plan.variants + SECTION),
             Some(Kind::Metadata) => Some(plan.variants + METADATA),
             None => None,
         };
-        let target = slot
-            .map(|i| &plan.slots[i])
+        let slot = slot
             .ok_or_else(|| self.fail("metadata", format!("names unknown record tag {record}")))?;
+        let target = &plan.slots[slot];
         let ordinal = target.ordinal(position).ok_or_else(|| {
             self.fail(
                 "metadata",
@@ -269,9 +346,8 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                 ),
             )
         })?;
-        if let Some(states) = self.states[self.scope].as_mut() {
-            states[target.offset + ordinal].apply(change);
-        }
+        self.current.fields[target.offset + ordinal].apply(change);
+        plan.refresh_fast(&mut self.current, slot);
         Ok(TypedEvent::Metadata {
             record,
             position,

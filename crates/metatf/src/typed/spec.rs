@@ -1,5 +1,7 @@
 //! What generated code tells the runtime about a format: its records and their DTD text.
 
+use metatf_dtd::Interpretation;
+
 /// One record type, as `#[derive(MetaTf)]` on a struct describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordSpec {
@@ -13,6 +15,10 @@ pub struct RecordSpec {
     pub scalars: usize,
     /// Value sections (`sectionOffset`/`sectionStride`) the record's fields read from.
     pub value_sections: &'static [u8],
+    /// Per scalar, the interpretation the record's fast path was compiled for, or `None` for a
+    /// scalar it codes through the general path. The fast path runs while every listed scalar
+    /// has exactly that interpretation (widths may change: they are read at run time).
+    pub layout: &'static [Option<Interpretation>],
 }
 
 /// A whole format, as `#[derive(MetaTf)]` on an enum describes it.

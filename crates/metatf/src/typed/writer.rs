@@ -5,13 +5,13 @@ use std::marker::PhantomData;
 
 use metatf_dtd::Interpretation;
 
-use super::codec::{put_uint, Encoder, Stop};
-use super::plan::{FormatPlan, Kind, COMMENT, METADATA, SECTION};
+use super::buf::StreamBuf;
+use super::codec::{Encoder, Stop, Undo};
+use super::plan::{FormatPlan, Kind, ScopeStates, COMMENT, METADATA, SECTION};
 use super::{Format, TypedEvent};
 use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
 use crate::error::Error;
-use crate::field::bits::{unsigned_width, write_uint};
-use crate::field::{Change, FieldState, Misfit};
+use crate::field::{Change, Misfit};
 use crate::universal::values::ValueBuilder as WriteValues;
 use crate::universal::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
 
@@ -27,15 +27,17 @@ pub struct TypedWriter<T: Format, W: Write> {
     codec: Codec,
     level: i32,
     /// Field states per scope (index into `plan.scopes`), created on first use.
-    states: Vec<Option<Vec<FieldState>>>,
+    states: Vec<Option<ScopeStates>>,
     scope: usize,
-    stream: Vec<u8>,
+    /// Whether the current section is the one the format's records belong to.
+    in_records_scope: bool,
+    stream: StreamBuf,
     values: WriteValues,
     block_records: u64,
     records_per_block: u64,
     record: u64,
-    /// States a failed attempt must restore: only those whose encoding changes them.
-    scratch: Vec<(usize, FieldState)>,
+    /// States a failed attempt must restore: only those whose encoding changed them.
+    undo: Undo,
     _format: PhantomData<fn(&T)>,
 }
 
@@ -70,12 +72,14 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             level,
             states,
             scope: 0,
-            stream: Vec::new(),
+            in_records_scope: plan.records_section.is_none(),
+            // Room for a default block of records of up to 16 bytes without growing.
+            stream: StreamBuf::with_capacity(DEFAULT_BLOCK_RECORDS as usize * 16),
             values: WriteValues::default(),
             block_records: 0,
             records_per_block: DEFAULT_BLOCK_RECORDS,
             record: 0,
-            scratch: Vec::new(),
+            undo: Undo::default(),
             _format: PhantomData,
         })
     }
@@ -91,12 +95,13 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
     }
 
     /// Writes one record, after the section record and any metadata records it needs.
+    #[inline]
     pub fn write(&mut self, record: &T) -> Result<(), Error> {
         self.maybe_end_block()?;
-        let current = self.plan.scopes[self.scope].section;
-        let wanted = self.plan.records_section;
-        if let Some(n) = wanted.filter(|&n| current != Some(n)) {
-            self.section(n)?;
+        if !self.in_records_scope {
+            if let Some(n) = self.plan.records_section {
+                self.section(n)?;
+            }
         }
         self.write_slot(record.variant(), |e| record.encode(e))
     }
@@ -149,7 +154,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
                 element_width: 0,
                 codec: self.codec,
                 level: self.level,
-                bytes: &self.stream,
+                bytes: self.stream.as_slice(),
             });
         }
         for (number, width, bytes) in &values {
@@ -165,7 +170,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         self.stream.clear();
         self.block_records = 0;
         for states in self.states.iter_mut().flatten() {
-            for s in states {
+            for s in &mut states.fields {
                 s.start_block();
             }
         }
@@ -217,6 +222,10 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         self.expect_kind(SECTION, Kind::Section)?;
         self.write_slot(self.plan.variants + SECTION, |e| e.scalar(0, number))?;
         self.scope = scope;
+        self.in_records_scope = self
+            .plan
+            .records_section
+            .is_none_or(|wanted| wanted == number);
         if self.states[scope].is_none() {
             self.states[scope] = Some(self.plan.fresh_states());
         }
@@ -228,73 +237,95 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         self.block_records += 1;
     }
 
+    /// Writes a record of type `slot` whose fields `encode` writes: one attempt inline, and
+    /// the metadata records and retries a misfit needs out of line.
+    #[inline(always)]
     fn write_slot<F>(&mut self, slot: usize, mut encode: F) -> Result<(), Error>
+    where
+        F: FnMut(&mut Encoder<'_>) -> Result<(), Stop>,
+    {
+        match self.attempt(slot, &mut encode) {
+            Ok(()) => {
+                self.count_record();
+                Ok(())
+            }
+            Err(stop) => self.adapt(slot, stop, encode),
+        }
+    }
+
+    /// One attempt at a record; on failure nothing of it remains written.
+    #[inline(always)]
+    fn attempt<F>(&mut self, slot: usize, encode: &mut F) -> Result<(), Stop>
     where
         F: FnMut(&mut Encoder<'_>) -> Result<(), Stop>,
     {
         let plan = self.plan;
         let Some(s) = plan.slots.get(slot) else {
-            return Err(self.fail("", format!("record type {slot} does not exist")));
+            return Err(self.stop("", format!("record type {slot} does not exist")));
         };
-        if unsigned_width(s.tag) > plan.schema.tag_width {
-            return Err(self.fail(&s.name, format!("tag {} does not fit tag.width", s.tag)));
+        if !s.tag_fits {
+            return Err(self.stop(&s.name, format!("tag {} does not fit tag.width", s.tag)));
         }
-        let range = s.offset..s.offset + s.positions.len();
-        // Each retry follows a metadata record that widened a field or switched it to `none`.
-        let mut retries = 10 * (s.positions.len() + 1);
+        let mark = self.stream.len();
+        let checkpoint = self.values.checkpoint();
+        let Some(states) = self.states[self.scope].as_mut() else {
+            return Err(self.stop("", "field states of the current section are missing"));
+        };
+        let fast = self.order == ByteOrder::Big && states.fast.get(slot) == Some(&true);
+        let states = states
+            .fields
+            .get_mut(s.offset..s.offset + s.positions.len())
+            .unwrap_or_default();
+        self.undo.clear();
+        let pos = self
+            .stream
+            .put_at(mark, s.tag, plan.schema.tag_width, self.order);
+        let mut e = Encoder {
+            states,
+            out: &mut self.stream,
+            pos,
+            fast,
+            values: &mut self.values,
+            order: self.order,
+            record: self.record,
+            name: &s.name,
+            undo: &mut self.undo,
+        };
+        match encode(&mut e) {
+            Ok(()) => {
+                let end = e.pos;
+                self.stream.set_len(end);
+                self.values.commit();
+                Ok(())
+            }
+            Err(stop) => {
+                self.retreat(s.offset, mark, checkpoint);
+                Err(stop)
+            }
+        }
+    }
+
+    /// After a failed attempt: writes the metadata record the misfit asks for and tries again;
+    /// each retry follows a metadata record that widened a field or switched it to `none`.
+    #[cold]
+    #[inline(never)]
+    fn adapt<F>(&mut self, slot: usize, mut stop: Stop, mut encode: F) -> Result<(), Error>
+    where
+        F: FnMut(&mut Encoder<'_>) -> Result<(), Stop>,
+    {
+        let plan = self.plan;
+        let mut retries = 0;
         loop {
-            let mark = self.stream.len();
-            let checkpoint = self.values.checkpoint();
-            let Some(states) = self.states[self.scope].as_mut() else {
-                return Err(Error::invalid(
-                    "field states of the current section are missing",
-                ));
+            let Some(s) = plan.slots.get(slot) else {
+                return Err(self.fail("", format!("record type {slot} does not exist")));
             };
-            let states = &mut states[range.clone()];
-            self.scratch.clear();
-            for (i, st) in states.iter().enumerate() {
-                // `encode` changes only the previous value (delta, stride) and the cursor
-                // (sectionStride); other states need no copy.
-                if matches!(
-                    st.interpretation(),
-                    Interpretation::Delta(_)
-                        | Interpretation::Stride { .. }
-                        | Interpretation::SectionStride { .. }
-                ) {
-                    self.scratch.push((i, *st));
-                }
-            }
-            put_uint(&mut self.stream, s.tag, plan.schema.tag_width, self.order);
-            let mut e = Encoder {
-                states,
-                out: &mut self.stream,
-                values: &mut self.values,
-                order: self.order,
-                record: self.record,
-                name: &s.name,
-            };
-            let outcome = encode(&mut e);
-            let stop = match outcome {
-                Ok(()) => {
-                    self.values.commit();
-                    break;
-                }
-                Err(stop) => stop,
-            };
-            self.stream.truncate(mark);
-            self.values.rollback(checkpoint);
-            if let Some(states) = self.states[self.scope].as_mut() {
-                for &(i, st) in &self.scratch {
-                    states[s.offset + i] = st;
-                }
-            }
             match stop {
-                Stop::Fail(e) => return Err(e),
-                Stop::Adapt(..) if retries == 0 => {
+                Stop::Fail(e) => return Err(*e),
+                Stop::Adapt(..) if retries >= 10 * (s.positions.len() + 1) => {
                     return Err(self.fail(&s.name, "the writer could not fit the record"))
                 }
                 Stop::Adapt(ordinal, misfit) => {
-                    retries -= 1;
+                    retries += 1;
                     let change = match misfit {
                         Misfit::Width(w) => Change::Width(w),
                         Misfit::Interpretation => Change::Interpretation(Interpretation::None),
@@ -303,9 +334,30 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
                     self.metadata(s.tag, position, change)?;
                 }
             }
+            match self.attempt(slot, &mut encode) {
+                Ok(()) => {
+                    self.count_record();
+                    return Ok(());
+                }
+                Err(again) => stop = again,
+            }
         }
-        self.count_record();
-        Ok(())
+    }
+
+    #[cold]
+    fn stop(&self, path: &str, message: impl Into<String>) -> Stop {
+        Stop::Fail(Box::new(self.fail(path, message)))
+    }
+
+    /// Undoes a failed attempt at a record: its bytes, value-section elements and state changes.
+    #[cold]
+    fn retreat(&mut self, offset: usize, mark: usize, checkpoint: usize) {
+        self.stream.truncate(mark);
+        self.values.rollback(checkpoint);
+        if let Some(states) = self.states[self.scope].as_mut() {
+            self.undo
+                .restore(states.fields.get_mut(offset..).unwrap_or_default());
+        }
     }
 
     fn metadata(&mut self, record: u64, position: u16, change: Change) -> Result<(), Error> {
@@ -342,15 +394,17 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         };
         let tag_width = plan.schema.tag_width;
         let meta = plan.builtin(METADATA).tag;
-        write_uint(&mut self.stream, meta, tag_width, self.order);
-        write_uint(&mut self.stream, record, tag_width, self.order);
-        self.stream.push(position);
-        self.stream.push(change.property_code());
+        self.stream.put(meta, tag_width, self.order);
+        self.stream.put(record, tag_width, self.order);
+        self.stream.put(u64::from(position), 1, self.order);
+        self.stream
+            .put(u64::from(change.property_code()), 1, self.order);
         for v in change.values() {
-            write_uint(&mut self.stream, v, 8, self.order);
+            self.stream.put(v, 8, self.order);
         }
         if let Some(states) = self.states[self.scope].as_mut() {
-            states[target.offset + ordinal].apply(change);
+            states.fields[target.offset + ordinal].apply(change);
+            plan.refresh_fast(states, slot);
         }
         self.count_record();
         Ok(())

@@ -1,6 +1,6 @@
 //! Text ↔ container for Android `memory_replay` dumps.
 
-use std::collections::HashMap;
+use crate::alloc::fast_hash::FastMap;
 use std::io::{BufWriter, Read, Write};
 
 use metatf::container::ContainerHeader;
@@ -24,7 +24,7 @@ struct Encoder {
     streams: Streams,
     threads_new: Vec<u8>,
     verbatim: Vec<u8>,
-    threads: HashMap<u64, u32>,
+    threads: FastMap<u64, u32>,
     records: u64,
 }
 
@@ -115,7 +115,7 @@ pub fn encode_into<W: Write>(
         streams: Streams::default(),
         threads_new: Vec::new(),
         verbatim: Vec::new(),
-        threads: HashMap::new(),
+        threads: FastMap::default(),
         records: 0,
     };
     let mut report = EncodeReport::default();

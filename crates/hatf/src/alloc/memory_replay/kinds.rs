@@ -15,7 +15,9 @@ pub fn jemalloc_class(size: u64) -> u64 {
     let s = size - 1;
     let pow = 63 - s.leading_zeros(); // 2^pow <= s < 2^(pow+1)
     let spacing = 1u64 << (pow - 2);
-    (s / spacing + 1) * spacing
+    // Wraps to 0 for the top classes (sizes above 7 * 2^61), as release builds always computed;
+    // the class is only a model key, so any deterministic value keeps encode and decode in step.
+    (s / spacing + 1).wrapping_mul(spacing)
 }
 
 /// A line stored verbatim, followed by `\n`.

@@ -1,7 +1,7 @@
 //! One Android `memory_replay` line: `<tid>: <action> <ptr> [args]`, parsed and printed the
 //! way the recorder (bionic's malloc debug `record_allocs`) prints it.
 
-use std::io::Write;
+use crate::alloc::text_num::{parse_dec, parse_hex_digits, push_0x, push_dec};
 
 /// The action of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,10 +80,7 @@ pub struct LineError {
 }
 
 fn dec(t: &[u8]) -> Option<u64> {
-    if t.is_empty() || t.len() > 20 || !t.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(t).ok()?.parse().ok()
+    parse_dec(t)
 }
 
 fn hex(t: &[u8]) -> Option<u64> {
@@ -91,8 +88,17 @@ fn hex(t: &[u8]) -> Option<u64> {
     if d.is_empty() || d.len() > 16 {
         return None;
     }
-    u64::from_str_radix(std::str::from_utf8(d).ok()?, 16).ok()
+    // `u64::from_str_radix`, which this replaces, took one leading `+`; such a line still
+    // parses (and is then kept verbatim, as it does not print back the same).
+    let d = match d.strip_prefix(b"+") {
+        Some(rest) if !rest.is_empty() => rest,
+        _ => d,
+    };
+    parse_hex_digits(d)
 }
+
+/// Most tokens a line can have (`<action> <ptr> <a> <b>`); more is an error either way.
+const MAX_TOKENS: usize = 4;
 
 /// Parses one line without its `\n`.
 pub fn parse(text: &[u8]) -> Result<ReplayLine, LineError> {
@@ -100,31 +106,42 @@ pub fn parse(text: &[u8]) -> Result<ReplayLine, LineError> {
         column: col + 1,
         message: m.to_string(),
     };
-    let colon = memchr::memchr(b':', text).ok_or_else(|| err(0, "expected `<tid>: `"))?;
+    // Lines are short: a plain scan beats memchr's set-up cost here.
+    let colon = text
+        .iter()
+        .position(|&b| b == b':')
+        .ok_or_else(|| err(0, "expected `<tid>: `"))?;
     let tid = dec(&text[..colon]).ok_or_else(|| err(0, "expected a decimal thread id"))?;
-    let mut toks = Vec::with_capacity(5);
+    // Space-separated tokens after the colon: the first MAX_TOKENS kept, all counted.
+    let mut toks: [(usize, &[u8]); MAX_TOKENS] = [(0, &text[..0]); MAX_TOKENS];
+    let mut count = 0usize;
     let mut start = colon + 1;
+    let mut push = |at: usize, end: usize| {
+        if end > at {
+            if count < MAX_TOKENS {
+                toks[count] = (at, &text[at..end]);
+            }
+            count += 1;
+        }
+    };
     for (i, &b) in text.iter().enumerate().skip(colon + 1) {
         if b == b' ' {
-            if i > start {
-                toks.push((start, &text[start..i]));
-            }
+            push(start, i);
             start = i + 1;
         }
     }
-    if start < text.len() {
-        toks.push((start, &text[start..]));
+    push(start, text.len());
+    if count == 0 {
+        return Err(err(colon + 1, "expected an action"));
     }
-    let (at, name) = *toks
-        .first()
-        .ok_or_else(|| err(colon + 1, "expected an action"))?;
+    let (at, name) = toks[0];
     let action = Action::from_name(name).ok_or_else(|| {
         err(
             at,
             "expected malloc, calloc, memalign, realloc, free or thread_done",
         )
     })?;
-    if toks.len() != 2 + action.numbers() {
+    if count != 2 + action.numbers() {
         return Err(err(
             at,
             &format!(
@@ -136,7 +153,7 @@ pub fn parse(text: &[u8]) -> Result<ReplayLine, LineError> {
     }
     let ptr = hex(toks[1].1).ok_or_else(|| err(toks[1].0, "expected a 0x pointer"))?;
     let mut nums = [0u64; 2];
-    for (k, &(p, t)) in toks[2..].iter().enumerate() {
+    for (k, &(p, t)) in toks[2..count].iter().enumerate() {
         let v = if action == Action::Realloc && k == 0 {
             hex(t)
         } else {
@@ -155,13 +172,30 @@ pub fn parse(text: &[u8]) -> Result<ReplayLine, LineError> {
 
 /// Appends the canonical text of `l`, with its `\n`.
 pub fn render(l: &ReplayLine, out: &mut Vec<u8>) {
-    let _ = write!(out, "{}: {} {:#x}", l.tid, l.action.name(), l.ptr);
-    let _ = match l.action {
-        Action::Free | Action::ThreadDone => Ok(()),
-        Action::Malloc => write!(out, " {}", l.a),
-        Action::Realloc => write!(out, " {:#x} {}", l.a, l.b),
-        Action::Calloc | Action::Memalign => write!(out, " {} {}", l.a, l.b),
-    };
+    push_dec(out, l.tid);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(l.action.name().as_bytes());
+    out.push(b' ');
+    push_0x(out, l.ptr);
+    match l.action {
+        Action::Free | Action::ThreadDone => {}
+        Action::Malloc => {
+            out.push(b' ');
+            push_dec(out, l.a);
+        }
+        Action::Realloc => {
+            out.push(b' ');
+            push_0x(out, l.a);
+            out.push(b' ');
+            push_dec(out, l.b);
+        }
+        Action::Calloc | Action::Memalign => {
+            out.push(b' ');
+            push_dec(out, l.a);
+            out.push(b' ');
+            push_dec(out, l.b);
+        }
+    }
     out.push(b'\n');
 }
 
@@ -183,6 +217,15 @@ mod tests {
             render(&parse(l.as_bytes()).unwrap(), &mut v);
             assert_eq!(v, format!("{l}\n").into_bytes());
         }
+    }
+
+    #[test]
+    fn odd_numbers_parse_as_before_and_too_many_tokens_fail() {
+        // A `+` after `0x` was accepted by the old `from_str_radix` parser.
+        assert_eq!(parse(b"1: free 0x+10").unwrap().ptr, 0x10);
+        assert!(parse(b"1: free 0x+").is_err());
+        assert!(parse(b"1: free 0x1 2 3 4 5 6").is_err());
+        assert_eq!(parse(b"1:  malloc  0x10  7").unwrap().a, 7);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! from the end of the previous one. The guesses are numbered; the coder stores which one was
 //! right, and only a wrong guess costs an address delta.
 
-use std::collections::HashMap;
+use crate::alloc::fast_hash::FastMap;
 
 /// Freed addresses remembered per size class.
 const LIFO_DEPTH: usize = 8;
@@ -45,11 +45,28 @@ impl Class {
     }
 }
 
+/// What the predictor remembers about one size class.
+#[derive(Debug, Clone, Copy, Default)]
+struct ClassState {
+    /// Freed addresses, oldest first; `freed[..freed_len]` are valid.
+    freed: [u64; 2 * LIFO_DEPTH],
+    freed_len: usize,
+    /// The last block allocated in the class.
+    last: Option<u64>,
+}
+
+impl ClassState {
+    fn freed(&self) -> &[u64] {
+        &self.freed[..self.freed_len]
+    }
+}
+
 /// Allocator-shaped address predictor, identical in encoder and decoder.
 #[derive(Debug, Default)]
 pub struct AddrPredictor {
-    lifo: HashMap<u64, Vec<u64>>,
-    last_in_class: HashMap<u64, u64>,
+    /// Per size class key: one map lookup per event gives both the free list and the last
+    /// allocation.
+    classes: FastMap<u64, ClassState>,
     last_freed: u64,
     after_previous: u64,
     top: u64,
@@ -65,17 +82,17 @@ impl AddrPredictor {
     /// unavailable).
     fn candidates(&self, class: Class) -> [Option<u64>; 12] {
         let mut c = [None; 12];
-        if let Some(list) = self.lifo.get(&class.key) {
-            for (i, &a) in list.iter().rev().take(LIFO_DEPTH).enumerate() {
+        let state = self.classes.get(&class.key);
+        if let Some(st) = state {
+            for (i, &a) in st.freed().iter().rev().take(LIFO_DEPTH).enumerate() {
                 c[i] = Some(a);
             }
         }
         c[guess::LAST_FREED as usize] = Some(self.last_freed);
         c[guess::AFTER_PREVIOUS as usize] = Some(self.after_previous);
         c[guess::TOP as usize] = Some(self.top);
-        c[guess::CLASS_NEXT as usize] = self
-            .last_in_class
-            .get(&class.key)
+        c[guess::CLASS_NEXT as usize] = state
+            .and_then(|st| st.last)
             .map(|a| a.wrapping_add(class.step));
         c
     }
@@ -107,11 +124,11 @@ impl AddrPredictor {
     /// Records that a block of `class` now lives at `addr`.
     pub fn allocated(&mut self, class: Class, addr: u64, symbol: u8) {
         let chunk = class.step;
-        self.last_in_class.insert(class.key, addr);
-        if let Some(list) = self.lifo.get_mut(&class.key) {
-            if let Some(i) = list.iter().rposition(|&a| a == addr) {
-                list.remove(i);
-            }
+        let st = self.classes.entry(class.key).or_default();
+        st.last = Some(addr);
+        if let Some(i) = st.freed().iter().rposition(|&a| a == addr) {
+            st.freed.copy_within(i + 1..st.freed_len, i);
+            st.freed_len -= 1;
         }
         let end = addr.wrapping_add(chunk);
         // The top moves when the block came from fresh memory: at the top, or a little above it.
@@ -127,11 +144,14 @@ impl AddrPredictor {
 
     /// Records that the block at `addr` of `class` was freed.
     pub fn freed(&mut self, class: Class, addr: u64) {
-        let list = self.lifo.entry(class.key).or_default();
-        list.push(addr);
-        if list.len() > 2 * LIFO_DEPTH {
-            list.drain(..LIFO_DEPTH);
+        let st = self.classes.entry(class.key).or_default();
+        if st.freed_len == 2 * LIFO_DEPTH {
+            // Keep the newest; only LIFO_DEPTH of them are ever guessed.
+            st.freed.copy_within(LIFO_DEPTH.., 0);
+            st.freed_len -= LIFO_DEPTH;
         }
+        st.freed[st.freed_len] = addr;
+        st.freed_len += 1;
         self.last_freed = addr;
     }
 }

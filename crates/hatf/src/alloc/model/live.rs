@@ -6,13 +6,14 @@
 //! ones the numbering is compacted, which keeps memory proportional to the live set (encoder and
 //! decoder compact at the same moments, so ranks agree).
 
-use std::collections::HashMap;
+use crate::alloc::fast_hash::FastMap;
 
-/// Live blocks ordered by allocation.
+/// Live blocks ordered by allocation, each with its size (kept here so the model needs one
+/// map lookup per block event, not two).
 #[derive(Debug, Default)]
 pub struct LiveSet {
-    /// Address → sequence number of the live block at that address.
-    seq_of: HashMap<u64, usize>,
+    /// Address → sequence number and size of the live block at that address.
+    seq_of: FastMap<u64, (usize, u64)>,
     /// Sequence number → address (stale for dead numbers).
     addr_of: Vec<u64>,
     /// Fenwick tree (1-based) of live flags over sequence numbers.
@@ -43,16 +44,18 @@ impl LiveSet {
         self.seq_of.contains_key(&addr)
     }
 
-    /// Adds a block as the newest; an address already live is first removed (a trace may
-    /// allocate twice without a free in between, e.g. after lost records).
-    pub fn insert(&mut self, addr: u64) {
-        if self.seq_of.contains_key(&addr) {
-            self.remove(addr);
-        }
+    /// Adds a block of `size` bytes as the newest; an address already live is first removed (a
+    /// trace may allocate twice without a free in between, e.g. after lost records).
+    pub fn insert_sized(&mut self, addr: u64, size: u64) {
         if self.addr_of.len() >= 1024 && self.addr_of.len() >= 2 * self.live + 1024 {
             self.compact();
         }
         let seq = self.addr_of.len();
+        if let Some((old, _)) = self.seq_of.insert(addr, (seq, size)) {
+            // Only the order of live blocks matters, so retiring the old number after the
+            // compaction check gives the same ranks as retiring it before.
+            self.retire(old);
+        }
         self.addr_of.push(addr);
         self.alive.push(true);
         self.tree.push(0);
@@ -66,24 +69,43 @@ impl LiveSet {
             j -= j & j.wrapping_neg();
         }
         self.tree[seq] = sum;
-        self.seq_of.insert(addr, seq);
         self.live += 1;
+    }
+
+    fn retire(&mut self, seq: usize) {
+        self.add(seq, -1);
+        self.alive[seq] = false;
+        self.live -= 1;
+    }
+
+    /// Adds a block as the newest, with size 0 (see [`LiveSet::insert_sized`]).
+    pub fn insert(&mut self, addr: u64) {
+        self.insert_sized(addr, 0);
     }
 
     /// Removes `addr`; returns its rank counted from the newest (0 = newest), or `None` if it
     /// was not live.
     pub fn remove(&mut self, addr: u64) -> Option<usize> {
-        let seq = self.seq_of.remove(&addr)?;
-        let older_or_same = self.prefix(seq + 1);
-        let rank = self.live - older_or_same;
-        self.add(seq, -1);
-        self.alive[seq] = false;
-        self.live -= 1;
-        Some(rank)
+        self.remove_sized(addr).map(|(rank, _)| rank)
     }
 
     /// Removes the block of rank `rank` (0 = newest) and returns its address.
     pub fn remove_rank(&mut self, rank: usize) -> Option<u64> {
+        self.remove_rank_sized(rank).map(|(addr, _)| addr)
+    }
+
+    /// Removes `addr`; returns its rank counted from the newest (0 = newest) and its size, or
+    /// `None` if it was not live.
+    pub fn remove_sized(&mut self, addr: u64) -> Option<(usize, u64)> {
+        let (seq, size) = self.seq_of.remove(&addr)?;
+        let older_or_same = self.prefix(seq + 1);
+        let rank = self.live - older_or_same;
+        self.retire(seq);
+        Some((rank, size))
+    }
+
+    /// Removes the block of rank `rank` (0 = newest) and returns its address and size.
+    pub fn remove_rank_sized(&mut self, rank: usize) -> Option<(u64, u64)> {
         if rank >= self.live {
             return None;
         }
@@ -101,8 +123,9 @@ impl LiveSet {
             step >>= 1;
         }
         let addr = *self.addr_of.get(pos)?;
-        self.remove(addr)?;
-        Some(addr)
+        let (seq, size) = self.seq_of.remove(&addr)?;
+        self.retire(seq);
+        Some((addr, size))
     }
 
     fn prefix(&self, mut i: usize) -> usize {
@@ -123,17 +146,20 @@ impl LiveSet {
     }
 
     fn compact(&mut self) {
-        let order: Vec<u64> = (0..self.addr_of.len())
+        let order: Vec<(u64, u64)> = (0..self.addr_of.len())
             .filter(|&s| self.alive[s])
-            .map(|s| self.addr_of[s])
+            .map(|s| {
+                let a = self.addr_of[s];
+                (a, self.seq_of.get(&a).map_or(0, |&(_, size)| size))
+            })
             .collect();
         self.seq_of.clear();
         self.addr_of.clear();
         self.alive.clear();
         self.tree.clear();
         self.live = 0;
-        for a in order {
-            self.insert(a);
+        for (a, size) in order {
+            self.insert_sized(a, size);
         }
     }
 }
@@ -146,14 +172,15 @@ mod tests {
     fn ranks_count_from_the_newest_and_invert() {
         let mut s = LiveSet::new();
         for a in 1..=5u64 {
-            s.insert(a * 16);
+            s.insert_sized(a * 16, a);
         }
-        assert_eq!(s.remove(80), Some(0));
+        assert_eq!(s.remove_sized(80), Some((0, 5)));
         assert_eq!(s.remove(16), Some(3));
         // Left: 32, 48, 64 (oldest → newest).
-        assert_eq!(s.remove_rank(1), Some(48));
+        assert_eq!(s.remove_rank_sized(1), Some((48, 3)));
+        assert_eq!(s.remove_rank(0), Some(64));
         assert_eq!(s.remove_rank(5), None);
-        assert_eq!(s.len(), 2);
+        assert_eq!(s.len(), 1);
     }
 
     #[test]
@@ -161,12 +188,11 @@ mod tests {
         let mut a = LiveSet::new();
         let mut b = LiveSet::new();
         for i in 0..10_000u64 {
-            a.insert(i);
-            b.insert(i);
+            a.insert_sized(i, i + 1);
+            b.insert_sized(i, i + 1);
             if i % 3 != 0 {
-                let r = a.remove(i - i / 2).unwrap_or(usize::MAX);
-                if r != usize::MAX {
-                    assert_eq!(b.remove_rank(r), Some(i - i / 2));
+                if let Some((r, size)) = a.remove_sized(i - i / 2) {
+                    assert_eq!(b.remove_rank_sized(r), Some((i - i / 2, size)));
                 }
             }
         }

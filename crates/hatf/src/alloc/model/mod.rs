@@ -7,8 +7,7 @@ pub mod addr;
 pub mod live;
 pub mod predict;
 
-use std::collections::HashMap;
-
+use crate::alloc::fast_hash::FastMap;
 use crate::alloc::varint::{put_u64, zigzag, Cursor};
 use addr::AddrPredictor;
 use live::LiveSet;
@@ -111,10 +110,9 @@ const SIZE_CACHE: usize = 4;
 pub struct State {
     prev_site: u32,
     sites_seen: u32,
-    site_cache: HashMap<(u32, u8), Mtf<u32, SITE_CACHE>>,
-    size_cache: HashMap<u32, Mtf<u64, SIZE_CACHE>>,
+    site_cache: FastMap<(u32, u8), Mtf<u32, SITE_CACHE>>,
+    size_cache: FastMap<u32, Mtf<u64, SIZE_CACHE>>,
     live: LiveSet,
-    sizes: HashMap<u64, u64>,
     addr: AddrPredictor,
     prev_alloc: u64,
 }
@@ -195,7 +193,8 @@ impl State {
                 put_u64(&mut o[stream::SITE_MISS as usize], u64::from(r.site));
             }
         }
-        self.site_seen(r.kind, r.site);
+        cache.touch(r.site);
+        self.site_seen(r.site);
         if matches!(shape, Shape::Free | Shape::Realloc) {
             let freed = if shape == Shape::Free { r.addr } else { r.old };
             self.encode_free(kinds, freed, o);
@@ -251,7 +250,8 @@ impl State {
             }
             None => return Err(format!("site cache has no entry {sym}")),
         };
-        self.site_seen(kind, r.site);
+        cache.touch(r.site);
+        self.site_seen(r.site);
         if matches!(shape, Shape::Free | Shape::Realloc) {
             let freed = self.decode_free(kinds, c)?;
             if shape == Shape::Free {
@@ -285,10 +285,8 @@ impl State {
         Ok(r)
     }
 
-    fn site_seen(&mut self, kind: u8, site: u32) {
-        if let Some(cache) = self.site_cache.get_mut(&(self.prev_site, kind)) {
-            cache.touch(site);
-        }
+    /// Notes `site` as the latest (its cache entry was already touched).
+    fn site_seen(&mut self, site: u32) {
         if site == self.sites_seen {
             self.sites_seen += 1;
         }
@@ -300,53 +298,54 @@ impl State {
             put_u64(&mut o[stream::FREE as usize], 0);
             return;
         }
-        match self.live.remove(addr) {
-            Some(rank) => put_u64(&mut o[stream::FREE as usize], rank as u64 + 2),
+        match self.live.remove_sized(addr) {
+            Some((rank, size)) => {
+                put_u64(&mut o[stream::FREE as usize], rank as u64 + 2);
+                self.freed(kinds, addr, size);
+            }
             None => {
                 put_u64(&mut o[stream::FREE as usize], 1);
                 let d = addr.wrapping_sub(self.prev_alloc) as i64;
                 put_u64(&mut o[stream::FREE_MISS as usize], zigzag(d));
             }
         }
-        self.freed(kinds, addr);
     }
 
     fn decode_free(&mut self, kinds: &dyn KindTable, c: &mut Cursors<'_>) -> Result<u64, String> {
         let v = c.at(stream::FREE).u64()?;
-        let addr = match v {
-            0 => return Ok(0),
+        match v {
+            0 => Ok(0),
             1 => {
+                // A block that is not live: nothing to forget, no size class to free into.
                 let d = c.at(stream::FREE_MISS).i64()?;
-                self.prev_alloc.wrapping_add(d as u64)
+                Ok(self.prev_alloc.wrapping_add(d as u64))
             }
             r => {
                 let rank = usize::try_from(r - 2).unwrap_or(usize::MAX);
-                self.live.remove_rank(rank).ok_or_else(|| {
+                let (addr, size) = self.live.remove_rank_sized(rank).ok_or_else(|| {
                     format!(
                         "free of live block {rank} but only {} live",
                         self.live.len()
                     )
-                })?
+                })?;
+                self.freed(kinds, addr, size);
+                Ok(addr)
             }
-        };
-        self.freed(kinds, addr);
-        Ok(addr)
+        }
     }
 
-    fn freed(&mut self, kinds: &dyn KindTable, addr: u64) {
-        if let Some(size) = self.sizes.remove(&addr) {
-            // The freeing site's class: per-thread caches take the block where it is freed.
-            self.addr
-                .freed(kinds.size_class(size, self.prev_site), addr);
-        }
+    /// A live block of `size` bytes at `addr` was freed.
+    fn freed(&mut self, kinds: &dyn KindTable, addr: u64, size: u64) {
+        // The freeing site's class: per-thread caches take the block where it is freed.
+        self.addr
+            .freed(kinds.size_class(size, self.prev_site), addr);
     }
 
     fn allocated(&mut self, class: addr::Class, size: u64, addr: u64, sym: u8) {
         self.addr.allocated(class, addr, sym);
         self.prev_alloc = addr;
         if addr != 0 {
-            self.live.insert(addr);
-            self.sizes.insert(addr, size);
+            self.live.insert_sized(addr, size);
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Text → container for glibc `mtrace` logs.
 
-use std::collections::HashMap;
+use crate::alloc::fast_hash::FastMap;
 use std::io::{Read, Write};
 
 use metatf::container::ContainerHeader;
@@ -25,7 +25,7 @@ struct Encoder {
     streams: Streams,
     strings: Vec<u8>,
     verbatim: Vec<u8>,
-    callers: HashMap<Vec<u8>, u32>,
+    callers: FastMap<Vec<u8>, u32>,
     no_caller: Option<u32>,
     records: u64,
     scratch: Vec<u8>,
@@ -100,7 +100,7 @@ pub fn encode(
         streams: Streams::default(),
         strings: Vec::new(),
         verbatim: Vec::new(),
-        callers: HashMap::new(),
+        callers: FastMap::default(),
         no_caller: None,
         records: 0,
         scratch: Vec::new(),

@@ -4,6 +4,8 @@
 //! with ADDR printed by `%p` (`0x…`, or `(nil)` for NULL) and SIZE by `%#lx` (`0x…`, or `0` for
 //! zero). The caller itself may contain spaces, so a line is taken apart from the right.
 
+use crate::alloc::text_num::{parse_hex_digits, push_0x};
+
 /// The operation of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -82,14 +84,7 @@ fn hex(tok: &[u8]) -> Option<u64> {
     let digits = tok
         .strip_prefix(b"0x")
         .or_else(|| tok.strip_prefix(b"0X"))?;
-    if digits.is_empty() || digits.len() > 16 {
-        return None;
-    }
-    let mut v = 0u64;
-    for &d in digits {
-        v = (v << 4) | u64::from((d as char).to_digit(16)?);
-    }
-    Some(v)
+    parse_hex_digits(digits)
 }
 
 /// Parses `text` (one line without its `\n`).
@@ -98,24 +93,24 @@ pub fn parse(text: &[u8]) -> Result<Line<'_>, LineError> {
         return Ok(Line::Marker(rest));
     }
     // Split off up to three tokens from the right: [SIZE], ADDR, OP.
-    let mut toks: Vec<(usize, &[u8])> = Vec::with_capacity(3);
+    let mut toks: [(usize, &[u8]); 3] = [(0, &text[..0]); 3];
+    let mut n = 0usize;
     let mut end = text.len();
-    while toks.len() < 3 {
-        let start = text[..end]
-            .iter()
-            .rposition(|&b| b == b' ')
-            .map_or(0, |p| p + 1);
-        toks.push((start, &text[start..end]));
+    while n < 3 {
+        let start = memchr::memrchr(b' ', &text[..end]).map_or(0, |p| p + 1);
+        toks[n] = (start, &text[start..end]);
+        n += 1;
         if start == 0 {
             break;
         }
         end = start - 1;
     }
+    let toks = &toks[..n];
     let err = |column: usize, message: &str| LineError {
         column: column + 1,
         message: message.to_string(),
     };
-    let (op_at, op, addr, size) = match toks.as_slice() {
+    let (op_at, op, addr, size) = match toks {
         [(_, a), (o_at, o), ..] if matches!(Op::from_byte(o), Some(Op::Free | Op::ReallocOld)) => {
             let op = Op::from_byte(o).ok_or_else(|| err(*o_at, "expected an operation"))?;
             let addr = hex(a).ok_or_else(|| err(toks[0].0, "expected a hex address"))?;
@@ -156,7 +151,6 @@ pub fn parse(text: &[u8]) -> Result<Line<'_>, LineError> {
 
 /// Appends the line glibc would print for `line`, with its `\n`.
 pub fn render(line: &OpLine<'_>, out: &mut Vec<u8>) {
-    use std::io::Write;
     if let Some(c) = line.caller {
         out.extend_from_slice(b"@ ");
         out.extend_from_slice(c);
@@ -167,13 +161,14 @@ pub fn render(line: &OpLine<'_>, out: &mut Vec<u8>) {
     if line.addr == 0 {
         out.extend_from_slice(b"(nil)");
     } else {
-        let _ = write!(out, "{:#x}", line.addr);
+        push_0x(out, line.addr);
     }
     if line.op.has_size() {
         if line.size == 0 {
             out.extend_from_slice(b" 0");
         } else {
-            let _ = write!(out, " {:#x}", line.size);
+            out.push(b' ');
+            push_0x(out, line.size);
         }
     }
     out.push(b'\n');

@@ -1,0 +1,148 @@
+//! `hatf decode --records A..B` on a multi-block Elephant Tracks file: only the asked lines
+//! come out, across block boundaries and with either end left out; a damaged index is rebuilt
+//! and the user told; formats whose blocks are not independent say it is not built.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+fn hatf() -> Command {
+    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
+}
+
+fn corpus_trace() -> Option<PathBuf> {
+    let p = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/corpus/et/et3-merlin/pipeline_results/LotsOfAllocs/trace"
+    ));
+    if p.is_file() {
+        Some(p)
+    } else {
+        eprintln!("SKIP: {} is absent", p.display());
+        None
+    }
+}
+
+/// A real ET3 trace repeated past two blocks (a block holds 2^19 lines), encoded.
+fn multi_block(dir: &Path) -> Option<(Vec<u8>, PathBuf)> {
+    let one = std::fs::read(corpus_trace()?).unwrap();
+    let mut text = Vec::new();
+    while text.iter().filter(|&&b| b == b'\n').count() < (1 << 19) * 5 / 2 {
+        text.extend_from_slice(&one);
+    }
+    let input = dir.join("trace");
+    std::fs::write(&input, &text).unwrap();
+    let out = dir.join("trace.hatf");
+    hatf()
+        .args(["encode", "--from", "et3", "--level", "1"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    Some((text, out))
+}
+
+fn newlines(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    text.iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'\n')
+        .map(|(i, _)| i)
+}
+
+fn lines(text: &[u8], first: usize, end: usize) -> Vec<u8> {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(newlines(text).map(|p| p + 1))
+        .collect();
+    let at = |i: usize| starts.get(i).copied().unwrap_or(text.len()).min(text.len());
+    text[at(first)..at(end)].to_vec()
+}
+
+#[test]
+fn record_ranges_come_out_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((text, file)) = multi_block(dir.path()) else {
+        return;
+    };
+    let total = newlines(&text).count();
+    let b = 1 << 19;
+    for (range, first, end) in [
+        ("0..10".to_string(), 0, 10),
+        (format!("{}..{}", b - 3, b + 4), b - 3, b + 4),
+        (format!("{}..", total - 5), total - 5, total),
+        ("..7".to_string(), 0, 7),
+        (format!("{}..{}", b + 100, b + 100), b + 100, b + 100),
+        (format!("{}..{}", total + 10, total + 20), total, total),
+    ] {
+        let out = hatf()
+            .args(["decode", "--records", &range])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{range}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stdout == lines(&text, first, end),
+            "{range}: wrong lines"
+        );
+    }
+
+    // A damaged trailer: the index is rebuilt by scanning, the user is told, the lines are right.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    let damaged = dir.path().join("damaged.hatf");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let range = format!("{}..{}", 2 * b - 1, 2 * b + 1);
+    let out = hatf()
+        .args(["decode", "--records", &range])
+        .arg(&damaged)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rebuilt it by scanning"));
+    assert!(out.stdout == lines(&text, 2 * b - 1, 2 * b + 1));
+
+    // Standard input cannot be seeked.
+    hatf()
+        .args(["decode", "--records", "1..2"])
+        .pipe_stdin(&file)
+        .unwrap()
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn other_formats_say_records_is_not_built_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../samples/sample.mtrace"
+    ));
+    let out = dir.path().join("s.hatf");
+    hatf()
+        .args(["encode", "--level", "1"])
+        .arg(&sample)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let result = hatf()
+        .args(["decode", "--records", "0..5"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&result.stderr).contains("not built"));
+    hatf()
+        .args(["decode", "--records", "9..3"])
+        .arg(&out)
+        .assert()
+        .code(2);
+}

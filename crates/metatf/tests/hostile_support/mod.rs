@@ -1,0 +1,2 @@
+//! Helpers shared by the hostile-input tests.
+pub mod counting_alloc;

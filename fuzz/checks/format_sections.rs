@@ -1,0 +1,121 @@
+//! The check behind the `format_sections` fuzz target, shared with the stable replay test
+//! `crates/hatf/tests/fuzz_corpus.rs`. Random bytes almost never pass a container's
+//! checksums, so this check takes a valid encoding of a small trace, replaces the contents of
+//! one section of one block with fuzz bytes, frames the result again (valid checksums) and
+//! decodes it: each format's decoder must return text or an error, never panic.
+//!
+//! Input layout: byte 0 picks the format, byte 1 the block, byte 2 the section; the rest is the
+//! section's new content.
+
+use std::sync::OnceLock;
+
+use hatf::format::{by_name, Compression, DecodeOptions, EncodeOptions};
+use metatf::container::{Codec, ContainerHeader, ContainerReader, DtdIdentity, SectionData};
+use metatf::{Block, ContainerWriter};
+
+/// A small trace of every text format whose decoder reads records (not stored bytes).
+const TEXTS: [(&str, &[u8]); 5] = [
+    ("mtrace", b"= Start\n@ ./a:[0x4] + 0x10 0x20\n@ ./a:(f+1)[0x5] < 0x10\n@ [0x6] > 0x30 0x8\n@ [0x7] - 0x30\nbad line\n= End\n"),
+    ("memory-replay", b"1: malloc 0x10 5\n2: calloc 0x20 3 4\n2: memalign 0x40 16 100\n1: realloc 0x50 0x10 9\n1: free 0x50\n3: thread_done 0x0\n"),
+    ("wee-alloc", b"Alloc(5),\nAlloc(7),\nFree(0),\nFree(1),\n"),
+    ("et2", b"N 5 16 1 2 0 9\nM 10 5 9\nW 5 33 9\nU 5 0 2 9\nE 10 9\nD 5 9 3\n# c\n"),
+    ("et3", b"N 5 16 1 2 0 9\nM 10 5 9\nW 5 33 9\nU 5 0 2 9\nE 10 9\nD 5 9 3\n# c\n"),
+];
+
+/// One format's sample, taken apart: header, the DTD's identity when the file names it by
+/// reference instead of carrying it, and the blocks.
+pub type Sample = (
+    &'static str,
+    ContainerHeader,
+    Option<DtdIdentity>,
+    Vec<Block>,
+);
+
+/// Each format's encoding of its text, taken apart.
+pub fn encoded() -> &'static [Sample] {
+    static ENCODED: OnceLock<Vec<Sample>> = OnceLock::new();
+    ENCODED.get_or_init(|| {
+        TEXTS
+            .iter()
+            .map(|&(name, text)| {
+                let f = by_name(name).expect("known format");
+                let options = EncodeOptions {
+                    compression: Compression::None,
+                    keep_bad_lines: true,
+                    ..EncodeOptions::default()
+                };
+                let mut bin = Vec::new();
+                f.encode(&mut &text[..], &mut bin, &options)
+                    .expect("sample encodes");
+                let mut r = ContainerReader::new(&bin[..]).expect("sample reads");
+                let mut blocks = vec![];
+                while let Some(b) = r.next_block().expect("sample reads") {
+                    blocks.push(b);
+                }
+                (name, r.header().clone(), r.dtd_reference(), blocks)
+            })
+            .collect()
+    })
+}
+
+/// Replaces one section of one block of a format's sample by the fuzz bytes and decodes.
+pub fn check(data: &[u8]) {
+    let [format, block, section, content @ ..] = data else {
+        return;
+    };
+    let all = encoded();
+    let (name, header, reference, blocks) = &all[usize::from(*format) % all.len()];
+    if blocks.is_empty() {
+        return;
+    }
+    let target = usize::from(*block) % blocks.len();
+    let mut unchanged = true;
+    let mut w = match reference {
+        Some(id) => ContainerWriter::referencing(Vec::new(), header, *id),
+        None => ContainerWriter::new(Vec::new(), header),
+    }
+    .expect("writing to memory");
+    for (i, b) in blocks.iter().enumerate() {
+        let pick = usize::from(*section) % b.sections.len().max(1);
+        let sections: Vec<SectionData> = b
+            .sections
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                let bytes: &[u8] = if i == target && k == pick {
+                    // Value sections hold whole elements.
+                    let w = usize::from(s.element_width).max(1);
+                    let new = &content[..content.len() / w * w];
+                    unchanged = new == s.bytes;
+                    new
+                } else {
+                    &s.bytes
+                };
+                SectionData {
+                    number: s.number,
+                    element_width: s.element_width,
+                    codec: Codec::None,
+                    level: 0,
+                    bytes,
+                }
+            })
+            .collect();
+        if w.write_block(b.record_count, &sections).is_err() {
+            return;
+        }
+    }
+    let Ok(bin) = w.finish() else {
+        return;
+    };
+    let f = by_name(name).expect("known format");
+    let mut text = Vec::new();
+    let decoded = f.decode(&mut &bin[..], &mut text, &DecodeOptions::default());
+    // The check's own framing must be faithful, or it would test nothing.
+    if unchanged {
+        let sample = TEXTS.iter().find(|t| t.0 == *name).map(|t| t.1);
+        assert!(
+            decoded.is_ok() && Some(&text[..]) == sample,
+            "{name}: reframed sample differs"
+        );
+    }
+}
