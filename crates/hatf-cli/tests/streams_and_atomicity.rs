@@ -115,6 +115,61 @@ fn a_killed_encode_leaves_no_file_under_the_final_name() {
 }
 
 #[test]
+fn a_killed_decode_leaves_no_file_under_the_final_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = dir.path().join("in.hatf");
+    let text_path = dir.path().join("in.mtrace");
+    std::fs::write(&text_path, sample()).unwrap();
+    hatf()
+        .arg("encode")
+        .arg(&text_path)
+        .arg("-o")
+        .arg(&binary)
+        .assert()
+        .success();
+    let out = dir.path().join("out.mtrace");
+    let bin = assert_cmd::cargo::cargo_bin("hatf");
+    let mut child = std::process::Command::new(bin)
+        .args(["decode", "-o"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hatf starts");
+    // Feed half the file and keep the pipe open: the decoder has its output open and waits.
+    let bytes = std::fs::read(&binary).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&bytes[..bytes.len() / 2]).unwrap();
+    stdin.flush().unwrap();
+    let partial_exists = || {
+        std::fs::read_dir(dir.path()).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".hatf-partial-")
+        })
+    };
+    for _ in 0..100 {
+        if partial_exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        partial_exists(),
+        "the decoder never opened its temporary output"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(stdin);
+    assert!(
+        !out.exists(),
+        "a killed decode left a file under the final name"
+    );
+}
+
+#[test]
 fn binary_output_is_refused_on_a_terminal() {
     // `script` gives the command a pseudo-terminal as standard output.
     if std::process::Command::new("script")
