@@ -24,7 +24,7 @@ pub use header::{
     PROPERTY_LAYOUT,
 };
 pub use index::{read_index, IndexEntry, Trailer, TRAILER_LEN};
-pub use reader::{load_index, ContainerReader};
+pub use reader::{load_index, scan_index, ContainerReader};
 pub use writer::ContainerWriter;
 
 /// First four bytes of every container (`"\x7fMTF"`, Appendix B of the paper).

@@ -115,19 +115,10 @@ impl<R: Read> ContainerReader<R> {
             return Ok(None);
         }
         let offset = self.input.pos;
-        let mut magic = [0u8; 4];
-        self.input.exact(&mut magic, "block or index marker")?;
-        if magic == INDEX_MAGIC {
+        if !self.at_block()? {
             self.read_index(offset)?;
             self.finished = true;
             return Ok(None);
-        }
-        if magic != BLOCK_MAGIC {
-            return Err(Error::BadMagic {
-                offset,
-                expected: "a block marker \"MTFB\" or the index marker \"MTFI\"",
-                found: magic.to_vec(),
-            });
         }
         let header = self.read_block_header(offset)?;
         let mut sections = Vec::with_capacity(header.sections.len());
@@ -206,18 +197,9 @@ impl<R: Read> ContainerReader<R> {
             return Ok(None);
         }
         let offset = self.input.pos;
-        let mut magic = [0u8; 4];
-        self.input.exact(&mut magic, "block or index marker")?;
-        if magic == INDEX_MAGIC {
+        if !self.at_block()? {
             self.finished = true;
             return Ok(None);
-        }
-        if magic != BLOCK_MAGIC {
-            return Err(Error::BadMagic {
-                offset,
-                expected: "a block marker \"MTFB\" or the index marker \"MTFI\"",
-                found: magic.to_vec(),
-            });
         }
         let header = self.read_block_header(offset)?;
         for d in &header.sections {
@@ -232,6 +214,22 @@ impl<R: Read> ContainerReader<R> {
             first_record: header.first_record,
             record_count: header.record_count,
         }))
+    }
+
+    /// Reads the marker at the current position: `true` for a block, `false` for the index.
+    fn at_block(&mut self) -> Result<bool, Error> {
+        let offset = self.input.pos;
+        let mut magic = [0u8; 4];
+        self.input.exact(&mut magic, "block or index marker")?;
+        match magic {
+            BLOCK_MAGIC => Ok(true),
+            INDEX_MAGIC => Ok(false),
+            _ => Err(Error::BadMagic {
+                offset,
+                expected: "a block marker \"MTFB\" or the index marker \"MTFI\"",
+                found: magic.to_vec(),
+            }),
+        }
     }
 
     fn read_block_header(&mut self, offset: u64) -> Result<BlockHeader, Error> {
@@ -347,8 +345,8 @@ impl<R: Read + Seek> ContainerReader<R> {
 }
 
 /// The file's index, or, when it is missing or damaged (a cut or crashed file), one rebuilt by
-/// reading every block header from the start. The second value says why the index was rebuilt
-/// (`None` when the file's own was used). A rebuilt index ends at the first damaged block.
+/// [`scan_index`]. The second value says why the index was rebuilt (`None` when the file's own
+/// was used). A rebuilt index ends at the first damaged block.
 pub fn load_index<R: Read + Seek>(mut r: R) -> Result<(Vec<IndexEntry>, Option<String>), Error> {
     let why = match read_index(&mut r) {
         Ok(entries) => return Ok((entries, None)),
@@ -356,21 +354,25 @@ pub fn load_index<R: Read + Seek>(mut r: R) -> Result<(Vec<IndexEntry>, Option<S
     };
     r.seek(std::io::SeekFrom::Start(0))
         .map_err(|source| Error::Io { offset: 0, source })?;
+    let (entries, damage) = scan_index(r)?;
+    let why = match damage {
+        Some(e) => format!("{why}; the blocks before this damage were indexed: {e}"),
+        None => why,
+    };
+    Ok((entries, Some(why)))
+}
+
+/// An index built by reading every block header from the start of `r` (the data is skipped,
+/// not checked), ignoring the file's own index: what to use when that index is missing or does
+/// not match the blocks. Stops at the first damage, which is returned beside the blocks before it.
+pub fn scan_index<R: Read>(r: R) -> Result<(Vec<IndexEntry>, Option<Error>), Error> {
     let mut reader = ContainerReader::new(r)?;
     let mut entries = Vec::new();
     loop {
         match reader.skip_block() {
             Ok(Some(entry)) => entries.push(entry),
-            Ok(None) => break,
-            Err(e) => {
-                return Ok((
-                    entries,
-                    Some(format!(
-                        "{why}; the blocks before this damage were indexed: {e}"
-                    )),
-                ))
-            }
+            Ok(None) => return Ok((entries, None)),
+            Err(e) => return Ok((entries, Some(e))),
         }
     }
-    Ok((entries, Some(why)))
 }
