@@ -42,6 +42,59 @@ fn multi_block(dir: &Path) -> Option<(Vec<u8>, PathBuf)> {
     Some((text, out))
 }
 
+fn varint(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = bytes[*at];
+        *at += 1;
+        value |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    value
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Rewrites the index of a three-block container (docs/FORMAT.md §5: marker, count, then
+/// offset delta and record count per block, CRC-32) with the record counts of blocks 0 and 2
+/// swapped and a valid checksum; the trailer still points at it.
+fn swap_index_counts(file: &[u8]) -> Vec<u8> {
+    let trailer = &file[file.len() - 16..];
+    let index_at = u64::from_le_bytes(trailer[..8].try_into().unwrap()) as usize;
+    let index = &file[index_at..file.len() - 16];
+    assert_eq!(&index[..4], b"MTFI");
+    let mut at = 4;
+    let n = varint(index, &mut at);
+    assert_eq!(n, 3);
+    let mut entries: Vec<(u64, u64)> = (0..n)
+        .map(|_| (varint(index, &mut at), varint(index, &mut at)))
+        .collect();
+    assert_ne!(entries[0].1, entries[2].1);
+    let (c0, c2) = (entries[0].1, entries[2].1);
+    entries[0].1 = c2;
+    entries[2].1 = c0;
+    let mut rewritten = b"MTFI".to_vec();
+    put_varint(&mut rewritten, n);
+    for (delta, count) in entries {
+        put_varint(&mut rewritten, delta);
+        put_varint(&mut rewritten, count);
+    }
+    let crc = crc32fast::hash(&rewritten);
+    rewritten.extend_from_slice(&crc.to_le_bytes());
+    let mut out = file[..index_at].to_vec();
+    out.extend_from_slice(&rewritten);
+    out.extend_from_slice(trailer);
+    out
+}
+
 fn newlines(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
     text.iter()
         .enumerate()
@@ -108,6 +161,29 @@ fn record_ranges_come_out_exactly() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("rebuilt it by scanning"));
     assert!(out.stdout == lines(&text, 2 * b - 1, 2 * b + 1));
+
+    // An index that passes its checksum but lies (record counts of blocks 0 and 2 swapped):
+    // reading block 1 at the record number it claims fails, the index is rebuilt by scanning,
+    // and the lines are still right.
+    let lying = dir.path().join("lying.hatf");
+    std::fs::write(&lying, swap_index_counts(&std::fs::read(&file).unwrap())).unwrap();
+    let range = format!("{}..{}", b + 10, b + 20);
+    let out = hatf()
+        .args(["decode", "--records", &range])
+        .arg(&lying)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("inconsistent"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout == lines(&text, b + 10, b + 20));
 
     // Standard input cannot be seeked.
     hatf()

@@ -2,7 +2,7 @@
 
 use std::io::{Read, Seek, SeekFrom, Write};
 
-use metatf::container::{load_index, Block, ContainerReader};
+use metatf::container::{load_index, scan_index, Block, ContainerReader};
 
 use super::encode::STREAMS_SECTION;
 use super::line::render;
@@ -26,14 +26,7 @@ pub fn decode(
         position,
         message,
     };
-    let mut reader = ContainerReader::new(input).map_err(|e| fail(String::new(), e.to_string()))?;
-    let format = reader.header().format.clone();
-    if !FORMATS.contains(&format.as_str()) {
-        return Err(fail(
-            String::new(),
-            format!("this file holds format `{format}`, not an Elephant Tracks trace"),
-        ));
-    }
+    let mut reader = open(input, &fail)?;
     let mut lines = 0u64;
     let mut out = Vec::new();
     loop {
@@ -63,6 +56,22 @@ pub fn decode(
         .flush()
         .map_err(|e| fail(String::new(), format!("cannot write the text trace: {e}")))?;
     Ok(lines)
+}
+
+/// Opens the container and checks that it holds an Elephant Tracks trace.
+fn open<R: Read>(
+    input: R,
+    fail: &impl Fn(String, String) -> FormatError,
+) -> Result<ContainerReader<R>, FormatError> {
+    let reader = ContainerReader::new(input).map_err(|e| fail(String::new(), e.to_string()))?;
+    let format = &reader.header().format;
+    if !FORMATS.contains(&format.as_str()) {
+        return Err(fail(
+            String::new(),
+            format!("this file holds format `{format}`, not an Elephant Tracks trace"),
+        ));
+    }
+    Ok(reader)
 }
 
 /// Appends the text of every line of `block` to `out`. Each block starts a fresh model, so
@@ -127,6 +136,8 @@ pub fn decode_records<R: Read + Seek>(
     };
     let (mut entries, why) =
         load_index(&mut input).map_err(|e| fail(String::new(), e.to_string()))?;
+    // An index already rebuilt by scanning is not scanned again.
+    let mut rebuilt = why.is_some();
     if let Some(why) = why {
         note(&format!(
             "the index could not be used ({why}); rebuilt it by scanning"
@@ -135,17 +146,9 @@ pub fn decode_records<R: Read + Seek>(
     input
         .seek(SeekFrom::Start(0))
         .map_err(|e| fail(String::new(), e.to_string()))?;
-    let mut reader = ContainerReader::new(input).map_err(|e| fail(String::new(), e.to_string()))?;
-    let format = reader.header().format.clone();
-    if !FORMATS.contains(&format.as_str()) {
-        return Err(fail(
-            String::new(),
-            format!("this file holds format `{format}`, not an Elephant Tracks trace"),
-        ));
-    }
+    let mut reader = open(input, &fail)?;
     let mut written = 0u64;
     let mut out = Vec::new();
-    let mut rebuilt = false;
     let mut k = 0;
     while k < entries.len() {
         let entry = entries[k];
@@ -164,18 +167,19 @@ pub fn decode_records<R: Read + Seek>(
                 note(&format!(
                     "the index is inconsistent with block {k} ({e}); rebuilt it by scanning"
                 ));
+                // The file's own index passed its checksum, so only a scan can replace it; a
+                // scan stops at damage, and the blocks before it are indexed.
                 let mut again = reader.into_inner();
-                again
-                    .seek(SeekFrom::Start(0))
-                    .map_err(|e| fail(String::new(), e.to_string()))?;
-                let (fresh, _) =
-                    load_index(&mut again).map_err(|e| fail(String::new(), e.to_string()))?;
-                entries = fresh;
-                again
-                    .seek(SeekFrom::Start(0))
-                    .map_err(|e| fail(String::new(), e.to_string()))?;
-                reader =
-                    ContainerReader::new(again).map_err(|e| fail(String::new(), e.to_string()))?;
+                let rewind = |r: &mut R| {
+                    r.seek(SeekFrom::Start(0))
+                        .map_err(|e| fail(String::new(), e.to_string()))
+                };
+                rewind(&mut again)?;
+                entries = scan_index(&mut again)
+                    .map_err(|e| fail(String::new(), e.to_string()))?
+                    .0;
+                rewind(&mut again)?;
+                reader = open(again, &fail)?;
                 rebuilt = true;
                 k = 0;
                 continue;
