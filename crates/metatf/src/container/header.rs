@@ -143,30 +143,35 @@ impl ContainerHeader {
         reference: Option<DtdIdentity>,
     ) -> Result<u8, Error> {
         let text = self.dtd.as_bytes();
+        let pack = || {
+            compress(Codec::Zstd, DTD_LEVEL, text).map_err(|source| Error::Io { offset: 0, source })
+        };
+        // The compressed text, once, when it is (or may be) stored that way.
+        let mut packed = None;
         let storage = match storage {
             DtdStorage::Auto if self.model_layout().is_some() => DtdStorage::Reference,
             DtdStorage::Auto if text.len() >= COMPRESS_DTD_FROM => {
-                let packed = compress(Codec::Zstd, DTD_LEVEL, text)
-                    .map_err(|source| Error::Io { offset: 0, source })?;
+                let frame = pack()?;
                 // Worth it only if the frame and its length field still save bytes.
-                if packed.len() + 4 < text.len() {
-                    body.put_varint(text.len() as u64);
-                    body.put_varint(packed.len() as u64);
-                    body.extend_from_slice(&packed);
-                    return Ok(1);
+                if frame.len() + 4 < text.len() {
+                    packed = Some(frame);
+                    DtdStorage::Compressed
+                } else {
+                    DtdStorage::Verbatim
                 }
-                DtdStorage::Verbatim
             }
             DtdStorage::Auto => DtdStorage::Verbatim,
             other => other,
         };
         match storage {
             DtdStorage::Compressed => {
-                let packed = compress(Codec::Zstd, DTD_LEVEL, text)
-                    .map_err(|source| Error::Io { offset: 0, source })?;
+                let frame = match packed {
+                    Some(frame) => frame,
+                    None => pack()?,
+                };
                 body.put_varint(text.len() as u64);
-                body.put_varint(packed.len() as u64);
-                body.extend_from_slice(&packed);
+                body.put_varint(frame.len() as u64);
+                body.extend_from_slice(&frame);
             }
             DtdStorage::Reference => {
                 let id = match reference {
