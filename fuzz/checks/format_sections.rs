@@ -14,13 +14,46 @@ use metatf::container::{Codec, ContainerHeader, ContainerReader, DtdIdentity, Se
 use metatf::{Block, ContainerWriter};
 
 /// A small trace of every text format whose decoder reads records (not stored bytes).
-const TEXTS: [(&str, &[u8]); 5] = [
+const TEXTS: [(&str, &[u8]); 6] = [
     ("mtrace", b"= Start\n@ ./a:[0x4] + 0x10 0x20\n@ ./a:(f+1)[0x5] < 0x10\n@ [0x6] > 0x30 0x8\n@ [0x7] - 0x30\nbad line\n= End\n"),
     ("memory-replay", b"1: malloc 0x10 5\n2: calloc 0x20 3 4\n2: memalign 0x40 16 100\n1: realloc 0x50 0x10 9\n1: free 0x50\n3: thread_done 0x0\n"),
     ("wee-alloc", b"Alloc(5),\nAlloc(7),\nFree(0),\nFree(1),\n"),
     ("et2", b"N 5 16 1 2 0 9\nM 10 5 9\nW 5 33 9\nU 5 0 2 9\nE 10 9\nD 5 9 3\n# c\n"),
     ("et3", b"N 5 16 1 2 0 9\nM 10 5 9\nW 5 33 9\nU 5 0 2 9\nE 10 9\nD 5 9 3\n# c\n"),
+    ("jvm", b"VS:0\nCL:1:java/lang/String\nTB:2:1\nOA:3:java/lang/String:77\nMN:4:1:java/lang/String:hashCode:77\nMX:5:1:java/lang/String:hashCode\nOF:6:java/lang/String:77\nTE:7:1\nVD:8\n"),
 ];
+
+/// Every sample: the texts above, and a malloc-bench protobuf gzip'd by flate2 (whose deflate
+/// the encoder rebuilds, so its records are modelled rather than stored as bytes).
+fn samples() -> &'static [(&'static str, Vec<u8>)] {
+    static SAMPLES: OnceLock<Vec<(&'static str, Vec<u8>)>> = OnceLock::new();
+    SAMPLES.get_or_init(|| {
+        let mut all: Vec<(&'static str, Vec<u8>)> =
+            TEXTS.iter().map(|&(n, t)| (n, t.to_vec())).collect();
+        all.push(("malloc-bench", malloc_bench_sample()));
+        all
+    })
+}
+
+/// A malloc-bench Tracefile (malloc, calloc, realloc, free, then max_simultaneous_allocs),
+/// gzip'd.
+fn malloc_bench_sample() -> Vec<u8> {
+    use std::io::Write;
+    let ld = |field: u8, body: &[u8]| {
+        let mut v = vec![(field << 3) | 2, body.len() as u8];
+        v.extend_from_slice(body);
+        v
+    };
+    let mut msg = Vec::new();
+    msg.extend(ld(1, &ld(1, &[0x08, 0x00, 0x10, 0x20])));
+    msg.extend(ld(1, &ld(4, &[0x08, 0x01, 0x10, 0x03, 0x18, 0x08])));
+    msg.extend(ld(1, &ld(3, &[0x08, 0x02, 0x10, 0x00, 0x18, 0x40])));
+    msg.extend(ld(1, &ld(2, &[0x08, 0x01])));
+    msg.extend([0x10, 0x02]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&msg).expect("writing to memory");
+    gz.finish().expect("writing to memory")
+}
 
 /// One format's sample, taken apart: header, the DTD's identity when the file names it by
 /// reference instead of carrying it, and the blocks.
@@ -35,9 +68,10 @@ pub type Sample = (
 pub fn encoded() -> &'static [Sample] {
     static ENCODED: OnceLock<Vec<Sample>> = OnceLock::new();
     ENCODED.get_or_init(|| {
-        TEXTS
+        samples()
             .iter()
-            .map(|&(name, text)| {
+            .map(|(name, text)| {
+                let name = *name;
                 let f = by_name(name).expect("known format");
                 let options = EncodeOptions {
                     compression: Compression::None,
@@ -112,7 +146,10 @@ pub fn check(data: &[u8]) {
     let decoded = f.decode(&mut &bin[..], &mut text, &DecodeOptions::default());
     // The check's own framing must be faithful, or it would test nothing.
     if unchanged {
-        let sample = TEXTS.iter().find(|t| t.0 == *name).map(|t| t.1);
+        let sample = samples()
+            .iter()
+            .find(|t| t.0 == *name)
+            .map(|t| &t.1[..]);
         assert!(
             decoded.is_ok() && Some(&text[..]) == sample,
             "{name}: reframed sample differs"

@@ -19,7 +19,7 @@ use metatf::container::{Codec, ContainerHeader};
 use metatf::{DynRecord, UniversalWriter, Value};
 
 /// Small texts of each front end: ordinary lines, every record kind, odd spellings, bad lines.
-const TEXTS: [(&str, &[&[u8]]); 6] = [
+const TEXTS: [(&str, &[&[u8]]); 7] = [
     ("mtrace", &[
         b"= Start\n@ perl:(perl_alloc+10)[0x6f930] + 0x559f0cc394a0 0xeb8\n@ /lib/libc.so.6:[0x7f] - 0x559f0cc394a0\n@ [0x1] < 0x10\n@ [0x1] > 0x20 0x30\n= End\n",
         b"= Start\r\n@ x:[0x1] + 0x10 0x5\r\n@ x:[0x1] - 0x10\r\n- 0x99 \n",
@@ -33,6 +33,10 @@ const TEXTS: [(&str, &[&[u8]]); 6] = [
     ("et2", &[
         b"N 1311053135 16 1 2 0 7\nU 1311053135 19 118352462 7\nU 1311053135 20 0 7\nD 5 7\n",
         b"N 5 16 1 2 0 9\nM 10 5 9\nW 5 33 9\nU 5 0 2 9\nE 10 9\nD 5 9 3\n# c\n",
+    ]),
+    ("jvm", &[
+        b"VS:0\nVI:12\nCL:12:java/lang/Object\nTB:13:1\nOA:14:java/lang/String:1550089733\nMN:15:1:java/lang/String:hashCode:1550089733\nMX:16:1:java/lang/String:hashCode\nOF:20:java/lang/String:1550089733\nTE:21:1\nVD:22\n",
+        b"VS:0\r\nTB:1:7\r\nMN:2:7:org/example/Main:main:0\nFP:3:7:org/example/Main:main\nbad line\nVD:4\n",
     ]),
     ("et3", &[
         b"N 914504136 16 1 2 0 7\nU 0 914504136 2 7\nU 914504136 0 4 7\n",

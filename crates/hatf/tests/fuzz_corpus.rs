@@ -69,6 +69,11 @@ fn et3_corpus_replays() {
 }
 
 #[test]
+fn jvm_corpus_replays() {
+    replays("text_jvm", |d| text_front_end::check("jvm", d, None));
+}
+
+#[test]
 fn native_reader_corpus_replays() {
     replays("native_reader", native_reader::check);
 }

@@ -31,12 +31,19 @@ pub(crate) struct Compressed {
 
 /// Compresses one section and describes the result.
 pub(crate) fn compress_section(s: &SectionData<'_>) -> std::io::Result<Compressed> {
-    let stored = compress(s.codec, s.level, s.bytes)?;
+    let mut codec = s.codec;
+    let mut stored = compress(codec, s.level, s.bytes)?;
+    // A short or incompressible section grows under a codec's framing; it is then stored as is,
+    // which every reader handles, so the file never pays for a codec that did not help.
+    if codec != Codec::None && stored.len() >= s.bytes.len() {
+        codec = Codec::None;
+        stored = s.bytes.to_vec();
+    }
     Ok(Compressed {
         descriptor: SectionDescriptor {
             number: s.number,
             element_width: s.element_width,
-            codec: s.codec,
+            codec,
             uncompressed_len: s.bytes.len() as u64,
             stored_len: stored.len() as u64,
             stored_crc: crc(&stored),

@@ -442,3 +442,37 @@ fn the_index_is_loaded_or_rebuilt_and_blocks_are_reached_by_seeking() {
     r.seek_block(1, &entries[2]).unwrap();
     assert!(r.next_block().is_err());
 }
+
+#[test]
+fn a_section_that_compression_would_grow_is_stored_as_is() {
+    let tiny = b"abc".to_vec();
+    let big = vec![0u8; 10_000];
+    let mut w = ContainerWriter::new(Vec::new(), &header()).unwrap();
+    w.write_block(
+        1,
+        &[
+            SectionData {
+                number: 1,
+                element_width: 1,
+                codec: Codec::Zstd,
+                level: 19,
+                bytes: &tiny,
+            },
+            SectionData {
+                number: 2,
+                element_width: 1,
+                codec: Codec::Zstd,
+                level: 19,
+                bytes: &big,
+            },
+        ],
+    )
+    .unwrap();
+    let bytes = w.finish().unwrap();
+    let mut r = ContainerReader::new(&bytes[..]).unwrap();
+    let block = r.next_block().unwrap().unwrap();
+    let codecs: Vec<Codec> = r.last_descriptors().iter().map(|d| d.codec).collect();
+    assert_eq!(codecs, [Codec::None, Codec::Zstd]);
+    assert_eq!(block.section(1).unwrap().bytes, tiny);
+    assert_eq!(block.section(2).unwrap().bytes, big);
+}
