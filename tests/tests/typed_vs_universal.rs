@@ -470,3 +470,58 @@ fn the_fast_path_stops_when_metadata_changes_a_field_and_resumes_when_it_is_rest
     // width 0 is then widened to 1 byte.
     assert_eq!(metadata, 4, "{events:?}");
 }
+
+/// A little-endian trace (header property `byteorder = little`) takes the general path, which
+/// must agree with the universal codec too: the fast paths write big-endian only.
+#[test]
+fn little_endian_traces_agree_with_universal_and_read_back() {
+    fn little<T: Format + std::fmt::Debug + PartialEq>() {
+        let choices: Vec<(usize, u64)> = (0..300u64)
+            .map(|i| {
+                (
+                    (i * 7 % 100) as usize,
+                    i.wrapping_mul(0x2545_F491_4F6C_DD1D),
+                )
+            })
+            .collect();
+        let input = dyn_records::<T>(&choices);
+        let mut head = header::<T>();
+        head.properties
+            .push(("byteorder".to_string(), "little".to_string()));
+        let schema = T::plan().expect("plan").schema().clone();
+        let mut w = UniversalWriter::new(Vec::new(), schema, &head, Codec::None, 1).unwrap();
+        w.set_block_records(7);
+        for r in &input {
+            w.write(r).expect("universal write");
+        }
+        let universal = w.finish().unwrap();
+        let events = typed_events::<T>(&universal);
+        let mut t =
+            TypedWriter::<T, _>::with_properties(Vec::new(), head.properties, Codec::None, 1)
+                .unwrap();
+        t.set_block_records(7);
+        for e in &events {
+            if !matches!(e, TypedEvent::Metadata { .. }) {
+                t.write_event(e).expect("typed write");
+            }
+        }
+        let typed = t.finish().unwrap();
+        assert!(
+            typed == universal,
+            "typed and universal little-endian bytes differ"
+        );
+        assert_eq!(typed_events::<T>(&typed), events);
+    }
+    little::<every::Every>();
+    little::<hatf10::Heap>();
+}
+
+#[test]
+fn a_metadata_width_above_8_is_refused_by_the_typed_writer() {
+    let mut w = TypedWriter::<hatf10::Heap, _>::new(Vec::new(), Codec::None, 0).unwrap();
+    w.write_section(1).unwrap();
+    let err = w
+        .write_metadata(4, 1, metatf::field::Change::Width(9))
+        .expect_err("width 9");
+    assert!(err.to_string().contains("width 9"), "{err}");
+}

@@ -63,6 +63,7 @@ pub const KEYWORDS: &[Keyword] = &[
     kw("format", &[Enum], Shape::Str, Alone),
     kw("tag_width", &[Enum], Shape::Int, Alone),
     kw("width", &[Field], Shape::Int, Alone),
+    kw("count", &[Field], Shape::Str, Alone),
     kw("interpretation", &[Field], Shape::Str, Interp),
     kw("none", &[Field], Shape::Flag, Interp),
     kw("default", &[Field], Shape::Int, Interp),

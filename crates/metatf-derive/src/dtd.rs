@@ -14,7 +14,18 @@ pub use metatf_dtd::codegen::interpretation_text;
 /// per line; a field type used twice gets its properties once.
 pub fn record_text(r: &RecordModel) -> String {
     let mut list = vec!["tag".to_string()];
-    list.extend(r.fields.iter().map(|f| f.dtd_name.clone()));
+    for (i, f) in r.fields.iter().enumerate() {
+        // `n * element` is one item: the count field, then the repetition.
+        let counts_next = r
+            .fields
+            .get(i + 1)
+            .is_some_and(|next| matches!(next.count, Some((_, Some(j))) if j == i));
+        match &f.count {
+            Some((_, Some(j))) => list.push(format!("{} * {}", r.fields[*j].dtd_name, f.dtd_name)),
+            _ if counts_next => {}
+            _ => list.push(f.dtd_name.clone()),
+        }
+    }
     let mut out = format!(
         "{} : ({}) {{\n    tag.value = {};\n",
         r.name,

@@ -8,11 +8,53 @@ use syn::spanned::Spanned;
 use crate::dtd;
 use metatf_dtd::Interpretation;
 
-use crate::model::{FieldModel, FieldType, FormatModel, RecordModel};
+use crate::model::{FieldModel, FieldType, FormatModel, RecordModel, VariantModel};
 
-/// `impl Record for Struct`: the record's spec, `encode` and `decode`.
-pub fn record(krate: &syn::Path, ident: &syn::Ident, model: &RecordModel) -> TokenStream {
-    let p = quote!(#krate::__private);
+/// How generated code reaches a record's fields: through `self` (a record struct) or through
+/// the bindings of a match on an enum variant with inline fields.
+#[derive(Clone, Copy)]
+pub enum Access {
+    /// `self.field`.
+    SelfField,
+    /// `field`, bound by reference in a `match self` arm.
+    Binding,
+}
+
+impl Access {
+    /// The field's value: an integer by value, a byte string as a reference.
+    fn value(self, f: &FieldModel) -> TokenStream {
+        let field = &f.ident;
+        match (self, f.ty) {
+            (Access::SelfField, FieldType::Int(_)) => quote!(self.#field),
+            (Access::SelfField, FieldType::Bytes | FieldType::Repeated(_)) => {
+                quote!(&self.#field)
+            }
+            (Access::Binding, FieldType::Int(_)) => quote!(*#field),
+            (Access::Binding, FieldType::Bytes | FieldType::Repeated(_)) => quote!(#field),
+        }
+    }
+}
+
+/// The pieces of code for one record type, whether a struct or an inline enum variant.
+pub struct RecordParts {
+    /// The `RecordSpec` constant expression.
+    pub spec: TokenStream,
+    /// Statements writing the fields with an encoder `e`, ending in `Ok(())`.
+    pub encode: TokenStream,
+    /// Statements reading the fields into locals with a decoder `d`, for the fast and the
+    /// general path, the condition choosing between them, and the field initialisers
+    /// (`a: local, ...`) that build the record from the locals.
+    pub decode_fast: TokenStream,
+    /// See [`Self::decode_fast`].
+    pub decode_general: TokenStream,
+    /// See [`Self::decode_fast`].
+    pub decode_fields: TokenStream,
+    /// `d.fast() && d.has_states(N)`.
+    pub decode_condition: TokenStream,
+}
+
+/// The spec, `encode` body and `decode` field initialisers of a record.
+pub fn record_parts(p: &TokenStream, model: &RecordModel, access: Access) -> RecordParts {
     let name = &model.name;
     let tag = model.tag;
     let text = dtd::record_text(model);
@@ -23,55 +65,120 @@ pub fn record(krate: &syn::Path, ident: &syn::Ident, model: &RecordModel) -> Tok
     let mut fast_encode = Vec::new();
     let mut fast_decode = Vec::new();
     let mut layout = Vec::new();
+    // `delta`/`stride` fast paths return the field's new previous value; it is stored after
+    // the last field, so that an attempt that fails part way has changed no state.
+    let mut commit = Vec::new();
+    // Fields are decoded into locals first (named so that no field name can shadow `d`): a
+    // repeated field needs the value of its count field.
+    let local = |i: usize| quote::format_ident!("__metatf_field_{}", i);
+    let mut fields = Vec::new();
     for (ordinal, f) in model.fields.iter().enumerate() {
         let field = &f.ident;
         let label = f.ident.to_string();
         let label = label.trim_start_matches("r#");
+        let v = access.value(f);
+        let here = local(ordinal);
+        fields.push(quote!(#field: #here,));
         match f.ty {
+            FieldType::Repeated(_) => {
+                let Some((_, Some(j))) = f.count else {
+                    continue; // an error was reported when the count was resolved
+                };
+                let count = access.value(&model.fields[j]);
+                let count_local = local(j);
+                // Elements take the general path: their states chain from one to the next.
+                let enc = quote_spanned!(f.span=> e.repeated(#ordinal, #count, #v)?;);
+                encode.push(enc.clone());
+                fast_encode.push(enc);
+                let dec = quote_spanned!(f.span=> let #here = d.repeated(#ordinal, #count_local, #label)?;);
+                decode.push(dec.clone());
+                fast_decode.push(dec);
+                layout.push(quote!(#p::Option::None));
+            }
             FieldType::Int(_) => {
-                encode.push(quote_spanned!(f.span=> e.scalar(#ordinal, self.#field)?;));
-                decode.push(quote_spanned!(f.span=> #field: d.scalar(#ordinal, #label)?,));
-                let (enc, dec, state) = fast_field(&p, ordinal, f);
-                fast_encode.push(quote_spanned!(f.span=> e.#enc?;));
-                fast_decode.push(quote_spanned!(f.span=> #field: d.#dec?,));
+                encode.push(quote_spanned!(f.span=> e.scalar(#ordinal, #v)?;));
+                decode.push(quote_spanned!(f.span=> let #here = d.scalar(#ordinal, #label)?;));
+                let (enc, dec, state) = fast_field(p, ordinal, f, &v);
+                if matches!(
+                    f.interpretation,
+                    Interpretation::Delta(_) | Interpretation::Stride { .. }
+                ) {
+                    let previous = quote::format_ident!("__metatf_previous_{}", ordinal);
+                    fast_encode.push(quote_spanned!(f.span=> let #previous = e.#enc?;));
+                    commit.push(quote!(e.set_previous(#ordinal, #previous);));
+                } else {
+                    fast_encode.push(quote_spanned!(f.span=> e.#enc?;));
+                }
+                fast_decode.push(quote_spanned!(f.span=> let #here = d.#dec?;));
                 layout.push(state);
             }
             FieldType::Bytes => {
-                encode.push(quote_spanned!(f.span=> e.vfield(#ordinal, &self.#field)?;));
-                decode.push(quote_spanned!(f.span=> #field: d.vfield(#ordinal, #label)?,));
-                fast_encode.push(quote_spanned!(f.span=> e.vfield(#ordinal, &self.#field)?;));
-                fast_decode.push(quote_spanned!(f.span=> #field: d.vfield(#ordinal, #label)?,));
-                layout.push(quote!(#p::Option::None));
+                encode.push(quote_spanned!(f.span=> e.vfield(#ordinal, #v)?;));
+                decode.push(quote_spanned!(f.span=> let #here = d.vfield(#ordinal, #label)?;));
+                // The length field is `none` unless a metadata record changed it.
+                fast_encode.push(quote_spanned!(f.span=> e.fixed_vfield(#ordinal, #v)?;));
+                fast_decode
+                    .push(quote_spanned!(f.span=> let #here = d.fixed_vfield(#ordinal, #label)?;));
+                layout.push(quote!(#p::Option::Some(#p::Interpretation::None)));
             }
         }
     }
-    quote! {
-        impl #p::Record for #ident {
-            const SPEC: #p::RecordSpec = #p::RecordSpec {
+    RecordParts {
+        spec: quote! {
+            #p::RecordSpec {
                 name: #name,
                 tag: #tag,
                 dtd: #text,
                 scalars: #scalars,
                 value_sections: &[#(#value_sections),*],
                 layout: &[#(#layout),*],
-            };
+            }
+        },
+        encode: quote! {
+            // One length check here spares one per field below.
+            if e.fast() && e.has_states(#scalars) {
+                #(#fast_encode)*
+                #(#commit)*
+            } else {
+                #(#encode)*
+            }
+            #p::Result::Ok(())
+        },
+        decode_fast: quote!(#(#fast_decode)*),
+        decode_general: quote!(#(#decode)*),
+        decode_fields: quote!(#(#fields)*),
+        decode_condition: quote!(d.fast() && d.has_states(#scalars)),
+    }
+}
+
+/// `impl Record for Struct`: the record's spec, `encode` and `decode`.
+pub fn record(krate: &syn::Path, ident: &syn::Ident, model: &RecordModel) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let RecordParts {
+        spec,
+        encode,
+        decode_fast,
+        decode_general,
+        decode_fields,
+        decode_condition,
+    } = record_parts(&p, model, Access::SelfField);
+    quote! {
+        impl #p::Record for #ident {
+            const SPEC: #p::RecordSpec = #spec;
 
             #[inline(always)]
             fn encode(&self, e: &mut #p::Encoder<'_>) -> #p::Result<(), #p::Stop> {
-                if e.fast() {
-                    #(#fast_encode)*
-                } else {
-                    #(#encode)*
-                }
-                #p::Result::Ok(())
+                #encode
             }
 
             #[inline(always)]
             fn decode(d: &mut #p::Decoder<'_>) -> #p::Result<Self, #p::Error> {
-                if d.fast() {
-                    #p::Result::Ok(Self { #(#fast_decode)* })
+                if #decode_condition {
+                    #decode_fast
+                    #p::Result::Ok(Self { #decode_fields })
                 } else {
-                    #p::Result::Ok(Self { #(#decode)* })
+                    #decode_general
+                    #p::Result::Ok(Self { #decode_fields })
                 }
             }
         }
@@ -84,11 +191,10 @@ fn fast_field(
     p: &TokenStream,
     ordinal: usize,
     f: &FieldModel,
+    v: &TokenStream,
 ) -> (TokenStream, TokenStream, TokenStream) {
-    let field = &f.ident;
     let label = f.ident.to_string();
     let label = label.trim_start_matches("r#");
-    let v = quote!(self.#field);
     let (enc, dec) = match f.interpretation {
         Interpretation::None => (
             quote!(fixed_none(#ordinal, #v)),
@@ -149,24 +255,68 @@ pub fn format(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> Tok
         Some((name, number)) => quote!(#p::Option::Some((#name, #number))),
         None => quote!(#p::Option::None),
     };
-    let types: Vec<_> = model.variants.iter().map(|(_, t)| t).collect();
-    let names: Vec<_> = model.variants.iter().map(|(v, _)| v).collect();
-    let indices: Vec<usize> = (0..model.variants.len()).collect();
+    let mut specs = Vec::new();
+    let mut tags = Vec::new();
+    let mut spans = Vec::new();
+    let mut variant_arms = Vec::new();
+    let mut encode_arms = Vec::new();
+    let mut decode_arms = Vec::new();
+    for (i, v) in model.variants.iter().enumerate() {
+        let name = v.ident();
+        match v {
+            VariantModel::Wrapped(_, ty) => {
+                specs.push(quote!(<#ty as #p::Record>::SPEC));
+                tags.push(quote!(<#ty as #p::Record>::SPEC.tag));
+                spans.push(ty.span());
+                variant_arms.push(quote!(Self::#name(_) => #i,));
+                encode_arms.push(quote!(Self::#name(r) => <#ty as #p::Record>::encode(r, e),));
+                decode_arms.push(
+                    quote!(#i => #p::Result::Ok(Self::#name(<#ty as #p::Record>::decode(d)?)),),
+                );
+            }
+            VariantModel::Inline(_, record) => {
+                let parts = record_parts(&p, record, Access::Binding);
+                let fields: Vec<_> = record.fields.iter().map(|f| &f.ident).collect();
+                let tag = record.tag;
+                let (spec, body) = (parts.spec, parts.encode);
+                let (fast, general, condition, built) = (
+                    parts.decode_fast,
+                    parts.decode_general,
+                    parts.decode_condition,
+                    parts.decode_fields,
+                );
+                specs.push(spec);
+                tags.push(quote!(#tag));
+                spans.push(name.span());
+                variant_arms.push(quote!(Self::#name { .. } => #i,));
+                encode_arms.push(quote!(Self::#name { #(#fields),* } => { #body }));
+                decode_arms.push(quote! {
+                    #i => if #condition {
+                        #fast
+                        #p::Result::Ok(Self::#name { #built })
+                    } else {
+                        #general
+                        #p::Result::Ok(Self::#name { #built })
+                    },
+                });
+            }
+        }
+    }
     let mut checks = Vec::new();
-    for (i, (vi, ti)) in model.variants.iter().enumerate() {
+    for (i, v) in model.variants.iter().enumerate() {
+        let (vi, ti, span) = (v.ident(), &tags[i], spans[i]);
         if tag_width < 8 {
             let limit: u64 = 1u64 << (8 * u32::from(tag_width));
             let msg = format!("the tag of record type `{vi}` does not fit tag_width = {tag_width}");
-            checks.push(quote_spanned! {ti.span()=>
-                const _: () = if <#ti as #p::Record>::SPEC.tag >= #limit { ::core::panic!(#msg) };
+            checks.push(quote_spanned! {span=>
+                const _: () = if #ti >= #limit { ::core::panic!(#msg) };
             });
         }
-        for (vj, tj) in &model.variants[..i] {
+        for (j, w) in model.variants[..i].iter().enumerate() {
+            let (vj, tj) = (w.ident(), &tags[j]);
             let msg = format!("record types `{vj}` and `{vi}` have the same tag");
-            checks.push(quote_spanned! {ti.span()=>
-                const _: () = if <#tj as #p::Record>::SPEC.tag == <#ti as #p::Record>::SPEC.tag {
-                    ::core::panic!(#msg)
-                };
+            checks.push(quote_spanned! {span=>
+                const _: () = if #tj == #ti { ::core::panic!(#msg) };
             });
         }
     }
@@ -181,28 +331,28 @@ pub fn format(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> Tok
                         format: #format,
                         tag_width: #tag_width,
                         section: #section,
-                        records: #p::records(&[#(<#types as #p::Record>::SPEC),*]),
+                        records: #p::records(&[#(#specs),*]),
                     })
                 }))
             }
 
             fn variant(&self) -> usize {
                 match self {
-                    #(Self::#names(_) => #indices,)*
+                    #(#variant_arms)*
                 }
             }
 
             #[inline(always)]
             fn encode(&self, e: &mut #p::Encoder<'_>) -> #p::Result<(), #p::Stop> {
                 match self {
-                    #(Self::#names(r) => <#types as #p::Record>::encode(r, e),)*
+                    #(#encode_arms)*
                 }
             }
 
             #[inline(always)]
             fn decode(variant: usize, d: &mut #p::Decoder<'_>) -> #p::Result<Self, #p::Error> {
                 match variant {
-                    #(#indices => #p::Result::Ok(Self::#names(<#types as #p::Record>::decode(d)?)),)*
+                    #(#decode_arms)*
                     _ => #unknown,
                 }
             }

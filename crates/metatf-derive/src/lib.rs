@@ -18,7 +18,8 @@ mod model;
 
 use attr::{Errors, Place};
 
-/// Derives a typed Meta-TF record (on a struct) or format (on an enum of record structs).
+/// Derives a typed Meta-TF record (on a struct) or format (on an enum whose variants wrap
+/// record structs or hold a record's fields inline).
 ///
 /// See the `metatf::typed` documentation for the attributes.
 #[proc_macro_derive(MetaTf, attributes(metatf))]
@@ -52,11 +53,17 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     let krate = lower::crate_path(&entries, &mut errors);
     let tokens = match place {
         Place::Struct => lower::record(input, &entries, &mut errors).map(|m| {
-            check_record_dtd(input, &m, &mut errors);
+            check_record_dtd(&input.ident, &m, &mut errors);
             gen::record(&krate, &input.ident, &m)
         }),
-        _ => lower::format(input, &entries, &mut errors)
-            .map(|m| gen::format(&krate, &input.ident, &m)),
+        _ => lower::format(input, &entries, &mut errors).map(|m| {
+            for v in &m.variants {
+                if let model::VariantModel::Inline(ident, record) = v {
+                    check_record_dtd(ident, record, &mut errors);
+                }
+            }
+            gen::format(&krate, &input.ident, &m)
+        }),
     };
     errors.finish()?;
     Ok(tokens.unwrap_or_default())
@@ -64,15 +71,15 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
 
 /// Validates the record's DTD text with the DTD front end, so that anything the derive's own
 /// checks miss is still a compile error rather than a run-time one.
-fn check_record_dtd(input: &DeriveInput, m: &model::RecordModel, errors: &mut Errors) {
+fn check_record_dtd(ident: &syn::Ident, m: &model::RecordModel, errors: &mut Errors) {
     let mut text = String::from("tag.width = 8;\n");
     text.push_str(&dtd::record_text(m));
     for s in dtd::value_sections(m) {
         text.push_str(&format!("section values{s} {s} {{ }}\n"));
     }
-    if let Err(d) = metatf_dtd::parse_schema(&text, &input.ident.to_string()) {
+    if let Err(d) = metatf_dtd::parse_schema(&text, &ident.to_string()) {
         errors.at(
-            input.ident.span(),
+            ident.span(),
             format!("the record's DTD is invalid:\n{text}\n{d}"),
         );
     }

@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, GenericArgument, PathArguments, Type};
 
 use crate::attr::{self, Entry, Errors, Place, Value};
-use crate::model::{FieldModel, FieldType, FormatModel, RecordModel};
+use crate::model::{FieldModel, FieldType, FormatModel, RecordModel, VariantModel};
 
 /// The crate path generated code uses (`::metatf` unless `crate = "..."` says otherwise).
 pub fn crate_path(entries: &[Entry], errors: &mut Errors) -> syn::Path {
@@ -63,39 +63,67 @@ pub fn record(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
     let Data::Struct(data) = &input.data else {
         return None;
     };
+    record_of(&input.ident, entries, &data.fields, errors)
+}
+
+/// A record type from its Rust name, its `#[metatf(...)]` entries and its fields: a struct's,
+/// or those of an enum variant written inline.
+fn record_of(
+    ident: &syn::Ident,
+    entries: &[Entry],
+    fields: &Fields,
+    errors: &mut Errors,
+) -> Option<RecordModel> {
     let tag = int_of(entries, "tag").map(|t| t.0);
     if tag.is_none() {
         errors.at(
-            input.ident.span(),
+            ident.span(),
             "missing `#[metatf(tag = ...)]`: every record type needs its tag value",
         );
     }
-    let name = str_of(entries, "name").unwrap_or_else(|| lower_first(&input.ident.to_string()));
+    let name = str_of(entries, "name").unwrap_or_else(|| lower_first(&ident.to_string()));
     if !dtd_name_ok(&name) {
-        errors.at(
-            input.ident.span(),
-            format!("`{name}` is not a valid DTD name"),
-        );
+        errors.at(ident.span(), format!("`{name}` is not a valid DTD name"));
     }
-    let Fields::Named(named) = &data.fields else {
+    let Fields::Named(named) = fields else {
         errors.at(
-            input.ident.span(),
+            ident.span(),
             "a record type must be a struct with named fields",
         );
         return None;
     };
-    let mut fields = Vec::new();
+    let mut out = Vec::new();
     for f in &named.named {
         if let Some(m) = field(f, errors) {
-            fields.push(m);
+            out.push(m);
         }
     }
-    check_shared_names(&fields, errors);
+    check_shared_names(&out, errors);
+    resolve_counts(&mut out, errors);
     Some(RecordModel {
         name,
         tag: tag?,
-        fields,
+        fields: out,
     })
+}
+
+/// The integer size of `Vec<integer>`, for a repeated field.
+fn vec_int(ty: &Type) -> Option<u8> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Vec" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first() {
+        Some(GenericArgument::Type(inner)) if args.args.len() == 1 => match field_type(inner) {
+            Some(FieldType::Int(size)) => Some(size),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn field_type(ty: &Type) -> Option<FieldType> {
@@ -134,10 +162,23 @@ fn field_type(ty: &Type) -> Option<FieldType> {
 fn field(f: &syn::Field, errors: &mut Errors) -> Option<FieldModel> {
     let entries = attr::parse(&f.attrs, Place::Field, errors);
     let ident = f.ident.clone()?;
-    let Some(ty) = field_type(&f.ty) else {
+    let count = str_of(&entries, "count");
+    let ty = match (&count, vec_int(&f.ty)) {
+        (Some(_), Some(size)) => Some(FieldType::Repeated(size)),
+        (Some(_), None) => {
+            let span = find(&entries, "count").map_or(f.ty.span(), |e| e.span);
+            errors.at(
+                span,
+                "`count` goes on a repeated field, a `Vec` of u8-u64 or i8-i64",
+            );
+            return None;
+        }
+        (None, _) => field_type(&f.ty),
+    };
+    let Some(ty) = ty else {
         errors.at(
             f.ty.span(),
-            "unsupported field type: a record field must be u8, u16, u32, u64, i8, i16, i32, i64 or Vec<u8>",
+            "unsupported field type: a record field must be u8, u16, u32, u64, i8, i16, i32, i64, Vec<u8> (a vfield) or a Vec of integers with `count = \"field\"`",
         );
         return None;
     };
@@ -156,6 +197,7 @@ fn field(f: &syn::Field, errors: &mut Errors) -> Option<FieldModel> {
             width: 0,
             interpretation: Interpretation::None,
             span: f.span(),
+            count: None,
         });
     }
     let dtd_name = str_of(&entries, "name").unwrap_or(rust_name);
@@ -170,7 +212,7 @@ fn field(f: &syn::Field, errors: &mut Errors) -> Option<FieldModel> {
     }
     let interpretation = interpretation(&entries, errors);
     let zero = interpretation.is_zero_width();
-    let FieldType::Int(size) = ty else {
+    let (FieldType::Int(size) | FieldType::Repeated(size)) = ty else {
         return None;
     };
     let width = match int_of(&entries, "width") {
@@ -205,6 +247,7 @@ fn field(f: &syn::Field, errors: &mut Errors) -> Option<FieldModel> {
         width: if zero { 0 } else { width },
         interpretation,
         span: f.span(),
+        count: count.map(|c| (c, None)),
     })
 }
 
@@ -356,19 +399,36 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
     }
     let mut variants = Vec::new();
     for v in &data.variants {
-        if let Some(a) = v.attrs.iter().find(|a| a.path().is_ident("metatf")) {
-            errors.at(
-                a.span(),
-                "put `#[metatf(...)]` on the record struct the variant wraps",
-            );
-        }
+        let attrs: Vec<&syn::Attribute> = v
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("metatf"))
+            .collect();
         match &v.fields {
             Fields::Unnamed(u) if u.unnamed.len() == 1 => {
-                variants.push((v.ident.clone(), u.unnamed[0].ty.clone()));
+                if let Some(a) = attrs.first() {
+                    errors.at(
+                        a.span(),
+                        "put `#[metatf(...)]` on the record struct the variant wraps",
+                    );
+                }
+                variants.push(VariantModel::Wrapped(
+                    v.ident.clone(),
+                    u.unnamed[0].ty.clone(),
+                ));
+            }
+            Fields::Named(_) => {
+                let entries = attr::parse(&v.attrs, Place::Struct, errors);
+                if let Some(e) = find(&entries, "crate") {
+                    errors.at(e.span, "`crate` goes on the enum, not on a variant");
+                }
+                if let Some(m) = record_of(&v.ident, &entries, &v.fields, errors) {
+                    variants.push(VariantModel::Inline(v.ident.clone(), m));
+                }
             }
             _ => errors.at(
                 v.span(),
-                "each variant must wrap one record struct: `Alloc(Alloc)`",
+                "each variant must wrap one record struct, `Alloc(Alloc)`, or hold the record's fields inline, `#[metatf(tag = 4)] Alloc { size: u32 }`",
             ),
         }
     }
@@ -378,4 +438,29 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
         section,
         variants,
     })
+}
+
+/// Points each repeated field at its count: the integer field just before it.
+fn resolve_counts(fields: &mut [FieldModel], errors: &mut Errors) {
+    for i in 0..fields.len() {
+        let Some((name, _)) = fields[i].count.clone() else {
+            continue;
+        };
+        // In the DTD, `n * element` is one item: the count field, then the repetition.
+        let j = i.wrapping_sub(1);
+        let found = fields.get(j).filter(|f| {
+            f.ident.to_string().trim_start_matches("r#") == name
+                && matches!(f.ty, FieldType::Int(_))
+                && f.count.is_none()
+        });
+        match found {
+            Some(_) => fields[i].count = Some((name, Some(j))),
+            None => errors.at(
+                fields[i].span,
+                format!(
+                    "`count = \"{name}\"` must name the integer field just before this one (the DTD's `{name} * element`)"
+                ),
+            ),
+        }
+    }
 }

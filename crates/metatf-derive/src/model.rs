@@ -11,6 +11,9 @@ pub enum FieldType {
     Int(u8),
     /// `Vec<u8>`: a `vfield` (length, then the bytes).
     Bytes,
+    /// `Vec<integer>` with `count = "n"`: the DTD's `n * element`, repeated as many times as
+    /// the earlier integer field `n` says; the integer's size in bytes.
+    Repeated(u8),
 }
 
 /// One field of a record struct.
@@ -28,6 +31,9 @@ pub struct FieldModel {
     pub interpretation: Interpretation,
     /// Where to point errors about this field.
     pub span: Span,
+    /// For [`FieldType::Repeated`]: the Rust name given by `count = "..."`, then (once
+    /// resolved) the index of that field in the record.
+    pub count: Option<(String, Option<usize>)>,
 }
 
 /// A struct deriving `MetaTf`: one record type.
@@ -50,6 +56,24 @@ pub struct FormatModel {
     pub tag_width: u8,
     /// `(name, number)` of the section holding the records, or `None` for global records.
     pub section: Option<(String, u8)>,
-    /// Variant name and the record type each wraps.
-    pub variants: Vec<(syn::Ident, syn::Type)>,
+    /// The record types, one per variant.
+    pub variants: Vec<VariantModel>,
+}
+
+/// One variant of a format enum: a record type.
+#[derive(Debug, Clone)]
+pub enum VariantModel {
+    /// `Alloc(Alloc)`: wraps a struct deriving `MetaTf`.
+    Wrapped(syn::Ident, syn::Type),
+    /// `#[metatf(tag = 4)] Alloc { size: u32 }`: the record's fields inline.
+    Inline(syn::Ident, RecordModel),
+}
+
+impl VariantModel {
+    /// The variant's name.
+    pub fn ident(&self) -> &syn::Ident {
+        match self {
+            VariantModel::Wrapped(i, _) | VariantModel::Inline(i, _) => i,
+        }
+    }
 }

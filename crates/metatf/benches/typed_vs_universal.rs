@@ -2,8 +2,13 @@
 //! codec, on the same HATF-like trace, without compression so that record coding is measured.
 //!
 //! `cargo bench -p metatf --bench typed_vs_universal -- --warm-up-time 1 --measurement-time 3`
+//!
+//! For instruction counts, `METATF_PROFILE=<mode>` runs one operation once instead of the
+//! criterion groups, so that `valgrind --tool=callgrind` can count it: modes `setup` (building
+//! the inputs only), `write-typed`, `write-universal`, `read-typed`, `read-universal`.
+//! Instructions per record = (count of the mode − count of `setup`) / 100 000.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{black_box, criterion_group, Criterion, Throughput};
 use metatf::typed::{Format, TypedReader, TypedWriter};
 use metatf::{Codec, ContainerHeader, DynRecord, MetaTf, UniversalReader, UniversalWriter, Value};
 
@@ -163,5 +168,42 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// One operation once, for `valgrind --tool=callgrind` (see the file's documentation).
+fn profile(mode: &str) {
+    let records = trace();
+    let dyns: Vec<DynRecord> = records.iter().map(to_dyn).collect();
+    let bytes = typed_write(&records);
+    match mode {
+        "setup" => {}
+        "write-typed" => {
+            black_box(typed_write(black_box(&records)));
+        }
+        "write-universal" => {
+            black_box(universal_write(black_box(&dyns)));
+        }
+        "read-typed" => {
+            let r = TypedReader::<Heap, _>::new(black_box(&bytes[..])).expect("reader");
+            for x in r {
+                black_box(x.expect("record"));
+            }
+        }
+        "read-universal" => {
+            let mut r = UniversalReader::new(black_box(&bytes[..])).expect("reader");
+            while let Some(x) = r.next_record().expect("record") {
+                black_box(x);
+            }
+        }
+        other => panic!("unknown METATF_PROFILE mode {other}"),
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(mode) = std::env::var("METATF_PROFILE") {
+        profile(&mode);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

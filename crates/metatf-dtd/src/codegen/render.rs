@@ -12,9 +12,16 @@ enum RustField {
         dtd: String,
         width: u8,
         interpretation: Interpretation,
+        position: u16,
     },
     /// A `vfield`: its length and bytes.
     Bytes,
+    /// `n * element` with one scalar element: a `Vec<u64>` counted by the scalar just before.
+    Repeated {
+        dtd: String,
+        width: u8,
+        interpretation: Interpretation,
+    },
 }
 
 /// Records the built-in DTD defines; they are handled by the runtime, not generated.
@@ -23,7 +30,8 @@ const BUILTINS: &[&str] = &["comment", "section", "metadata"];
 /// Generates Rust source for every trace record of `schema`. `dtd_source` is the DTD text the
 /// schema came from; it is kept in the output as the constant `DTD_SOURCE`.
 ///
-/// Records the typed codec cannot express (repeated fields, byte strings other than `vfield`)
+/// Records the typed codec cannot express (repetitions of more than one scalar, byte strings
+/// other than `vfield`)
 /// become a `compile_error!` naming the record, so the problem shows where the code is used.
 pub fn generate(schema: &Schema, dtd_source: &str) -> String {
     render(schema, dtd_source).0
@@ -160,12 +168,38 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
     let _ = writeln!(out, "#[metatf(tag = {}, name = \"{}\")]", r.tag, r.name);
     let _ = writeln!(out, "pub struct {ty} {{");
     let mut used: Vec<String> = Vec::new();
+    // The Rust name of the last scalar: the count of a repeated field that follows it.
+    let mut last_scalar = String::new();
     for f in &fields {
         match f {
+            RustField::Repeated {
+                dtd,
+                width,
+                interpretation,
+            } => {
+                let rust = unique(field_name(dtd), &mut used);
+                let bare = rust.trim_start_matches("r#");
+                let count = last_scalar.trim_start_matches("r#");
+                let mut attrs = vec![format!("count = \"{count}\"")];
+                if bare != dtd {
+                    attrs.push(format!("name = \"{dtd}\""));
+                }
+                if !interpretation.is_zero_width() {
+                    attrs.push(format!("width = {width}"));
+                }
+                attrs.push(format!(
+                    "interpretation = \"{}\"",
+                    interpretation_text(*interpretation)
+                ));
+                let _ = writeln!(out, "    /// Field `{dtd}`, repeated `{count}` times.");
+                let _ = writeln!(out, "    #[metatf({})]", attrs.join(", "));
+                let _ = writeln!(out, "    pub {rust}: ::std::vec::Vec<u64>,");
+            }
             RustField::Scalar {
                 dtd,
                 width,
                 interpretation,
+                ..
             } => {
                 let base = field_name(dtd);
                 let rust = unique(base.clone(), &mut used);
@@ -184,6 +218,7 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
                 let _ = writeln!(out, "    /// Field `{dtd}`.");
                 let _ = writeln!(out, "    #[metatf({})]", attrs.join(", "));
                 let _ = writeln!(out, "    pub {rust}: u64,");
+                last_scalar = rust;
             }
             RustField::Bytes => {
                 let rust = unique("vfield".to_string(), &mut used);
@@ -206,6 +241,7 @@ fn flatten(fields: &[FieldDef], out: &mut Vec<RustField>) -> Result<(), String> 
                 dtd: f.name.clone(),
                 width: *width,
                 interpretation: *interpretation,
+                position: f.position,
             }),
             FieldKind::Composite(parts) if is_vfield(parts) => out.push(RustField::Bytes),
             FieldKind::Composite(parts) => flatten(parts, out)?,
@@ -215,8 +251,37 @@ fn flatten(fields: &[FieldDef], out: &mut Vec<RustField>) -> Result<(), String> 
                     f.name
                 ))
             }
-            FieldKind::Repeated { .. } => {
-                return Err(format!("repeated field `{}` is not supported", f.name))
+            FieldKind::Repeated {
+                count_position,
+                element,
+            } => {
+                // The derive counts a repetition by the scalar just before it, which is where
+                // the DTD's `n * element` puts its count.
+                let counted = matches!(
+                    out.last(),
+                    Some(RustField::Scalar { position, .. }) if position == count_position
+                );
+                match element.as_slice() {
+                    [FieldDef {
+                        name,
+                        kind:
+                            FieldKind::Scalar {
+                                width,
+                                interpretation,
+                            },
+                        ..
+                    }] if counted => out.push(RustField::Repeated {
+                        dtd: name.clone(),
+                        width: *width,
+                        interpretation: *interpretation,
+                    }),
+                    _ => {
+                        return Err(format!(
+                            "repeated field `{}` repeats more than one scalar",
+                            f.name
+                        ))
+                    }
+                }
             }
         }
     }
@@ -240,5 +305,24 @@ fn is_vfield(parts: &[FieldDef]) -> bool {
                     }
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_repeated_scalar_becomes_a_counted_vec() {
+        let dtd = "depth.width = 1; depth.interpretation = none;\n\
+                   frame.width = 2; frame.interpretation = delta 0;\n\
+                   section s 1 { stack : (tag, depth * frame) { tag.value = 4; } }\n";
+        let schema = crate::parse_schema(dtd, "t.dtd").expect("valid DTD");
+        let code = super::generate(&schema, dtd);
+        assert!(
+            code.contains(
+                "#[metatf(count = \"depth\", width = 2, interpretation = \"delta 0\")]\n    pub frame: ::std::vec::Vec<u64>,"
+            ),
+            "{code}"
+        );
+        assert!(!code.contains("compile_error"), "{code}");
     }
 }

@@ -2,7 +2,9 @@
 //! each.
 //!
 //! A **struct** with named fields is one record type; an **enum** whose variants each wrap such
-//! a struct is a format. Every field is `u8`–`u64`, `i8`–`i64` or `Vec<u8>`; the DTD field
+//! a struct, or hold a record's fields inline (see [On an enum variant](#on-an-enum-variant)),
+//! is a format. Every field is `u8`–`u64`, `i8`–`i64`, `Vec<u8>` (a `vfield`) or a `Vec` of
+//! integers repeated by a count field (`count`); the DTD field
 //! name is the Rust field name unless `name` says otherwise. A width defaults to the Rust
 //! type's size and an interpretation to `none`. Errors (unknown, repeated or conflicting
 //! attributes, a width the Rust type cannot hold, a missing tag, an unsupported type,
@@ -155,6 +157,29 @@
 //! struct Call { #[metatf(section_stride(16, 1))] site: u64 }
 //! ```
 //!
+//! ## `count = "field"` (repeated field)
+//! A `Vec` of integers repeated as many times as the integer field just before it says: the
+//! DTD's `field * element`. The element takes the other field attributes; the writer checks
+//! that the count equals the number of elements, as the universal writer does.
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::{Format, TypedReader, TypedWriter};
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(tag = 4)]
+//! struct Stack {
+//!     depth: u8,
+//!     #[metatf(count = "depth", name = "frame", delta = 0, width = 2)]
+//!     frames: Vec<u64>,
+//! }
+//! # #[derive(MetaTf, Debug, PartialEq)] enum F { S(Stack) }
+//! assert!(F::dtd()?.contains("stack : (tag, depth * frame)"));
+//! let mut w = TypedWriter::<F, _>::new(Vec::new(), metatf::Codec::None, 0)?;
+//! w.write(&F::S(Stack { depth: 2, frames: vec![0x4000, 0x4010] }))?;
+//! let bytes = w.finish()?;
+//! let back: Vec<F> = TypedReader::new(&bytes[..])?.collect::<Result<_, _>>()?;
+//! assert_eq!(back, [F::S(Stack { depth: 2, frames: vec![0x4000, 0x4010] })]);
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
 //! # On an enum
 //!
 //! ## `section = N`, `name = "..."`, `format = "..."`, `tag_width = N`
@@ -169,5 +194,39 @@
 //! enum Heap { Alloc(Alloc) }
 //! let dtd = Heap::dtd()?;
 //! assert!(dtd.contains("tag.width = 2;") && dtd.contains("section heap 1 {"));
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! # On an enum variant
+//!
+//! ## `tag = N`, `name = "..."` (inline fields)
+//! A variant may hold the record's fields itself instead of wrapping a struct; it then takes
+//! the struct attributes (`tag` required, `name` defaulting to the variant name with a
+//! lower-case first letter) and its fields take the field attributes. The format, its DTD and
+//! its bytes are those of the same records written as structs; both kinds mix in one enum.
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::{Format, TypedReader, TypedWriter};
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(tag = 6)]
+//! struct Free { address: u64 }
+//!
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(section = 1, name = "heap")]
+//! enum Heap {
+//!     #[metatf(tag = 4, name = "alloc")]
+//!     Alloc {
+//!         size: u32,
+//!         #[metatf(delta = 0, width = 2)]
+//!         address: u64,
+//!     },
+//!     Free(Free),
+//! }
+//! assert!(Heap::dtd()?.contains("alloc : (tag, size, address)"));
+//! let mut w = TypedWriter::<Heap, _>::new(Vec::new(), metatf::Codec::None, 0)?;
+//! w.write(&Heap::Alloc { size: 16, address: 4096 })?;
+//! w.write(&Heap::Free(Free { address: 4096 }))?;
+//! let bytes = w.finish()?;
+//! let back: Vec<Heap> = TypedReader::new(&bytes[..])?.collect::<Result<_, _>>()?;
+//! assert_eq!(back[0], Heap::Alloc { size: 16, address: 4096 });
 //! # Ok::<(), metatf::Error>(())
 //! ```

@@ -15,11 +15,12 @@ pub(crate) struct StreamBuf {
 }
 
 impl StreamBuf {
-    /// A buffer of `capacity` zeroed bytes: a zeroed allocation costs no instructions (the
-    /// allocator hands out fresh zero pages), while growing later copies.
+    /// A buffer with room reserved for `capacity` bytes. Only what is used gets initialised
+    /// (see [`Self::grow`]): zeroing the whole reservation up front cost more than the stores
+    /// of a small block's records.
     pub(crate) fn with_capacity(capacity: usize) -> StreamBuf {
         StreamBuf {
-            bytes: vec![0; capacity.max(SLACK)],
+            bytes: Vec::with_capacity(capacity.max(SLACK)),
             len: 0,
         }
     }
@@ -36,7 +37,7 @@ impl StreamBuf {
 
     /// The stream written so far.
     pub(crate) fn as_slice(&self) -> &[u8] {
-        &self.bytes[..self.len]
+        self.bytes.get(..self.len).unwrap_or(&self.bytes)
     }
 
     pub(crate) fn clear(&mut self) {
@@ -51,19 +52,27 @@ impl StreamBuf {
     /// Sets the logical end after an [`crate::typed::Encoder`] wrote up to `len`.
     #[inline]
     pub(crate) fn set_len(&mut self, len: usize) {
-        self.len = len.min(self.bytes.len());
+        // Every put leaves its end within the allocation (widths are at most 8 bytes), so
+        // no clamp here; `as_slice` stays in bounds all the same.
+        self.len = len;
     }
 
-    /// Makes the allocation at least `need + SLACK` bytes long; amortised doubling. Copies the
-    /// whole old allocation: an encoder's bytes past `len` are not committed yet but must stay.
+    /// Makes at least `need + SLACK` bytes initialised. Within the reservation it zeroes the
+    /// next chunk; past it the vector grows by amortised doubling, keeping its bytes (an
+    /// encoder's bytes past `len` are not committed yet but must stay).
     #[cold]
     #[inline(never)]
     fn grow(&mut self, need: usize) {
-        let want = (need + SLACK).max(self.bytes.len() * 2);
-        // A fresh zeroed allocation (calloc: zero pages for free) beats `resize`'s zero-fill.
-        let mut bytes = vec![0; want];
-        bytes[..self.bytes.len()].copy_from_slice(&self.bytes);
-        self.bytes = bytes;
+        const CHUNK: usize = 1 << 16;
+        let target = need + SLACK;
+        if target > self.bytes.capacity() {
+            let want = target.max(self.bytes.capacity() * 2);
+            self.bytes.reserve_exact(want - self.bytes.len());
+        }
+        let size = target
+            .max(self.bytes.len() + CHUNK)
+            .min(self.bytes.capacity());
+        self.bytes.resize(size, 0);
     }
 
     /// Appends the low `width` bytes (0-8) of `value`, which the caller has checked fit.
@@ -91,17 +100,29 @@ impl StreamBuf {
         at + w as usize
     }
 
-    /// [`Self::put_at`] for a big-endian trace.
+    /// Writes the 8 bytes `word` at `at` and returns `at + len` (a value prepared once, such
+    /// as a record's tag; see [`Self::put_at`]).
     #[inline(always)]
-    pub(crate) fn put_be(&mut self, at: usize, value: u64, width: u8) -> usize {
-        let w = u32::from(width.min(8));
-        // Width 0 shifts by 0 (wrapping) and writes scratch bytes without advancing.
-        let word = value.wrapping_shl(64 - 8 * w).to_be_bytes();
+    pub(crate) fn put_word(&mut self, at: usize, word: [u8; 8], len: usize) -> usize {
         match self.bytes.get_mut(at..at + 8) {
             Some(dst) => dst.copy_from_slice(&word),
             None => self.put_slow(at, &word),
         }
-        at + w as usize
+        at + len
+    }
+
+    /// [`Self::put_at`] for a big-endian trace and a width of 0-8 (validated everywhere a
+    /// width comes from; a larger one writes garbage but cannot fail).
+    #[inline(always)]
+    pub(crate) fn put_be(&mut self, at: usize, value: u64, width: u8) -> usize {
+        // The low `width` bytes rotated to the top. Width 0 writes scratch bytes without
+        // advancing.
+        let word = value.rotate_right(8 * u32::from(width)).to_be_bytes();
+        match self.bytes.get_mut(at..at + 8) {
+            Some(dst) => dst.copy_from_slice(&word),
+            None => self.put_slow(at, &word),
+        }
+        at + usize::from(width)
     }
 
     #[cold]

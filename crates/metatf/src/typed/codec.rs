@@ -4,7 +4,7 @@
 
 use crate::container::ByteOrder;
 use crate::error::Error;
-use crate::field::bits::{read_uint, sign_extend, truncate};
+use crate::field::bits::{read_uint, sign_extend};
 use crate::field::{FieldState, Misfit, ValueSource};
 
 use super::buf::StreamBuf;
@@ -66,13 +66,40 @@ impl Encoder<'_> {
         let stored = match state.encode_direct(value) {
             Some(stored) => {
                 if state.previous() != previous {
-                    self.undo.previous.push((ordinal, previous));
+                    self.undo.save_previous(ordinal, previous);
                 }
                 stored
             }
             None => general(state, ordinal, value, self.values, self.undo)?,
         };
         self.pos = self.out.put_at(self.pos, stored, state.width(), self.order);
+        Ok(())
+    }
+
+    /// Encodes a repeated field (`n * element`): each element as the scalar with ordinal
+    /// `ordinal`, after checking that the count field said `count` of them, as the universal
+    /// writer checks.
+    pub fn repeated<C: Scalar, S: Scalar>(
+        &mut self,
+        ordinal: usize,
+        count: C,
+        items: &[S],
+    ) -> Result<(), Stop> {
+        if count.to_u64() != items.len() as u64 {
+            return Err(Stop::Fail(Box::new(Error::record(
+                None,
+                self.record,
+                self.name,
+                format!(
+                    "{} repetitions given but the count field says {}",
+                    items.len(),
+                    count.to_u64()
+                ),
+            ))));
+        }
+        for &item in items {
+            self.uint(ordinal, item.to_u64())?;
+        }
         Ok(())
     }
 
@@ -84,6 +111,13 @@ impl Encoder<'_> {
         self.fast
     }
 
+    /// Whether the record's states number at least `n` (generated code checks this once
+    /// per record, so that the per-field checks fold away).
+    #[inline(always)]
+    pub fn has_states(&self, n: usize) -> bool {
+        self.states.len() >= n
+    }
+
     /// Fast path of a `none` field: a value that does not fit goes to the general path, which
     /// reports the misfit.
     #[inline(always)]
@@ -93,7 +127,7 @@ impl Encoder<'_> {
             return self.uint(ordinal, v);
         };
         let w = state.width();
-        if w < 8 && v >> (8 * u32::from(w)) != 0 {
+        if !fits_unsigned(v, w) {
             return self.uint(ordinal, v);
         }
         self.pos = self.out.put_be(self.pos, v, w);
@@ -136,48 +170,60 @@ impl Encoder<'_> {
         Ok(())
     }
 
-    /// Fast path of a `delta` field.
+    /// Fast path of a `delta` field. Returns the field's new previous value, which generated
+    /// code stores with [`Self::set_previous`] once every field of the record is written: a
+    /// failed attempt then has changed nothing that must be undone.
     #[inline(always)]
-    pub fn fixed_delta<S: Scalar>(&mut self, ordinal: usize, value: S) -> Result<(), Stop> {
+    pub fn fixed_delta<S: Scalar>(&mut self, ordinal: usize, value: S) -> Result<u64, Stop> {
         let v = value.to_u64();
-        let Some(state) = self.states.get_mut(ordinal) else {
-            return self.uint(ordinal, v);
+        let Some(state) = self.states.get(ordinal) else {
+            return self.uint(ordinal, v).map(|()| v);
         };
         let w = state.width();
-        let previous = state.previous();
-        let d = v.wrapping_sub(previous);
+        let d = v.wrapping_sub(state.previous());
         if !fits_signed(d, w) {
-            return self.uint(ordinal, v);
-        }
-        if d != 0 {
-            state.set_previous(v);
-            self.undo.previous.push((ordinal, previous));
+            // The general path reports the misfit (or codes the value and sets previous).
+            return self.uint(ordinal, v).map(|()| v);
         }
         self.pos = self.out.put_be(self.pos, d, w);
+        Ok(v)
+    }
+
+    /// Stores the previous value a `delta` or `stride` fast path returned.
+    #[inline(always)]
+    pub fn set_previous(&mut self, ordinal: usize, previous: u64) {
+        if let Some(state) = self.states.get_mut(ordinal) {
+            state.set_previous(previous);
+        }
+    }
+
+    /// Fast path of a `vfield` whose length field is `none`.
+    #[inline(always)]
+    pub fn fixed_vfield(&mut self, ordinal: usize, data: &[u8]) -> Result<(), Stop> {
+        self.fixed_none(ordinal, data.len() as u64)?;
+        if !data.is_empty() {
+            self.pos = self.out.extend_at(self.pos, data);
+        }
         Ok(())
     }
 
-    /// Fast path of a `stride` field advancing by `stride`.
+    /// Fast path of a `stride` field advancing by `stride`; returns the new previous value
+    /// (see [`Self::fixed_delta`]).
     #[inline(always)]
     pub fn fixed_stride<S: Scalar>(
         &mut self,
         ordinal: usize,
         stride: u64,
         value: S,
-    ) -> Result<(), Stop> {
+    ) -> Result<u64, Stop> {
         let v = value.to_u64();
-        let Some(state) = self.states.get_mut(ordinal) else {
-            return self.uint(ordinal, v);
+        let Some(state) = self.states.get(ordinal) else {
+            return self.uint(ordinal, v).map(|()| v);
         };
-        let previous = state.previous();
-        if previous.wrapping_add(stride) != v {
-            return self.uint(ordinal, v);
+        if state.previous().wrapping_add(stride) != v {
+            return self.uint(ordinal, v).map(|()| v);
         }
-        if stride != 0 {
-            state.set_previous(v);
-            self.undo.previous.push((ordinal, previous));
-        }
-        Ok(())
+        Ok(v)
     }
 
     /// Takes fields, not `&self`: an encoder whose address escapes would live in memory
@@ -202,33 +248,47 @@ fn out_of_range(record: u64, name: &str, ordinal: usize) -> Stop {
     )
 }
 
-/// What a failed attempt at a record changed in the field states, newest last.
+/// What a failed attempt at a record changed in the field states, newest last. One journal
+/// in the order of the changes: the elements of a repeated field code the same field several
+/// times, partly inline and partly through the general path.
 #[derive(Default)]
 pub(crate) struct Undo {
-    /// `(ordinal, previous value)` of `delta`/`stride` fields coded inline.
-    pub(crate) previous: Vec<(usize, u64)>,
-    /// `(ordinal, whole state)` of fields coded by the general path.
-    pub(crate) states: Vec<(usize, FieldState)>,
+    entries: Vec<(usize, Saved)>,
+}
+
+/// A field's state before a change.
+#[derive(Clone, Copy)]
+enum Saved {
+    /// Its previous value (a `delta`/`stride` field coded inline).
+    Previous(u64),
+    /// Its whole state (a field coded by the general path).
+    State(FieldState),
 }
 
 impl Undo {
+    #[inline(always)]
     pub(crate) fn clear(&mut self) {
-        self.previous.clear();
-        self.states.clear();
+        self.entries.clear();
     }
 
-    /// Restores the states of a record whose first state is `states[0]`.
+    #[inline(always)]
+    fn save_previous(&mut self, ordinal: usize, previous: u64) {
+        self.entries.push((ordinal, Saved::Previous(previous)));
+    }
+
+    fn save_state(&mut self, ordinal: usize, state: FieldState) {
+        self.entries.push((ordinal, Saved::State(state)));
+    }
+
+    /// Restores the states of a record whose first state is `states[0]`: newest first, so
+    /// that a field saved several times ends as first saved.
     pub(crate) fn restore(&self, states: &mut [FieldState]) {
-        // Each field is coded at most once per attempt, so the two journals never overlap;
-        // newest first all the same, so that a field saved twice ends as first saved.
-        for &(i, previous) in self.previous.iter().rev() {
+        for &(i, saved) in self.entries.iter().rev() {
             if let Some(s) = states.get_mut(i) {
-                s.set_previous(previous);
-            }
-        }
-        for &(i, saved) in self.states.iter().rev() {
-            if let Some(s) = states.get_mut(i) {
-                *s = saved;
+                match saved {
+                    Saved::Previous(p) => s.set_previous(p),
+                    Saved::State(whole) => *s = whole,
+                }
             }
         }
     }
@@ -244,7 +304,7 @@ fn general(
     undo: &mut Undo,
 ) -> Result<u64, Stop> {
     if state.is_stateful() {
-        undo.states.push((ordinal, *state));
+        undo.save_state(ordinal, *state);
     }
     state
         .encode(value, values)
@@ -361,6 +421,28 @@ impl Decoder<'_> {
         }
     }
 
+    /// Decodes a repeated field (`n * element`) whose count field holds `count`: that many
+    /// elements, each the scalar with ordinal `ordinal`. A count above
+    /// [`crate::universal::MAX_LEAVES_PER_RECORD`] is an error, so that a damaged count cannot
+    /// make the reader allocate without bound (elements may take no bytes).
+    pub fn repeated<C: Scalar, S: Scalar>(
+        &mut self,
+        ordinal: usize,
+        count: C,
+        field: &str,
+    ) -> Result<Vec<S>, Error> {
+        let n = count.to_u64();
+        if n > crate::universal::MAX_LEAVES_PER_RECORD as u64 {
+            return Err(self.fail(field, format!("repeat count {n} is too large")));
+        }
+        // Reserve for a plausible count only: a damaged one fails when the bytes run out.
+        let mut out = Vec::with_capacity((n as usize).min(4096));
+        for _ in 0..n {
+            out.push(self.scalar(ordinal, field)?);
+        }
+        Ok(out)
+    }
+
     /// Decodes a `vfield` whose length is the scalar with ordinal `ordinal`.
     #[inline(always)]
     pub fn vfield(&mut self, ordinal: usize, field: &str) -> Result<Vec<u8>, Error> {
@@ -388,26 +470,29 @@ impl Decoder<'_> {
         self.fast
     }
 
+    /// See [`Encoder::has_states`].
+    #[inline(always)]
+    pub fn has_states(&self, n: usize) -> bool {
+        self.states.len() >= n
+    }
+
     /// The next `width` bytes as a big-endian unsigned integer.
     #[inline(always)]
     fn take_be(&mut self, width: u8, field: &str) -> Result<u64, Error> {
-        let w = usize::from(width.min(8));
         let pos = self.pos;
         let v = match self.stream.get(pos..pos + 8) {
             Some(window) => {
                 let mut word = [0u8; 8];
                 word.copy_from_slice(window);
-                // Width 0 shifts by 64: nothing.
-                u64::from_be_bytes(word)
-                    .checked_shr(64 - 8 * w as u32)
-                    .unwrap_or(0)
+                // The first `width` bytes rotated to the bottom, the rest masked off.
+                u64::from_be_bytes(word).rotate_left(8 * u32::from(width)) & max_of_width(width)
             }
-            None => match self.stream.get(pos..pos + w) {
-                Some(bytes) => read_uint(bytes, w as u8, ByteOrder::Big),
-                None => return Err(self.short(w, field)),
+            None => match self.stream.get(pos..pos + usize::from(width)) {
+                Some(bytes) if width <= 8 => read_uint(bytes, width, ByteOrder::Big),
+                _ => return Err(self.short(usize::from(width), field)),
             },
         };
-        self.pos = pos + w;
+        self.pos = pos + usize::from(width);
         Ok(v)
     }
 
@@ -436,6 +521,32 @@ impl Decoder<'_> {
         let w = self.state(ordinal, field)?.width();
         let v = self.take_be(w, field)?;
         self.fit(v, field)
+    }
+
+    /// Fast path of a `vfield` whose length field is `none`.
+    #[inline(always)]
+    pub fn fixed_vfield(&mut self, ordinal: usize, field: &str) -> Result<Vec<u8>, Error> {
+        let len: u64 = self.fixed_none(ordinal, field)?;
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let start = self.pos;
+        match usize::try_from(len)
+            .ok()
+            .and_then(|n| self.stream.get(start..start.checked_add(n)?))
+        {
+            Some(bytes) => {
+                self.pos = start + bytes.len();
+                Ok(bytes.to_vec())
+            }
+            None => {
+                let left = self.stream.len().saturating_sub(start);
+                Err(self.fail(
+                    field,
+                    format!("byte string of {len} bytes, but only {left} bytes remain"),
+                ))
+            }
+        }
     }
 
     /// Fast path of a `default` field whose default is `default`.
@@ -488,19 +599,83 @@ impl Decoder<'_> {
     }
 }
 
-/// Whether `d` fits `width` bytes as two's complement (as `signed_width(d) <= width`).
+/// The largest unsigned value of each width, so that fit checks are a compare with a table
+/// entry instead of width-dependent shifts. Widths are 0-8 (DTD validation and metadata
+/// parsing reject more); indexes 9-15 exist so that `width & 15` needs no bounds check, and
+/// act as 8.
+const MAX_OF_WIDTH: [u64; 16] = [
+    0,
+    0xff,
+    0xffff,
+    0xff_ffff,
+    0xffff_ffff,
+    0xff_ffff_ffff,
+    0xffff_ffff_ffff,
+    0xff_ffff_ffff_ffff,
+    u64::MAX,
+    u64::MAX,
+    u64::MAX,
+    u64::MAX,
+    u64::MAX,
+    u64::MAX,
+    u64::MAX,
+    u64::MAX,
+];
+
+/// The largest value of `width` bytes (see [`MAX_OF_WIDTH`]).
+#[inline(always)]
+fn max_of_width(width: u8) -> u64 {
+    MAX_OF_WIDTH[usize::from(width & 15)]
+}
+
+/// Whether `v` fits `width` bytes unsigned.
+#[inline(always)]
+fn fits_unsigned(v: u64, width: u8) -> bool {
+    v <= max_of_width(width)
+}
+
+/// Whether `d` fits `width` bytes as two's complement (as `signed_width(d) <= width`):
+/// shifted by half the range, it must fit unsigned (width 0 holds only 0).
 #[inline(always)]
 fn fits_signed(d: u64, width: u8) -> bool {
-    width >= 8 || sign_extend(truncate(d, width), width) == d
+    let max = max_of_width(width);
+    d.wrapping_add(max - (max >> 1)) <= max
 }
 
 /// The low `width` bytes (0-8) of the integer stored at the start of `word`.
 #[inline(always)]
 pub(crate) fn window_value(word: [u8; 8], width: u8, order: ByteOrder) -> u64 {
-    let bits = u32::from(width.min(8)) * 8;
+    let mask = max_of_width(width);
     match order {
-        // Width 0 shifts by 64: nothing.
-        ByteOrder::Big => u64::from_be_bytes(word).checked_shr(64 - bits).unwrap_or(0),
-        ByteOrder::Little => truncate(u64::from_le_bytes(word), width),
+        // The first `width` bytes rotated to the bottom, the rest masked off.
+        ByteOrder::Big => u64::from_be_bytes(word).rotate_left(8 * u32::from(width)) & mask,
+        ByteOrder::Little => u64::from_le_bytes(word) & mask,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fits_signed, fits_unsigned};
+    use crate::field::bits::{sign_extend, truncate};
+
+    #[test]
+    fn fit_tables_agree_with_the_shift_definitions() {
+        // Every power of two, one less and one more, and their negations.
+        let samples: Vec<u64> = (0..64).map(|b| 1u64 << b).chain([0, u64::MAX]).collect();
+        for &base in &samples {
+            for v in [
+                base,
+                base.wrapping_neg(),
+                base.wrapping_sub(1),
+                base.wrapping_add(1),
+            ] {
+                for w in 0..=9u8 {
+                    let unsigned = w >= 8 || v >> (8 * u32::from(w)) == 0;
+                    assert_eq!(fits_unsigned(v, w), unsigned, "{v:#x} in {w}");
+                    let signed = w >= 8 || sign_extend(truncate(v, w), w) == v;
+                    assert_eq!(fits_signed(v, w), signed, "{v:#x} in {w} signed");
+                }
+            }
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! The typed codec: readers and writers for Rust types annotated with `#[derive(MetaTf)]`.
 //!
 //! A struct deriving `MetaTf` is one record type ([`Record`]); an enum deriving `MetaTf`, whose
-//! variants each wrap such a struct, is a whole format ([`Format`]): the records of one DTD
-//! section (or the global records). [`TypedWriter`] and [`TypedReader`] code a format with the
+//! variants each wrap such a struct or hold a record's fields inline, is a whole format
+//! ([`Format`]): the records of one DTD section (or the global records). [`TypedWriter`] and [`TypedReader`] code a format with the
 //! byte layout of the universal codec ([`crate::UniversalWriter`], [`crate::UniversalReader`]):
 //! the same record stream in container section 0, the same value sections, the same metadata
 //! records when a value needs a wider field. A trace written by one is read by the other, and

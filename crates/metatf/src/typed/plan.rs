@@ -266,12 +266,8 @@ fn collect(record: &str, fields: &[FieldDef], s: &mut Slot) -> Result<(), String
             }
             FieldKind::Bytes { .. } => {}
             FieldKind::Composite(parts) => collect(record, parts, s)?,
-            FieldKind::Repeated { .. } => {
-                return Err(format!(
-                    "{record}.{}: repeated fields are not supported by the typed codec",
-                    f.name
-                ))
-            }
+            // One state per element leaf, shared by the repetitions (as the universal codec).
+            FieldKind::Repeated { element, .. } => collect(record, element, s)?,
         }
     }
     Ok(())

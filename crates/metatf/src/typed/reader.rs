@@ -27,6 +27,8 @@ pub struct TypedReader<T: Format, R: Read> {
     current: ScopeStates,
     scope: usize,
     scope_ref: &'static Scope,
+    /// Per slot: (index of its first state, its name), looked up once per record.
+    heads: Vec<(usize, &'static str)>,
     stream: Vec<u8>,
     at: usize,
     values: ReadValues,
@@ -70,7 +72,12 @@ impl<T: Format, R: Read> TypedReader<T, R> {
             plan,
             container,
             states: vec![None; plan.scopes.len()],
-            current: plan.fresh_states(),
+            current: fresh_states(plan, order),
+            heads: plan
+                .slots
+                .iter()
+                .map(|s| (s.offset, s.name.as_str()))
+                .collect(),
             scope: 0,
             scope_ref,
             stream: Vec::new(),
@@ -238,22 +245,27 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         slot: usize,
         f: impl FnOnce(&mut Decoder<'_>) -> Result<V, Error>,
     ) -> Result<V, Error> {
-        let s = &self.plan.slots[slot];
+        let Some(&(offset, name)) = self.heads.get(slot) else {
+            return Err(self.fail("", format!("record type {slot} does not exist")));
+        };
         let states = &mut self.current;
-        let fast = self.values.order == ByteOrder::Big && states.fast.get(slot) == Some(&true);
+        // Fast flags are all false for a little-endian trace (see `fresh_states`).
+        let fast = states.fast.get(slot) == Some(&true);
+        // From the slot's first state on: generated code indexes by ordinal, and the plan
+        // checked that the record has as many scalars as the generated code decodes.
+        let Some(states) = states.fields.get_mut(offset..) else {
+            return Err(Error::invalid("field states of the record are missing"));
+        };
         let mut d = Decoder {
             fast,
-            states: states
-                .fields
-                .get_mut(s.offset..s.offset + s.positions.len())
-                .unwrap_or_default(),
+            states,
             stream: &self.stream,
             pos: self.at,
             values: &self.values,
             order: self.values.order,
             record: self.record,
             block_offset: self.block_offset,
-            name: &s.name,
+            name,
         };
         let v = f(&mut d)?;
         self.at = d.pos;
@@ -303,7 +315,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         let plan = self.plan;
         let incoming = self.states[scope]
             .take()
-            .unwrap_or_else(|| plan.fresh_states());
+            .unwrap_or_else(|| fresh_states(plan, self.values.order));
         let outgoing = std::mem::replace(&mut self.current, incoming);
         self.states[self.scope] = Some(outgoing);
         self.scope = scope;
@@ -348,6 +360,10 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         })?;
         self.current.fields[target.offset + ordinal].apply(change);
         plan.refresh_fast(&mut self.current, slot);
+        if self.values.order != ByteOrder::Big {
+            // The generated fast paths read big-endian only.
+            self.current.fast.fill(false);
+        }
         Ok(TypedEvent::Metadata {
             record,
             position,
@@ -359,6 +375,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
 impl<T: Format, R: Read> Iterator for TypedReader<T, R> {
     type Item = Result<T, Error>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         match self.next_record() {
             Ok(Some(r)) => Some(Ok(r)),
@@ -373,4 +390,14 @@ impl<T: Format, R: Read> Iterator for TypedReader<T, R> {
             }
         }
     }
+}
+
+/// A scope's initial states; the fast paths, which read big-endian only, are off for a
+/// little-endian trace, so that the per-record check is one flag.
+fn fresh_states(plan: &FormatPlan, order: ByteOrder) -> ScopeStates {
+    let mut states = plan.fresh_states();
+    if order != ByteOrder::Big {
+        states.fast.fill(false);
+    }
+    states
 }

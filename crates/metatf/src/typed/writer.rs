@@ -11,7 +11,7 @@ use super::plan::{FormatPlan, Kind, ScopeStates, COMMENT, METADATA, SECTION};
 use super::{Format, TypedEvent};
 use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
 use crate::error::Error;
-use crate::field::{Change, Misfit};
+use crate::field::{Change, Misfit, MAX_WIDTH};
 use crate::universal::values::ValueBuilder as WriteValues;
 use crate::universal::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
 
@@ -26,15 +26,20 @@ pub struct TypedWriter<T: Format, W: Write> {
     order: ByteOrder,
     codec: Codec,
     level: i32,
-    /// Field states per scope (index into `plan.scopes`), created on first use.
+    /// Field states of the scopes other than the current one (index into `plan.scopes`),
+    /// created on first use; the current scope's are in `current`.
     states: Vec<Option<ScopeStates>>,
+    current: ScopeStates,
     scope: usize,
+    /// Per slot, what writing a record of it needs first, looked up once per record.
+    heads: Vec<RecordHead>,
     /// Whether the current section is the one the format's records belong to.
     in_records_scope: bool,
     stream: StreamBuf,
     values: WriteValues,
     block_records: u64,
-    records_per_block: u64,
+    /// Records per block, or `u64::MAX` for none (no automatic blocks): one compare per record.
+    block_limit: u64,
     record: u64,
     /// States a failed attempt must restore: only those whose encoding changed them.
     undo: Undo,
@@ -62,8 +67,18 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         };
         let order = header.byte_order()?;
         let container = ContainerWriter::new(out, &header)?;
-        let mut states = vec![None; plan.scopes.len()];
-        states[0] = Some(plan.fresh_states());
+        let states = vec![None; plan.scopes.len()];
+        let heads = plan
+            .slots
+            .iter()
+            .map(|s| RecordHead {
+                tag: word(s.tag, plan.schema.tag_width, order),
+                tag_width: usize::from(plan.schema.tag_width.min(8)),
+                tag_fits: s.tag_fits,
+                offset: s.offset,
+                name: s.name.as_str(),
+            })
+            .collect();
         Ok(TypedWriter {
             plan,
             container,
@@ -71,13 +86,15 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             codec,
             level,
             states,
+            current: fresh_states(plan, order),
             scope: 0,
+            heads,
             in_records_scope: plan.records_section.is_none(),
             // Room for a default block of records of up to 16 bytes without growing.
             stream: StreamBuf::with_capacity(DEFAULT_BLOCK_RECORDS as usize * 16),
             values: WriteValues::default(),
             block_records: 0,
-            records_per_block: DEFAULT_BLOCK_RECORDS,
+            block_limit: DEFAULT_BLOCK_RECORDS,
             record: 0,
             undo: Undo::default(),
             _format: PhantomData,
@@ -86,7 +103,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
 
     /// Starts a new block automatically after `n` records (0: only on [`Self::end_block`]).
     pub fn set_block_records(&mut self, n: u64) {
-        self.records_per_block = n;
+        self.block_limit = if n == 0 { u64::MAX } else { n };
     }
 
     /// Records written so far, including the section and metadata records the writer added.
@@ -126,6 +143,15 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         position: u16,
         change: Change,
     ) -> Result<(), Error> {
+        // The coding fast paths rely on widths of at most 8 bytes, as the DTD and readers do.
+        if let Change::Width(w) = change {
+            if w > MAX_WIDTH {
+                return Err(self.fail(
+                    "metadata.value",
+                    format!("width {w} exceeds {MAX_WIDTH} bytes"),
+                ));
+            }
+        }
         self.maybe_end_block()?;
         self.metadata(record, position, change)
     }
@@ -169,7 +195,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         self.container.write_block(self.block_records, &sections)?;
         self.stream.clear();
         self.block_records = 0;
-        for states in self.states.iter_mut().flatten() {
+        for states in self.states.iter_mut().flatten().chain([&mut self.current]) {
             for s in &mut states.fields {
                 s.start_block();
             }
@@ -185,8 +211,9 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         self.container.finish()
     }
 
+    #[inline(always)]
     fn maybe_end_block(&mut self) -> Result<(), Error> {
-        if self.records_per_block != 0 && self.block_records >= self.records_per_block {
+        if self.block_records >= self.block_limit {
             self.end_block()?;
         }
         Ok(())
@@ -221,14 +248,18 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         };
         self.expect_kind(SECTION, Kind::Section)?;
         self.write_slot(self.plan.variants + SECTION, |e| e.scalar(0, number))?;
-        self.scope = scope;
+        if scope != self.scope {
+            let incoming = self.states[scope]
+                .take()
+                .unwrap_or_else(|| fresh_states(self.plan, self.order));
+            let outgoing = std::mem::replace(&mut self.current, incoming);
+            self.states[self.scope] = Some(outgoing);
+            self.scope = scope;
+        }
         self.in_records_scope = self
             .plan
             .records_section
             .is_none_or(|wanted| wanted == number);
-        if self.states[scope].is_none() {
-            self.states[scope] = Some(self.plan.fresh_states());
-        }
         Ok(())
     }
 
@@ -259,27 +290,25 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
     where
         F: FnMut(&mut Encoder<'_>) -> Result<(), Stop>,
     {
-        let plan = self.plan;
-        let Some(s) = plan.slots.get(slot) else {
+        let Some(head) = self.heads.get(slot) else {
             return Err(self.stop("", format!("record type {slot} does not exist")));
         };
-        if !s.tag_fits {
-            return Err(self.stop(&s.name, format!("tag {} does not fit tag.width", s.tag)));
+        if !head.tag_fits {
+            return Err(self.tag_misfit(slot));
         }
         let mark = self.stream.len();
         let checkpoint = self.values.checkpoint();
-        let Some(states) = self.states[self.scope].as_mut() else {
-            return Err(self.stop("", "field states of the current section are missing"));
+        let states = &mut self.current;
+        // Fast flags are all false for a little-endian trace (see `fresh_states`).
+        let fast = states.fast.get(slot) == Some(&true);
+        // From the slot's first state on: generated code indexes by ordinal, and the plan
+        // checked that the record has as many scalars as the generated code codes.
+        let Some(states) = states.fields.get_mut(head.offset..) else {
+            return Err(self.stop("", "field states of the record are missing"));
         };
-        let fast = self.order == ByteOrder::Big && states.fast.get(slot) == Some(&true);
-        let states = states
-            .fields
-            .get_mut(s.offset..s.offset + s.positions.len())
-            .unwrap_or_default();
         self.undo.clear();
-        let pos = self
-            .stream
-            .put_at(mark, s.tag, plan.schema.tag_width, self.order);
+        let pos = self.stream.put_word(mark, head.tag, head.tag_width);
+        let name = head.name;
         let mut e = Encoder {
             states,
             out: &mut self.stream,
@@ -288,7 +317,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             values: &mut self.values,
             order: self.order,
             record: self.record,
-            name: &s.name,
+            name,
             undo: &mut self.undo,
         };
         match encode(&mut e) {
@@ -299,7 +328,8 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
                 Ok(())
             }
             Err(stop) => {
-                self.retreat(s.offset, mark, checkpoint);
+                let offset = head.offset;
+                self.retreat(offset, mark, checkpoint);
                 Err(stop)
             }
         }
@@ -345,6 +375,15 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
     }
 
     #[cold]
+    #[inline(never)]
+    fn tag_misfit(&self, slot: usize) -> Stop {
+        match self.plan.slots.get(slot) {
+            Some(s) => self.stop(&s.name, format!("tag {} does not fit tag.width", s.tag)),
+            None => self.stop("", format!("record type {slot} does not exist")),
+        }
+    }
+
+    #[cold]
     fn stop(&self, path: &str, message: impl Into<String>) -> Stop {
         Stop::Fail(Box::new(self.fail(path, message)))
     }
@@ -354,10 +393,8 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
     fn retreat(&mut self, offset: usize, mark: usize, checkpoint: usize) {
         self.stream.truncate(mark);
         self.values.rollback(checkpoint);
-        if let Some(states) = self.states[self.scope].as_mut() {
-            self.undo
-                .restore(states.fields.get_mut(offset..).unwrap_or_default());
-        }
+        self.undo
+            .restore(self.current.fields.get_mut(offset..).unwrap_or_default());
     }
 
     fn metadata(&mut self, record: u64, position: u16, change: Change) -> Result<(), Error> {
@@ -402,11 +439,46 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         for v in change.values() {
             self.stream.put(v, 8, self.order);
         }
-        if let Some(states) = self.states[self.scope].as_mut() {
-            states.fields[target.offset + ordinal].apply(change);
-            plan.refresh_fast(states, slot);
+        if let Some(state) = self.current.fields.get_mut(target.offset + ordinal) {
+            state.apply(change);
+        }
+        plan.refresh_fast(&mut self.current, slot);
+        if self.order != ByteOrder::Big {
+            // The generated fast paths write big-endian only.
+            self.current.fast.fill(false);
         }
         self.count_record();
         Ok(())
     }
+}
+
+/// What writing a record of one slot needs before its fields: looked up once per record.
+struct RecordHead {
+    /// The tag as the 8 bytes [`StreamBuf::put_word`] stores (its first `tag_width` count).
+    tag: [u8; 8],
+    tag_width: usize,
+    tag_fits: bool,
+    /// Index of the slot's first state in [`ScopeStates::fields`].
+    offset: usize,
+    /// The record's name, for errors (the plan lives as long as the program).
+    name: &'static str,
+}
+
+/// The word [`StreamBuf::put_at`] would store for `value` at `width` bytes in `order`.
+fn word(value: u64, width: u8, order: ByteOrder) -> [u8; 8] {
+    let w = u32::from(width.min(8));
+    match order {
+        ByteOrder::Big => value.wrapping_shl(64 - 8 * w).to_be_bytes(),
+        ByteOrder::Little => value.to_le_bytes(),
+    }
+}
+
+/// A scope's initial states; the fast paths, which write big-endian only, are off for a
+/// little-endian trace, so that the per-record check is one flag.
+fn fresh_states(plan: &FormatPlan, order: ByteOrder) -> ScopeStates {
+    let mut states = plan.fresh_states();
+    if order != ByteOrder::Big {
+        states.fast.fill(false);
+    }
+    states
 }
