@@ -146,10 +146,7 @@ pub fn check(data: &[u8]) {
     let decoded = f.decode(&mut &bin[..], &mut text, &DecodeOptions::default());
     // The check's own framing must be faithful, or it would test nothing.
     if unchanged {
-        let sample = samples()
-            .iter()
-            .find(|t| t.0 == *name)
-            .map(|t| &t.1[..]);
+        let sample = samples().iter().find(|t| t.0 == *name).map(|t| &t.1[..]);
         assert!(
             decoded.is_ok() && Some(&text[..]) == sample,
             "{name}: reframed sample differs"

@@ -137,6 +137,9 @@ pub struct DecodeArgs {
     /// Only records A..B (counted from 0, B exclusive; either end may be left out).
     #[arg(long, value_name = "A..B")]
     pub records: Option<String>,
+    /// Threads decompressing blocks (default: all cores); the output is the same.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     /// Folder to write the stored name files into.
     #[arg(long, value_name = "DIR")]
     pub names: Option<PathBuf>,

@@ -4,6 +4,7 @@ mod args;
 mod commands;
 mod error;
 mod io;
+mod malloc_tuning;
 mod peek;
 mod progress;
 mod record_range;
@@ -24,6 +25,7 @@ pub struct Verbosity {
 }
 
 fn main() -> ExitCode {
+    malloc_tuning::bound_retained_memory();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -85,6 +85,7 @@ pub fn open_text_trace(path: &Path, from: &str) -> CliResult<TextTrace> {
     let options = DecodeOptions {
         input_name: name,
         names_dir: None,
+        threads: 1,
     };
     let decoder =
         std::thread::spawn(move || format.decode(&mut binary, &mut pipe_writer, &options));

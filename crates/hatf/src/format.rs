@@ -71,6 +71,8 @@ pub struct DecodeOptions {
     pub input_name: String,
     /// Folder to write name files into, where the format has them.
     pub names_dir: Option<PathBuf>,
+    /// Threads decompressing blocks (0 or 1: the caller's only); the output is the same.
+    pub threads: usize,
 }
 
 /// A failure while converting a trace, with enough position to find the problem.
@@ -124,6 +126,13 @@ pub trait TraceFormat: Sync {
     fn encodings(&self) -> &'static [&'static str] {
         &["auto"]
     }
+    /// Encodings that keep only the trace's events, not its text (`hatf10-dtd`): `encode`
+    /// accepts them, and the file is read with `hatf dump`, but `decode` cannot give the text
+    /// back and refuses. Kept apart from [`TraceFormat::encodings`], every one of which
+    /// round-trips the text byte for byte.
+    fn event_encodings(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// True when `head` (the first bytes of the input, up to 64 KiB) looks like this format.
     fn detect(&self, head: &[u8]) -> bool;
     /// Reads the text trace and writes the binary file.
@@ -140,6 +149,19 @@ pub trait TraceFormat: Sync {
         output: &mut dyn Write,
         options: &DecodeOptions,
     ) -> Result<u64, FormatError>;
+    /// Decodes only records `first..end` (counted from 0, `end` exclusive), reading only the
+    /// blocks that hold them (see [`crate::seek`]); `note` hears when the index had to be
+    /// rebuilt. `None` when the format cannot decode a range.
+    fn decode_records(
+        &self,
+        _input: &mut dyn crate::seek::ReadSeek,
+        _output: &mut dyn Write,
+        _options: &DecodeOptions,
+        _range: std::ops::Range<u64>,
+        _note: crate::seek::Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        None
+    }
     /// Computes the statistics of a text trace; `None` when the format has none.
     fn stats(
         &self,

@@ -7,6 +7,7 @@ pub mod dtds;
 pub mod et;
 pub mod format;
 pub mod jvm;
+pub mod seek;
 
 pub use format::{
     Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, StatsReport,

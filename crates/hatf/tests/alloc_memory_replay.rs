@@ -35,6 +35,11 @@ fn corpus_zips_and_their_text_round_trip_byte_for_byte() {
         assert!(MemoryReplayZip.detect(&z[..z.len().min(65536)]));
         let bin = enc(&MemoryReplayZip, &z, false).unwrap();
         assert!(dec(&MemoryReplayZip, &bin) == z, "{name}.zip differs");
+        // The entry is taken apart by preflate and its text modelled, not stored as is.
+        let header = metatf::container::ContainerReader::new(&bin[..]).unwrap();
+        assert_eq!(header.header().property("deflate"), Some("preflate"));
+        eprintln!("{name}.zip: {} bytes → {} bytes", z.len(), bin.len());
+        assert!(bin.len() * 3 < z.len());
 
         let mut text = Vec::new();
         zip::inflate_entry(&mut &z[..], name, &mut |r| {
@@ -99,4 +104,62 @@ fn zip_encoder_rejects_what_is_not_a_zip() {
     let e = enc(&MemoryReplayZip, b"1: malloc 0x10 5\n", false).unwrap_err();
     assert_eq!(e.position, "byte 0");
     assert!(!MemoryReplayZip.detect(b"1: malloc 0x10 5\n"));
+}
+
+/// A one-entry zip: local header (method, no name), `data`, then `tail`.
+fn zip_with(method: u16, data: &[u8], tail: &[u8]) -> Vec<u8> {
+    let mut z = b"PK\x03\x04".to_vec();
+    z.extend_from_slice(&[20, 0, 0, 0]);
+    z.extend_from_slice(&method.to_le_bytes());
+    z.extend_from_slice(&[0; 16]); // time, date, CRC-32, sizes
+    z.extend_from_slice(&[0, 0, 0, 0]); // name and extra lengths
+    z.extend_from_slice(data);
+    z.extend_from_slice(tail);
+    z
+}
+
+fn deflate(text: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+    e.write_all(text).unwrap();
+    e.finish().unwrap()
+}
+
+fn deflate_property(bin: &[u8]) -> Option<String> {
+    let r = metatf::container::ContainerReader::new(bin).unwrap();
+    r.header().property("deflate").map(str::to_string)
+}
+
+#[test]
+fn zips_that_cannot_be_taken_apart_are_stored_as_their_bytes() {
+    // Deflated, but the text is not memory_replay lines.
+    let z = zip_with(8, &deflate(b"hello\n"), b"PK\x01\x02 central directory");
+    let bin = enc(&MemoryReplayZip, &z, false).unwrap();
+    assert_eq!(dec(&MemoryReplayZip, &bin), z);
+    assert_eq!(deflate_property(&bin).as_deref(), Some("original-bytes"));
+    // Stored (method 0) entry.
+    let z = zip_with(0, b"1: malloc 0x10 5\n", b"");
+    let bin = enc(&MemoryReplayZip, &z, false).unwrap();
+    assert_eq!(dec(&MemoryReplayZip, &bin), z);
+    assert_eq!(deflate_property(&bin).as_deref(), Some("original-bytes"));
+    // A damaged deflate stream.
+    let z = zip_with(8, &[0x07, 0x42, 0x13], b"");
+    let bin = enc(&MemoryReplayZip, &z, false).unwrap();
+    assert_eq!(dec(&MemoryReplayZip, &bin), z);
+    assert_eq!(deflate_property(&bin).as_deref(), Some("original-bytes"));
+}
+
+#[test]
+fn a_deflated_trace_entry_is_taken_apart_and_modelled() {
+    let mut text = Vec::new();
+    for i in 0..3000u32 {
+        text.extend_from_slice(
+            format!("7: malloc 0x{:x} {}\n", 0x1000 + i * 32, 24 + i % 3).as_bytes(),
+        );
+        text.extend_from_slice(format!("7: free 0x{:x}\n", 0x1000 + i * 32).as_bytes());
+    }
+    let z = zip_with(8, &deflate(&text), b"PK\x01\x02 central directory");
+    let bin = enc(&MemoryReplayZip, &z, false).unwrap();
+    assert_eq!(dec(&MemoryReplayZip, &bin), z);
+    assert_eq!(deflate_property(&bin).as_deref(), Some("preflate"));
 }

@@ -54,6 +54,9 @@ pub struct BlockInfo {
     pub record_count: u64,
     /// The block's sections: number, element width, codec, sizes, checksums.
     pub sections: Vec<SectionDescriptor>,
+    /// The thread ids of the block's records, when the index lists them (else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<u64>,
 }
 
 impl fmt::Display for Inspection {
@@ -94,6 +97,10 @@ impl fmt::Display for Inspection {
                 b.first_record + b.record_count,
                 b.record_count
             )?;
+            if !b.threads.is_empty() {
+                let ids: Vec<String> = b.threads.iter().map(u64::to_string).collect();
+                writeln!(f, "  threads: {}", ids.join(", "))?;
+            }
             for s in &b.sections {
                 writeln!(
                     f,
@@ -120,7 +127,13 @@ pub fn inspect(r: impl Read) -> Result<Inspection, Error> {
             first_record: b.first_record,
             record_count: b.record_count,
             sections: c.last_descriptors().to_vec(),
+            threads: Vec::new(),
         });
+    }
+    if let Some(lists) = c.block_threads() {
+        for (b, list) in blocks.iter_mut().zip(lists) {
+            b.threads.clone_from(list);
+        }
     }
     Ok(Inspection {
         format: header.format,

@@ -16,6 +16,9 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
         .as_deref()
         .map(record_range::parse)
         .transpose()?;
+    if args.threads == Some(0) {
+        return Err(CliError::usage("--threads must be at least 1"));
+    }
     let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Text)?;
     let input = progress::track(open_input(args.input.as_deref())?, verbosity, "decoding");
     let (header, mut whole) = container_header(input.reader, &input.name)?;
@@ -44,9 +47,10 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
     let options = DecodeOptions {
         input_name: input.name.clone(),
         names_dir: args.names.clone(),
+        threads: args.threads.unwrap_or_else(super::encode::default_threads),
     };
     if let Some((first, end)) = range {
-        return decode_range(args, &options, stored, first, end, verbosity, output);
+        return decode_range(args, &options, chosen, first, end, verbosity, output);
     }
     let records = chosen.decode(&mut whole, output.writer(), &options)?;
     output.commit()?;
@@ -56,23 +60,17 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
     Ok(())
 }
 
-/// `--records A..B`: seeks to the blocks holding the range. Built for the Elephant Tracks
-/// formats, whose blocks each start a fresh model; the allocation models carry state (the
-/// live blocks) from block to block, so a block cannot be decoded without those before it.
+/// `--records A..B`: seeks to the blocks holding the range, for every format whose blocks
+/// can be found through the index (the allocation formats and Elephant Tracks).
 fn decode_range(
     args: &DecodeArgs,
     options: &DecodeOptions,
-    stored: &str,
+    chosen: &dyn hatf::TraceFormat,
     first: u64,
     end: u64,
     verbosity: Verbosity,
     mut output: crate::io::Output,
 ) -> CliResult {
-    if !hatf::et::decode::FORMATS.contains(&stored) {
-        return Err(CliError::not_built(&format!(
-            "`hatf decode --records` for format `{stored}` (it is built for et2 and et3)"
-        )));
-    }
     let path = match args.input.as_deref() {
         Some(p) if p.as_os_str() != "-" => p,
         _ => {
@@ -88,14 +86,15 @@ fn decode_range(
             eprintln!("hatf: {}: {message}", options.input_name);
         }
     };
-    let written = hatf::et::decode::decode_records(
-        std::io::BufReader::new(file),
-        output.writer(),
-        options,
-        first,
-        end,
-        &mut note,
-    )?;
+    let mut input = std::io::BufReader::new(file);
+    let written = chosen
+        .decode_records(&mut input, output.writer(), options, first..end, &mut note)
+        .ok_or_else(|| {
+            CliError::not_built(&format!(
+                "`hatf decode --records` for format `{}`",
+                chosen.name()
+            ))
+        })??;
     output.commit()?;
     if verbosity.verbose {
         eprintln!("hatf: {written} records decoded");

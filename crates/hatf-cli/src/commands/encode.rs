@@ -35,13 +35,26 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
             chosen.description()
         );
     }
-    if !chosen.encodings().contains(&args.encoding.as_str()) {
+    let events_only = chosen.event_encodings().contains(&args.encoding.as_str());
+    if !events_only && !chosen.encodings().contains(&args.encoding.as_str()) {
+        let all: Vec<&str> = chosen
+            .encodings()
+            .iter()
+            .chain(chosen.event_encodings())
+            .copied()
+            .collect();
         return Err(CliError::usage(format!(
             "format `{}` has no encoding `{}`; it offers: {}",
             chosen.name(),
             args.encoding,
-            chosen.encodings().join(", ")
+            all.join(", ")
         )));
+    }
+    if events_only && !verbosity.quiet {
+        eprintln!(
+            "hatf: note: encoding `{}` keeps the events only, not the text: `hatf dump` reads the file, `hatf decode` cannot give the text back",
+            args.encoding
+        );
     }
     let options = EncodeOptions {
         input_name: input.name.clone(),
@@ -99,7 +112,7 @@ fn encode_text(args: &EncodeArgs) -> CliResult {
     output.commit()
 }
 
-fn default_threads() -> usize {
+pub(crate) fn default_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)

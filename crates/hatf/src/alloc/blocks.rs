@@ -14,6 +14,41 @@ pub const DEFAULT_ZSTD_LEVEL: i32 = 19;
 /// Streams shorter than this are stored uncompressed.
 pub const SMALL_STREAM: usize = 24;
 
+/// The `layout` property of files whose blocks each start a fresh model (prediction state,
+/// site strings, thread ids): any block decodes without the blocks before it, and memory is
+/// bounded by the block size. What the encoders write.
+pub const LAYOUT: &str = "alloc-model-2";
+/// The `layout` property of older files whose model state carried from block to block; still
+/// decoded, from the first block on.
+pub const LAYOUT_CARRIED: &str = "alloc-model-1";
+
+/// True when the blocks of `header`'s file each start a fresh model ([`LAYOUT`]); false for
+/// [`LAYOUT_CARRIED`]; an error naming `file` for any other layout.
+pub fn independent_blocks(header: &ContainerHeader, file: &str) -> Result<bool, FormatError> {
+    match header.property(metatf::container::PROPERTY_LAYOUT) {
+        Some(LAYOUT) => Ok(true),
+        Some(LAYOUT_CARRIED) => Ok(false),
+        other => Err(FormatError {
+            file: file.to_string(),
+            position: String::new(),
+            message: format!(
+                "layout {other:?} is not one this hatf decodes (`{LAYOUT}` or `{LAYOUT_CARRIED}`)"
+            ),
+        }),
+    }
+}
+
+/// The header properties every allocation-model file carries.
+pub fn model_properties() -> Vec<(String, String)> {
+    vec![
+        ("encoding".to_string(), "auto".to_string()),
+        (
+            metatf::container::PROPERTY_LAYOUT.to_string(),
+            LAYOUT.to_string(),
+        ),
+    ]
+}
+
 /// Turns a container error into a format error naming the file.
 pub fn container_error(file: &str, e: metatf::Error) -> FormatError {
     FormatError {
@@ -75,6 +110,12 @@ impl<W: Write> BlockWriter<W> {
         self.inner
             .write_block(records, &sections)
             .map_err(|e| container_error(&self.file, e))
+    }
+
+    /// Names the thread ids of the next block's records, for formats whose records have
+    /// threads (the container's index lists them).
+    pub fn set_block_threads(&mut self, threads: &[u64]) {
+        self.inner.set_block_threads(threads);
     }
 
     /// Writes the index and trailer.

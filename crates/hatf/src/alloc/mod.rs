@@ -1,8 +1,11 @@
 //! Allocation traces: HATF 1.0 native, glibc mtrace, Android memory_replay, malloc-bench, wee_alloc.
 
 pub mod blocks;
+pub mod context_mix;
 pub mod event;
 pub mod fast_hash;
+pub mod hatf10_dtd;
+pub mod lzma_alone;
 pub mod malloc_bench;
 pub mod memory_replay;
 pub mod model;

@@ -1,8 +1,8 @@
 //! Container → text trace: replays each block's model over its streams and prints the lines.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 
-use metatf::container::{load_index, scan_index, Block, ContainerReader};
+use metatf::container::{Block, ContainerReader};
 
 use super::encode::STREAMS_SECTION;
 use super::line::render;
@@ -10,6 +10,7 @@ use super::model::{code, Model, UOrder};
 use super::names;
 use super::streams::{id, StreamReader};
 use crate::format::{DecodeOptions, FormatError};
+use crate::seek::{self, Note, ReadSeek};
 
 /// Format ids this decoder accepts.
 pub const FORMATS: [&str; 2] = ["et2", "et3"];
@@ -27,6 +28,7 @@ pub fn decode(
         message,
     };
     let mut reader = open(input, &fail)?;
+    reader.set_threads(options.threads);
     let mut lines = 0u64;
     let mut out = Vec::new();
     loop {
@@ -120,100 +122,56 @@ fn block_text(block: &Block, out: &mut Vec<u8>) -> Result<(), String> {
 /// the trace), reading only the blocks that hold them: the index says where they are, and
 /// when it is missing, damaged or inconsistent it is rebuilt by reading the block headers and
 /// `note` is told why. Returns the number of lines written. Name files are not written.
-pub fn decode_records<R: Read + Seek>(
-    mut input: R,
+pub fn decode_records(
+    input: &mut dyn ReadSeek,
     output: &mut dyn Write,
     options: &DecodeOptions,
     first: u64,
     end: u64,
-    note: &mut dyn FnMut(&str),
+    note: Note<'_>,
 ) -> Result<u64, FormatError> {
-    let file = options.input_name.clone();
-    let fail = |position: String, message: String| FormatError {
-        file: file.clone(),
-        position,
-        message,
-    };
-    let (mut entries, why) =
-        load_index(&mut input).map_err(|e| fail(String::new(), e.to_string()))?;
-    // An index already rebuilt by scanning is not scanned again.
-    let mut rebuilt = why.is_some();
-    if let Some(why) = why {
-        note(&format!(
-            "the index could not be used ({why}); rebuilt it by scanning"
-        ));
-    }
-    input
-        .seek(SeekFrom::Start(0))
-        .map_err(|e| fail(String::new(), e.to_string()))?;
-    let mut reader = open(input, &fail)?;
-    let mut written = 0u64;
+    let file = options.input_name.as_str();
     let mut out = Vec::new();
-    let mut k = 0;
-    while k < entries.len() {
-        let entry = entries[k];
-        let block_end = entry.first_record.saturating_add(entry.record_count);
-        if block_end <= first || entry.first_record >= end {
-            k += 1;
-            continue;
-        }
-        let read = reader
-            .seek_block(k as u64, &entry)
-            .and_then(|()| reader.next_block());
-        let block = match read {
-            Ok(Some(b)) => b,
-            // An index that points at the wrong bytes is rebuilt once, then trusted no more.
-            Err(e) if !rebuilt => {
-                note(&format!(
-                    "the index is inconsistent with block {k} ({e}); rebuilt it by scanning"
-                ));
-                // The file's own index passed its checksum, so only a scan can replace it; a
-                // scan stops at damage, and the blocks before it are indexed.
-                let mut again = reader.into_inner();
-                let rewind = |r: &mut R| {
-                    r.seek(SeekFrom::Start(0))
-                        .map_err(|e| fail(String::new(), e.to_string()))
-                };
-                rewind(&mut again)?;
-                entries = scan_index(&mut again)
-                    .map_err(|e| fail(String::new(), e.to_string()))?
-                    .0;
-                rewind(&mut again)?;
-                reader = open(again, &fail)?;
-                rebuilt = true;
-                k = 0;
-                continue;
-            }
-            Err(e) => return Err(fail(format!("byte {}", entry.offset), e.to_string())),
-            Ok(None) => {
-                return Err(fail(
-                    format!("byte {}", entry.offset),
-                    format!("block {k} of the index is not in the file"),
-                ))
-            }
-        };
-        out.clear();
-        block_text(&block, &mut out)
-            .map_err(|m| fail(format!("byte {}", entry.offset), format!("block {k}: {m}")))?;
-        // Record i of the block is its line i; the last line may lack its newline.
-        let skip = first.saturating_sub(entry.first_record);
-        let take = end.min(block_end) - entry.first_record.max(first);
-        let mut starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', &out).map(|p| p + 1));
-        let from = starts.by_ref().nth(skip as usize).unwrap_or(out.len());
-        let to = if take == 0 {
-            from
-        } else {
-            starts.nth(take as usize - 1).unwrap_or(out.len())
-        };
-        output
-            .write_all(&out[from..to])
-            .map_err(|e| fail(String::new(), format!("cannot write the text trace: {e}")))?;
-        written += take;
-        k += 1;
-    }
-    output
-        .flush()
-        .map_err(|e| fail(String::new(), format!("cannot write the text trace: {e}")))?;
+    let written = seek::decode_records(
+        input,
+        &FORMATS,
+        file,
+        first,
+        end,
+        note,
+        // Each block starts a fresh model.
+        &mut |_| Ok(true),
+        &mut |_, block, keep| {
+            let fail = |m: String| FormatError {
+                file: file.to_string(),
+                position: format!("byte {}", block.offset),
+                message: format!("block {}: {m}", block.index),
+            };
+            out.clear();
+            block_text(block, &mut out).map_err(fail)?;
+            // Record i of the block is its line i; the last line may lack its newline.
+            let mut starts =
+                std::iter::once(0).chain(memchr::memchr_iter(b'\n', &out).map(|p| p + 1));
+            let from = starts
+                .by_ref()
+                .nth(keep.start as usize)
+                .unwrap_or(out.len());
+            let take = keep.end - keep.start;
+            let to = if take == 0 {
+                from
+            } else {
+                starts.nth(take as usize - 1).unwrap_or(out.len())
+            };
+            output
+                .write_all(&out[from..to])
+                .map_err(|e| fail(format!("cannot write the text trace: {e}")))
+        },
+    )?;
+    output.flush().map_err(|e| FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message: format!("cannot write the text trace: {e}"),
+    })?;
     Ok(written)
 }
 

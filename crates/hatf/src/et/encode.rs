@@ -71,9 +71,10 @@ pub fn encode(
     let threads = options.threads.max(1);
     let mut at_end = false;
     while !at_end {
-        // Blocks are independent (each starts a fresh model), so a batch of them is modelled
-        // and compressed on as many threads, then written in order: the same bytes whatever
-        // the thread count.
+        // Blocks are independent (each starts a fresh model). The model runs here, one block
+        // of text at a time; compressing the streams, most of the work at high levels, runs
+        // for a batch of blocks on as many threads, and the blocks are written in order: the
+        // same bytes whatever the thread count, and only one block's text in memory.
         let mut batch = Vec::with_capacity(threads);
         while batch.len() < threads && !at_end {
             let (text, ends) = read_block(&mut reader).map_err(|e| io_error(file, e))?;
@@ -82,14 +83,14 @@ pub fn encode(
                 break;
             }
             report.input_bytes += text.len() as u64;
-            let block_first_line = first_line;
+            let modelled = model_block(flavour, &text, &ends, first_line, options)?;
             first_line += ends.len() as u64;
-            batch.push((text, ends, block_first_line));
+            batch.push((modelled, ends.len() as u64));
         }
-        let encoded = encode_batch(flavour, &batch, options, level);
-        for ((_, ends, _), result) in batch.iter().zip(encoded) {
-            let (packed, bad_lines) = result?;
-            report.bad_lines += bad_lines;
+        let packed = pack_batch(&batch, options, level);
+        for ((modelled, lines), result) in batch.iter().zip(packed) {
+            let packed = result?;
+            report.bad_lines += modelled.bad_lines;
             let name_index = if first_block {
                 names::index(&name_files)
             } else {
@@ -120,10 +121,11 @@ pub fn encode(
                     });
                 }
             }
+            writer.set_block_threads(&modelled.threads);
             writer
-                .write_block(ends.len() as u64, &sections)
+                .write_block(*lines, &sections)
                 .map_err(|e| io_error(file, e))?;
-            report.records += ends.len() as u64;
+            report.records += lines;
             first_block = false;
         }
     }
@@ -144,18 +146,30 @@ fn read_block(reader: &mut impl BufRead) -> std::io::Result<(Vec<u8>, Vec<usize>
     Ok((text, ends))
 }
 
-/// A block's text, its line ends and the number of its first line.
-type BlockText = (Vec<u8>, Vec<usize>, u64);
+/// One block after the model: its `U` order, its streams, and how many lines were bad.
+struct Modelled {
+    order: UOrder,
+    streams: StreamWriter,
+    bad_lines: u64,
+    /// Thread ids of the block's records, for the index.
+    threads: Vec<u64>,
+}
 
-/// Encodes each block of `batch`, on its own thread when there are several; results in order.
-fn encode_batch(
-    flavour: &Flavour,
-    batch: &[BlockText],
+/// Compresses and packs the streams of each block of `batch`, on its own thread when there
+/// are several; results in order.
+fn pack_batch(
+    batch: &[(Modelled, u64)],
     options: &EncodeOptions,
     level: i32,
-) -> Vec<Result<(Vec<u8>, u64), FormatError>> {
-    let one = |(text, ends, first_line): &BlockText| {
-        encode_block(flavour, text, ends, *first_line, options, level)
+) -> Vec<Result<Vec<u8>, FormatError>> {
+    let one = |(m, _): &(Modelled, u64)| {
+        let mut out = vec![m.order.code()];
+        out.extend(
+            m.streams
+                .pack(level)
+                .map_err(|e| io_error(&options.input_name, e))?,
+        );
+        Ok(out)
     };
     if batch.len() <= 1 {
         return batch.iter().map(one).collect();
@@ -201,14 +215,13 @@ fn block_order(flavour: &Flavour, text: &[u8], ends: &[usize]) -> UOrder {
     }
 }
 
-fn encode_block(
+fn model_block(
     flavour: &Flavour,
     text: &[u8],
     ends: &[usize],
     first_line: u64,
     options: &EncodeOptions,
-    level: i32,
-) -> Result<(Vec<u8>, u64), FormatError> {
+) -> Result<Modelled, FormatError> {
     let mut bad_lines = 0;
     let order = block_order(flavour, text, ends);
     let mut model = Model::new(order);
@@ -259,12 +272,12 @@ fn encode_block(
             }
         }
     }
-    let mut out = vec![order.code()];
-    out.extend(
-        w.pack(level)
-            .map_err(|e| io_error(&options.input_name, e))?,
-    );
-    Ok((out, bad_lines))
+    Ok(Modelled {
+        order,
+        streams: w,
+        bad_lines,
+        threads: model.threads_seen(),
+    })
 }
 
 /// Per-stream sizes of the first block of a trace (raw bytes, zstd bytes), for measurements.

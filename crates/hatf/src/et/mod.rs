@@ -131,6 +131,24 @@ impl TraceFormat for EtFormat {
         decode::decode(input, output, options)
     }
 
+    fn decode_records(
+        &self,
+        input: &mut dyn crate::seek::ReadSeek,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+        range: std::ops::Range<u64>,
+        note: crate::seek::Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        Some(decode::decode_records(
+            input,
+            output,
+            options,
+            range.start,
+            range.end,
+            note,
+        ))
+    }
+
     fn stats(
         &self,
         input: &mut dyn Read,

@@ -138,6 +138,8 @@ pub struct Model {
     site_class: HashMap<(u64, bool), u64>,
     last_death_time: u64,
     live: LiveSet,
+    /// Every thread the encoder met in the block, for the container's index.
+    seen_threads: std::collections::BTreeSet<u64>,
 }
 
 fn kind_code(r: &Record) -> u8 {
@@ -168,6 +170,7 @@ impl Model {
             sites: HashMap::new(),
             site_class: HashMap::new(),
             last_death_time: 0,
+            seen_threads: std::collections::BTreeSet::new(),
             live: LiveSet::default(),
         }
     }
@@ -219,7 +222,13 @@ impl Model {
         Ok(obj)
     }
 
+    /// The threads of the records encoded so far, ascending.
+    pub fn threads_seen(&self) -> Vec<u64> {
+        self.seen_threads.iter().copied().collect()
+    }
+
     fn put_thread(&mut self, w: &mut StreamWriter, t: u64) {
+        self.seen_threads.insert(t);
         match self.threads.iter().position(|&x| x == t) {
             Some(p) => {
                 w.varint(id::THREAD, p as u64);

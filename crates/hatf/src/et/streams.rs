@@ -145,7 +145,7 @@ impl StreamWriter {
         for s in &self.streams {
             put_varint(&mut joined, s.len() as u64);
             let z = if s.len() > 8 {
-                Some(zstd::bulk::compress(s, level)?)
+                Some(metatf::container::zstd_compress(level, s)?)
             } else {
                 None
             };
@@ -166,7 +166,7 @@ impl StreamWriter {
                 joined.extend_from_slice(s);
             }
             let mut one = vec![1u8];
-            one.extend(zstd::bulk::compress(&joined, level)?);
+            one.extend(metatf::container::zstd_compress(level, &joined)?);
             if one.len() < split.len() {
                 return Ok(one);
             }
@@ -181,7 +181,9 @@ impl StreamWriter {
             let z = if s.is_empty() {
                 0
             } else {
-                zstd::bulk::compress(s, level)?.len().min(s.len())
+                metatf::container::zstd_compress(level, s)?
+                    .len()
+                    .min(s.len())
             };
             v.push((STREAM_NAMES[i].to_string(), s.len(), z));
         }

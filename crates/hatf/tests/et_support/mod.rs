@@ -109,6 +109,7 @@ pub fn decode(
     let options = DecodeOptions {
         input_name: "<encoded>".to_string(),
         names_dir,
+        threads: 1,
     };
     let mut out = Vec::new();
     format.decode(&mut &binary[..], &mut out, &options)?;

@@ -71,8 +71,24 @@ pub(crate) fn compress(codec: Codec, level: i32, bytes: &[u8]) -> std::io::Resul
             enc.write_all(bytes)?;
             enc.finish()
         }
-        Codec::Zstd => zstd::bulk::compress(bytes, level),
+        Codec::Zstd => zstd_compress(level, bytes),
     }
+}
+
+/// The largest zstd window (and so match distance) a section or stream is compressed with:
+/// 2^21 bytes. zstd sizes its tables from the window, so at level 19 one compression of a
+/// stream of several megabytes would take up to 90 MB; capped, it takes about 35 MB, which is
+/// what keeps encoding under 100 MB with a compression running on each of two threads.
+/// Streams of at most 2 MiB are compressed exactly as without the cap.
+pub const ZSTD_MAX_WINDOW_LOG: u32 = 21;
+
+/// One zstd frame of `bytes` at `level`, with the window capped at [`ZSTD_MAX_WINDOW_LOG`].
+pub fn zstd_compress(level: i32, bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut c = zstd::bulk::Compressor::new(level)?;
+    if bytes.len() > 1usize << ZSTD_MAX_WINDOW_LOG {
+        c.set_parameter(zstd::zstd_safe::CParameter::WindowLog(ZSTD_MAX_WINDOW_LOG))?;
+    }
+    c.compress(bytes)
 }
 
 /// Why a section could not be decompressed.

@@ -8,7 +8,7 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use super::framing::{crc, Fields, PutLe};
-use super::{END_MAGIC, INDEX_MAGIC};
+use super::{END_MAGIC, INDEX_MAGIC, INDEX_THREADS_MAGIC, MAX_BLOCK_THREADS};
 use crate::error::Error;
 
 /// One index entry: where a block starts and which records it holds.
@@ -32,31 +32,53 @@ pub(crate) fn encode_entry(entry: &IndexEntry, previous_offset: u64, out: &mut V
     out.put_varint(entry.record_count);
 }
 
-/// Serialises the index: marker, count, entries, CRC.
-pub(crate) fn encode_index(entries: &[IndexEntry]) -> Vec<u8> {
+/// Appends one block's thread list: its length, the smallest id, then each id minus the one
+/// before (`threads` ascending and distinct).
+pub(crate) fn encode_threads(threads: &[u64], out: &mut Vec<u8>) {
+    out.put_varint(threads.len() as u64);
+    let mut previous = 0;
+    for &t in threads {
+        out.put_varint(t - previous);
+        previous = t;
+    }
+}
+
+/// Serialises the index: marker, count, entries, the thread list of each block when `threads`
+/// is given (marker `MTFT` instead of `MTFI`), CRC.
+pub(crate) fn encode_index(entries: &[IndexEntry], threads: Option<&[Vec<u64>]>) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + 6 * entries.len());
-    out.extend_from_slice(&INDEX_MAGIC);
+    out.extend_from_slice(match threads {
+        Some(_) => &INDEX_THREADS_MAGIC,
+        None => &INDEX_MAGIC,
+    });
     out.put_varint(entries.len() as u64);
     let mut previous = 0;
     for e in entries {
         encode_entry(e, previous, &mut out);
         previous = e.offset;
     }
+    for list in threads.unwrap_or(&[]) {
+        encode_threads(list, &mut out);
+    }
     let c = crc(&out);
     out.put_u32(c);
     out
 }
 
+/// An index as read: its entries, and each block's thread ids when the file lists them.
+pub type ParsedIndex = (Vec<IndexEntry>, Option<Vec<Vec<u64>>>);
+
 /// Parses a whole index (marker to CRC) found at file offset `offset`.
-pub(crate) fn decode_index(bytes: &[u8], offset: u64) -> Result<Vec<IndexEntry>, Error> {
+pub(crate) fn decode_index(bytes: &[u8], offset: u64) -> Result<ParsedIndex, Error> {
     let corrupt = |at: u64, message: String| Error::Corrupt {
         offset: at,
         message,
     };
-    if bytes.len() < 9 || bytes[..4] != INDEX_MAGIC {
+    let with_threads = bytes.starts_with(&INDEX_THREADS_MAGIC);
+    if bytes.len() < 9 || !(bytes.starts_with(&INDEX_MAGIC) || with_threads) {
         return Err(corrupt(
             offset,
-            "no index marker \"MTFI\" where the trailer points".into(),
+            "no index marker \"MTFI\" or \"MTFT\" where the trailer points".into(),
         ));
     }
     let (body, stored) = bytes.split_at(bytes.len() - 4);
@@ -100,13 +122,39 @@ pub(crate) fn decode_index(bytes: &[u8], offset: u64) -> Result<Vec<IndexEntry>,
             .checked_add(record_count)
             .ok_or_else(|| corrupt(at, "record counts overflow 64 bits".into()))?;
     }
+    let threads = if with_threads {
+        let mut lists = Vec::with_capacity(entries.len());
+        for _ in 0..count {
+            let at = f.offset();
+            let n = f.varint()?;
+            // Every id takes at least one byte.
+            if n > MAX_BLOCK_THREADS || n > f.remaining() as u64 {
+                return Err(corrupt(at, format!("a block cannot list {n} threads here")));
+            }
+            let mut list = Vec::with_capacity(n as usize);
+            let mut id = 0u64;
+            for k in 0..n {
+                let at = f.offset();
+                let step = f.varint()?;
+                id = id
+                    .checked_add(step)
+                    .filter(|_| k == 0 || step > 0)
+                    .ok_or_else(|| corrupt(at, "thread ids not ascending".into()))?;
+                list.push(id);
+            }
+            lists.push(list);
+        }
+        Some(lists)
+    } else {
+        None
+    };
     if f.remaining() != 0 {
         return Err(corrupt(
             f.offset(),
             "unexplained bytes at the end of the index".into(),
         ));
     }
-    Ok(entries)
+    Ok((entries, threads))
 }
 
 /// The trailer's contents.
@@ -150,6 +198,12 @@ impl Trailer {
 /// the reason, when the file has no valid trailer or index (a cut or damaged file), in which
 /// case the blocks can still be found by reading the file from the start.
 pub fn read_index<R: Read + Seek>(r: &mut R) -> Result<Vec<IndexEntry>, Error> {
+    read_index_threads(r).map(|(entries, _)| entries)
+}
+
+/// Like [`read_index`], and also the thread ids (ascending) of each block, when the writer
+/// listed them (formats whose records have threads; see `ContainerWriter::set_block_threads`).
+pub fn read_index_threads<R: Read + Seek>(r: &mut R) -> Result<ParsedIndex, Error> {
     let io = |offset: u64| move |source| Error::Io { offset, source };
     let len = r.seek(SeekFrom::End(0)).map_err(io(0))?;
     if len < TRAILER_LEN as u64 {

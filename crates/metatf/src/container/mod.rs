@@ -17,13 +17,13 @@ mod reader;
 mod writer;
 
 pub use block::{Block, DecodedSection, SectionData, SectionDescriptor};
-pub use codec::Codec;
+pub use codec::{zstd_compress, Codec, ZSTD_MAX_WINDOW_LOG};
 pub use dtd_storage::{DtdIdentity, DtdStorage, COMPRESS_DTD_FROM};
 pub use header::{
     ByteOrder, ContainerHeader, LAYOUT_UNIVERSAL, PROPERTY_BYTE_ORDER, PROPERTY_CLASS,
     PROPERTY_LAYOUT,
 };
-pub use index::{read_index, IndexEntry, Trailer, TRAILER_LEN};
+pub use index::{read_index, read_index_threads, IndexEntry, ParsedIndex, Trailer, TRAILER_LEN};
 pub use reader::{load_index, scan_index, ContainerReader};
 pub use writer::ContainerWriter;
 
@@ -35,6 +35,10 @@ pub const VERSION: u8 = 2;
 pub const BLOCK_MAGIC: [u8; 4] = *b"MTFB";
 /// Marker starting the index.
 pub const INDEX_MAGIC: [u8; 4] = *b"MTFI";
+/// Marker starting an index that also lists the threads of each block.
+pub const INDEX_THREADS_MAGIC: [u8; 4] = *b"MTFT";
+/// Most thread ids one block's index entry may list (a damage check for readers).
+pub const MAX_BLOCK_THREADS: u64 = 1 << 20;
 /// Last four bytes of a complete container.
 pub const END_MAGIC: [u8; 4] = *b"MTFE";
 /// Largest section, compressed or not, that is written or read (1 GiB).

@@ -1,5 +1,6 @@
 //! Streaming container reader: one block at a time, every checksum verified.
 
+use std::collections::VecDeque;
 use std::io::{Read, Seek};
 
 use super::block::{Block, BlockHeader, DecodedSection, SectionDescriptor};
@@ -8,7 +9,7 @@ use super::dtd_storage::{DtdIdentity, DtdStorage};
 use super::framing::{crc, Positioned};
 use super::header::ContainerHeader;
 use super::index::{encode_entry, read_index, IndexEntry, Trailer, TRAILER_LEN};
-use super::{BLOCK_MAGIC, INDEX_MAGIC};
+use super::{BLOCK_MAGIC, INDEX_MAGIC, INDEX_THREADS_MAGIC, MAX_BLOCK_THREADS};
 use crate::error::Error;
 
 /// Reads a container from any [`Read`], in order, holding one block at a time.
@@ -32,6 +33,23 @@ pub struct ContainerReader<R: Read> {
     seeked: bool,
     /// Descriptors of the block returned last, for inspection.
     last: Vec<SectionDescriptor>,
+    /// Threads decompressing blocks (1: the caller's own).
+    threads: usize,
+    /// Blocks already read and decompressed ahead, in file order, with their descriptors.
+    ready: VecDeque<(Result<Block, Error>, Vec<SectionDescriptor>)>,
+    /// An error met while reading ahead, returned once the blocks before it are.
+    pending: Option<Error>,
+    /// The thread ids of each block, when the index lists them (read at the end).
+    threads_listed: Option<Vec<Vec<u64>>>,
+}
+
+/// A block whose header is checked and whose stored bytes are read and checked, not yet
+/// decompressed.
+struct RawBlock {
+    header: BlockHeader,
+    offset: u64,
+    /// File offset and stored bytes of each section.
+    stored: Vec<(u64, Vec<u8>)>,
 }
 
 impl<R: Read> ContainerReader<R> {
@@ -51,6 +69,10 @@ impl<R: Read> ContainerReader<R> {
             finished: false,
             seeked: false,
             last: Vec::new(),
+            threads: 1,
+            ready: VecDeque::new(),
+            pending: None,
+            threads_listed: None,
         })
     }
 
@@ -102,15 +124,96 @@ impl<R: Read> ContainerReader<R> {
         self.records
     }
 
+    /// The thread ids (ascending) of each block, once [`Self::next_block`] has read an index
+    /// that lists them (formats whose records have threads); `None` before or without.
+    pub fn block_threads(&self) -> Option<&[Vec<u64>]> {
+        self.threads_listed.as_deref()
+    }
+
     /// The section descriptors (codec, stored and uncompressed sizes, checksums) of the block
     /// [`Self::next_block`] returned last.
     pub fn last_descriptors(&self) -> &[SectionDescriptor] {
         &self.last
     }
 
+    /// Decompresses blocks on `threads` threads (1, the default, on the caller's): the reader
+    /// then reads up to that many blocks ahead and checks them in parallel. The blocks returned,
+    /// and the errors, are the same whatever the count.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
     /// The next block, or `Ok(None)` once the index and trailer have been read and checked.
     /// A file cut short yields every complete block, then a [`Error::Truncated`].
     pub fn next_block(&mut self) -> Result<Option<Block>, Error> {
+        if self.ready.is_empty() && self.pending.is_none() && self.threads > 1 {
+            self.read_ahead();
+        }
+        if let Some((block, descriptors)) = self.ready.pop_front() {
+            self.last = descriptors;
+            return block.map(Some);
+        }
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        match self.read_raw()? {
+            None => Ok(None),
+            Some(raw) => {
+                let descriptors = raw.header.sections.clone();
+                let block = decode_raw(raw)?;
+                self.last = descriptors;
+                Ok(Some(block))
+            }
+        }
+    }
+
+    /// Reads up to `threads` blocks and decompresses them in parallel into `ready`.
+    fn read_ahead(&mut self) {
+        let mut raws = Vec::with_capacity(self.threads);
+        while raws.len() < self.threads {
+            match self.read_raw() {
+                Ok(Some(raw)) => raws.push(raw),
+                Ok(None) => break,
+                Err(e) => {
+                    self.pending = Some(e);
+                    break;
+                }
+            }
+        }
+        let decoded: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = raws
+                .into_iter()
+                .map(|raw| {
+                    let descriptors = raw.header.sections.clone();
+                    (scope.spawn(move || decode_raw(raw)), descriptors)
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|(h, d)| {
+                    let block = h.join().unwrap_or_else(|_| {
+                        Err(Error::invalid(
+                            "a decompression thread panicked".to_string(),
+                        ))
+                    });
+                    (block, d)
+                })
+                .collect()
+        });
+        for (block, d) in decoded {
+            let failed = block.is_err();
+            self.ready.push_back((block, d));
+            if failed {
+                // Nothing after the first damaged block is returned, as when reading in order.
+                self.pending = None;
+                break;
+            }
+        }
+    }
+
+    /// Reads the next block's header and stored bytes, checking the stored CRCs; `None` once
+    /// the index and trailer have been read and checked.
+    fn read_raw(&mut self) -> Result<Option<RawBlock>, Error> {
         if self.finished {
             return Ok(None);
         }
@@ -121,11 +224,11 @@ impl<R: Read> ContainerReader<R> {
             return Ok(None);
         }
         let header = self.read_block_header(offset)?;
-        let mut sections = Vec::with_capacity(header.sections.len());
+        let mut stored = Vec::with_capacity(header.sections.len());
         for d in &header.sections {
             let at = self.input.pos;
-            let stored = self.input.bytes(d.stored_len, "section data")?;
-            let computed = crc(&stored);
+            let bytes = self.input.bytes(d.stored_len, "section data")?;
+            let computed = crc(&bytes);
             if computed != d.stored_crc {
                 return Err(Error::Checksum {
                     offset: at,
@@ -134,39 +237,7 @@ impl<R: Read> ContainerReader<R> {
                     computed,
                 });
             }
-            let bytes = decompress(d.codec, stored, d.uncompressed_len).map_err(|e| {
-                let message = match e {
-                    DecompressError::Invalid(e) => {
-                        format!("section {} does not decompress: {e}", d.number)
-                    }
-                    DecompressError::TooLong => format!(
-                        "section {} expands beyond its declared {} bytes",
-                        d.number, d.uncompressed_len
-                    ),
-                    DecompressError::TooShort(n) => format!(
-                        "section {} expands to {n} bytes, not the declared {}",
-                        d.number, d.uncompressed_len
-                    ),
-                };
-                Error::Corrupt {
-                    offset: at,
-                    message,
-                }
-            })?;
-            let computed = crc(&bytes);
-            if computed != d.uncompressed_crc {
-                return Err(Error::Checksum {
-                    offset: at,
-                    what: "uncompressed section bytes",
-                    stored: d.uncompressed_crc,
-                    computed,
-                });
-            }
-            sections.push(DecodedSection {
-                number: d.number,
-                element_width: d.element_width,
-                bytes,
-            });
+            stored.push((at, bytes));
         }
         let mut entry = Vec::with_capacity(20);
         let this = IndexEntry {
@@ -179,13 +250,10 @@ impl<R: Read> ContainerReader<R> {
         self.last_offset = offset;
         self.blocks += 1;
         self.records += header.record_count;
-        self.last = header.sections;
-        Ok(Some(Block {
-            index: header.index,
-            first_record: header.first_record,
-            record_count: header.record_count,
+        Ok(Some(RawBlock {
+            header,
             offset,
-            sections,
+            stored,
         }))
     }
 
@@ -224,9 +292,13 @@ impl<R: Read> ContainerReader<R> {
         match magic {
             BLOCK_MAGIC => Ok(true),
             INDEX_MAGIC => Ok(false),
+            INDEX_THREADS_MAGIC => {
+                self.threads_listed = Some(Vec::new());
+                Ok(false)
+            }
             _ => Err(Error::BadMagic {
                 offset,
-                expected: "a block marker \"MTFB\" or the index marker \"MTFI\"",
+                expected: "a block marker \"MTFB\" or an index marker \"MTFI\" or \"MTFT\"",
                 found: magic.to_vec(),
             }),
         }
@@ -266,7 +338,10 @@ impl<R: Read> ContainerReader<R> {
     }
 
     fn read_index(&mut self, offset: u64) -> Result<(), Error> {
-        let mut raw = INDEX_MAGIC.to_vec();
+        let mut raw = match self.threads_listed {
+            Some(_) => INDEX_THREADS_MAGIC.to_vec(),
+            None => INDEX_MAGIC.to_vec(),
+        };
         let count_at = self.input.pos;
         let count = self.input.varint_into(&mut raw, "index")?;
         if count != self.blocks {
@@ -283,6 +358,34 @@ impl<R: Read> ContainerReader<R> {
             self.input.varint_into(&mut raw, "index")?;
             self.input.varint_into(&mut raw, "index")?;
         }
+        let entries_end = raw.len();
+        if let Some(lists) = self.threads_listed.as_mut() {
+            for _ in 0..count {
+                let at = self.input.pos;
+                let n = self.input.varint_into(&mut raw, "index")?;
+                if n > MAX_BLOCK_THREADS {
+                    return Err(Error::Corrupt {
+                        offset: at,
+                        message: format!("a block cannot list {n} threads"),
+                    });
+                }
+                let mut list = Vec::new();
+                let mut id = 0u64;
+                for k in 0..n {
+                    let at = self.input.pos;
+                    let step = self.input.varint_into(&mut raw, "index")?;
+                    id = id
+                        .checked_add(step)
+                        .filter(|_| k == 0 || step > 0)
+                        .ok_or_else(|| Error::Corrupt {
+                            offset: at,
+                            message: "thread ids not ascending".to_string(),
+                        })?;
+                    list.push(id);
+                }
+                lists.push(list);
+            }
+        }
         let mut stored = [0u8; 4];
         self.input.exact(&mut stored, "index checksum")?;
         let stored = u32::from_le_bytes(stored);
@@ -296,7 +399,8 @@ impl<R: Read> ContainerReader<R> {
             });
         }
         if !self.seeked
-            && crc(&raw[entries_at..]) != std::mem::take(&mut self.expected_index).finalize()
+            && crc(&raw[entries_at..entries_end])
+                != std::mem::take(&mut self.expected_index).finalize()
         {
             return Err(Error::Corrupt {
                 offset,
@@ -336,6 +440,9 @@ impl<R: Read + Seek> ContainerReader<R> {
     /// record must match the entry).
     pub fn seek_block(&mut self, block: u64, entry: &IndexEntry) -> Result<(), Error> {
         self.input.seek_to(entry.offset)?;
+        // Blocks read ahead of the old position are not the ones asked for now.
+        self.ready.clear();
+        self.pending = None;
         self.blocks = block;
         self.records = entry.first_record;
         self.finished = false;
@@ -375,4 +482,51 @@ pub fn scan_index<R: Read>(r: R) -> Result<(Vec<IndexEntry>, Option<Error>), Err
             Err(e) => return Ok((entries, Some(e))),
         }
     }
+}
+
+/// Decompresses and checks the sections of a block read by [`ContainerReader::read_raw`].
+fn decode_raw(raw: RawBlock) -> Result<Block, Error> {
+    let mut sections = Vec::with_capacity(raw.stored.len());
+    for (d, (at, stored)) in raw.header.sections.iter().zip(raw.stored) {
+        let bytes = decompress(d.codec, stored, d.uncompressed_len).map_err(|e| {
+            let message = match e {
+                DecompressError::Invalid(e) => {
+                    format!("section {} does not decompress: {e}", d.number)
+                }
+                DecompressError::TooLong => format!(
+                    "section {} expands beyond its declared {} bytes",
+                    d.number, d.uncompressed_len
+                ),
+                DecompressError::TooShort(n) => format!(
+                    "section {} expands to {n} bytes, not the declared {}",
+                    d.number, d.uncompressed_len
+                ),
+            };
+            Error::Corrupt {
+                offset: at,
+                message,
+            }
+        })?;
+        let computed = crc(&bytes);
+        if computed != d.uncompressed_crc {
+            return Err(Error::Checksum {
+                offset: at,
+                what: "uncompressed section bytes",
+                stored: d.uncompressed_crc,
+                computed,
+            });
+        }
+        sections.push(DecodedSection {
+            number: d.number,
+            element_width: d.element_width,
+            bytes,
+        });
+    }
+    Ok(Block {
+        index: raw.header.index,
+        first_record: raw.header.first_record,
+        record_count: raw.header.record_count,
+        offset: raw.offset,
+        sections,
+    })
 }

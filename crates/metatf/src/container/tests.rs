@@ -476,3 +476,90 @@ fn a_section_that_compression_would_grow_is_stored_as_is() {
     assert_eq!(block.section(1).unwrap().bytes, tiny);
     assert_eq!(block.section(2).unwrap().bytes, big);
 }
+
+/// Reads blocks until the end or the first error, decompressing on `threads` threads.
+fn read_all_threads(bytes: &[u8], threads: usize) -> (Vec<Block>, Option<String>) {
+    let mut r = match ContainerReader::new(bytes) {
+        Ok(r) => r,
+        Err(e) => return (vec![], Some(e.to_string())),
+    };
+    r.set_threads(threads);
+    let mut out = vec![];
+    loop {
+        match r.next_block() {
+            Ok(Some(b)) => out.push(b),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+#[test]
+fn parallel_decompression_reads_what_one_thread_reads_even_when_cut_or_damaged() {
+    let bytes = write(Codec::Zstd);
+    let (all, err) = read_all_threads(&bytes, 3);
+    assert!(err.is_none());
+    check_blocks(&all);
+    for cut in 0..bytes.len() {
+        let one = read_all_threads(&bytes[..cut], 1);
+        for threads in [2, 3] {
+            assert_eq!(
+                read_all_threads(&bytes[..cut], threads),
+                one,
+                "cut at {cut}"
+            );
+        }
+    }
+    for at in (0..bytes.len()).step_by(7) {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x20;
+        assert_eq!(
+            read_all_threads(&damaged, 3),
+            read_all_threads(&damaged, 1),
+            "byte {at} flipped"
+        );
+    }
+}
+
+#[test]
+fn the_index_lists_each_blocks_threads_when_given() {
+    let mut w = ContainerWriter::new(Vec::new(), &header()).unwrap();
+    let lists: [&[u64]; 3] = [&[7, 3, 3, 1 << 40], &[], &[5]];
+    for (k, list) in lists.iter().enumerate() {
+        w.set_block_threads(list);
+        let bytes = [k as u8; 10];
+        let data = [SectionData {
+            number: 0,
+            element_width: 0,
+            codec: Codec::None,
+            level: 0,
+            bytes: &bytes,
+        }];
+        w.write_block(1, &data).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let want = vec![vec![3, 7, 1 << 40], vec![], vec![5]];
+    let (entries, threads) = read_index_threads(&mut std::io::Cursor::new(&bytes)).unwrap();
+    assert_eq!(entries.len(), 3);
+    assert_eq!(threads.as_ref(), Some(&want));
+    // The sequential reader reads and checks the same lists at the end.
+    let mut r = ContainerReader::new(&bytes[..]).unwrap();
+    while r.next_block().unwrap().is_some() {}
+    assert_eq!(r.block_threads(), Some(&want[..]));
+    // A file written without thread lists has none, and its index keeps the `MTFI` marker.
+    let plain = write(Codec::None);
+    let (_, none) = read_index_threads(&mut std::io::Cursor::new(&plain)).unwrap();
+    assert_eq!(none, None);
+    // Every cut and every flipped byte of the lists is still caught.
+    for cut in 0..bytes.len() {
+        assert!(
+            read_all_threads(&bytes[..cut], 1).1.is_some(),
+            "cut at {cut}"
+        );
+    }
+    for at in 0..bytes.len() {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x01;
+        assert!(read_all_threads(&damaged, 1).1.is_some(), "byte {at}");
+    }
+}

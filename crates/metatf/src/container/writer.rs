@@ -29,6 +29,11 @@ pub struct ContainerWriter<W: Write> {
     waiting: VecDeque<(u64, u64)>,
     submitted: u64,
     threads: usize,
+    /// Thread ids of each block handed to `write_block`, when any block was given some.
+    block_threads: Vec<Vec<u64>>,
+    /// The list for the next block, from [`Self::set_block_threads`].
+    next_threads: Vec<u64>,
+    any_threads: bool,
 }
 
 impl<W: Write> ContainerWriter<W> {
@@ -67,6 +72,9 @@ impl<W: Write> ContainerWriter<W> {
             waiting: VecDeque::new(),
             submitted: 0,
             threads: 1,
+            block_threads: Vec::new(),
+            next_threads: Vec::new(),
+            any_threads: false,
         })
     }
 
@@ -78,6 +86,17 @@ impl<W: Write> ContainerWriter<W> {
         if self.threads > 1 && self.pool.is_none() {
             self.pool = Some(Pool::new(self.threads));
         }
+    }
+
+    /// Names the thread ids whose records the next block holds, for formats whose records have
+    /// threads: the index then lists each block's threads (marker `MTFT`, `docs/FORMAT.md §5`),
+    /// so a reader can find a thread's blocks without reading them. Ids are sorted and
+    /// deduplicated; blocks written without a call list none.
+    pub fn set_block_threads(&mut self, threads: &[u64]) {
+        self.next_threads = threads.to_vec();
+        self.next_threads.sort_unstable();
+        self.next_threads.dedup();
+        self.any_threads |= !self.next_threads.is_empty();
     }
 
     /// Records handed to [`Self::write_block`] so far (written, or waiting for compression).
@@ -123,6 +142,8 @@ impl<W: Write> ContainerWriter<W> {
             .checked_add(record_count)
             .ok_or_else(|| Error::invalid("record count overflows 64 bits".to_string()))?;
         self.next_record = next;
+        self.block_threads
+            .push(std::mem::take(&mut self.next_threads));
         let Some(pool) = self.pool.as_mut() else {
             let compressed = sections
                 .iter()
@@ -211,7 +232,8 @@ impl<W: Write> ContainerWriter<W> {
         }
         self.pool = None;
         let index_offset = self.out.pos;
-        self.out.put(&encode_index(&self.entries))?;
+        let threads = self.any_threads.then_some(self.block_threads.as_slice());
+        self.out.put(&encode_index(&self.entries, threads))?;
         let trailer = Trailer { index_offset };
         self.out.put(&trailer.encode())?;
         let pos = self.out.pos;

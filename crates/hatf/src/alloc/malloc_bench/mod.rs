@@ -1,20 +1,26 @@
 //! malloc-bench traces: a gzip file holding one `Tracefile` protobuf message.
 //!
-//! The corpus files were written by GNU gzip (default level); zlib does not reproduce its
-//! deflate stream at any level 1–9 (checked on `grep.trace.gz`), so the encoding stores the
-//! gzip bytes as they are (property `deflate = original-bytes`) and gives them back byte for
-//! byte. Events and statistics decode the protobuf ([`proto`]).
+//! The corpus files were written by GNU gzip (default level), whose deflate stream zlib does not
+//! reproduce. The encoding takes the file apart with preflate ([`gzip_split`]): gzip header and
+//! trailer as they are, preflate's reconstruction data, and the protobuf through the model
+//! ([`model`]). Encoding rebuilds the file from the parts and compares; when that fails (or the
+//! input is not gzip) the bytes are stored as they are (property `deflate = original-bytes`).
+//! Events and statistics decode the protobuf ([`proto`]).
 
+pub mod gzip_split;
+pub mod model;
 pub mod proto;
+pub mod split_store;
 
 use std::io::{Read, Write};
 
 use crate::alloc::event::AllocEvent;
-use crate::alloc::raw_store;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError, TraceFormat};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "malloc-bench";
+/// The DTD embedded in every `malloc-bench` container.
+pub const DTD: &str = include_str!("../../../../../dtds/malloc-bench.dtd");
 
 /// Calls `sink` with every event of a malloc-bench `.trace.gz` (ids become addresses id + 1).
 pub fn for_each_event(
@@ -47,7 +53,7 @@ impl TraceFormat for MallocBench {
     }
 
     fn description(&self) -> &'static str {
-        "malloc-bench .trace.gz (gzip of a Tracefile protobuf; stored byte for byte)"
+        "malloc-bench .trace.gz (gzip of a Tracefile protobuf; deflate rebuilt exactly with preflate)"
     }
 
     fn detect(&self, head: &[u8]) -> bool {
@@ -60,20 +66,26 @@ impl TraceFormat for MallocBench {
         matches!(gz.read(&mut first), Ok(1) if first[0] == 0x0a)
     }
 
+    fn event_encodings(&self) -> &'static [&'static str] {
+        crate::alloc::hatf10_dtd::EVENT_ENCODINGS
+    }
+
     fn encode(
         &self,
         input: &mut dyn Read,
         output: &mut dyn Write,
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError> {
-        raw_store::encode(
-            FORMAT,
-            include_str!("../../../../../dtds/malloc-bench.dtd"),
-            "the file was compressed by GNU gzip, which zlib does not reproduce",
-            input,
-            output,
-            options,
-        )
+        if options.encoding == crate::alloc::hatf10_dtd::NAME {
+            return crate::alloc::hatf10_dtd::encode_text(
+                FORMAT,
+                for_each_event,
+                input,
+                output,
+                options,
+            );
+        }
+        split_store::encode(FORMAT, DTD, input, output, options)
     }
 
     fn decode(
@@ -82,7 +94,7 @@ impl TraceFormat for MallocBench {
         output: &mut dyn Write,
         options: &DecodeOptions,
     ) -> Result<u64, FormatError> {
-        raw_store::decode(FORMAT, input, output, options)
+        split_store::decode(FORMAT, input, output, options)
     }
 
     fn stats(

@@ -3,7 +3,7 @@
 use crate::alloc::fast_hash::FastMap;
 use std::io::{BufWriter, Read, Write};
 
-use metatf::container::ContainerHeader;
+use metatf::container::{Block, ContainerHeader};
 
 use super::kinds::{self, ReplayKinds};
 use super::line::{self, Action, ReplayLine};
@@ -71,11 +71,17 @@ impl Encoder {
             .collect();
         s.push((THREADS, &self.threads_new));
         s.push((VERBATIM, &self.verbatim));
+        // The thread table starts empty at each block, so its keys are the block's threads.
+        let tids: Vec<u64> = self.threads.keys().copied().collect();
+        out.set_block_threads(&tids);
         out.block(self.records, &s)?;
         self.streams.clear();
         self.threads_new.clear();
         self.verbatim.clear();
         self.records = 0;
+        // Each block starts a fresh model (docs/FORMAT.md §6.1): any block decodes on its own.
+        self.state = State::for_block();
+        self.threads.clear();
         Ok(())
     }
 }
@@ -89,13 +95,7 @@ pub fn encode(
     let header = ContainerHeader {
         dtd: DTD.to_string(),
         format: FORMAT.to_string(),
-        properties: vec![
-            ("encoding".to_string(), "auto".to_string()),
-            (
-                metatf::container::PROPERTY_LAYOUT.to_string(),
-                "alloc-model-1".to_string(),
-            ),
-        ],
+        properties: blocks::model_properties(),
     };
     let mut out = BlockWriter::new(output, &header, options)?;
     let report = encode_into(input, &mut out, options)?;
@@ -111,7 +111,7 @@ pub fn encode_into<W: Write>(
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
     let mut enc = Encoder {
-        state: State::new(),
+        state: State::for_block(),
         streams: Streams::default(),
         threads_new: Vec::new(),
         verbatim: Vec::new(),
@@ -211,6 +211,7 @@ pub fn decode(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut reader = blocks::open(input, FORMAT, file)?;
+    reader.set_threads(options.threads);
     let mut out = BufWriter::with_capacity(1 << 20, output);
     let lines = decode_blocks(&mut reader, &mut out, file)?;
     out.flush().map_err(|e| write_error(file, e))?;
@@ -223,37 +224,116 @@ pub fn decode_blocks<R: Read>(
     out: &mut dyn Write,
     file: &str,
 ) -> Result<u64, FormatError> {
-    let mut state = State::new();
-    let mut tids: Vec<u64> = Vec::new();
+    let mut d = Decoder::new(reader.header(), file)?;
     let mut lines = 0u64;
-    let mut text = Vec::with_capacity(1 << 20);
     while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
+        d.block(&block, 0..u64::MAX, out)?;
+        lines += block.record_count;
+    }
+    Ok(lines)
+}
+
+/// Decodes only records `first..end` (see [`crate::seek::decode_records`]).
+pub fn decode_records(
+    input: &mut dyn crate::seek::ReadSeek,
+    output: &mut dyn Write,
+    options: &DecodeOptions,
+    range: std::ops::Range<u64>,
+    note: crate::seek::Note<'_>,
+) -> Result<u64, FormatError> {
+    let file = options.input_name.as_str();
+    let mut out = BufWriter::with_capacity(1 << 20, output);
+    let mut d: Option<Decoder<'_>> = None;
+    let written = crate::seek::decode_records(
+        input,
+        &[FORMAT],
+        file,
+        range.start,
+        range.end,
+        note,
+        &mut |header| blocks::independent_blocks(header, file),
+        &mut |header, block, keep| {
+            if d.is_none() {
+                d = Some(Decoder::new(header, file)?);
+            }
+            match d.as_mut() {
+                Some(d) => d.block(block, keep, &mut out),
+                None => Ok(()),
+            }
+        },
+    )?;
+    out.flush().map_err(|e| write_error(file, e))?;
+    Ok(written)
+}
+
+/// What decoding carries from record to record; reset at each block of files whose blocks
+/// are independent.
+struct Decoder<'f> {
+    file: &'f str,
+    independent: bool,
+    state: State,
+    tids: Vec<u64>,
+    text: Vec<u8>,
+}
+
+impl<'f> Decoder<'f> {
+    fn new(
+        header: &metatf::container::ContainerHeader,
+        file: &'f str,
+    ) -> Result<Self, FormatError> {
+        Ok(Decoder {
+            file,
+            independent: blocks::independent_blocks(header, file)?,
+            state: State::new(),
+            tids: Vec::new(),
+            text: Vec::with_capacity(1 << 20),
+        })
+    }
+
+    /// Decodes every record of `block`, writing the text of those numbered `keep` (counted from
+    /// the block's first record) to `out`.
+    fn block(
+        &mut self,
+        block: &Block,
+        keep: std::ops::Range<u64>,
+        out: &mut dyn Write,
+    ) -> Result<(), FormatError> {
+        if self.independent {
+            self.state = State::for_block();
+            self.tids.clear();
+        }
+        let file = self.file;
         let at = |rec: u64, msg: String| FormatError {
             file: file.to_string(),
             position: format!("block {} record {}", block.index, rec),
             message: msg,
         };
         let model: [&[u8]; stream::COUNT] =
-            std::array::from_fn(|i| blocks::section(&block, i as u8));
+            std::array::from_fn(|i| blocks::section(block, i as u8));
         let mut c = Cursors::new(model);
-        let mut threads = Cursor::new(blocks::section(&block, THREADS), "threads");
-        let mut verbatim = Cursor::new(blocks::section(&block, VERBATIM), "verbatim");
-        let mut rec = block.first_record;
+        let mut threads = Cursor::new(blocks::section(block, THREADS), "threads");
+        let mut verbatim = Cursor::new(blocks::section(block, VERBATIM), "verbatim");
+        let text = &mut self.text;
+        let mut k = 0u64;
         while let Some(kind) = c.next_kind() {
+            let rec = block.first_record + k;
             let kind = kind.map_err(|m| at(rec, m))?;
-            let r = state
+            let r = self
+                .state
                 .decode(&ReplayKinds, kind, &mut c)
                 .map_err(|m| at(rec, m))?;
+            let mark = text.len();
             match kinds::action(kind) {
                 Some(action) => {
                     let site = r.site as usize;
-                    if site == tids.len() {
-                        tids.push(threads.u64().map_err(|m| at(rec, m))?);
+                    if site == self.tids.len() {
+                        self.tids.push(threads.u64().map_err(|m| at(rec, m))?);
                     }
-                    let tid = *tids
+                    let tid = *self
+                        .tids
                         .get(site)
                         .ok_or_else(|| at(rec, format!("unknown thread {site}")))?;
-                    line::render(&from_record(&r, action, tid), &mut text);
+                    line::render(&from_record(&r, action, tid), text);
                 }
                 None if kind == kinds::VERBATIM || kind == kinds::VERBATIM_UNTERMINATED => {
                     let n = verbatim.u64().map_err(|m| at(rec, m))?;
@@ -266,14 +346,27 @@ pub fn decode_blocks<R: Read>(
                 }
                 None => return Err(at(rec, format!("unknown record kind {kind}"))),
             }
-            rec += 1;
-            lines += 1;
+            if !keep.contains(&k) {
+                // Decoded for the model's sake only.
+                text.truncate(mark);
+            }
+            k += 1;
             if text.len() >= 1 << 20 {
-                out.write_all(&text).map_err(|e| write_error(file, e))?;
+                out.write_all(text).map_err(|e| write_error(file, e))?;
                 text.clear();
             }
         }
+        if k != block.record_count {
+            return Err(at(
+                block.first_record + k,
+                format!(
+                    "the block holds {k} records, its header says {}",
+                    block.record_count
+                ),
+            ));
+        }
+        out.write_all(text).map_err(|e| write_error(file, e))?;
+        text.clear();
+        Ok(())
     }
-    out.write_all(&text).map_err(|e| write_error(file, e))?;
-    Ok(lines)
 }

@@ -49,12 +49,25 @@ impl TraceFormat for MemoryReplay {
         n >= 1
     }
 
+    fn event_encodings(&self) -> &'static [&'static str] {
+        crate::alloc::hatf10_dtd::EVENT_ENCODINGS
+    }
+
     fn encode(
         &self,
         input: &mut dyn Read,
         output: &mut dyn Write,
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError> {
+        if options.encoding == crate::alloc::hatf10_dtd::NAME {
+            return crate::alloc::hatf10_dtd::encode_text(
+                FORMAT,
+                events::for_each_event,
+                input,
+                output,
+                options,
+            );
+        }
         codec::encode(input, output, options)
     }
 
@@ -65,6 +78,17 @@ impl TraceFormat for MemoryReplay {
         options: &DecodeOptions,
     ) -> Result<u64, FormatError> {
         codec::decode(input, output, options)
+    }
+
+    fn decode_records(
+        &self,
+        input: &mut dyn crate::seek::ReadSeek,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+        range: std::ops::Range<u64>,
+        note: crate::seek::Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        Some(codec::decode_records(input, output, options, range, note))
     }
     fn stats(
         &self,

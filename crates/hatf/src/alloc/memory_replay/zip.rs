@@ -2,15 +2,36 @@
 //!
 //! The corpus zips were written by Info-ZIP `zip` 3.0 (Unix, deflate). Its deflate output is not
 //! reproduced by zlib at any level 1–9 (checked on `systemui.zip`: the streams differ from the
-//! second byte), so re-deflating the text cannot give the archive back. This encoding therefore
-//! stores the archive's bytes as they are (property `deflate = original-bytes`), in bounded
-//! chunks, and gives them back byte for byte. Statistics and events inflate the entry.
+//! second byte), so this encoding takes the first entry's deflate stream apart with preflate
+//! (as for malloc-bench): the bytes before and after it as they are, preflate's reconstruction
+//! data, and the text encoded by the `memory-replay` encoding (its container, nested as one
+//! section). Encoding rebuilds the archive from the parts and compares; when anything fails
+//! (not deflate, text that does not parse, a rebuild that differs) the archive's bytes are
+//! stored as they are (property `deflate = original-bytes`). Statistics and events inflate the
+//! entry.
 
 use std::io::{Read, Write};
 
-use super::line;
+use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
+
+use super::{codec, line};
+use crate::alloc::blocks::{self, container_error, write_error};
+use crate::alloc::malloc_bench::gzip_split;
 use crate::alloc::raw_store;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
+
+/// Value of the `layout` property when the entry was taken apart.
+pub const LAYOUT: &str = "memory-replay-zip-preflate-1";
+/// Section: the archive's bytes before the entry's deflate stream.
+const HEAD: u8 = 0;
+/// Section: preflate's reconstruction data.
+const CORRECTIONS: u8 = 1;
+/// Section: the archive's bytes after the deflate stream.
+const TAIL: u8 = 2;
+/// Section: the entry's text as a `memory-replay` container.
+const NESTED: u8 = 3;
+/// Largest archive taken apart in memory (larger ones are stored as they are).
+const MAX_INPUT: u64 = 1 << 30;
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "memory-replay-zip";
@@ -44,45 +65,163 @@ fn local_entry(z: &[u8]) -> Option<(usize, u16)> {
     (at <= z.len()).then_some((at, method))
 }
 
-/// Stores the archive's bytes.
+/// Encodes the archive: taken apart and modelled when that gives it back exactly, else its bytes.
 pub fn encode(
     input: &mut dyn Read,
     output: &mut dyn Write,
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
-    let mut head = Vec::with_capacity(4096);
+    let file = options.input_name.as_str();
+    let mut z = Vec::new();
     input
-        .take(4096)
-        .read_to_end(&mut head)
+        .take(MAX_INPUT)
+        .read_to_end(&mut z)
         .map_err(|e| FormatError {
-            file: options.input_name.clone(),
-            position: "byte 0".to_string(),
+            file: file.to_string(),
+            position: format!("byte {}", z.len()),
             message: format!("cannot read the input: {e}"),
         })?;
-    if !head.starts_with(b"PK\x03\x04") {
+    if !z.starts_with(b"PK\x03\x04") {
         return Err(FormatError {
-            file: options.input_name.clone(),
+            file: file.to_string(),
             position: "byte 0".to_string(),
             message: "not a zip archive (no local file header `PK\\x03\\x04`)".to_string(),
         });
     }
-    raw_store::encode(
-        FORMAT,
-        super::DTD,
-        "the entry was deflated by Info-ZIP zip 3.0, which zlib does not reproduce",
-        &mut std::io::Cursor::new(head).chain(input),
-        output,
-        options,
-    )
+    let split = if z.len() as u64 == MAX_INPUT {
+        Err("the archive is too large to take apart in memory".to_string())
+    } else {
+        take_apart(&z, options)
+    };
+    match split {
+        Ok(Parts {
+            data_at,
+            corrections,
+            used,
+            nested,
+            report,
+        }) => {
+            let header = ContainerHeader {
+                dtd: super::DTD.to_string(),
+                format: FORMAT.to_string(),
+                properties: vec![
+                    ("encoding".to_string(), "auto".to_string()),
+                    (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
+                    ("deflate".to_string(), "preflate".to_string()),
+                ],
+            };
+            let section = |number, codec, bytes| SectionData {
+                number,
+                element_width: 1,
+                codec,
+                level: blocks::DEFAULT_ZSTD_LEVEL,
+                bytes,
+            };
+            let sections = [
+                section(HEAD, Codec::Zstd, &z[..data_at]),
+                section(CORRECTIONS, Codec::Zstd, &corrections[..]),
+                section(TAIL, Codec::Zstd, &z[data_at + used..]),
+                section(NESTED, Codec::None, &nested[..]),
+            ];
+            let mut w =
+                ContainerWriter::new(output, &header).map_err(|e| container_error(file, e))?;
+            w.write_block(1, &sections)
+                .map_err(|e| container_error(file, e))?;
+            let out = w.finish().map_err(|e| container_error(file, e))?;
+            out.flush().map_err(|e| write_error(file, e))?;
+            Ok(EncodeReport {
+                input_bytes: z.len() as u64,
+                ..report
+            })
+        }
+        Err(why) => raw_store::encode(
+            FORMAT,
+            super::DTD,
+            &format!("the entry's deflate stream could not be rebuilt exactly: {why}"),
+            &mut (&z[..]).chain(input),
+            output,
+            options,
+        ),
+    }
 }
 
-/// Writes the archive back.
+/// An archive taken apart.
+struct Parts {
+    /// Offset of the entry's data.
+    data_at: usize,
+    /// preflate's reconstruction data.
+    corrections: Vec<u8>,
+    /// Length of the deflate stream.
+    used: usize,
+    /// The text encoded as a `memory-replay` container.
+    nested: Vec<u8>,
+    report: EncodeReport,
+}
+
+/// Takes `z` apart, after checking that the parts rebuild it exactly.
+fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
+    let (data_at, method) = local_entry(z).ok_or("no complete local file header")?;
+    if method != 8 {
+        return Err(format!(
+            "the entry's compression method is {method}, not deflate"
+        ));
+    }
+    let (corrections, text, used) = gzip_split::split_deflate(&z[data_at..])?;
+    let tail = &z[data_at + used..];
+    if gzip_split::join(&z[..data_at], &corrections, &text, tail)? != z {
+        return Err("the rebuilt deflate stream differs from the original".to_string());
+    }
+    let mut nested = Vec::new();
+    let report = codec::encode(&mut &text[..], &mut nested, options).map_err(|e| e.to_string())?;
+    Ok(Parts {
+        data_at,
+        corrections,
+        used,
+        nested,
+        report,
+    })
+}
+
+/// Writes the archive back, from either layout.
 pub fn decode(
     input: &mut dyn Read,
     output: &mut dyn Write,
     options: &DecodeOptions,
 ) -> Result<u64, FormatError> {
-    raw_store::decode(FORMAT, input, output, options)
+    let file = options.input_name.as_str();
+    let mut r = blocks::open(input, FORMAT, file)?;
+    if r.header().property(PROPERTY_LAYOUT) != Some(LAYOUT) {
+        let mut n = 0;
+        while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
+            output
+                .write_all(blocks::section(&b, raw_store::RAW))
+                .map_err(|e| write_error(file, e))?;
+            n += 1;
+        }
+        output.flush().map_err(|e| write_error(file, e))?;
+        return Ok(n);
+    }
+    let mut n = 0;
+    while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
+        let bad = |m: String| FormatError {
+            file: file.to_string(),
+            position: format!("block {}", b.index),
+            message: m,
+        };
+        let mut text = Vec::new();
+        codec::decode(&mut blocks::section(&b, NESTED), &mut text, options)?;
+        let z = gzip_split::join(
+            blocks::section(&b, HEAD),
+            blocks::section(&b, CORRECTIONS),
+            &text,
+            blocks::section(&b, TAIL),
+        )
+        .map_err(bad)?;
+        output.write_all(&z).map_err(|e| write_error(file, e))?;
+        n += 1;
+    }
+    output.flush().map_err(|e| write_error(file, e))?;
+    Ok(n)
 }
 
 /// Inflates the archive's first entry into `sink` (for events and statistics).

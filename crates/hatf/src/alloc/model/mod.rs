@@ -115,6 +115,12 @@ pub struct State {
     live: LiveSet,
     addr: AddrPredictor,
     prev_alloc: u64,
+    /// Code a free of an unknown block against the previous such free (files whose blocks
+    /// start a fresh model: there most of them free blocks of earlier blocks, often in
+    /// address order), not against the previous allocation.
+    chain_free_misses: bool,
+    /// The address of the previous free of an unknown block, when `chain_free_misses`.
+    last_free_miss: Option<u64>,
 }
 
 /// The model's output streams for one block.
@@ -167,9 +173,36 @@ impl<'a> Cursors<'a> {
 }
 
 impl State {
-    /// A fresh state, as at the start of a trace.
+    /// A fresh state, as at the start of a trace whose model carries across blocks
+    /// (`alloc-model-1`).
     pub fn new() -> Self {
         State::default()
+    }
+
+    /// A fresh state for one block of a file whose blocks each start a fresh model
+    /// (`alloc-model-2`): frees of blocks it does not know are coded against the previous one.
+    pub fn for_block() -> Self {
+        State {
+            chain_free_misses: true,
+            ..State::default()
+        }
+    }
+
+    /// A fresh state for a file of `layout` 2 ([`State::for_block`]) or 1 ([`State::new`]).
+    pub fn fresh(independent_blocks: bool) -> Self {
+        if independent_blocks {
+            State::for_block()
+        } else {
+            State::new()
+        }
+    }
+
+    /// Where the delta of a free of an unknown block counts from.
+    fn free_miss_base(&self) -> u64 {
+        match self.last_free_miss {
+            Some(a) if self.chain_free_misses => a,
+            _ => self.prev_alloc,
+        }
     }
 
     /// Number of distinct sites seen so far.
@@ -305,8 +338,9 @@ impl State {
             }
             None => {
                 put_u64(&mut o[stream::FREE as usize], 1);
-                let d = addr.wrapping_sub(self.prev_alloc) as i64;
+                let d = addr.wrapping_sub(self.free_miss_base()) as i64;
                 put_u64(&mut o[stream::FREE_MISS as usize], zigzag(d));
+                self.last_free_miss = Some(addr);
             }
         }
     }
@@ -318,7 +352,9 @@ impl State {
             1 => {
                 // A block that is not live: nothing to forget, no size class to free into.
                 let d = c.at(stream::FREE_MISS).i64()?;
-                Ok(self.prev_alloc.wrapping_add(d as u64))
+                let addr = self.free_miss_base().wrapping_add(d as u64);
+                self.last_free_miss = Some(addr);
+                Ok(addr)
             }
             r => {
                 let rank = usize::try_from(r - 2).unwrap_or(usize::MAX);

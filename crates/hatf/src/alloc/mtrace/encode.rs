@@ -86,17 +86,11 @@ pub fn encode(
     let header = ContainerHeader {
         dtd: DTD.to_string(),
         format: FORMAT.to_string(),
-        properties: vec![
-            ("encoding".to_string(), "auto".to_string()),
-            (
-                metatf::container::PROPERTY_LAYOUT.to_string(),
-                "alloc-model-1".to_string(),
-            ),
-        ],
+        properties: crate::alloc::blocks::model_properties(),
     };
     let mut out = BlockWriter::new(output, &header, options)?;
     let mut enc = Encoder {
-        state: State::new(),
+        state: State::for_block(),
         streams: Streams::default(),
         strings: Vec::new(),
         verbatim: Vec::new(),
@@ -197,5 +191,10 @@ fn flush<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), Fo
     enc.strings.clear();
     enc.verbatim.clear();
     enc.records = 0;
+    // Each block starts a fresh model, so any block decodes on its own and the state (the
+    // live blocks above all) never holds more than one block's worth.
+    enc.state = State::for_block();
+    enc.callers.clear();
+    enc.no_caller = None;
     Ok(())
 }

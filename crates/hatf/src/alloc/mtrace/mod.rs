@@ -52,12 +52,25 @@ impl TraceFormat for Mtrace {
         n >= 2
     }
 
+    fn event_encodings(&self) -> &'static [&'static str] {
+        crate::alloc::hatf10_dtd::EVENT_ENCODINGS
+    }
+
     fn encode(
         &self,
         input: &mut dyn Read,
         output: &mut dyn Write,
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError> {
+        if options.encoding == crate::alloc::hatf10_dtd::NAME {
+            return crate::alloc::hatf10_dtd::encode_text(
+                FORMAT,
+                events::for_each_event,
+                input,
+                output,
+                options,
+            );
+        }
         encode::encode(input, output, options)
     }
 
@@ -68,6 +81,24 @@ impl TraceFormat for Mtrace {
         options: &DecodeOptions,
     ) -> Result<u64, FormatError> {
         decode::decode(input, output, options)
+    }
+
+    fn decode_records(
+        &self,
+        input: &mut dyn crate::seek::ReadSeek,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+        range: std::ops::Range<u64>,
+        note: crate::seek::Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        Some(decode::decode_records(
+            input,
+            output,
+            options,
+            range.start,
+            range.end,
+            note,
+        ))
     }
     fn stats(
         &self,

@@ -38,17 +38,21 @@ pub enum Encoding {
     Split,
     /// HATF best with the stored bytes of every address in a second stream (`hatf-splitaddr`).
     HatfSplitAddr,
+    /// Not the paper's: HATF 1.0 records of `dtds/hatf10.dtd` through the generated codec, in
+    /// an uncompressed Meta-TF container (`hatf10-dtd`, [`crate::alloc::hatf10_dtd`]).
+    Hatf10Dtd,
 }
 
 impl Encoding {
-    /// All encodings, in Table 4's order.
-    pub const ALL: [Encoding; 6] = [
+    /// All encodings, in Table 4's order, then ours.
+    pub const ALL: [Encoding; 7] = [
         Encoding::Simple,
         Encoding::Ascii,
         Encoding::HatfNaive,
         Encoding::HatfBest,
         Encoding::Split,
         Encoding::HatfSplitAddr,
+        Encoding::Hatf10Dtd,
     ];
 
     /// The name used on the command line and in tables.
@@ -60,6 +64,7 @@ impl Encoding {
             Encoding::HatfBest => "hatf-best",
             Encoding::Split => "split",
             Encoding::HatfSplitAddr => "hatf-splitaddr",
+            Encoding::Hatf10Dtd => crate::alloc::hatf10_dtd::NAME,
         }
     }
 
@@ -76,7 +81,10 @@ impl Encoding {
                  address on a non-realloc event are refused"
             }
             Encoding::Ascii => "all event fields",
-            Encoding::HatfNaive | Encoding::HatfBest | Encoding::HatfSplitAddr => {
+            Encoding::HatfNaive
+            | Encoding::HatfBest
+            | Encoding::HatfSplitAddr
+            | Encoding::Hatf10Dtd => {
                 "all event fields (calloc/memalign and values a record has no field for travel in attributes)"
             }
         }
@@ -104,6 +112,7 @@ pub fn encode(encoding: Encoding, events: &[AllocEvent]) -> Result<Vec<Stream>, 
             Ok(one(bytes))
         }
         Encoding::Split => split::encode(events),
+        Encoding::Hatf10Dtd => crate::alloc::hatf10_dtd::encode(events).map(one),
         Encoding::HatfSplitAddr => {
             let mut w = NativeWriter::with_split_addresses(Vec::new());
             best::write(events, &mut w).map_err(|e| e.to_string())?;
@@ -139,6 +148,7 @@ pub fn decode(encoding: Encoding, streams: &[Stream]) -> Result<Vec<AllocEvent>,
             native_events::read_events(stream(streams, "main")?).map_err(|e| e.to_string())
         }
         Encoding::Split => split::decode(streams),
+        Encoding::Hatf10Dtd => crate::alloc::hatf10_dtd::decode(stream(streams, "main")?),
         Encoding::HatfSplitAddr => {
             let reader = NativeReader::with_split_addresses(
                 stream(streams, "main")?,

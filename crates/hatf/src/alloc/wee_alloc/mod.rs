@@ -1,29 +1,42 @@
 //! wee_alloc's benchmark traces: `Alloc(size),` and `Free(index),` lines, where `index` counts
 //! earlier `Alloc` lines from 0. Lossless front and back end and the `auto` encoding.
 //!
-//! The model sees allocation number n as address n + 1 (0 stays "null"); with a size class of
-//! one byte per block the "next in class" guess predicts every address, so only sizes and which
-//! live block each `Free` releases cost anything.
+//! The encoding (layout [`LAYOUT`]) turns each line into one record byte in most cases
+//! ([`records`]: a size as its move-to-front position, a free as the rank of the live
+//! allocation it releases) and compresses each block's record stream with the context mixer
+//! ([`crate::alloc::context_mix`]). Files of the earlier layouts (the shared allocation model,
+//! one zstd section per stream) still decode.
 
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+mod decode;
+pub mod records;
 
-use metatf::container::ContainerHeader;
+use std::io::{BufRead, BufReader, Read, Write};
 
-use crate::alloc::blocks::{self, container_error, write_error, BlockWriter};
+use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
+
+use crate::alloc::blocks::BlockWriter;
+use crate::alloc::context_mix;
 use crate::alloc::event::{AllocEvent, AllocKind};
 use crate::alloc::model::addr::Class;
-use crate::alloc::model::{
-    stream, Cursors, KindTable, ModelRecord, Shape, State, Streams, FIRST_FORMAT_STREAM,
+use crate::alloc::model::{KindTable, Shape, FIRST_FORMAT_STREAM};
+use crate::format::{
+    Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, TraceFormat,
 };
-use crate::alloc::varint::{put_u64, Cursor};
-use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError, TraceFormat};
+use records::{Record, RecordModel};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "wee-alloc";
 /// The DTD embedded in every `wee-alloc` container.
 pub const DTD: &str = include_str!("../../../../../dtds/wee-alloc.dtd");
+/// Earlier layouts: the stream of verbatim lines.
 const VERBATIM: u8 = FIRST_FORMAT_STREAM + 1;
 const BLOCK_RECORDS: u64 = 1 << 20;
+/// Value of the `layout` property of this encoding; every block starts a fresh model.
+pub const LAYOUT: &str = "wee-alloc-cm-1";
+/// Section: the block's record stream through the context mixer (codec none).
+const MIXED: u8 = 0;
+/// Section: the block's record stream, compressed by the container's codec.
+const PLAIN: u8 = 1;
 
 const K_VERBATIM: u8 = 2;
 const K_VERBATIM_UNTERMINATED: u8 = 3;
@@ -156,33 +169,52 @@ impl TraceFormat for WeeAlloc {
         head.starts_with(b"Alloc(") || head.starts_with(b"Free(")
     }
 
+    fn event_encodings(&self) -> &'static [&'static str] {
+        crate::alloc::hatf10_dtd::EVENT_ENCODINGS
+    }
+
     fn encode(
         &self,
         input: &mut dyn Read,
         output: &mut dyn Write,
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError> {
+        if options.encoding == crate::alloc::hatf10_dtd::NAME {
+            return crate::alloc::hatf10_dtd::encode_text(
+                FORMAT,
+                for_each_event,
+                input,
+                output,
+                options,
+            );
+        }
         let file = options.input_name.as_str();
         let header = ContainerHeader {
             dtd: DTD.to_string(),
             format: FORMAT.to_string(),
             properties: vec![
                 ("encoding".to_string(), "auto".to_string()),
-                (
-                    metatf::container::PROPERTY_LAYOUT.to_string(),
-                    "alloc-model-1".to_string(),
-                ),
+                (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
             ],
         };
-        let mut out = BlockWriter::new(output, &header, options)?;
-        let mut state = State::new();
-        let mut streams = Streams::default();
-        let mut verbatim = Vec::new();
+        // With the default compression the stream goes through the context mixer and is
+        // stored as is; with another choice the container's codec compresses it.
+        let mixed = options.compression == Compression::Zstd;
+        let block_options = EncodeOptions {
+            compression: if mixed {
+                Compression::None
+            } else {
+                options.compression
+            },
+            ..options.clone()
+        };
+        let mut out = BlockWriter::new(output, &header, &block_options)?;
+        let mut model = RecordModel::new();
+        let mut stream = Vec::new();
         let mut records = 0u64;
         let mut report = EncodeReport::default();
         let mut r = BufReader::with_capacity(1 << 20, input);
         let (mut buf, mut scratch) = (Vec::new(), Vec::new());
-        let mut allocs = 0u64;
         loop {
             buf.clear();
             let n = r.read_until(b'\n', &mut buf).map_err(|e| FormatError {
@@ -204,21 +236,9 @@ impl TraceFormat for WeeAlloc {
                 Some(Ok(l)) => {
                     scratch.clear();
                     render(l, &mut scratch);
-                    (scratch == buf).then(|| match l {
-                        WeeLine::Alloc(size) => {
-                            allocs += 1;
-                            ModelRecord {
-                                kind: K_ALLOC,
-                                size,
-                                addr: allocs,
-                                ..ModelRecord::default()
-                            }
-                        }
-                        WeeLine::Free(i) => ModelRecord {
-                            kind: K_FREE,
-                            addr: i.wrapping_add(1),
-                            ..ModelRecord::default()
-                        },
+                    (scratch == buf).then_some(match l {
+                        WeeLine::Alloc(size) => Record::Alloc(size),
+                        WeeLine::Free(i) => Record::Free(i),
                     })
                 }
                 Some(Err((col, m))) => {
@@ -237,25 +257,18 @@ impl TraceFormat for WeeAlloc {
                 }
                 None => None,
             };
-            let rec = rec.unwrap_or_else(|| {
-                put_u64(&mut verbatim, text.len() as u64);
-                verbatim.extend_from_slice(text);
-                ModelRecord {
-                    kind: if terminated {
-                        K_VERBATIM
-                    } else {
-                        K_VERBATIM_UNTERMINATED
-                    },
-                    ..ModelRecord::default()
-                }
-            });
-            state.encode(&Kinds, &rec, &mut streams);
+            model.encode(
+                rec.unwrap_or(Record::Verbatim(text, terminated)),
+                &mut stream,
+            );
             records += 1;
             if records >= BLOCK_RECORDS {
-                flush(&mut out, &mut streams, &mut verbatim, &mut records)?;
+                flush(&mut out, &mut stream, &mut records, mixed)?;
+                // Each block starts a fresh model: any block decodes on its own.
+                model = RecordModel::new();
             }
         }
-        flush(&mut out, &mut streams, &mut verbatim, &mut records)?;
+        flush(&mut out, &mut stream, &mut records, mixed)?;
         out.finish()?;
         Ok(report)
     }
@@ -266,51 +279,18 @@ impl TraceFormat for WeeAlloc {
         output: &mut dyn Write,
         options: &DecodeOptions,
     ) -> Result<u64, FormatError> {
-        let file = options.input_name.as_str();
-        let mut reader = blocks::open(input, FORMAT, file)?;
-        let mut out = BufWriter::new(output);
-        let mut state = State::new();
-        let mut text = Vec::new();
-        let mut lines = 0u64;
-        while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
-            let at = |rec: u64, msg: String| FormatError {
-                file: file.to_string(),
-                position: format!("block {} record {rec}", block.index),
-                message: msg,
-            };
-            let model: [&[u8]; stream::COUNT] =
-                std::array::from_fn(|i| blocks::section(&block, i as u8));
-            let mut c = Cursors::new(model);
-            let mut verbatim = Cursor::new(blocks::section(&block, VERBATIM), "verbatim");
-            while let Some(kind) = c.next_kind() {
-                let kind = kind.map_err(|m| at(lines, m))?;
-                let r = state
-                    .decode(&Kinds, kind, &mut c)
-                    .map_err(|m| at(lines, m))?;
-                match kind {
-                    K_ALLOC => render(WeeLine::Alloc(r.size), &mut text),
-                    K_FREE => render(WeeLine::Free(r.addr.wrapping_sub(1)), &mut text),
-                    K_VERBATIM | K_VERBATIM_UNTERMINATED => {
-                        let n = verbatim.u64().map_err(|m| at(lines, m))?;
-                        let n = usize::try_from(n)
-                            .map_err(|_| at(lines, "verbatim line too long".into()))?;
-                        text.extend_from_slice(verbatim.take(n).map_err(|m| at(lines, m))?);
-                        if kind == K_VERBATIM {
-                            text.push(b'\n');
-                        }
-                    }
-                    k => return Err(at(lines, format!("unknown record kind {k}"))),
-                }
-                lines += 1;
-                if text.len() >= 1 << 20 {
-                    out.write_all(&text).map_err(|e| write_error(file, e))?;
-                    text.clear();
-                }
-            }
-        }
-        out.write_all(&text).map_err(|e| write_error(file, e))?;
-        out.flush().map_err(|e| write_error(file, e))?;
-        Ok(lines)
+        decode::decode(input, output, options)
+    }
+
+    fn decode_records(
+        &self,
+        input: &mut dyn crate::seek::ReadSeek,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+        range: std::ops::Range<u64>,
+        note: crate::seek::Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        Some(decode::decode_records(input, output, options, range, note))
     }
 
     fn stats(
@@ -325,23 +305,19 @@ impl TraceFormat for WeeAlloc {
 
 fn flush<W: Write>(
     out: &mut BlockWriter<W>,
-    streams: &mut Streams,
-    verbatim: &mut Vec<u8>,
+    stream: &mut Vec<u8>,
     records: &mut u64,
+    mixed: bool,
 ) -> Result<(), FormatError> {
     if *records == 0 {
         return Ok(());
     }
-    let mut s: Vec<(u8, &[u8])> = streams
-        .bytes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (i as u8, b.as_slice()))
-        .collect();
-    s.push((VERBATIM, verbatim));
-    out.block(*records, &s)?;
-    streams.clear();
-    verbatim.clear();
+    if mixed {
+        out.block(*records, &[(MIXED, &context_mix::compress(stream))])?;
+    } else {
+        out.block(*records, &[(PLAIN, stream)])?;
+    }
+    stream.clear();
     *records = 0;
     Ok(())
 }
