@@ -71,6 +71,9 @@ pub struct Output {
 
 enum Target {
     Stdout(BufWriter<io::Stdout>),
+    /// An existing device, FIFO or socket (e.g. `/dev/null`): written in place, because renaming
+    /// a file over it would replace the device node with a regular file.
+    Special(BufWriter<File>),
     File {
         temp: tempfile::NamedTempFile,
         writer: Option<BufWriter<File>>,
@@ -98,6 +101,18 @@ pub fn create_output(path: Option<&Path>, force: bool, content: Content) -> CliR
             "{}: already exists; use -f/--force to overwrite it",
             final_path.display()
         )));
+    }
+    if let Ok(meta) = std::fs::metadata(&final_path) {
+        if !meta.is_file() && !meta.is_dir() {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&final_path)
+                .map_err(|e| CliError::input(format!("{}: {}", final_path.display(), e)))?;
+            return Ok(Output {
+                name: final_path.display().to_string(),
+                target: Target::Special(BufWriter::with_capacity(1 << 20, file)),
+            });
+        }
     }
     let folder = match final_path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -131,6 +146,7 @@ impl Output {
     pub fn writer(&mut self) -> &mut dyn Write {
         match &mut self.target {
             Target::Stdout(w) => w,
+            Target::Special(w) => w,
             Target::File { writer, .. } => writer.as_mut().expect("writer taken only by commit"),
         }
     }
@@ -140,6 +156,9 @@ impl Output {
         let name = self.name;
         match self.target {
             Target::Stdout(mut w) => flush_stdout(&mut w),
+            Target::Special(mut w) => w
+                .flush()
+                .map_err(|e| CliError::input(format!("{name}: cannot write: {e}"))),
             Target::File {
                 temp,
                 mut writer,

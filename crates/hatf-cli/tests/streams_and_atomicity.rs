@@ -201,3 +201,38 @@ fn binary_output_is_refused_on_a_terminal() {
         "binary data reached the terminal: {shown}"
     );
 }
+
+/// Writing to an existing device (here `/dev/null`, with `--force`) writes through it; the
+/// atomic temp-file-and-rename path would replace the device node with a regular file.
+#[cfg(unix)]
+#[test]
+fn output_to_a_device_writes_through_it_and_leaves_it_a_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let null = std::path::Path::new("/dev/null");
+    if !std::fs::metadata(null).is_ok_and(|m| m.file_type().is_char_device()) {
+        eprintln!("skipping: /dev/null is not a character device on this machine");
+        return;
+    }
+    let text = "Alloc(5),\nFree(0),\n";
+    for args in [
+        vec!["encode", "--from", "wee-alloc", "-o", "/dev/null", "-f"],
+        vec![
+            "encode",
+            "--from",
+            "wee-alloc",
+            "-o",
+            "/dev/null",
+            "-f",
+            "-q",
+        ],
+    ] {
+        hatf().args(&args).write_stdin(text).assert().success();
+        let meta = std::fs::metadata(null).expect("/dev/null still exists");
+        assert!(
+            meta.file_type().is_char_device(),
+            "`hatf {}` replaced /dev/null with a {:?}",
+            args.join(" "),
+            meta.file_type()
+        );
+    }
+}
