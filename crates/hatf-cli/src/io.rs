@@ -7,9 +7,10 @@
 //!   everything succeeded, so a failed or killed run never leaves a partial file under the final name;
 //! - a closed pipe on standard output ends the command quietly.
 
+use crate::data_stdout::{data_stdout, DataStdout};
 use crate::error::{CliError, CliResult};
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// A readable input and the name to use for it in messages.
@@ -70,7 +71,7 @@ pub struct Output {
 }
 
 enum Target {
-    Stdout(BufWriter<io::Stdout>),
+    Stdout(BufWriter<DataStdout>),
     /// An existing device, FIFO or socket (e.g. `/dev/null`): written in place, because renaming
     /// a file over it would replace the device node with a regular file.
     Special(BufWriter<File>),
@@ -84,7 +85,7 @@ enum Target {
 /// Opens OUTPUT (or standard output) following the conventions above.
 pub fn create_output(path: Option<&Path>, force: bool, content: Content) -> CliResult<Output> {
     if is_std(path) {
-        let stdout = io::stdout();
+        let stdout = data_stdout();
         if content == Content::Binary && stdout.is_terminal() {
             return Err(CliError::usage(
                 "refusing to write binary data to a terminal; use -o FILE or redirect standard output",
@@ -195,7 +196,7 @@ fn set_ordinary_permissions(_path: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn flush_stdout(w: &mut BufWriter<io::Stdout>) -> CliResult {
+fn flush_stdout(w: &mut BufWriter<DataStdout>) -> CliResult {
     match w.flush() {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),

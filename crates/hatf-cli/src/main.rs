@@ -2,6 +2,7 @@
 
 mod args;
 mod commands;
+mod data_stdout;
 mod error;
 mod io;
 mod malloc_tuning;
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
             };
         }
     };
+    data_stdout::reserve();
     let verbosity = Verbosity {
         quiet: cli.quiet,
         verbose: cli.verbose,

@@ -258,7 +258,7 @@ fn mtrace_record_ranges_come_out_exactly() {
 }
 
 #[test]
-fn formats_stored_as_is_say_records_is_not_built_for_them() {
+fn malloc_bench_records_are_slices_of_the_protobuf() {
     let dir = tempfile::tempdir().unwrap();
     let trace = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -276,16 +276,50 @@ fn formats_stored_as_is_say_records_is_not_built_for_them() {
         .arg(&out)
         .assert()
         .success();
-    let result = hatf()
-        .args(["decode", "--records", "0..5"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(result.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&result.stderr).contains("not built"));
+    let records = |range: &str| {
+        let result = hatf()
+            .args(["decode", "--records", range])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            result.status.success(),
+            "{range}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        result.stdout
+    };
+    // The whole protobuf is the first five records' fields followed by the rest's.
+    let (all, head, rest) = (records(".."), records("0..5"), records("5.."));
+    assert!(!head.is_empty() && head.len() < all.len());
+    assert!([head, rest].concat() == all);
+    // Each record of a Tracefile is one top-level field: `lines` (key 0x0a) or field 2.
+    assert!(all[0] == 0x0a);
     hatf()
         .args(["decode", "--records", "9..3"])
         .arg(&out)
         .assert()
         .code(2);
+}
+
+#[test]
+fn formats_without_ranges_say_records_is_not_built_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("trace");
+    std::fs::write(&input, "VS:1\nTB:2:3\nMN:3:3:A:m:0\n").unwrap();
+    let out = dir.path().join("t.hatf");
+    hatf()
+        .args(["encode", "--from", "jvm"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let result = hatf()
+        .args(["decode", "--records", "0..2"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&result.stderr).contains("not built"));
 }

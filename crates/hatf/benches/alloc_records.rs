@@ -1,7 +1,8 @@
 //! Records per second for the allocation formats, per format and per stage:
 //! text → typed events (`AllocEvent`), typed model records (`ModelRecord`) → model streams and
-//! back (the library's decode into typed records, no compression), the whole text → container
-//! → text path, and HATF 1.0 native events.
+//! back (the library's decode into typed records, no compression: one record at a time, and in
+//! batches with `State::decode_into` as the text decoders do), the whole text → container
+//! → text path (on one thread), and HATF 1.0 native events.
 //!
 //! `cargo bench -p hatf --bench alloc_records -- --warm-up-time 1 --measurement-time 3`
 //!
@@ -15,7 +16,7 @@ use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use hatf::alloc::memory_replay::{self, kinds::ReplayKinds};
-use hatf::alloc::model::{stream, Cursors, KindTable, ModelRecord, State, Streams};
+use hatf::alloc::model::{pipeline, stream, Cursors, KindTable, ModelRecord, State, Streams};
 use hatf::alloc::mtrace::{self, kinds::MtraceKinds};
 use hatf::alloc::{native, AllocEvent};
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
@@ -86,7 +87,8 @@ fn replay_records(text: &[u8]) -> Vec<ModelRecord> {
 }
 
 fn model_encode(kinds: &dyn KindTable, records: &[ModelRecord]) -> Streams {
-    let mut state = State::new();
+    // As in files: each block starts a fresh model.
+    let mut state = State::for_block();
     let mut streams = Streams::default();
     for r in records {
         state.encode(kinds, r, &mut streams);
@@ -99,7 +101,7 @@ fn model_encode(kinds: &dyn KindTable, records: &[ModelRecord]) -> Streams {
 fn model_decode(kinds: &dyn KindTable, streams: &Streams) -> (u64, u64) {
     let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| streams.bytes[i].as_slice());
     let mut c = Cursors::new(sections);
-    let mut state = State::new();
+    let mut state = State::for_block();
     let (mut n, mut sum) = (0u64, 0u64);
     while let Some(kind) = c.next_kind() {
         let r = state
@@ -109,6 +111,29 @@ fn model_decode(kinds: &dyn KindTable, streams: &Streams) -> (u64, u64) {
         sum = sum.wrapping_add(r.addr ^ r.size);
     }
     (n, sum)
+}
+
+/// Decodes every record of `streams` in batches of `pipeline::BATCH` typed records (what the
+/// text decoders do); returns how many and a checksum.
+fn model_decode_batches(kinds: &dyn KindTable, streams: &Streams) -> (u64, u64) {
+    let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| streams.bytes[i].as_slice());
+    let mut c = Cursors::new(sections);
+    let mut state = State::for_block();
+    let mut batch = Vec::with_capacity(pipeline::BATCH);
+    let (mut n, mut sum) = (0u64, 0u64);
+    loop {
+        batch.clear();
+        let more = state
+            .decode_into(kinds, &mut c, &mut batch, pipeline::BATCH)
+            .expect("decodes");
+        n += batch.len() as u64;
+        for r in &batch {
+            sum = sum.wrapping_add(r.addr ^ r.size);
+        }
+        if !more {
+            return (n, sum);
+        }
+    }
 }
 
 /// Benchmarks one text format: events from text, model encode/decode, container round trip.
@@ -133,6 +158,14 @@ fn bench_format(
     g.bench_function("streams to ModelRecord", |b| {
         b.iter(|| model_decode(kinds, black_box(&streams)))
     });
+    assert_eq!(
+        model_decode_batches(kinds, &streams),
+        model_decode(kinds, &streams),
+        "batches decode the same records"
+    );
+    g.bench_function("streams to ModelRecord batches", |b| {
+        b.iter(|| model_decode_batches(kinds, black_box(&streams)))
+    });
     let options = EncodeOptions::default();
     let encode = |out: &mut Vec<u8>| {
         format
@@ -153,11 +186,16 @@ fn bench_format(
         .decode(&mut &packed[..], &mut back, &DecodeOptions::default())
         .expect("decodes");
     assert!(back == text, "container round trip is lossless");
+    // One thread, so the figure is per core.
+    let one_thread = DecodeOptions {
+        threads: 1,
+        ..DecodeOptions::default()
+    };
     g.bench_function("container to text", |b| {
         b.iter(|| {
             let mut out = Vec::with_capacity(text.len());
             format
-                .decode(&mut &packed[..], &mut out, &DecodeOptions::default())
+                .decode(&mut &packed[..], &mut out, &one_thread)
                 .expect("decodes");
             out.len()
         })

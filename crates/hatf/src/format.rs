@@ -116,6 +116,10 @@ pub struct Problem {
     pub message: String,
 }
 
+/// Lists the thread ids (ascending) of each block of one file again, from its records: called
+/// with every block in file order, from the first. See [`TraceFormat::thread_lister`].
+pub type ThreadLister = Box<dyn FnMut(&metatf::container::Block) -> Result<Vec<u64>, FormatError>>;
+
 /// One source trace format.
 pub trait TraceFormat: Sync {
     /// The name used with `--from` / `--to` and stored in encoded files (e.g. `mtrace`).
@@ -160,6 +164,17 @@ pub trait TraceFormat: Sync {
         _range: std::ops::Range<u64>,
         _note: crate::seek::Note<'_>,
     ) -> Option<Result<u64, FormatError>> {
+        None
+    }
+    /// For formats whose encoder lists each block's threads in the index: a function that
+    /// lists them again from the blocks, giving the lists the encoder gave. `hatf recover` uses
+    /// it when the damaged file's index is lost. `None` when the format lists no threads, or not
+    /// for the file whose header is `header`.
+    fn thread_lister(
+        &self,
+        _header: &metatf::container::ContainerHeader,
+        _file: &str,
+    ) -> Option<ThreadLister> {
         None
     }
     /// Computes the statistics of a text trace; `None` when the format has none.

@@ -132,6 +132,57 @@ pub fn decode_records(
     Ok(next.saturating_sub(first))
 }
 
+/// A part of a seekable input (`len` bytes from `start`) read as if it were a whole file: how a
+/// container nested, uncompressed, as one section of another is read by seeking, without
+/// reading the rest of the outer file.
+pub struct Window<'a> {
+    inner: &'a mut dyn ReadSeek,
+    start: u64,
+    len: u64,
+    pos: u64,
+}
+
+impl<'a> Window<'a> {
+    /// The window `start..start + len` of `inner`.
+    pub fn new(inner: &'a mut dyn ReadSeek, start: u64, len: u64) -> std::io::Result<Self> {
+        inner.seek(SeekFrom::Start(start))?;
+        Ok(Window {
+            inner,
+            start,
+            len,
+            pos: 0,
+        })
+    }
+}
+
+impl Read for Window<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.len.saturating_sub(self.pos);
+        let want = (buf.len() as u64).min(left) as usize;
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.inner.read(&mut buf[..want])?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Window<'_> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        }
+        .ok_or_else(|| std::io::Error::other("seek before the start of the nested file"))?;
+        self.inner
+            .seek(SeekFrom::Start(self.start.saturating_add(target)))?;
+        self.pos = target;
+        Ok(target)
+    }
+}
+
 /// The records of `b` within `first..end`, counted from the block's first record.
 fn keep(b: &Block, first: u64, end: u64) -> Range<u64> {
     let from = first.saturating_sub(b.first_record).min(b.record_count);

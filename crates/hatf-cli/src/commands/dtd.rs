@@ -37,10 +37,10 @@ fn check(files: &[PathBuf], verbosity: Verbosity) -> CliResult {
             Ok(schema) => {
                 if !verbosity.quiet {
                     let records: usize = schema.sections.iter().map(|s| s.records.len()).sum();
-                    println!(
-                        "{name}: ok ({} sections, {records} records)",
+                    crate::data_stdout::print(&format!(
+                        "{name}: ok ({} sections, {records} records)\n",
                         schema.sections.len()
-                    );
+                    ))?;
                 }
             }
             Err(diagnostics) => {

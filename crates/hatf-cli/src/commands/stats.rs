@@ -24,9 +24,8 @@ pub fn run(args: &StatsArgs, _verbosity: Verbosity) -> CliResult {
     if args.json {
         let text = serde_json::to_string_pretty(&report.json)
             .map_err(|e| CliError::input(format!("cannot render JSON: {e}")))?;
-        println!("{text}");
+        crate::data_stdout::print(&format!("{text}\n"))
     } else {
-        print!("{}", report.text);
+        crate::data_stdout::print(&report.text)
     }
-    Ok(())
 }

@@ -32,7 +32,7 @@ pub fn run(args: &ValidateArgs, verbosity: Verbosity) -> CliResult {
     }
     if problems.is_empty() {
         if !verbosity.quiet {
-            println!("{name}: valid `{}` trace", trace.format.name());
+            crate::data_stdout::print(&format!("{name}: valid `{}` trace\n", trace.format.name()))?;
         }
         Ok(())
     } else {

@@ -28,12 +28,12 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> CliResult {
         }
     }
     if !verbosity.quiet {
-        println!(
-            "{name}: ok: format `{}`, {blocks} blocks, {} records, {} bytes, every checksum and the index verified",
+        crate::data_stdout::print(&format!(
+            "{name}: ok: format `{}`, {blocks} blocks, {} records, {} bytes, every checksum and the index verified\n",
             reader.header().format,
             reader.records_read(),
             reader.position()
-        );
+        ))?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ pub mod context_mix;
 pub mod event;
 pub mod fast_hash;
 pub mod hatf10_dtd;
+pub mod line_chunks;
 pub mod lzma_alone;
 pub mod malloc_bench;
 pub mod memory_replay;
@@ -16,6 +17,7 @@ pub mod raw_store;
 pub mod stats;
 pub mod text_lines;
 pub mod text_num;
+pub mod text_out;
 pub mod varint;
 pub mod wee_alloc;
 

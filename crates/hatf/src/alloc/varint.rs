@@ -37,24 +37,64 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A cursor at byte `pos` of `bytes` (to carry on where another cursor over the same bytes
+    /// stopped, see [`Self::position`]).
+    pub fn starting_at(bytes: &'a [u8], pos: usize, name: &'static str) -> Self {
+        Cursor { bytes, pos, name }
+    }
+
+    /// Bytes consumed so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
     /// True when every byte has been consumed.
     pub fn is_empty(&self) -> bool {
         self.pos >= self.bytes.len()
     }
 
-    /// Reads one byte.
-    pub fn byte(&mut self) -> Result<u8, String> {
-        let b = self
-            .bytes
-            .get(self.pos)
-            .copied()
-            .ok_or_else(|| format!("stream `{}` ends early at byte {}", self.name, self.pos))?;
+    /// Bytes not yet consumed.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len().saturating_sub(self.pos)
+    }
+
+    /// Reads one byte, or `None` at the end.
+    #[inline]
+    pub fn next_byte(&mut self) -> Option<u8> {
+        let b = self.bytes.get(self.pos).copied()?;
         self.pos += 1;
-        Ok(b)
+        Some(b)
+    }
+
+    /// Reads one byte.
+    #[inline]
+    pub fn byte(&mut self) -> Result<u8, String> {
+        match self.next_byte() {
+            Some(b) => Ok(b),
+            None => Err(self.ends_early()),
+        }
+    }
+
+    #[cold]
+    fn ends_early(&self) -> String {
+        format!("stream `{}` ends early at byte {}", self.name, self.pos)
     }
 
     /// Reads one unsigned LEB128 varint.
+    #[inline]
     pub fn u64(&mut self) -> Result<u64, String> {
+        // Most values in the model's streams fit one byte.
+        match self.bytes.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(b))
+            }
+            _ => self.u64_long(),
+        }
+    }
+
+    /// [`Self::u64`] for varints of more than one byte (and the errors).
+    fn u64_long(&mut self) -> Result<u64, String> {
         let start = self.pos;
         let mut v: u64 = 0;
         let mut shift = 0u32;
@@ -81,6 +121,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a zigzag varint.
+    #[inline]
     pub fn i64(&mut self) -> Result<i64, String> {
         self.u64().map(unzigzag)
     }

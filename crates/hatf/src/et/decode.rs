@@ -4,8 +4,9 @@ use std::io::{Read, Write};
 
 use metatf::container::{Block, ContainerReader};
 
+use super::check::thread_of;
 use super::encode::STREAMS_SECTION;
-use super::line::render;
+use super::line::{classify, render, Kind, Line};
 use super::model::{code, Model, UOrder};
 use super::names;
 use super::streams::{id, StreamReader};
@@ -173,6 +174,28 @@ pub fn decode_records(
         message: format!("cannot write the text trace: {e}"),
     })?;
     Ok(written)
+}
+
+/// The thread ids (ascending) of the records of `block` that went through the model, as the
+/// encoder listed them in the index: what `hatf recover` uses when a damaged file's index is
+/// lost. Each block decodes on its own.
+pub fn block_threads(block: &Block) -> Result<Vec<u64>, String> {
+    let mut text = Vec::new();
+    block_text(block, &mut text)?;
+    let mut ids = std::collections::BTreeSet::new();
+    for raw in text.split_inclusive(|&b| b == b'\n') {
+        // The encoder models only terminated, canonical lines, and stores a `W` whose class
+        // is the largest number verbatim.
+        let Some(line) = raw.strip_suffix(b"\n") else {
+            continue;
+        };
+        if let Line::Canonical(r) = classify(line) {
+            if !(r.kind == Kind::W && r.fields[1] == u64::MAX) {
+                ids.insert(thread_of(&r));
+            }
+        }
+    }
+    Ok(ids.into_iter().collect())
 }
 
 fn write_names(block: &metatf::container::Block, options: &DecodeOptions) -> Result<(), String> {

@@ -149,6 +149,21 @@ impl TraceFormat for EtFormat {
         ))
     }
 
+    fn thread_lister(
+        &self,
+        _header: &metatf::container::ContainerHeader,
+        file: &str,
+    ) -> Option<crate::format::ThreadLister> {
+        let file = file.to_string();
+        Some(Box::new(move |block| {
+            decode::block_threads(block).map_err(|m| FormatError {
+                file: file.clone(),
+                position: format!("byte {}", block.offset),
+                message: format!("block {}: {m}", block.index),
+            })
+        }))
+    }
+
     fn stats(
         &self,
         input: &mut dyn Read,

@@ -43,6 +43,17 @@ pub fn looks_like_trace(head: &[u8]) -> bool {
     n > 0 && !complete.is_empty()
 }
 
+/// Lists each block's threads again (files with the model layout; a `jvm-zip` file's first
+/// block, the archive's bytes, has no records and lists none).
+fn thread_lister(header: &ContainerHeader, file: &str) -> Option<crate::format::ThreadLister> {
+    if header.property(PROPERTY_LAYOUT) != Some(zip::LAYOUT) {
+        return None;
+    }
+    let mut lister = text::ThreadLister::default();
+    let file = file.to_string();
+    Some(Box::new(move |block| lister.block(block, &file)))
+}
+
 /// The bare text of a JVM trace (the `trace` member, unzipped).
 pub struct Jvm;
 
@@ -101,6 +112,14 @@ impl TraceFormat for Jvm {
         Ok(lines)
     }
 
+    fn thread_lister(
+        &self,
+        header: &ContainerHeader,
+        file: &str,
+    ) -> Option<crate::format::ThreadLister> {
+        thread_lister(header, file)
+    }
+
     fn stats(
         &self,
         input: &mut dyn Read,
@@ -147,6 +166,14 @@ impl TraceFormat for JvmZip {
         options: &DecodeOptions,
     ) -> Result<u64, FormatError> {
         self::zip::decode(input, output, options)
+    }
+
+    fn thread_lister(
+        &self,
+        header: &ContainerHeader,
+        file: &str,
+    ) -> Option<crate::format::ThreadLister> {
+        thread_lister(header, file)
     }
 
     fn stats(

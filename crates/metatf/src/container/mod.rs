@@ -8,6 +8,7 @@
 
 mod block;
 mod codec;
+pub mod context_mix;
 mod dtd_storage;
 mod framing;
 mod header;
@@ -17,7 +18,7 @@ mod reader;
 mod writer;
 
 pub use block::{Block, DecodedSection, SectionData, SectionDescriptor};
-pub use codec::{zstd_compress, Codec, ZSTD_MAX_WINDOW_LOG};
+pub use codec::{zstd_compress, Codec, CONTEXT_MIX_MAX_SECTION, ZSTD_MAX_WINDOW_LOG};
 pub use dtd_storage::{DtdIdentity, DtdStorage, COMPRESS_DTD_FROM};
 pub use header::{
     ByteOrder, ContainerHeader, LAYOUT_UNIVERSAL, PROPERTY_BYTE_ORDER, PROPERTY_CLASS,

@@ -1,17 +1,18 @@
 //! Compressing blocks on worker threads while the caller prepares the next ones.
 //!
 //! Compression (zstd at high levels especially) is most of the cost of writing a trace, and
-//! each section of each block is compressed on its own, so blocks can be compressed in any
-//! order and on any thread. The writer hands each block to this pool and writes the results
-//! back in submission order, so the file is the same byte for byte whatever the thread count.
+//! each section of each block is compressed on its own, so sections can be compressed in any
+//! order and on any thread. The writer hands each block's sections to this pool and writes the
+//! blocks back in submission order, so the file is the same byte for byte whatever the thread
+//! count.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::block::{SectionData, SectionDescriptor};
-use super::codec::{compress, Codec};
+use super::codec::{compress, Codec, CONTEXT_MIX_MAX_SECTION};
 use super::framing::crc;
 
 /// One section to compress, owning its bytes so it can cross to a worker.
@@ -32,6 +33,10 @@ pub(crate) struct Compressed {
 /// Compresses one section and describes the result.
 pub(crate) fn compress_section(s: &SectionData<'_>) -> std::io::Result<Compressed> {
     let mut codec = s.codec;
+    // The context-mixing coder is slow; long sections go to zstd (at the level given).
+    if codec == Codec::ContextMix && s.bytes.len() as u64 > CONTEXT_MIX_MAX_SECTION {
+        codec = Codec::Zstd;
+    }
     let mut stored = compress(codec, s.level, s.bytes)?;
     // A short or incompressible section grows under a codec's framing; it is then stored as is,
     // which every reader handles, so the file never pays for a codec that did not help.
@@ -53,40 +58,52 @@ pub(crate) fn compress_section(s: &SectionData<'_>) -> std::io::Result<Compresse
     })
 }
 
-/// Compresses every section of one block handed to a worker.
-fn compress_owned(sections: &[OwnedSection]) -> std::io::Result<Vec<Compressed>> {
-    sections
-        .iter()
-        .map(|s| {
-            compress_section(&SectionData {
-                number: s.number,
-                element_width: s.element_width,
-                codec: s.codec,
-                level: s.level,
-                bytes: &s.bytes,
-            })
-        })
-        .collect()
+/// Compresses one section handed to a worker.
+fn compress_owned(s: &OwnedSection) -> std::io::Result<Compressed> {
+    compress_section(&SectionData {
+        number: s.number,
+        element_width: s.element_width,
+        codec: s.codec,
+        level: s.level,
+        bytes: &s.bytes,
+    })
 }
 
-type Job = (u64, Vec<OwnedSection>);
-type Done = (u64, std::io::Result<Vec<Compressed>>);
+/// One section to compress: block sequence number, position in the block, the section.
+type Job = (u64, usize, OwnedSection);
+/// A compressed section: block sequence number, position in the block, the result.
+type Done = (u64, usize, std::io::Result<Compressed>);
 
-/// A fixed set of worker threads compressing blocks, and the results not yet collected.
+/// The sections of one block, as they come back from the workers.
+struct Pending {
+    /// Per position in the block, once compressed.
+    sections: Vec<Option<Compressed>>,
+    /// Sections not back yet.
+    missing: usize,
+    /// The first error among them.
+    error: Option<std::io::Error>,
+}
+
+/// A fixed set of worker threads compressing sections, and the results not yet collected.
+///
+/// Jobs are single sections, not whole blocks, so the sections of one block are spread over
+/// the workers: a trace of one or two large blocks is compressed in parallel too.
 pub(crate) struct Pool {
-    jobs: Option<SyncSender<Job>>,
+    jobs: Option<Sender<Job>>,
     results: Receiver<Done>,
     workers: Vec<JoinHandle<()>>,
-    /// Results that arrived ahead of an earlier block's.
-    early: BTreeMap<u64, std::io::Result<Vec<Compressed>>>,
+    /// Blocks submitted and not yet taken.
+    pending: BTreeMap<u64, Pending>,
 }
 
 impl Pool {
     /// Starts `threads` workers (at least one).
     pub(crate) fn new(threads: usize) -> Pool {
         let threads = threads.max(1);
-        // A short queue: the writer never lets more than a few blocks wait (bounded memory).
-        let (jobs, queue) = mpsc::sync_channel::<Job>(1);
+        // The queue needs no bound of its own: the writer never lets more than a few blocks
+        // wait (bounded memory), and queuing all of a block's sections at once lets the caller
+        // go on with the next block while they are compressed.
+        let (jobs, queue) = mpsc::channel::<Job>();
         let (done, results) = mpsc::channel::<Done>();
         let queue = Arc::new(Mutex::new(queue));
         let workers = (0..threads)
@@ -99,14 +116,14 @@ impl Pool {
                         Ok(q) => q.recv(),
                         Err(_) => return,
                     };
-                    let Ok((seq, sections)) = job else { return };
+                    let Ok((seq, at, section)) = job else { return };
                     // A panic in a codec must not leave the writer waiting for this block
                     // forever: it becomes an error for the block.
-                    let result = std::panic::catch_unwind(|| compress_owned(&sections))
+                    let result = std::panic::catch_unwind(|| compress_owned(&section))
                         .unwrap_or_else(|_| {
                             Err(std::io::Error::other("a compression thread panicked"))
                         });
-                    if done.send((seq, result)).is_err() {
+                    if done.send((seq, at, result)).is_err() {
                         return;
                     }
                 })
@@ -116,30 +133,54 @@ impl Pool {
             jobs: Some(jobs),
             results,
             workers,
-            early: BTreeMap::new(),
+            pending: BTreeMap::new(),
         }
     }
 
-    /// Queues block `seq` for compression.
+    /// Queues the sections of block `seq` for compression.
     pub(crate) fn submit(&mut self, seq: u64, sections: Vec<OwnedSection>) -> std::io::Result<()> {
-        let sent = self.jobs.as_ref().map(|jobs| jobs.send((seq, sections)));
-        match sent {
-            Some(Ok(())) => Ok(()),
-            _ => Err(std::io::Error::other("a compression thread stopped")),
+        self.pending.insert(
+            seq,
+            Pending {
+                sections: (0..sections.len()).map(|_| None).collect(),
+                missing: sections.len(),
+                error: None,
+            },
+        );
+        for (at, section) in sections.into_iter().enumerate() {
+            let sent = self.jobs.as_ref().map(|jobs| jobs.send((seq, at, section)));
+            if !matches!(sent, Some(Ok(()))) {
+                return Err(std::io::Error::other("a compression thread stopped"));
+            }
         }
+        Ok(())
     }
 
-    /// Waits for the result of block `seq`.
+    /// Waits for the sections of block `seq`, in their order.
     pub(crate) fn take(&mut self, seq: u64) -> std::io::Result<Vec<Compressed>> {
         loop {
-            if let Some(result) = self.early.remove(&seq) {
-                return result;
-            }
-            match self.results.recv() {
-                Ok((s, result)) => {
-                    self.early.insert(s, result);
+            if self.pending.get(&seq).is_none_or(|p| p.missing == 0) {
+                let Some(p) = self.pending.remove(&seq) else {
+                    return Err(std::io::Error::other("no such block submitted"));
+                };
+                if let Some(e) = p.error {
+                    return Err(e);
                 }
-                Err(_) => return Err(std::io::Error::other("a compression thread stopped")),
+                return Ok(p.sections.into_iter().flatten().collect());
+            }
+            let (s, at, result) = self
+                .results
+                .recv()
+                .map_err(|_| std::io::Error::other("a compression thread stopped"))?;
+            let Some(p) = self.pending.get_mut(&s) else {
+                continue;
+            };
+            p.missing -= 1;
+            match result {
+                Ok(c) => p.sections[at] = Some(c),
+                Err(e) => {
+                    p.error.get_or_insert(e);
+                }
             }
         }
     }

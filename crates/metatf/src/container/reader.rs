@@ -131,7 +131,8 @@ impl<R: Read> ContainerReader<R> {
     }
 
     /// The section descriptors (codec, stored and uncompressed sizes, checksums) of the block
-    /// [`Self::next_block`] returned last.
+    /// [`Self::next_block`] or [`Self::skip_block`] returned last. A section's bytes follow the
+    /// block header in this order, so after `skip_block` they end at [`Self::position`].
     pub fn last_descriptors(&self) -> &[SectionDescriptor] {
         &self.last
     }
@@ -273,6 +274,7 @@ impl<R: Read> ContainerReader<R> {
         for d in &header.sections {
             self.input.skip(d.stored_len, "section data")?;
         }
+        self.last.clone_from(&header.sections);
         self.blocks += 1;
         self.records += header.record_count;
         self.last_offset = offset;

@@ -8,7 +8,10 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use preflate_rs::{preflate_whole_deflate_stream, recreate_whole_deflate_stream, PreflateConfig};
+use preflate_rs::{
+    preflate_whole_deflate_stream, recreate_whole_deflate_stream, ExitCode, PreflateConfig,
+    PreflateStreamProcessor, RecreateStreamProcessor,
+};
 
 /// Largest uncompressed size handled (above it the caller stores the file as it is): the
 /// split holds the whole text in memory.
@@ -113,6 +116,187 @@ pub fn join(head: &[u8], corrections: &[u8], text: &[u8], tail: &[u8]) -> Result
     Ok(out)
 }
 
+/// Deflate bytes handed to preflate at a time by [`split_chunked`]: each piece's tokens and
+/// plain text are held only while it is analysed (a piece ends at a deflate block boundary, so
+/// a piece may take a little more).
+pub const CHUNK_DEFLATE: usize = 256 << 10;
+
+/// One piece of a deflate stream taken apart piece by piece: preflate's reconstruction data for
+/// it, and how many bytes of text and of deflate stream it covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// preflate's reconstruction data for this piece (the first also holds the parameters).
+    pub corrections: Vec<u8>,
+    /// Uncompressed bytes the piece rebuilds from.
+    pub text_len: u64,
+    /// Deflate bytes it rebuilds.
+    pub deflate_len: u64,
+}
+
+/// Like [`split_deflate`], with preflate's chunked API: the stream is analysed
+/// [`CHUNK_DEFLATE`] bytes at a time, so preflate holds one piece's tokens and text (plus its
+/// 32 KiB dictionary) instead of the whole stream's. Appends the uncompressed bytes to `text`;
+/// returns the pieces and how many bytes of `deflate` the stream takes. The caller must still
+/// check that [`join_pieces`] gives the input back.
+pub fn split_pieces(deflate: &[u8], text: &mut Vec<u8>) -> Result<(Vec<Piece>, usize), String> {
+    let config = PreflateConfig {
+        plain_text_limit: MAX_TEXT,
+        // The caller rebuilds and compares every piece itself.
+        verify_compression: false,
+        ..PreflateConfig::default()
+    };
+    guarded("analysing the deflate stream", || {
+        let mut p = PreflateStreamProcessor::new(&config);
+        let mut pieces = Vec::new();
+        let (mut start, mut end) = (0usize, deflate.len().min(CHUNK_DEFLATE));
+        while !p.is_done() {
+            match p.decompress(&deflate[start..end]) {
+                Ok(r) => {
+                    let piece = p.plain_text().text();
+                    if text.len() + piece.len() > MAX_TEXT {
+                        return Err(format!("the text exceeds {MAX_TEXT} bytes"));
+                    }
+                    text.extend_from_slice(piece);
+                    pieces.push(Piece {
+                        corrections: r.corrections,
+                        text_len: piece.len() as u64,
+                        deflate_len: r.compressed_size as u64,
+                    });
+                    start += r.compressed_size;
+                    p.shrink_to_dictionary();
+                    end = deflate.len().min(start + CHUNK_DEFLATE);
+                }
+                // The piece ends inside a deflate block: give it more.
+                Err(e) if e.exit_code() == ExitCode::ShortRead && end < deflate.len() => {
+                    end = deflate.len().min(end + CHUNK_DEFLATE);
+                }
+                Err(e) => return Err(format!("preflate: {e:?}")),
+            }
+            if start > deflate.len() {
+                return Err("preflate reports more deflate bytes than there are".to_string());
+            }
+        }
+        Ok((pieces, start))
+    })
+}
+
+/// Rebuilds the deflate stream piece by piece from `text` and `pieces`, handing each piece's
+/// bytes to `sink` as it is made: memory holds one piece, never the whole stream.
+pub fn join_pieces(
+    text: &[u8],
+    pieces: &[Piece],
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), String>,
+) -> Result<(), String> {
+    let total: u64 = pieces.iter().map(|p| p.text_len).sum();
+    if total != text.len() as u64 {
+        return Err(format!(
+            "the pieces cover {total} bytes of text, but there are {}",
+            text.len()
+        ));
+    }
+    let mut r = RecreateStreamProcessor::new();
+    let mut at = 0usize;
+    for (k, p) in pieces.iter().enumerate() {
+        let piece = &text[at..at + p.text_len as usize];
+        at += p.text_len as usize;
+        let bytes = guarded("rebuilding the deflate stream", || {
+            r.recompress(&mut std::io::Cursor::new(piece), &p.corrections)
+                .map(|(bytes, _)| bytes)
+                .map_err(|e| format!("preflate, piece {k}: {e:?}"))
+        })?;
+        if bytes.len() as u64 != p.deflate_len {
+            return Err(format!(
+                "piece {k} rebuilds {} deflate bytes, not {}",
+                bytes.len(),
+                p.deflate_len
+            ));
+        }
+        sink(&bytes)?;
+    }
+    Ok(())
+}
+
+/// Serialises pieces: their count, then for each its text length, deflate length,
+/// reconstruction-data length (varints) and reconstruction data.
+pub fn encode_pieces(pieces: &[Piece]) -> Vec<u8> {
+    use crate::alloc::varint::put_u64;
+    let mut out = Vec::new();
+    put_u64(&mut out, pieces.len() as u64);
+    for p in pieces {
+        put_u64(&mut out, p.text_len);
+        put_u64(&mut out, p.deflate_len);
+        put_u64(&mut out, p.corrections.len() as u64);
+        out.extend_from_slice(&p.corrections);
+    }
+    out
+}
+
+/// Reads what [`encode_pieces`] wrote; errors say what is wrong.
+pub fn decode_pieces(bytes: &[u8]) -> Result<Vec<Piece>, String> {
+    let mut c = crate::alloc::varint::Cursor::new(bytes, "pieces");
+    let n = c.u64()?;
+    // Every piece takes at least three bytes.
+    if n > bytes.len() as u64 / 3 {
+        return Err(format!("{n} pieces cannot fit in {} bytes", bytes.len()));
+    }
+    let mut pieces = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let text_len = c.u64()?;
+        let deflate_len = c.u64()?;
+        let len = usize::try_from(c.u64()?).map_err(|_| "piece too long".to_string())?;
+        pieces.push(Piece {
+            corrections: c.take(len)?.to_vec(),
+            text_len,
+            deflate_len,
+        });
+    }
+    if !c.is_empty() {
+        return Err("bytes left over after the pieces".to_string());
+    }
+    Ok(pieces)
+}
+
+/// A gzip file taken apart in pieces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GzipPieces {
+    /// The bytes before the deflate stream.
+    pub head: Vec<u8>,
+    /// The deflate stream's pieces.
+    pub pieces: Vec<Piece>,
+    /// The uncompressed bytes.
+    pub text: Vec<u8>,
+    /// The bytes after the deflate stream.
+    pub tail: Vec<u8>,
+}
+
+/// [`split`] with [`split_pieces`]; checked by rebuilding every piece and comparing it with
+/// the input as it is made.
+pub fn split_chunked(gz: &[u8]) -> Result<GzipPieces, String> {
+    let head_len = header_len(gz)?;
+    let mut text = Vec::new();
+    let (pieces, used) = split_pieces(&gz[head_len..], &mut text)?;
+    let mut at = head_len;
+    join_pieces(&text, &pieces, &mut |bytes| {
+        if gz.get(at..at + bytes.len()) != Some(bytes) {
+            return Err(format!(
+                "the rebuilt deflate stream differs from the original in the {} bytes at {at}",
+                bytes.len()
+            ));
+        }
+        at += bytes.len();
+        Ok(())
+    })?;
+    if at != head_len + used {
+        return Err("the rebuilt deflate stream is shorter than the original".to_string());
+    }
+    Ok(GzipPieces {
+        head: gz[..head_len].to_vec(),
+        pieces,
+        text,
+        tail: gz[at..].to_vec(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +322,66 @@ mod tests {
         assert_eq!(header_len(&gz).unwrap(), p.head.len());
         assert!(p.head.ends_with(b"x.pb\0"));
         assert_eq!(join(&p.head, &p.corrections, &p.text, &p.tail).unwrap(), gz);
+    }
+
+    #[test]
+    fn pieces_split_and_join_byte_for_byte() {
+        // Several pieces: more deflate bytes than one chunk.
+        let mut x = 1u64;
+        let data: Vec<u8> = (0..3_000_000u32)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 5 == 0 {
+                    x as u8
+                } else {
+                    (i % 251) as u8
+                }
+            })
+            .collect();
+        for level in [1, 6, 9] {
+            let gz = gzip(&data, level);
+            // preflate's chunked analysis fails on some streams the whole-stream one takes
+            // (here level 6: "no match found" across a piece boundary); the encoder then
+            // falls back to the whole stream (split_store).
+            let Ok(GzipPieces {
+                head,
+                pieces,
+                text,
+                tail,
+            }) = split_chunked(&gz)
+            else {
+                assert!(level != 1, "level 1 splits in pieces");
+                assert!(split(&gz).is_ok());
+                continue;
+            };
+            assert!(pieces.len() > 1, "level {level}: one piece");
+            assert_eq!(text, data);
+            assert_eq!(tail.len(), 8);
+            let stored = decode_pieces(&encode_pieces(&pieces)).unwrap();
+            assert_eq!(stored, pieces);
+            let mut back = head.clone();
+            join_pieces(&text, &stored, &mut |b| {
+                back.extend_from_slice(b);
+                Ok(())
+            })
+            .unwrap();
+            back.extend_from_slice(&tail);
+            assert!(back == gz, "level {level}: rebuilt file differs");
+            // Wrong text gives an error or other bytes, never a panic or the same file.
+            let mut wrong = text.clone();
+            wrong[100] ^= 1;
+            let mut other = head.clone();
+            let rebuilt = join_pieces(&wrong, &stored, &mut |b| {
+                other.extend_from_slice(b);
+                Ok(())
+            });
+            assert!(rebuilt.is_err() || other != back[..back.len() - 8]);
+        }
+        assert!(join_pieces(b"abc", &[], &mut |_| Ok(())).is_err());
+        assert!(decode_pieces(&[5, 1]).is_err());
+        assert!(split_chunked(b"not gzip").is_err());
     }
 
     #[test]

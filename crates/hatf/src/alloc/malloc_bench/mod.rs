@@ -10,6 +10,7 @@
 pub mod gzip_split;
 pub mod model;
 pub mod proto;
+pub mod records;
 pub mod split_store;
 
 use std::io::{Read, Write};
@@ -95,6 +96,24 @@ impl TraceFormat for MallocBench {
         options: &DecodeOptions,
     ) -> Result<u64, FormatError> {
         split_store::decode(FORMAT, input, output, options)
+    }
+
+    fn decode_records(
+        &self,
+        input: &mut dyn crate::seek::ReadSeek,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+        range: std::ops::Range<u64>,
+        _note: crate::seek::Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        Some(records::decode_records(
+            FORMAT,
+            input,
+            output,
+            options,
+            range.start,
+            range.end,
+        ))
     }
 
     fn stats(

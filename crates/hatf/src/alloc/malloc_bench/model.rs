@@ -6,8 +6,13 @@
 //!
 //! A field whose bytes are not the canonical serialisation of what it says (other field order,
 //! over-long varints, unknown fields) is kept verbatim, so any byte string round-trips.
+//!
+//! Runs of records whose bytes repeat those of the record 1–4 before (a program alternating
+//! between two calls, or repeating one) become one run record with the run's length
+//! ([`RunCoder`]): the mixer then learns the distribution of run lengths instead of guessing,
+//! byte after byte, where a run ends.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 use crate::alloc::model::live::LiveSet;
 use crate::alloc::varint::{put_u64, Cursor};
@@ -16,6 +21,19 @@ use crate::alloc::varint::{put_u64, Cursor};
 pub const K_VERBATIM: u8 = 64;
 /// Record kind of `max_simultaneous_allocs` (field 2, canonical; then the varint value).
 pub const K_MAX: u8 = 65;
+/// Record kinds `K_RUN + P − 1` (P = 1…[`MAX_PERIOD`]): the next n records have, each, the
+/// bytes of the record P before it; varint n − [`MIN_RUN`] follows.
+pub const K_RUN: u8 = 66;
+/// Longest period a run record can repeat.
+pub const MAX_PERIOD: usize = 4;
+/// Shortest run written as a run record (shorter ones cost the mixer little as they are).
+pub const MIN_RUN: u64 = 8;
+/// Longest run one run record holds (a longer one is written as several). With
+/// [`MAX_RUN_RECORD`] it bounds what a damaged or hostile run record makes the decoder produce
+/// (at most 2^16 records of 64 stream bytes each).
+pub const MAX_RUN: u64 = 1 << 16;
+/// Longest record, in stream bytes, a run may repeat.
+pub const MAX_RUN_RECORD: usize = 64;
 
 /// Free symbol: the id was not live; its value follows.
 const FREE_MISS: u64 = 0;
@@ -265,47 +283,171 @@ fn field_len(rest: &[u8]) -> Option<usize> {
     (end <= rest.len()).then_some(end)
 }
 
-/// Encodes the protobuf `text` into the model stream; returns the number of records.
+/// Encodes the protobuf `text` into the model stream without run records (the stream of the
+/// layout `malloc-bench-preflate-1`); returns the number of records.
 pub fn encode(text: &[u8], out: &mut Vec<u8>) -> u64 {
+    encode_with(text, out, false)
+}
+
+/// Encodes the protobuf `text` into the model stream with run records (the stream of the
+/// layout `malloc-bench-preflate-2`); returns the number of records (each top-level field is
+/// one, also inside a run).
+pub fn encode_runs(text: &[u8], out: &mut Vec<u8>) -> u64 {
+    encode_with(text, out, true)
+}
+
+fn encode_with(text: &[u8], out: &mut Vec<u8>, runs_wanted: bool) -> u64 {
     let mut ids = IdState::new();
+    let mut runs = RunCoder::default();
     let mut at = 0usize;
     let mut records = 0u64;
-    let mut scratch = Vec::with_capacity(64);
+    let (mut scratch, mut record) = (Vec::with_capacity(64), Vec::with_capacity(64));
     while at < text.len() {
         let rest = &text[at..];
-        let Some(n) = field_len(rest) else {
-            // Not a protobuf field: keep everything that is left.
-            out.push(K_VERBATIM);
-            put_u64(out, rest.len() as u64);
-            out.extend_from_slice(rest);
-            records += 1;
-            break;
-        };
-        let field = &rest[..n];
-        records += 1;
-        at += n;
-        if let Some(line) = canonical_line(field, &mut scratch) {
-            encode_line(&line, &mut ids, out);
-            continue;
-        }
-        let mut c = Cursor::new(field, "Tracefile");
-        if c.u64() == Ok(0x10) {
-            if let Ok(v) = c.u64() {
-                scratch.clear();
-                scratch.push(0x10);
-                put_u64(&mut scratch, v);
-                if scratch == field {
-                    out.push(K_MAX);
-                    put_u64(out, v);
-                    continue;
-                }
+        record.clear();
+        match field_len(rest) {
+            Some(n) => {
+                encode_field(&rest[..n], &mut ids, &mut scratch, &mut record);
+                at += n;
+            }
+            None => {
+                // Not a protobuf field: keep everything that is left.
+                verbatim(rest, &mut record);
+                at = text.len();
             }
         }
-        out.push(K_VERBATIM);
-        put_u64(out, field.len() as u64);
-        out.extend_from_slice(field);
+        records += 1;
+        if runs_wanted {
+            runs.push(&record, out);
+        } else {
+            out.extend_from_slice(&record);
+        }
     }
+    runs.finish(out);
     records
+}
+
+/// Appends the record of one well-formed top-level field.
+fn encode_field(field: &[u8], ids: &mut IdState, scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
+    if let Some(line) = canonical_line(field, scratch) {
+        encode_line(&line, ids, out);
+        return;
+    }
+    let mut c = Cursor::new(field, "Tracefile");
+    if c.u64() == Ok(0x10) {
+        if let Ok(v) = c.u64() {
+            scratch.clear();
+            scratch.push(0x10);
+            put_u64(scratch, v);
+            if scratch == field {
+                out.push(K_MAX);
+                put_u64(out, v);
+                return;
+            }
+        }
+    }
+    verbatim(field, out);
+}
+
+fn verbatim(bytes: &[u8], out: &mut Vec<u8>) {
+    out.push(K_VERBATIM);
+    put_u64(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// Writes records, turning runs of records that repeat the record P before (P ≤
+/// [`MAX_PERIOD`], at least [`MIN_RUN`] in a row) into run records. Greedy and streaming: a
+/// record waits (at most [`MIN_RUN`] of them) until it is known whether it starts a run; the
+/// smallest period that reaches [`MIN_RUN`] repeats first wins and the run goes on as long as
+/// that period holds. The records in a run are still records: they are what "the record P
+/// before" means for the records after the run.
+#[derive(Debug, Default)]
+struct RunCoder {
+    /// The last [`MAX_PERIOD`] records, newest last.
+    recent: VecDeque<Vec<u8>>,
+    /// Records not written yet, oldest first (they end the recent records).
+    pending: VecDeque<Vec<u8>>,
+    /// Per period P − 1: how many records in a row, up to the newest, equal the one P before.
+    streak: [u64; MAX_PERIOD],
+    /// The run being extended: its period and length.
+    run: Option<(usize, u64)>,
+    /// Buffers to reuse.
+    spare: Vec<Vec<u8>>,
+}
+
+impl RunCoder {
+    fn push(&mut self, record: &[u8], out: &mut Vec<u8>) {
+        let repeats = |p: usize, recent: &VecDeque<Vec<u8>>| {
+            recent
+                .len()
+                .checked_sub(p)
+                .is_some_and(|i| recent[i] == record)
+        };
+        if let Some((p, n)) = self.run {
+            if n < MAX_RUN && repeats(p, &self.recent) {
+                self.run = Some((p, n + 1));
+                self.remember(record);
+                return;
+            }
+            write_run(p, n, out);
+            self.run = None;
+            self.streak = [0; MAX_PERIOD];
+        }
+        for p in 1..=MAX_PERIOD {
+            self.streak[p - 1] = if record.len() <= MAX_RUN_RECORD && repeats(p, &self.recent) {
+                self.streak[p - 1] + 1
+            } else {
+                0
+            };
+        }
+        let mut copy = self.spare.pop().unwrap_or_default();
+        copy.clear();
+        copy.extend_from_slice(record);
+        self.pending.push_back(copy);
+        self.remember(record);
+        // A streak never exceeds the pending records: they were all pushed since the last run.
+        if let Some(p) = (1..=MAX_PERIOD).find(|&p| self.streak[p - 1] >= MIN_RUN) {
+            while self.pending.len() as u64 > MIN_RUN {
+                self.write_oldest(out);
+            }
+            self.spare.extend(self.pending.drain(..));
+            self.run = Some((p, MIN_RUN));
+        } else if self.pending.len() as u64 > MIN_RUN {
+            self.write_oldest(out);
+        }
+    }
+
+    fn write_oldest(&mut self, out: &mut Vec<u8>) {
+        if let Some(r) = self.pending.pop_front() {
+            out.extend_from_slice(&r);
+            self.spare.push(r);
+        }
+    }
+
+    fn remember(&mut self, record: &[u8]) {
+        let mut copy = if self.recent.len() == MAX_PERIOD {
+            self.recent.pop_front().unwrap_or_default()
+        } else {
+            self.spare.pop().unwrap_or_default()
+        };
+        copy.clear();
+        copy.extend_from_slice(record);
+        self.recent.push_back(copy);
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        if let Some((p, n)) = self.run.take() {
+            write_run(p, n, out);
+        }
+        while !self.pending.is_empty() {
+            self.write_oldest(out);
+        }
+    }
+}
+
+fn write_run(period: usize, n: u64, out: &mut Vec<u8>) {
+    out.push(K_RUN + (period - 1) as u8);
+    put_u64(out, n - MIN_RUN);
 }
 
 fn canonical_line(field: &[u8], scratch: &mut Vec<u8>) -> Option<Line> {
@@ -337,33 +479,88 @@ fn encode_line(line: &Line, ids: &mut IdState, out: &mut Vec<u8>) {
     }
 }
 
-/// Decodes the model stream back into the protobuf bytes; errors name the record.
+/// Decodes the model stream back into the protobuf bytes; errors name the record. Streams
+/// without run records (written before them) decode the same way.
 pub fn decode(stream: &[u8], text: &mut Vec<u8>) -> Result<u64, String> {
     let mut ids = IdState::new();
     let mut c = Cursor::new(stream, "model");
     let mut records = 0u64;
+    // Where in `stream` the bytes of the last MAX_PERIOD records are, newest last (a record of
+    // a run has the bytes of the one it repeats).
+    let mut recent: VecDeque<(usize, usize)> = VecDeque::with_capacity(MAX_PERIOD + 1);
+    let remember = |r: (usize, usize), recent: &mut VecDeque<(usize, usize)>| {
+        if recent.len() == MAX_PERIOD {
+            recent.pop_front();
+        }
+        recent.push_back(r);
+    };
     while !c.is_empty() {
         let at = |m: String| format!("record {records}: {m}");
+        let start = c.position();
         let kind = c.byte().map_err(at)?;
-        match kind {
-            K_VERBATIM => {
-                let n = c.u64().map_err(at)?;
-                let n = usize::try_from(n).map_err(|_| at("verbatim field too long".into()))?;
-                text.extend_from_slice(c.take(n).map_err(at)?);
+        if (K_RUN..K_RUN + MAX_PERIOD as u8).contains(&kind) {
+            let period = usize::from(kind - K_RUN) + 1;
+            let n = c.u64().map_err(at)?.saturating_add(MIN_RUN);
+            if n > MAX_RUN {
+                return Err(at(format!("a run of {n} records (at most {MAX_RUN})")));
             }
-            K_MAX => {
-                text.push(0x10);
-                put_u64(text, c.u64().map_err(at)?);
+            let Some(i) = recent.len().checked_sub(period) else {
+                return Err(at(format!(
+                    "a run repeating the record {period} before, but {} records precede it",
+                    recent.len()
+                )));
+            };
+            // The record `period` back is, through the whole run, the one at the same place
+            // in the cycle of the last `period` records.
+            let cycle: Vec<(usize, usize)> = recent.iter().skip(i).copied().collect();
+            for k in 0..n {
+                let at = |m: String| format!("record {records} (in a run): {m}");
+                let (s, e) = cycle[(k % period as u64) as usize];
+                if e - s > MAX_RUN_RECORD {
+                    return Err(at(format!(
+                        "a run repeats a record of {} bytes (at most {MAX_RUN_RECORD})",
+                        e - s
+                    )));
+                }
+                let mut rc = Cursor::new(&stream[s..e], "model");
+                let kind = rc.byte().map_err(at)?;
+                decode_record(kind, &mut ids, &mut rc, text).map_err(at)?;
+                remember((s, e), &mut recent);
+                records += 1;
             }
-            k if (1..=4).contains(&(k & 7)) && k < 64 => {
-                let line = decode_line(k, &mut ids, &mut c).map_err(at)?;
-                line.write(text);
-            }
-            k => return Err(at(format!("unknown record kind {k}"))),
+            continue;
         }
+        decode_record(kind, &mut ids, &mut c, text).map_err(at)?;
+        remember((start, c.position()), &mut recent);
         records += 1;
     }
     Ok(records)
+}
+
+/// Decodes the record of kind `kind` (already read) from `c` and appends its protobuf bytes.
+fn decode_record(
+    kind: u8,
+    ids: &mut IdState,
+    c: &mut Cursor<'_>,
+    text: &mut Vec<u8>,
+) -> Result<(), String> {
+    match kind {
+        K_VERBATIM => {
+            let n = c.u64()?;
+            let n = usize::try_from(n).map_err(|_| "verbatim field too long".to_string())?;
+            text.extend_from_slice(c.take(n)?);
+        }
+        K_MAX => {
+            text.push(0x10);
+            put_u64(text, c.u64()?);
+        }
+        k if (1..=4).contains(&(k & 7)) && k < 64 => {
+            let line = decode_line(k, ids, c)?;
+            line.write(text);
+        }
+        k => return Err(format!("unknown record kind {k}")),
+    }
+    Ok(())
 }
 
 fn decode_line(kind: u8, ids: &mut IdState, c: &mut Cursor<'_>) -> Result<Line, String> {
@@ -413,7 +610,118 @@ mod tests {
         let mut back = Vec::new();
         assert_eq!(decode(&stream, &mut back).unwrap(), n);
         assert_eq!(back, text);
+        // The stream with run records decodes to the same text and record count.
+        let mut runs = Vec::new();
+        assert_eq!(encode_runs(text, &mut runs), n);
+        back.clear();
+        assert_eq!(decode(&runs, &mut back).unwrap(), n);
+        assert_eq!(back, text);
         stream
+    }
+
+    /// How many run records `stream` holds.
+    fn runs_in(stream: &[u8]) -> usize {
+        // Kind bytes 66..=69 only appear as run records: ids and values are varints after a
+        // kind, but a line's kind is below 64 and the values here are all below 66.
+        stream
+            .iter()
+            .filter(|&&b| (K_RUN..K_RUN + MAX_PERIOD as u8).contains(&b))
+            .count()
+    }
+
+    #[test]
+    fn runs_of_repeated_records_become_run_records() {
+        // Malloc and free of the same id, alternating, with a double free / double malloc every
+        // so often (the shape of onoro-cc), then a period-3 stretch, then 2^16 + 20 identical
+        // frees of ids that are not live (one period, longer than one run record holds).
+        let mut t = Vec::new();
+        let mut id = 0;
+        for gap in [30u64, 12, 9, 45, 8, 100] {
+            for _ in 0..gap {
+                t.extend(line(1, &[(0, id), (1, 48)]));
+                t.extend(line(2, &[(0, id)]));
+            }
+            t.extend(line(1, &[(0, id), (1, 48)]));
+            t.extend(line(1, &[(0, id + 1), (1, 48)]));
+            t.extend(line(2, &[(0, id)]));
+            t.extend(line(2, &[(0, id + 1)]));
+            id += 2;
+        }
+        for _ in 0..20 {
+            t.extend(line(1, &[(0, id), (1, 16)]));
+            t.extend(line(1, &[(0, id + 1), (1, 32)]));
+            t.extend(line(2, &[(0, id + 1)]));
+            id += 2;
+        }
+        for _ in 0..(MAX_RUN + 20) {
+            t.extend(line(2, &[(0, 1 << 40)]));
+        }
+        round_trip(&t);
+        let mut plain = Vec::new();
+        encode(&t, &mut plain);
+        let mut runs = Vec::new();
+        encode_runs(&t, &mut runs);
+        assert_eq!(runs_in(&plain), 0);
+        // Six alternations, the period-3 stretch, and two for the long run.
+        assert!(runs_in(&runs) >= 9, "{} run records", runs_in(&runs));
+        assert!(
+            runs.len() * 20 < plain.len(),
+            "{} vs {}",
+            runs.len(),
+            plain.len()
+        );
+    }
+
+    #[test]
+    fn short_repeats_and_long_records_stay_records() {
+        let mut t = Vec::new();
+        for _ in 0..MIN_RUN {
+            t.extend(line(2, &[(0, 7)]));
+        }
+        // A field longer than MAX_RUN_RECORD, repeated: kept verbatim each time, never a run.
+        let long = [0x1a, 70].into_iter().chain([5u8; 70]).collect::<Vec<_>>();
+        for _ in 0..30 {
+            t.extend(&long);
+        }
+        round_trip(&t);
+        let mut runs = Vec::new();
+        encode_runs(&t, &mut runs);
+        assert_eq!(runs_in(&runs[..MIN_RUN as usize * 2]), 0);
+        let mut plain = Vec::new();
+        encode(&t, &mut plain);
+        assert_eq!(runs, plain);
+    }
+
+    #[test]
+    fn damaged_run_records_are_errors() {
+        let mut out = Vec::new();
+        // A run before any record, one longer than MAX_RUN, one of period 2 after one record.
+        assert!(decode(&[K_RUN, 0], &mut out).is_err());
+        // One malloc (kind case 1 with fields 1 and 2, a fresh id, size 5), then the run.
+        let mut s = vec![1 | 3 << 3, ID_FRESH, 5];
+        s.push(K_RUN);
+        put_u64(&mut s, MAX_RUN);
+        assert!(decode(&s, &mut out).unwrap_err().contains("at most"));
+        let mut s = vec![1 | 3 << 3, ID_FRESH, 5];
+        s.extend([K_RUN + 1, 0]);
+        assert!(decode(&s, &mut out)
+            .unwrap_err()
+            .contains("1 records precede"));
+        // A run repeating a record longer than MAX_RUN_RECORD.
+        let mut s = vec![K_VERBATIM, 70];
+        s.extend([5u8; 70]);
+        s.extend([K_RUN, 0]);
+        assert!(decode(&s, &mut out).unwrap_err().contains("at most 64"));
+        // Cut anywhere: an error or a shorter text, never a panic.
+        let mut t = Vec::new();
+        for _ in 0..40 {
+            t.extend(line(2, &[(0, 3)]));
+        }
+        let mut runs = Vec::new();
+        encode_runs(&t, &mut runs);
+        for cut in 0..runs.len() {
+            let _ = decode(&runs[..cut], &mut Vec::new());
+        }
     }
 
     #[test]

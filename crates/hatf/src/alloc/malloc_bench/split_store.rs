@@ -12,8 +12,18 @@ use crate::alloc::blocks::{self, container_error, write_error, DEFAULT_ZSTD_LEVE
 use crate::alloc::{context_mix, lzma_alone, raw_store};
 use crate::format::{Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 
-/// Value of the `layout` property for this layout.
+/// Value of the `layout` property of files whose section 1 is one reconstruction record for
+/// the whole deflate stream (written before the pieces; still decoded).
 pub const LAYOUT: &str = "malloc-bench-preflate-1";
+/// Value of the `layout` property of files whose section 1 lists the stream's pieces
+/// ([`gzip_split::encode_pieces`]): what the encoder writes. Analysing and rebuilding the stream
+/// piece by piece bounds preflate's memory by a piece instead of the whole stream.
+pub const LAYOUT_PIECES: &str = "malloc-bench-preflate-2";
+/// Value of the `layout` property of what the encoder writes: section 1 as in [`LAYOUT`], and
+/// the model stream with run records ([`model::encode_runs`]) packed by version 2 of the
+/// context mixer (section [`MODEL_CM2`]), LZMA or zstd. Files of [`LAYOUT`] keep the stream
+/// without run records and version 1 of the mixer, which earlier readers need.
+pub const LAYOUT_RUNS: &str = "malloc-bench-preflate-3";
 /// Section: the gzip header bytes.
 pub const HEAD: u8 = 0;
 /// Section: preflate's reconstruction data.
@@ -24,8 +34,11 @@ pub const TAIL: u8 = 2;
 pub const MODEL: u8 = 3;
 /// Section: the model stream as an LZMA "alone" stream (container codec none).
 pub const MODEL_LZMA: u8 = 4;
-/// Section: the model stream through [`context_mix`] (container codec none).
+/// Section: the model stream through [`context_mix`] version 1 (container codec none;
+/// written before version 2, still decoded).
 pub const MODEL_CM: u8 = 5;
+/// Section: the model stream through [`context_mix::v2`] (container codec none).
+pub const MODEL_CM2: u8 = 6;
 
 /// Largest input read (the split needs the whole file in memory).
 const MAX_INPUT: u64 = 1 << 30;
@@ -53,15 +66,30 @@ pub fn encode(
         let mut rest = (&gz[..]).chain(input);
         return raw_store::encode(format, dtd, reason, &mut rest, output, options);
     }
-    let parts = match gzip_split::split(&gz) {
-        Ok(p) => p,
+    // The whole stream at once (layout `-1`). Pieces (`LAYOUT_PIECES`) would bound preflate's
+    // memory, but preflate-rs 0.7.6's chunked analysis fails on some streams its whole-stream
+    // analysis takes (onoro.trace.gz of the corpus), and on that failure it prints diagnostics
+    // with `println!`, which would corrupt a container written to standard output; so they are
+    // only read, not written, until standard output is protected (docs/FORMAT.md §6.1).
+    let (layout, head, corrections, text, tail) = match gzip_split::split(&gz) {
+        Ok(p) => (LAYOUT_RUNS, p.head, p.corrections, p.text, p.tail),
         Err(reason) => {
             let reason = format!("the deflate stream could not be rebuilt exactly: {reason}");
             return raw_store::encode(format, dtd, &reason, &mut &gz[..], output, options);
         }
     };
-    let mut stream = Vec::with_capacity(parts.text.len() / 4);
-    let records = model::encode(&parts.text, &mut stream);
+    let input_bytes = gz.len() as u64;
+    drop(gz);
+    let mut stream = Vec::with_capacity(text.len() / 4);
+    // Run records and version 2 of the mixer come with their own layout value (an earlier
+    // reader of `-1` files would fail on them).
+    let new_model = layout == LAYOUT_RUNS;
+    let records = if new_model {
+        model::encode_runs(&text, &mut stream)
+    } else {
+        model::encode(&text, &mut stream)
+    };
+    drop(text);
     let (codec, level) = match options.compression {
         Compression::None => (Codec::None, 0),
         Compression::Gzip => (Codec::Gzip, options.level.unwrap_or(9)),
@@ -71,7 +99,7 @@ pub fn encode(
     // mixer, LZMA and zstd gives the fewest bytes (docs/FORMAT.md); otherwise through the
     // container's codec as chosen.
     let packed = match options.compression {
-        Compression::Zstd => best_packing(&stream, level).map_err(|m| FormatError {
+        Compression::Zstd => best_packing(&stream, level, new_model).map_err(|m| FormatError {
             file: file.to_string(),
             position: String::new(),
             message: m,
@@ -83,7 +111,7 @@ pub fn encode(
         format: format.to_string(),
         properties: vec![
             ("encoding".to_string(), "auto".to_string()),
-            (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
+            (PROPERTY_LAYOUT.to_string(), layout.to_string()),
             ("deflate".to_string(), "preflate".to_string()),
         ],
     };
@@ -95,9 +123,9 @@ pub fn encode(
         bytes,
     };
     let mut sections = vec![
-        section(HEAD, codec, &parts.head[..]),
-        section(CORRECTIONS, codec, &parts.corrections[..]),
-        section(TAIL, Codec::None, &parts.tail[..]),
+        section(HEAD, codec, &head[..]),
+        section(CORRECTIONS, codec, &corrections[..]),
+        section(TAIL, Codec::None, &tail[..]),
     ];
     match &packed {
         Some((number, bytes)) => sections.push(section(*number, Codec::None, &bytes[..])),
@@ -112,26 +140,60 @@ pub fn encode(
     Ok(EncodeReport {
         records,
         bad_lines: 0,
-        input_bytes: gz.len() as u64,
+        input_bytes,
     })
 }
 
 /// The smallest self-packed form of `stream` (section number and bytes), or `None` when the
-/// container's zstd at `level` is smaller.
-fn best_packing(stream: &[u8], level: i32) -> Result<Option<(u8, Vec<u8>)>, String> {
-    let cm = context_mix::compress(stream);
+/// container's zstd at `level` is smaller; `mixer_v2` picks the context mixer's version.
+fn best_packing(
+    stream: &[u8],
+    level: i32,
+    mixer_v2: bool,
+) -> Result<Option<(u8, Vec<u8>)>, String> {
+    let (cm_section, cm) = if mixer_v2 {
+        (MODEL_CM2, context_mix::v2::compress(stream))
+    } else {
+        (MODEL_CM, context_mix::compress(stream))
+    };
     let lzma = lzma_alone::compress(stream)?;
-    let zstd = zstd::bulk::compress(stream, level).map_or(usize::MAX, |z| z.len());
+    // Measured as the container will compress it (its window cap also bounds the memory).
+    let zstd = metatf::container::zstd_compress(level, stream).map_or(usize::MAX, |z| z.len());
     Ok(if zstd <= cm.len().min(lzma.len()) {
         None
     } else if cm.len() <= lzma.len() {
-        Some((MODEL_CM, cm))
+        Some((cm_section, cm))
     } else {
         Some((MODEL_LZMA, lzma))
     })
 }
 
-/// Writes the original `.trace.gz` back, from either layout.
+/// The protobuf of a block of either preflate layout: its model stream, unpacked and decoded.
+pub fn protobuf(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
+    let (cm, lzma) = (blocks::section(b, MODEL_CM), blocks::section(b, MODEL_LZMA));
+    let cm2 = blocks::section(b, MODEL_CM2);
+    let stream = if !cm2.is_empty() {
+        context_mix::v2::decompress(cm2)?
+    } else if !cm.is_empty() {
+        context_mix::decompress(cm)?
+    } else if !lzma.is_empty() {
+        lzma_alone::decompress(lzma)?
+    } else {
+        blocks::section(b, MODEL).to_vec()
+    };
+    // The text is about four times the stream. The stream is freed on return, before the
+    // caller rebuilds the deflate stream.
+    let mut text = Vec::with_capacity(stream.len().saturating_mul(4));
+    model::decode(&stream, &mut text)?;
+    Ok(text)
+}
+
+/// True when `layout` is one of the taken-apart layouts (not the file's bytes as they are).
+pub fn is_split(layout: Option<&str>) -> bool {
+    matches!(layout, Some(LAYOUT | LAYOUT_PIECES | LAYOUT_RUNS))
+}
+
+/// Writes the original `.trace.gz` back, from any layout.
 pub fn decode(
     format: &str,
     input: &mut dyn Read,
@@ -148,7 +210,7 @@ pub fn decode(
     let mut n = 0;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
         n += 1;
-        if layout != LAYOUT {
+        if !is_split(Some(&layout)) {
             // Stored as is (raw_store layout).
             output
                 .write_all(blocks::section(&b, raw_store::RAW))
@@ -160,28 +222,149 @@ pub fn decode(
             position: format!("block {}", b.index),
             message: m,
         };
-        let (cm, lzma) = (
-            blocks::section(&b, MODEL_CM),
-            blocks::section(&b, MODEL_LZMA),
-        );
-        let stream = if !cm.is_empty() {
-            context_mix::decompress(cm).map_err(bad)?
-        } else if !lzma.is_empty() {
-            lzma_alone::decompress(lzma).map_err(bad)?
-        } else {
-            blocks::section(&b, MODEL).to_vec()
-        };
-        let mut text = Vec::with_capacity(stream.len() * 4);
-        model::decode(&stream, &mut text).map_err(bad)?;
-        let gz = gzip_split::join(
+        let text = protobuf(&b).map_err(bad)?;
+        let (head, corrections, tail) = (
             blocks::section(&b, HEAD),
             blocks::section(&b, CORRECTIONS),
-            &text,
             blocks::section(&b, TAIL),
-        )
-        .map_err(bad)?;
-        output.write_all(&gz).map_err(|e| write_error(file, e))?;
+        );
+        if layout == LAYOUT || layout == LAYOUT_RUNS {
+            let gz = gzip_split::join(head, corrections, &text, tail).map_err(bad)?;
+            output.write_all(&gz).map_err(|e| write_error(file, e))?;
+            continue;
+        }
+        // Piece by piece, straight to the output: the rebuilt stream is never whole in memory.
+        let pieces = gzip_split::decode_pieces(corrections).map_err(bad)?;
+        output.write_all(head).map_err(|e| write_error(file, e))?;
+        let mut failed = None;
+        gzip_split::join_pieces(&text, &pieces, &mut |bytes| {
+            output.write_all(bytes).map_err(|e| {
+                let m = e.to_string();
+                failed = Some(e);
+                m
+            })
+        })
+        .map_err(|m| match failed.take() {
+            Some(e) => write_error(file, e),
+            None => bad(m),
+        })?;
+        output.write_all(tail).map_err(|e| write_error(file, e))?;
     }
     output.flush().map_err(|e| write_error(file, e))?;
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(6));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// A Tracefile of `n` malloc lines.
+    fn tracefile(n: u64) -> Vec<u8> {
+        // Ids and sizes from a linear congruential generator, so the deflate stream is long.
+        let mut x = 12345u64;
+        let mut text = Vec::new();
+        for _ in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (id, size) = ((x >> 40) as u8 & 0x7f, (x >> 20) as u8 & 0x7f);
+            text.extend_from_slice(&[0x0a, 0x06, 0x0a, 0x04, 0x08, id, 0x10, size]);
+        }
+        text
+    }
+
+    /// Writes `gz` as a container of `layout`, its section 1 being `corrections`.
+    fn container(layout: &str, gz: &[u8], corrections: &[u8], text: &[u8], tail: &[u8]) -> Vec<u8> {
+        let head_len = gzip_split::header_len(gz).unwrap();
+        let mut stream = Vec::new();
+        let records = model::encode(text, &mut stream);
+        let header = ContainerHeader {
+            dtd: super::super::DTD.to_string(),
+            format: super::super::FORMAT.to_string(),
+            properties: vec![
+                ("encoding".to_string(), "auto".to_string()),
+                (PROPERTY_LAYOUT.to_string(), layout.to_string()),
+                ("deflate".to_string(), "preflate".to_string()),
+            ],
+        };
+        let section = |number, bytes| SectionData {
+            number,
+            element_width: 1,
+            codec: Codec::Zstd,
+            level: 3,
+            bytes,
+        };
+        let mut w = ContainerWriter::new(Vec::new(), &header).unwrap();
+        w.write_block(
+            records,
+            &[
+                section(HEAD, &gz[..head_len]),
+                section(CORRECTIONS, corrections),
+                section(TAIL, tail),
+                section(MODEL, &stream[..]),
+            ],
+        )
+        .unwrap();
+        w.finish().unwrap()
+    }
+
+    fn decoded(bin: &[u8]) -> Vec<u8> {
+        let mut back = Vec::new();
+        decode(
+            super::super::FORMAT,
+            &mut &bin[..],
+            &mut back,
+            &DecodeOptions::default(),
+        )
+        .unwrap();
+        back
+    }
+
+    #[test]
+    fn both_preflate_layouts_decode() {
+        let gz = gzip(&tracefile(200_000));
+        // The encoder's layout: the whole stream's record.
+        let mut bin = Vec::new();
+        encode(
+            super::super::FORMAT,
+            super::super::DTD,
+            &mut &gz[..],
+            &mut bin,
+            &EncodeOptions::default(),
+        )
+        .unwrap();
+        let r = metatf::container::ContainerReader::new(&bin[..]).unwrap();
+        assert_eq!(r.header().property(PROPERTY_LAYOUT), Some(LAYOUT_RUNS));
+        assert!(decoded(&bin) == gz);
+        // The pieces layout, in several pieces.
+        let p = gzip_split::split_chunked(&gz).unwrap();
+        assert!(p.pieces.len() > 1);
+        let corrections = gzip_split::encode_pieces(&p.pieces);
+        let bin = container(LAYOUT_PIECES, &gz, &corrections, &p.text, &p.tail);
+        assert!(decoded(&bin) == gz, "the pieces layout does not decode");
+        // Damaged pieces are an error, never wrong bytes.
+        let mut wrong = p.pieces.clone();
+        wrong[1].deflate_len += 1;
+        let bin = container(
+            LAYOUT_PIECES,
+            &gz,
+            &gzip_split::encode_pieces(&wrong),
+            &p.text,
+            &p.tail,
+        );
+        let mut back = Vec::new();
+        assert!(decode(
+            super::super::FORMAT,
+            &mut &bin[..],
+            &mut back,
+            &DecodeOptions::default(),
+        )
+        .is_err());
+    }
 }

@@ -102,6 +102,30 @@ const MAX_TOKENS: usize = 4;
 
 /// Parses one line without its `\n`.
 pub fn parse(text: &[u8]) -> Result<ReplayLine, LineError> {
+    parse_checked(text).map(|(line, _)| line)
+}
+
+/// True when `t` is decimal digits as printed (no leading zero unless it is `0`).
+fn canonical_dec(t: &[u8]) -> bool {
+    !t.is_empty() && (t[0] != b'0' || t.len() == 1) && t.iter().all(u8::is_ascii_digit)
+}
+
+/// True when `t` is `0x` and lower-case hex digits as `%#x`-style printing gives them (`0x0`
+/// for zero, else no leading zero).
+fn canonical_hex(t: &[u8]) -> bool {
+    t.len() > 2
+        && t.starts_with(b"0x")
+        && (t[2] != b'0' || t.len() == 3)
+        && t[2..]
+            .iter()
+            .all(|&b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Parses one line without its `\n` and says whether it is exactly what [`render`] prints for
+/// it (before the `\n`): one space between fields, numbers without leading zeros, lower-case
+/// hex. Checking the fields while they are at hand is what the encoder does for every line,
+/// instead of printing the line again and comparing.
+pub fn parse_checked(text: &[u8]) -> Result<(ReplayLine, bool), LineError> {
     let err = |col: usize, m: &str| LineError {
         column: col + 1,
         message: m.to_string(),
@@ -161,13 +185,29 @@ pub fn parse(text: &[u8]) -> Result<ReplayLine, LineError> {
         };
         nums[k] = v.ok_or_else(|| err(p, "expected a number"))?;
     }
-    Ok(ReplayLine {
+    // The tokens follow `<tid>: ` one space apart and end the line; each number as printed.
+    let mut next = colon + 2;
+    let mut canonical = canonical_dec(&text[..colon]) && canonical_hex(toks[1].1);
+    for (k, &(at, t)) in toks[..count].iter().enumerate() {
+        canonical &= at == next;
+        next = at + t.len() + 1;
+        if k >= 2 {
+            canonical &= if action == Action::Realloc && k == 2 {
+                canonical_hex(t)
+            } else {
+                canonical_dec(t)
+            };
+        }
+    }
+    canonical &= next == text.len() + 1;
+    let line = ReplayLine {
         tid,
         action,
         ptr,
         a: nums[0],
         b: nums[1],
-    })
+    };
+    Ok((line, canonical))
 }
 
 /// Appends the canonical text of `l`, with its `\n`.
@@ -234,5 +274,45 @@ mod tests {
         assert_eq!(parse(b"12: malloc 0x1").unwrap_err().column, 5);
         assert_eq!(parse(b"12: malloc 1 2").unwrap_err().column, 12);
         assert_eq!(parse(b"x: free 0x1").unwrap_err().column, 1);
+    }
+
+    #[test]
+    fn the_canonical_flag_agrees_with_rendering() {
+        let tids = ["186", "0", "007", "+1"];
+        let actions = [
+            "malloc",
+            "calloc",
+            "memalign",
+            "realloc",
+            "free",
+            "thread_done",
+        ];
+        let ptrs = ["0x0", "0xb6027400", "0x00b6", "0xB6", "0x", "0x+10", "0x00"];
+        let nums = [
+            "", " 1024", " 0", " 01", " 0x10", " 0xa", " 0x0a", " 7 8", " 0x10 5",
+        ];
+        let mut checked = 0;
+        for tid in tids {
+            for sep in [": ", ":", ":  "] {
+                for action in actions {
+                    for ptr in ptrs {
+                        for n in nums {
+                            for end in ["", " "] {
+                                let text = format!("{tid}{sep}{action} {ptr}{n}{end}");
+                                let Ok((l, canonical)) = parse_checked(text.as_bytes()) else {
+                                    continue;
+                                };
+                                let mut v = Vec::new();
+                                render(&l, &mut v);
+                                let same = v == format!("{text}\n").into_bytes();
+                                assert_eq!(canonical, same, "{text:?}");
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 300, "{checked}");
     }
 }

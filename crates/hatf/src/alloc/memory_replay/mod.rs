@@ -2,6 +2,7 @@
 //! end and the `auto` encoding.
 
 mod codec;
+mod decode;
 mod events;
 pub mod kinds;
 pub mod line;
@@ -90,6 +91,29 @@ impl TraceFormat for MemoryReplay {
     ) -> Option<Result<u64, FormatError>> {
         Some(codec::decode_records(input, output, options, range, note))
     }
+
+    fn thread_lister(
+        &self,
+        header: &metatf::container::ContainerHeader,
+        file: &str,
+    ) -> Option<crate::format::ThreadLister> {
+        // Only where each block starts an empty thread table does its `threads` stream hold
+        // exactly the block's threads (older files carried the table across blocks).
+        if !matches!(
+            crate::alloc::blocks::independent_blocks(header, file),
+            Ok(true)
+        ) {
+            return None;
+        }
+        let file = file.to_string();
+        Some(Box::new(move |block| {
+            block_threads(block).map_err(|m| FormatError {
+                file: file.clone(),
+                position: format!("byte {}", block.offset),
+                message: format!("block {}: {m}", block.index),
+            })
+        }))
+    }
     fn stats(
         &self,
         input: &mut dyn Read,
@@ -101,6 +125,20 @@ impl TraceFormat for MemoryReplay {
                 .map(|()| s.report(self.name())),
         )
     }
+}
+
+/// The thread ids (ascending) of a block of a file whose blocks each start a fresh model: its
+/// `threads` stream lists each of them once, in order of first use.
+fn block_threads(block: &metatf::container::Block) -> Result<Vec<u64>, String> {
+    let mut c =
+        crate::alloc::varint::Cursor::new(crate::alloc::blocks::section(block, THREADS), "threads");
+    let mut ids = Vec::new();
+    while !c.is_empty() {
+        ids.push(c.u64()?);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(ids)
 }
 
 /// The `memory-replay-zip` format: the zip archive AOSP ships the dumps in.
@@ -135,6 +173,17 @@ impl TraceFormat for MemoryReplayZip {
         options: &DecodeOptions,
     ) -> Result<u64, FormatError> {
         zip::decode(input, output, options)
+    }
+
+    fn decode_records(
+        &self,
+        input: &mut dyn crate::seek::ReadSeek,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+        range: std::ops::Range<u64>,
+        note: crate::seek::Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        Some(zip::decode_records(input, output, options, range, note))
     }
     fn stats(
         &self,

@@ -19,6 +19,7 @@ use crate::alloc::blocks::{self, container_error, write_error};
 use crate::alloc::malloc_bench::gzip_split;
 use crate::alloc::raw_store;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
+use crate::seek::{Note, ReadSeek, Window};
 
 /// Value of the `layout` property when the entry was taken apart.
 pub const LAYOUT: &str = "memory-replay-zip-preflate-1";
@@ -222,6 +223,81 @@ pub fn decode(
     }
     output.flush().map_err(|e| write_error(file, e))?;
     Ok(n)
+}
+
+/// `decode --records A..B`: lines `range` of the archive's entry, its `memory_replay` text (a
+/// range of records of an archive is not an archive). The text is nested uncompressed as one
+/// section, a `memory-replay` container of its own, so only its header, index and the blocks
+/// holding the lines are read, by seeking; the outer section's checksum, which covers all of it,
+/// is not checked, but the nested container's own checksums are. A file holding the archive's
+/// bytes as they are (its entry could not be taken apart) has no lines to select: an error
+/// says so.
+pub fn decode_records(
+    input: &mut dyn ReadSeek,
+    output: &mut dyn Write,
+    options: &DecodeOptions,
+    range: std::ops::Range<u64>,
+    note: Note<'_>,
+) -> Result<u64, FormatError> {
+    let file = options.input_name.as_str();
+    let fail = |message: String| FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message,
+    };
+    let mut r = blocks::open(&mut *input, FORMAT, file)?;
+    if r.header().property(PROPERTY_LAYOUT) != Some(LAYOUT) {
+        let why = r.header().property("deflate-reason").unwrap_or("unknown");
+        return Err(fail(format!(
+            "this file keeps the archive's bytes as they are (its entry could not be taken \
+             apart: {why}), so it has no lines to select; decode the whole file, unzip it, and \
+             select the lines from the text"
+        )));
+    }
+    let block = r
+        .skip_block()
+        .map_err(|e| container_error(file, e))?
+        .ok_or_else(|| fail("the file holds no block".to_string()))?;
+    let descriptors = r.last_descriptors().to_vec();
+    let block_end = r.position();
+    drop(r);
+    let stored: u64 = descriptors.iter().map(|d| d.stored_len).sum();
+    let mut at = block_end - stored;
+    let nested = descriptors.iter().find_map(|d| {
+        let this = (d.number == NESTED).then_some((at, *d));
+        at += d.stored_len;
+        this
+    });
+    let nested_options = DecodeOptions {
+        input_name: format!("{file} (the archive's entry)"),
+        ..options.clone()
+    };
+    match nested {
+        Some((at, d)) if d.codec == Codec::None => {
+            let mut window = Window::new(input, at, d.stored_len)
+                .map_err(|e| fail(format!("cannot seek to byte {at}: {e}")))?;
+            codec::decode_records(&mut window, output, &nested_options, range, note)
+        }
+        Some(_) => {
+            // Not written by this hatf (the nested container is stored uncompressed): read the
+            // block whole and select from the nested container in memory.
+            input
+                .seek(std::io::SeekFrom::Start(0))
+                .map_err(|e| fail(format!("cannot seek to byte 0: {e}")))?;
+            let mut r = blocks::open(&mut *input, FORMAT, file)?;
+            let b = r
+                .next_block()
+                .map_err(|e| container_error(file, e))?
+                .ok_or_else(|| fail("the file holds no block".to_string()))?;
+            let mut nested = std::io::Cursor::new(blocks::section(&b, NESTED));
+            codec::decode_records(&mut nested, output, &nested_options, range, note)
+        }
+        None => Err(FormatError {
+            file: file.to_string(),
+            position: format!("byte {}", block.offset),
+            message: "block 0 has no section holding the archive's entry".to_string(),
+        }),
+    }
 }
 
 /// Inflates the archive's first entry into `sink` (for events and statistics).

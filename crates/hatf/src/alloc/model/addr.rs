@@ -72,6 +72,12 @@ pub struct AddrPredictor {
     top: u64,
 }
 
+/// The error for an address guess that a (damaged) stream names but the state lacks.
+#[cold]
+fn unavailable(symbol: u8) -> String {
+    format!("address guess {symbol} is not available here")
+}
+
 /// glibc's chunk size for a request: size + 8 bytes of header, 16-byte aligned, at least 32.
 pub fn chunk_size(size: u64) -> u64 {
     (size.saturating_add(8 + 15) & !15).max(32)
@@ -118,7 +124,41 @@ impl AddrPredictor {
             .get(symbol as usize)
             .copied()
             .flatten()
-            .ok_or_else(|| format!("address guess {symbol} is not available here"))
+            .ok_or_else(|| unavailable(symbol))
+    }
+
+    /// [`Self::resolve`] then [`Self::allocated`] with the address found, looking the class up
+    /// once: what a decoder does for every new block.
+    #[inline]
+    pub fn resolve_allocated(
+        &mut self,
+        class: Class,
+        symbol: u8,
+        delta: i64,
+    ) -> Result<u64, String> {
+        let st = self.classes.entry(class.key).or_default();
+        let addr = match symbol {
+            guess::LAST_FREED => self.last_freed,
+            guess::AFTER_PREVIOUS => self.after_previous,
+            guess::TOP => self.top,
+            guess::MISS => self.after_previous.wrapping_add(delta as u64),
+            guess::CLASS_NEXT => match st.last {
+                Some(a) => a.wrapping_add(class.step),
+                None => return Err(unavailable(symbol)),
+            },
+            // LIFO0..: the newest freed block of the class first.
+            s if usize::from(s) < LIFO_DEPTH.min(st.freed_len) => {
+                st.freed[st.freed_len - 1 - usize::from(s)]
+            }
+            s => return Err(unavailable(s)),
+        };
+        st.last = Some(addr);
+        if let Some(i) = st.freed().iter().rposition(|&a| a == addr) {
+            st.freed.copy_within(i + 1..st.freed_len, i);
+            st.freed_len -= 1;
+        }
+        self.moved_to(class.step, addr, symbol);
+        Ok(addr)
     }
 
     /// Records that a block of `class` now lives at `addr`.
@@ -130,6 +170,13 @@ impl AddrPredictor {
             st.freed.copy_within(i + 1..st.freed_len, i);
             st.freed_len -= 1;
         }
+        self.moved_to(chunk, addr, symbol);
+    }
+
+    /// Moves the top and after-previous guesses past a block of `chunk` bytes just allocated
+    /// at `addr` (guessed by `symbol`).
+    #[inline]
+    fn moved_to(&mut self, chunk: u64, addr: u64, symbol: u8) {
         let end = addr.wrapping_add(chunk);
         // The top moves when the block came from fresh memory: at the top, or a little above it.
         if symbol == guess::TOP
@@ -173,5 +220,41 @@ mod tests {
         let (s, d) = p.classify(g(20), 0x9000);
         assert_eq!(s, guess::MISS);
         assert_eq!(p.resolve(g(20), s, d), Ok(0x9000));
+    }
+
+    #[test]
+    fn resolve_allocated_is_resolve_then_allocated() {
+        // Two predictors fed the same events, one through each path, must agree on every
+        // guess (all 13 symbols, available or not) after every step.
+        let g = Class::glibc;
+        let (mut a, mut b) = (AddrPredictor::default(), AddrPredictor::default());
+        let mut x = 0x1000u64;
+        for step in 0..2000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let class = g((x >> 20) % 200);
+            if x.is_multiple_of(3) {
+                let addr = 0x1000 + ((x >> 8) % 64) * 16;
+                a.freed(class, addr);
+                b.freed(class, addr);
+                continue;
+            }
+            let symbol = ((x >> 40) % 13) as u8;
+            let delta = ((x >> 12) % 4096) as i64 - 2048;
+            let expected = a.resolve(class, symbol, delta);
+            let got = b.resolve_allocated(class, symbol, delta);
+            assert_eq!(got, expected, "step {step}");
+            if let Ok(addr) = expected {
+                a.allocated(class, addr, symbol);
+            }
+            for s in 0..13u8 {
+                assert_eq!(
+                    a.resolve(class, s, 5),
+                    b.resolve(class, s, 5),
+                    "step {step}"
+                );
+            }
+        }
     }
 }

@@ -5,13 +5,14 @@
 
 pub mod addr;
 pub mod live;
+pub mod pipeline;
 pub mod predict;
+pub mod sites;
 
-use crate::alloc::fast_hash::FastMap;
 use crate::alloc::varint::{put_u64, zigzag, Cursor};
 use addr::AddrPredictor;
 use live::LiveSet;
-use predict::Mtf;
+use sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
 
 /// Stream numbers the model writes (front ends use numbers from [`FIRST_FORMAT_STREAM`] on).
 pub mod stream {
@@ -102,16 +103,13 @@ pub trait KindTable {
     }
 }
 
-const SITE_CACHE: usize = 8;
-const SIZE_CACHE: usize = 4;
-
 /// Prediction state; the encoder and the decoder hold identical copies.
 #[derive(Debug, Default)]
 pub struct State {
     prev_site: u32,
     sites_seen: u32,
-    site_cache: FastMap<(u32, u8), Mtf<u32, SITE_CACHE>>,
-    size_cache: FastMap<u32, Mtf<u64, SIZE_CACHE>>,
+    /// The site cache of each (previous site, kind) and the size cache of each site.
+    sites: SiteCaches,
     live: LiveSet,
     addr: AddrPredictor,
     prev_alloc: u64,
@@ -140,36 +138,43 @@ impl Streams {
 }
 
 /// Read cursors over one block's model streams.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Cursors<'a> {
-    c: Vec<Cursor<'a>>,
+    c: [Cursor<'a>; stream::COUNT],
 }
 
 impl<'a> Cursors<'a> {
     /// Cursors over `sections[i]` for each model stream (missing streams read as empty).
     pub fn new(sections: [&'a [u8]; stream::COUNT]) -> Self {
         Cursors {
-            c: sections
-                .iter()
-                .zip(stream::NAMES)
-                .map(|(b, n)| Cursor::new(b, n))
-                .collect(),
+            c: std::array::from_fn(|i| Cursor::new(sections[i], stream::NAMES[i])),
         }
     }
 
+    #[inline]
     fn at(&mut self, s: u8) -> &mut Cursor<'a> {
         &mut self.c[s as usize]
     }
 
     /// Reads the next kind code, or `None` at the end of the block.
+    #[inline]
     pub fn next_kind(&mut self) -> Option<Result<u8, String>> {
-        let k = self.at(stream::KIND);
-        if k.is_empty() {
-            None
-        } else {
-            Some(k.byte())
-        }
+        self.at(stream::KIND).next_byte().map(Ok)
     }
+
+    /// Kind codes left to read: an upper bound on the records left in the block.
+    pub fn kinds_left(&self) -> usize {
+        self.c[stream::KIND as usize].remaining()
+    }
+}
+
+/// Why [`State::decode_into`] stopped: the error and how many records it had appended before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchError {
+    /// Records appended to the batch before the failing one.
+    pub decoded: usize,
+    /// What was wrong.
+    pub message: String,
 }
 
 impl State {
@@ -211,37 +216,43 @@ impl State {
     }
 
     /// Appends `r` to the streams and updates the state.
-    pub fn encode(&mut self, kinds: &dyn KindTable, r: &ModelRecord, out: &mut Streams) {
+    pub fn encode<K: KindTable + ?Sized>(&mut self, kinds: &K, r: &ModelRecord, out: &mut Streams) {
         let o = &mut out.bytes;
         o[stream::KIND as usize].push(r.kind);
         let shape = kinds.shape(r.kind);
         if shape == Shape::Bare {
             return;
         }
-        let cache = self.site_cache.entry((self.prev_site, r.kind)).or_default();
+        let cache = self.sites.after(self.prev_site, r.kind);
         match cache.find(r.site) {
-            Some(i) => o[stream::SITE as usize].push(i as u8),
+            Some(i) => {
+                o[stream::SITE as usize].push(i as u8);
+                cache.promote(i);
+            }
             None => {
                 o[stream::SITE as usize].push(SITE_CACHE as u8);
                 put_u64(&mut o[stream::SITE_MISS as usize], u64::from(r.site));
+                cache.touch(r.site);
             }
         }
-        cache.touch(r.site);
         self.site_seen(r.site);
         if matches!(shape, Shape::Free | Shape::Realloc) {
             let freed = if shape == Shape::Free { r.addr } else { r.old };
             self.encode_free(kinds, freed, o);
         }
         if matches!(shape, Shape::Alloc | Shape::Realloc) {
-            let sizes = self.size_cache.entry(r.site).or_default();
+            let sizes = self.sites.sizes(r.site);
             match sizes.find(r.size) {
-                Some(i) => o[stream::SIZE as usize].push(i as u8),
+                Some(i) => {
+                    o[stream::SIZE as usize].push(i as u8);
+                    sizes.promote(i);
+                }
                 None => {
                     o[stream::SIZE as usize].push(SIZE_CACHE as u8);
                     put_u64(&mut o[stream::SIZE_MISS as usize], r.size);
+                    sizes.touch(r.size);
                 }
             }
-            sizes.touch(r.size);
             let class = kinds.size_class(r.size, r.site);
             let (sym, delta) = self.addr.classify(class, r.addr);
             o[stream::ADDR as usize].push(sym);
@@ -256,9 +267,10 @@ impl State {
     }
 
     /// Reads the fields of a record of `kind` (already read with [`Cursors::next_kind`]).
-    pub fn decode(
+    #[inline]
+    pub fn decode<K: KindTable + ?Sized>(
         &mut self,
-        kinds: &dyn KindTable,
+        kinds: &K,
         kind: u8,
         c: &mut Cursors<'_>,
     ) -> Result<ModelRecord, String> {
@@ -270,20 +282,25 @@ impl State {
         if shape == Shape::Bare {
             return Ok(r);
         }
-        let sym = c.at(stream::SITE).byte()?;
-        let cache = self.site_cache.entry((self.prev_site, kind)).or_default();
-        r.site = match cache.get(sym as usize) {
-            Some(s) => s,
-            None if sym as usize == SITE_CACHE => {
+        let sym = usize::from(c.at(stream::SITE).byte()?);
+        let sites_seen = self.sites_seen;
+        let cache = self.sites.after(self.prev_site, kind);
+        r.site = match cache.get(sym) {
+            Some(s) => {
+                cache.promote(sym);
+                s
+            }
+            None if sym == SITE_CACHE => {
                 let id = c.at(stream::SITE_MISS).u64()?;
-                u32::try_from(id)
+                let id = u32::try_from(id)
                     .ok()
-                    .filter(|&id| id <= self.sites_seen)
-                    .ok_or_else(|| format!("site id {id} is beyond the {} seen", self.sites_seen))?
+                    .filter(|&id| id <= sites_seen)
+                    .ok_or_else(|| format!("site id {id} is beyond the {sites_seen} seen"))?;
+                cache.touch(id);
+                id
             }
             None => return Err(format!("site cache has no entry {sym}")),
         };
-        cache.touch(r.site);
         self.site_seen(r.site);
         if matches!(shape, Shape::Free | Shape::Realloc) {
             let freed = self.decode_free(kinds, c)?;
@@ -294,14 +311,20 @@ impl State {
             }
         }
         if matches!(shape, Shape::Alloc | Shape::Realloc) {
-            let sym = c.at(stream::SIZE).byte()?;
-            let sizes = self.size_cache.entry(r.site).or_default();
-            r.size = match sizes.get(sym as usize) {
-                Some(s) => s,
-                None if sym as usize == SIZE_CACHE => c.at(stream::SIZE_MISS).u64()?,
+            let sym = usize::from(c.at(stream::SIZE).byte()?);
+            let sizes = self.sites.sizes(r.site);
+            r.size = match sizes.get(sym) {
+                Some(s) => {
+                    sizes.promote(sym);
+                    s
+                }
+                None if sym == SIZE_CACHE => {
+                    let size = c.at(stream::SIZE_MISS).u64()?;
+                    sizes.touch(size);
+                    size
+                }
                 None => return Err(format!("size cache has no entry {sym}")),
             };
-            sizes.touch(r.size);
             let sym = c.at(stream::ADDR).byte()?;
             let delta = if sym == addr::guess::MISS {
                 c.at(stream::ADDR_MISS).i64()?
@@ -309,13 +332,45 @@ impl State {
                 0
             };
             let class = kinds.size_class(r.size, r.site);
-            r.addr = self.addr.resolve(class, sym, delta)?;
-            self.allocated(class, r.size, r.addr, sym);
+            r.addr = self.addr.resolve_allocated(class, sym, delta)?;
+            self.prev_alloc = r.addr;
+            if r.addr != 0 {
+                self.live.insert_sized(r.addr, r.size);
+            }
         }
         if kinds.has_extra(kind) {
             r.extra = c.at(stream::EXTRA).u64()?;
         }
         Ok(r)
+    }
+
+    /// Decodes records from `c` onto the end of `out` until the block's kind stream ends or
+    /// `out` holds `limit` records: the library's batch decoding into typed records. Returns
+    /// true when the block has more records.
+    pub fn decode_into<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        c: &mut Cursors<'_>,
+        out: &mut Vec<ModelRecord>,
+        limit: usize,
+    ) -> Result<bool, BatchError> {
+        let start = out.len();
+        out.reserve(limit.saturating_sub(start).min(c.kinds_left()));
+        while out.len() < limit {
+            let Some(kind) = c.at(stream::KIND).next_byte() else {
+                return Ok(false);
+            };
+            match self.decode(kinds, kind, c) {
+                Ok(r) => out.push(r),
+                Err(message) => {
+                    return Err(BatchError {
+                        decoded: out.len() - start,
+                        message,
+                    })
+                }
+            }
+        }
+        Ok(!c.at(stream::KIND).is_empty())
     }
 
     /// Notes `site` as the latest (its cache entry was already touched).
@@ -326,7 +381,12 @@ impl State {
         self.prev_site = site;
     }
 
-    fn encode_free(&mut self, kinds: &dyn KindTable, addr: u64, o: &mut [Vec<u8>; stream::COUNT]) {
+    fn encode_free<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        addr: u64,
+        o: &mut [Vec<u8>; stream::COUNT],
+    ) {
         if addr == 0 {
             put_u64(&mut o[stream::FREE as usize], 0);
             return;
@@ -345,7 +405,12 @@ impl State {
         }
     }
 
-    fn decode_free(&mut self, kinds: &dyn KindTable, c: &mut Cursors<'_>) -> Result<u64, String> {
+    #[inline]
+    fn decode_free<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        c: &mut Cursors<'_>,
+    ) -> Result<u64, String> {
         let v = c.at(stream::FREE).u64()?;
         match v {
             0 => Ok(0),
@@ -371,7 +436,7 @@ impl State {
     }
 
     /// A live block of `size` bytes at `addr` was freed.
-    fn freed(&mut self, kinds: &dyn KindTable, addr: u64, size: u64) {
+    fn freed<K: KindTable + ?Sized>(&mut self, kinds: &K, addr: u64, size: u64) {
         // The freeing site's class: per-thread caches take the block where it is freed.
         self.addr
             .freed(kinds.size_class(size, self.prev_site), addr);

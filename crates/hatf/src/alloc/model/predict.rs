@@ -32,6 +32,15 @@ impl<T: Copy + PartialEq + Default, const N: usize> Mtf<T, N> {
         }
     }
 
+    /// Moves the value at position `i` (one of those cached) to the front: what [`Mtf::touch`]
+    /// of that value does, without searching for it (cached values are distinct).
+    pub fn promote(&mut self, i: usize) {
+        debug_assert!(i < self.len);
+        let v = self.items[i];
+        self.items.copy_within(0..i, 1);
+        self.items[0] = v;
+    }
+
     /// Moves `v` to the front (inserting it, dropping the last one when full).
     pub fn touch(&mut self, v: T) {
         let at = match self.find(v) {
@@ -64,5 +73,12 @@ mod tests {
         m.touch(4);
         assert_eq!(m.find(2), None);
         assert_eq!(m.get(3), None);
+        let mut p = m;
+        m.touch(3);
+        p.promote(p.find(3).unwrap());
+        assert_eq!(
+            (m.get(0), m.get(1), m.get(2)),
+            (p.get(0), p.get(1), p.get(2))
+        );
     }
 }

@@ -1,4 +1,8 @@
 //! Container → text for glibc `mtrace` logs.
+//!
+//! The model decodes each block into batches of typed records ([`crate::alloc::model::pipeline`],
+//! on a worker thread when there are threads to spare); this file prints them, a batch at a
+//! time, into one text buffer that is written out in large pieces.
 
 use std::io::{BufWriter, Read, Write};
 use std::ops::Range;
@@ -6,147 +10,243 @@ use std::ops::Range;
 use metatf::container::Block;
 
 use super::kinds::{self, MtraceKinds};
-use super::line::{self, Op, OpLine};
 use super::{FORMAT, STRINGS, VERBATIM};
-use crate::alloc::blocks::{self, container_error, write_error};
-use crate::alloc::model::{stream, Cursors, State};
+use crate::alloc::blocks::{self, write_error};
+use crate::alloc::model::pipeline::{self, BlockModel, RecordSink};
+use crate::alloc::model::ModelRecord;
+use crate::alloc::text_num::hex_left;
+use crate::alloc::text_out::{copy_spilling, TextOut};
 use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note};
 
-/// What decoding carries from record to record: the model and the call-site strings by site id
-/// (`None` is "no caller"). Reset at each block of files whose blocks are independent.
-struct Decoder<'f> {
-    file: &'f str,
-    independent: bool,
-    state: State,
-    callers: Vec<Option<Vec<u8>>>,
+/// Text buffered before it is written out.
+const FLUSH_AT: usize = 1 << 20;
+
+/// The printed prefix (`@ CALLER `, or nothing for "no caller") of each call site, by site id,
+/// in one buffer followed by [`PAD`] bytes, so prefixes can be copied 16 bytes at a time.
+struct Callers {
     text: Vec<u8>,
+    /// Site `i` is `text[ends[i - 1]..ends[i]]` (from 0 for site 0).
+    ends: Vec<usize>,
 }
 
-impl Decoder<'_> {
-    /// Decodes every record of `block`, writing the text of those numbered `keep` (counted from
-    /// the block's first record) to `out`.
-    fn block(
-        &mut self,
-        block: &Block,
-        keep: Range<u64>,
-        out: &mut dyn Write,
-    ) -> Result<(), FormatError> {
-        if self.independent {
-            self.state = State::for_block();
-            self.callers.clear();
+/// Bytes after the last prefix (see [`copy_spilling`]).
+const PAD: usize = 16;
+
+impl Default for Callers {
+    fn default() -> Self {
+        Callers {
+            text: vec![0; PAD],
+            ends: Vec::new(),
         }
-        let file = self.file;
-        let at = |rec: u64, msg: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {} record {}", block.index, rec),
-            message: msg,
-        };
-        let model: [&[u8]; stream::COUNT] =
-            std::array::from_fn(|i| blocks::section(block, i as u8));
-        let mut c = Cursors::new(model);
-        let mut strings = Cursor::new(blocks::section(block, STRINGS), "strings");
-        let mut verbatim = Cursor::new(blocks::section(block, VERBATIM), "verbatim");
-        let mut k = 0u64;
-        let text = &mut self.text;
-        while let Some(kind) = c.next_kind() {
-            let rec = block.first_record + k;
-            let kind = kind.map_err(|m| at(rec, m))?;
-            let r = self
-                .state
-                .decode(&MtraceKinds, kind, &mut c)
-                .map_err(|m| at(rec, m))?;
-            let mark = text.len();
-            let op = match kind {
-                kinds::START => {
-                    text.extend_from_slice(b"= Start\n");
-                    None
-                }
-                kinds::END => {
-                    text.extend_from_slice(b"= End\n");
-                    None
-                }
-                kinds::VERBATIM | kinds::VERBATIM_UNTERMINATED => {
-                    let n = verbatim.u64().map_err(|m| at(rec, m))?;
-                    let n =
-                        usize::try_from(n).map_err(|_| at(rec, "verbatim line too long".into()))?;
-                    text.extend_from_slice(verbatim.take(n).map_err(|m| at(rec, m))?);
-                    if kind == kinds::VERBATIM {
-                        text.push(b'\n');
-                    }
-                    None
-                }
-                kinds::MALLOC => Some(Op::Malloc),
-                kinds::FREE => Some(Op::Free),
-                kinds::REALLOC_OLD => Some(Op::ReallocOld),
-                kinds::REALLOC_NEW => Some(Op::ReallocNew),
-                k => return Err(at(rec, format!("unknown record kind {k}"))),
-            };
-            if let Some(op) = op {
-                let site = r.site as usize;
-                if site == self.callers.len() {
-                    let n = strings.u64().map_err(|m| at(rec, m))?;
-                    let s = match n {
-                        0 => None,
-                        n => {
-                            let n = usize::try_from(n - 1)
-                                .map_err(|_| at(rec, "caller string too long".into()))?;
-                            Some(strings.take(n).map_err(|m| at(rec, m))?.to_vec())
-                        }
-                    };
-                    self.callers.push(s);
-                }
-                let caller = self
-                    .callers
-                    .get(site)
-                    .ok_or_else(|| at(rec, format!("unknown call site {site}")))?;
-                line::render(
-                    &OpLine {
-                        caller: caller.as_deref(),
-                        op,
-                        addr: r.addr,
-                        size: r.size,
-                    },
-                    text,
-                );
-            }
-            if !keep.contains(&k) {
-                // Decoded for the model's sake only.
-                text.truncate(mark);
-            }
-            k += 1;
-            if text.len() >= 1 << 20 {
-                out.write_all(text).map_err(|e| write_error(file, e))?;
-                text.clear();
-            }
-        }
-        if k != block.record_count {
-            return Err(at(
-                block.first_record + k,
-                format!(
-                    "the block holds {k} records, its header says {}",
-                    block.record_count
-                ),
-            ));
-        }
-        out.write_all(text).map_err(|e| write_error(file, e))?;
-        text.clear();
-        Ok(())
     }
 }
 
-fn decoder<'f>(
-    header: &metatf::container::ContainerHeader,
+impl Callers {
+    fn clear(&mut self) {
+        *self = Callers::default();
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn push(&mut self, caller: Option<&[u8]>) {
+        self.text.truncate(self.text.len() - PAD);
+        if let Some(c) = caller {
+            self.text.extend_from_slice(b"@ ");
+            self.text.extend_from_slice(c);
+            self.text.push(b' ');
+        }
+        self.ends.push(self.text.len());
+        self.text.extend_from_slice(&[0; PAD]);
+    }
+
+    /// Site `site`'s prefix and the bytes after it (at least [`PAD`]), and the prefix length.
+    #[inline]
+    fn get(&self, site: usize) -> Option<(&[u8], usize)> {
+        let end = *self.ends.get(site)?;
+        let start = match site {
+            0 => 0,
+            _ => self.ends[site - 1],
+        };
+        Some((&self.text[start..], end - start))
+    }
+}
+
+/// Appends `0x` and the hex digits of `v` at `t[at..]` (with 16 bytes of room after); returns
+/// the new end.
+#[inline]
+fn put_0x(t: &mut [u8], at: usize, v: u64) -> usize {
+    let (digits, n) = hex_left(v);
+    t[at..at + 2].copy_from_slice(b"0x");
+    t[at + 2..at + 18].copy_from_slice(&digits);
+    at + 2 + n
+}
+
+/// Longest line after the caller: op, space, `0x` and 16 digits, space, `0x` and 16 digits,
+/// newline; rounded up for the spill of the last number.
+const TAIL: usize = 48;
+
+/// Appends the line glibc prints for an operation (`op` is `+ - < >`) at a site whose prefix
+/// is `prefix` (with its padding) of `len` bytes, as [`super::line::render`] does.
+#[inline]
+fn render_op(out: &mut TextOut, prefix: &[u8], len: usize, op: u8, addr: u64, size: Option<u64>) {
+    let room = out.room(len + PAD + TAIL);
+    copy_spilling(room, prefix, len);
+    let t = &mut room[len..len + TAIL];
+    t[0] = op;
+    t[1] = b' ';
+    let mut n = if addr == 0 {
+        t[2..7].copy_from_slice(b"(nil)");
+        7
+    } else {
+        put_0x(t, 2, addr)
+    };
+    if let Some(size) = size {
+        t[n] = b' ';
+        n = if size == 0 {
+            t[n + 1] = b'0';
+            n + 2
+        } else {
+            put_0x(t, n + 1, size)
+        };
+    }
+    t[n] = b'\n';
+    out.advance(len + n + 1);
+}
+
+/// Prints decoded records as `mtrace` text.
+struct TextSink<'f, 'o> {
     file: &'f str,
-) -> Result<Decoder<'f>, FormatError> {
-    Ok(Decoder {
-        file,
-        independent: blocks::independent_blocks(header, file)?,
-        state: State::new(),
-        callers: Vec::new(),
-        text: Vec::with_capacity(1 << 20),
-    })
+    out: &'o mut dyn Write,
+    independent: bool,
+    callers: Callers,
+    /// Where the block's call-site strings and verbatim lines have been read up to.
+    strings_at: usize,
+    verbatim_at: usize,
+    /// The records of each block (counted from its first) whose text is written.
+    keep: Range<u64>,
+    text: TextOut,
+}
+
+impl<'f, 'o> TextSink<'f, 'o> {
+    fn new(file: &'f str, out: &'o mut dyn Write, independent: bool) -> Self {
+        TextSink {
+            file,
+            out,
+            independent,
+            callers: Callers::default(),
+            strings_at: 0,
+            verbatim_at: 0,
+            keep: 0..u64::MAX,
+            text: TextOut::new(FLUSH_AT + (FLUSH_AT >> 2)),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), FormatError> {
+        self.text
+            .write_to(self.out)
+            .map_err(|e| write_error(self.file, e))
+    }
+}
+
+impl RecordSink for TextSink<'_, '_> {
+    fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
+        if self.independent {
+            self.callers.clear();
+        }
+        self.strings_at = 0;
+        self.verbatim_at = 0;
+        Ok(())
+    }
+
+    fn records(
+        &mut self,
+        block: &Block,
+        first: u64,
+        records: &[ModelRecord],
+    ) -> Result<(), FormatError> {
+        let file = self.file;
+        let at = |k: u64, msg: String| FormatError {
+            file: file.to_string(),
+            position: format!("block {} record {}", block.index, block.first_record + k),
+            message: msg,
+        };
+        let mut strings =
+            Cursor::starting_at(blocks::section(block, STRINGS), self.strings_at, "strings");
+        let mut verbatim = Cursor::starting_at(
+            blocks::section(block, VERBATIM),
+            self.verbatim_at,
+            "verbatim",
+        );
+        let text = &mut self.text;
+        for (k, r) in (first..).zip(records) {
+            let keep = self.keep.contains(&k);
+            let (op, size) = match r.kind {
+                kinds::MALLOC => (b'+', Some(r.size)),
+                kinds::FREE => (b'-', None),
+                kinds::REALLOC_OLD => (b'<', None),
+                kinds::REALLOC_NEW => (b'>', Some(r.size)),
+                kinds::START | kinds::END => {
+                    if keep {
+                        text.push(if r.kind == kinds::START {
+                            b"= Start\n"
+                        } else {
+                            b"= End\n"
+                        });
+                    }
+                    continue;
+                }
+                kinds::VERBATIM | kinds::VERBATIM_UNTERMINATED => {
+                    let n = verbatim.u64().map_err(|m| at(k, m))?;
+                    let n =
+                        usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
+                    let line = verbatim.take(n).map_err(|m| at(k, m))?;
+                    if keep {
+                        text.push(line);
+                        if r.kind == kinds::VERBATIM {
+                            text.push(b"\n");
+                        }
+                    }
+                    continue;
+                }
+                kind => return Err(at(k, format!("unknown record kind {kind}"))),
+            };
+            let site = r.site as usize;
+            if site == self.callers.len() {
+                // The first use of a site: its string is next in the strings stream.
+                let n = strings.u64().map_err(|m| at(k, m))?;
+                let caller = match n {
+                    0 => None,
+                    n => {
+                        let n = usize::try_from(n - 1)
+                            .map_err(|_| at(k, "caller string too long".into()))?;
+                        Some(strings.take(n).map_err(|m| at(k, m))?)
+                    }
+                };
+                self.callers.push(caller);
+            }
+            let (prefix, len) = self
+                .callers
+                .get(site)
+                .ok_or_else(|| at(k, format!("unknown call site {site}")))?;
+            if keep {
+                render_op(text, prefix, len, op, r.addr, size);
+            }
+        }
+        self.strings_at = strings.position();
+        self.verbatim_at = verbatim.position();
+        if self.text.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
+        self.flush()
+    }
 }
 
 /// Reads a container written by the `mtrace` encoder and writes the log back; returns the
@@ -159,13 +259,17 @@ pub fn decode(
     let file = options.input_name.as_str();
     let mut reader = blocks::open(input, FORMAT, file)?;
     reader.set_threads(options.threads);
-    let mut d = decoder(reader.header(), file)?;
-    let mut out = BufWriter::with_capacity(1 << 20, output);
-    let mut lines = 0u64;
-    while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
-        d.block(&block, 0..u64::MAX, &mut out)?;
-        lines += block.record_count;
-    }
+    let independent = blocks::independent_blocks(reader.header(), file)?;
+    let mut out = BufWriter::with_capacity(1 << 16, output);
+    let mut sink = TextSink::new(file, &mut out, independent);
+    let lines = pipeline::decode_blocks(
+        &mut reader,
+        &MtraceKinds,
+        independent,
+        options.threads,
+        file,
+        &mut sink,
+    )?;
     out.flush().map_err(|e| write_error(file, e))?;
     Ok(lines)
 }
@@ -180,8 +284,9 @@ pub fn decode_records(
     note: Note<'_>,
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
-    let mut out = BufWriter::with_capacity(1 << 20, output);
-    let mut d: Option<Decoder<'_>> = None;
+    let mut out = BufWriter::with_capacity(1 << 16, output);
+    let mut sink = TextSink::new(file, &mut out, false);
+    let mut model: Option<BlockModel> = None;
     let written = seek::decode_records(
         input,
         &[FORMAT],
@@ -191,15 +296,66 @@ pub fn decode_records(
         note,
         &mut |header| blocks::independent_blocks(header, file),
         &mut |header, block, keep| {
-            if d.is_none() {
-                d = Some(decoder(header, file)?);
-            }
-            match d.as_mut() {
-                Some(d) => d.block(block, keep, &mut out),
-                None => Ok(()),
-            }
+            let model = match model.as_mut() {
+                Some(m) => m,
+                None => {
+                    sink.independent = blocks::independent_blocks(header, file)?;
+                    model.insert(BlockModel::new(sink.independent))
+                }
+            };
+            sink.keep = keep;
+            model.block(&MtraceKinds, block, file, &mut sink)
         },
     )?;
+    drop(sink);
     out.flush().map_err(|e| write_error(file, e))?;
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::mtrace::line::{render, Op, OpLine};
+
+    #[test]
+    fn render_op_prints_what_line_render_prints() {
+        let values = [
+            0u64,
+            1,
+            0xf,
+            0x10,
+            0xeb8,
+            0x55d2_1555_94a0,
+            u64::MAX,
+            1 << 63,
+        ];
+        for op in [Op::Malloc, Op::Free, Op::ReallocOld, Op::ReallocNew] {
+            for caller in [None, Some(&b"perl:(perl_alloc+10)[0x6f930]"[..])] {
+                for addr in values {
+                    for size in values {
+                        let line = OpLine {
+                            caller,
+                            op,
+                            addr,
+                            size: if op.has_size() { size } else { 0 },
+                        };
+                        let mut want = Vec::new();
+                        render(&line, &mut want);
+                        let mut callers = Callers::default();
+                        callers.push(Some(b"x"));
+                        callers.push(caller);
+                        let (prefix, len) = callers.get(1).unwrap();
+                        let mut got = TextOut::new(0);
+                        got.push(b"before\n");
+                        let size = op.has_size().then_some(size);
+                        render_op(&mut got, prefix, len, op.char(), addr, size);
+                        let mut back = Vec::new();
+                        got.write_to(&mut back).unwrap();
+                        assert_eq!(back[..7], *b"before\n");
+                        assert_eq!(back[7..], want);
+                    }
+                }
+            }
+        }
+    }
 }

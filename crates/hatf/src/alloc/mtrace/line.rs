@@ -89,8 +89,29 @@ fn hex(tok: &[u8]) -> Option<u64> {
 
 /// Parses `text` (one line without its `\n`).
 pub fn parse(text: &[u8]) -> Result<Line<'_>, LineError> {
+    parse_checked(text).map(|(line, _)| line)
+}
+
+/// True when `tok` is `0x` and lower-case hex digits without leading zeros, which is how
+/// glibc prints a non-zero value.
+fn canonical_nonzero_hex(tok: &[u8]) -> bool {
+    tok.len() > 2
+        && tok.starts_with(b"0x")
+        && tok[2] != b'0'
+        && tok[2..]
+            .iter()
+            .all(|&b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Parses `text` (one line without its `\n`) and says whether it is exactly what [`render`]
+/// prints for it (before the `\n`): numbers in glibc's form (`%p`: `(nil)` for zero, else
+/// `0x` and lower-case digits; `%#lx`: `0` for zero), which is all a line that parses can
+/// differ in, as its tokens are split at single spaces and kept as they are. Markers are
+/// always "canonical" here. Checking the tokens while they are at hand is what the encoder
+/// does for every line; rendering the line again and comparing was a tenth of an encode.
+pub fn parse_checked(text: &[u8]) -> Result<(Line<'_>, bool), LineError> {
     if let Some(rest) = text.strip_prefix(b"= ") {
-        return Ok(Line::Marker(rest));
+        return Ok((Line::Marker(rest), true));
     }
     // Split off up to three tokens from the right: [SIZE], ADDR, OP.
     let mut toks: [(usize, &[u8]); 3] = [(0, &text[..0]); 3];
@@ -110,11 +131,12 @@ pub fn parse(text: &[u8]) -> Result<Line<'_>, LineError> {
         column: column + 1,
         message: message.to_string(),
     };
-    let (op_at, op, addr, size) = match toks {
+    let canonical_addr = |a: &[u8]| a == b"(nil)" || canonical_nonzero_hex(a);
+    let (op_at, op, addr, size, canonical) = match toks {
         [(_, a), (o_at, o), ..] if matches!(Op::from_byte(o), Some(Op::Free | Op::ReallocOld)) => {
             let op = Op::from_byte(o).ok_or_else(|| err(*o_at, "expected an operation"))?;
             let addr = hex(a).ok_or_else(|| err(toks[0].0, "expected a hex address"))?;
-            (*o_at, op, addr, 0)
+            (*o_at, op, addr, 0, canonical_addr(a))
         }
         [(s_at, s), (a_at, a), (o_at, o)]
             if matches!(Op::from_byte(o), Some(Op::Malloc | Op::ReallocNew)) =>
@@ -122,7 +144,8 @@ pub fn parse(text: &[u8]) -> Result<Line<'_>, LineError> {
             let size = hex(s).ok_or_else(|| err(*s_at, "expected a hex size"))?;
             let addr = hex(a).ok_or_else(|| err(*a_at, "expected a hex address"))?;
             let op = Op::from_byte(o).ok_or_else(|| err(*o_at, "expected an operation"))?;
-            (*o_at, op, addr, size)
+            let canonical = canonical_addr(a) && (*s == b"0" || canonical_nonzero_hex(s));
+            (*o_at, op, addr, size, canonical)
         }
         _ => {
             return Err(err(
@@ -141,12 +164,13 @@ pub fn parse(text: &[u8]) -> Result<Line<'_>, LineError> {
             None => return Err(err(0, "expected `@ ` before the caller")),
         }
     };
-    Ok(Line::Op(OpLine {
+    let line = OpLine {
         caller,
         op,
         addr,
         size,
-    }))
+    };
+    Ok((Line::Op(line), canonical))
 }
 
 /// Appends the line glibc would print for `line`, with its `\n`.
@@ -225,5 +249,57 @@ mod tests {
         assert_eq!(e.column, 12);
         assert!(parse(b"").is_err());
         assert!(parse(b"x - 0x10").is_err());
+    }
+
+    #[test]
+    fn the_canonical_flag_agrees_with_rendering() {
+        let callers = [
+            "",
+            "@ perl:(x+10)[0x6f930] ",
+            "@ /a b/c:[0x1] ",
+            "@  ",
+            "@ x  ",
+            "@x ",
+        ];
+        let ops = ["+", "-", "<", ">", "*"];
+        let nums = [
+            "0x10",
+            "0x0",
+            "0",
+            "(nil)",
+            "0X10",
+            "0x0010",
+            "0xAB",
+            "0xab",
+            "0x",
+            "00",
+            "0xffffffffffffffff",
+            "0x1ffffffffffffffff",
+            "(NIL)",
+        ];
+        let mut checked = 0;
+        for c in callers {
+            for op in ops {
+                for a in nums {
+                    for s in ["", " 0x20", " 0", " 0x0", " (nil)", " 0X20", " 0x020"] {
+                        for end in ["", "\r", " "] {
+                            let text = format!("{c}{op} {a}{s}{end}");
+                            // The encoder parses without a final `\r`, then requires none.
+                            let core = text.strip_suffix('\r').unwrap_or(&text);
+                            let Ok((Line::Op(l), canonical)) = parse_checked(core.as_bytes())
+                            else {
+                                continue;
+                            };
+                            let mut v = Vec::new();
+                            render(&l, &mut v);
+                            let same = v == format!("{text}\n").into_bytes();
+                            assert_eq!(canonical && core == text, same, "{text:?}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 500, "{checked}");
     }
 }

@@ -6,6 +6,7 @@ use std::ops::Range;
 use metatf::container::{Block, ContainerHeader, PROPERTY_LAYOUT};
 
 use super::records::{Record, RecordModel};
+use super::LAYOUT_CM1;
 use super::{render, Kinds, WeeLine, FORMAT, K_ALLOC, K_FREE, K_VERBATIM, LAYOUT, MIXED, PLAIN};
 use super::{K_VERBATIM_UNTERMINATED, VERBATIM};
 use crate::alloc::blocks::{self, container_error, write_error};
@@ -67,9 +68,19 @@ pub fn decode_records(
     Ok(written)
 }
 
-/// True when each block of the file decodes on its own (always for [`LAYOUT`]).
+/// Which context mixer a record-stream file used: `Some(true)` for version 2 ([`LAYOUT`]),
+/// `Some(false)` for version 1 ([`LAYOUT_CM1`]), `None` for the older shared-model layouts.
+fn mixer_v2(header: &ContainerHeader) -> Option<bool> {
+    match header.property(PROPERTY_LAYOUT) {
+        Some(LAYOUT) => Some(true),
+        Some(LAYOUT_CM1) => Some(false),
+        _ => None,
+    }
+}
+
+/// True when each block of the file decodes on its own (always for the record-stream layouts).
 fn independent(header: &ContainerHeader, file: &str) -> Result<bool, FormatError> {
-    if header.property(PROPERTY_LAYOUT) == Some(LAYOUT) {
+    if mixer_v2(header).is_some() {
         return Ok(true);
     }
     blocks::independent_blocks(header, file)
@@ -79,8 +90,9 @@ fn independent(header: &ContainerHeader, file: &str) -> Result<bool, FormatError
 struct Decoder<'f> {
     file: &'f str,
     independent: bool,
-    /// The file has the record-stream layout [`LAYOUT`] (else the shared allocation model).
-    records: bool,
+    /// The file has a record-stream layout: `Some(v2)`, true when its mixer is version 2
+    /// (`None`: the shared allocation model).
+    records: Option<bool>,
     state: State,
     text: Vec<u8>,
 }
@@ -90,7 +102,7 @@ impl<'f> Decoder<'f> {
         Ok(Decoder {
             file,
             independent: independent(header, file)?,
-            records: header.property(PROPERTY_LAYOUT) == Some(LAYOUT),
+            records: mixer_v2(header),
             state: State::new(),
             text: Vec::new(),
         })
@@ -104,8 +116,8 @@ impl<'f> Decoder<'f> {
         keep: Range<u64>,
         out: &mut dyn Write,
     ) -> Result<(), FormatError> {
-        if self.records {
-            return self.record_block(block, keep, out);
+        if let Some(v2) = self.records {
+            return self.record_block(block, keep, out, v2);
         }
         if self.independent {
             self.state = State::for_block();
@@ -170,12 +182,14 @@ impl<'f> Decoder<'f> {
 }
 
 impl Decoder<'_> {
-    /// [`Decoder::block`] for the record-stream layout: a fresh [`RecordModel`] per block.
+    /// [`Decoder::block`] for the record-stream layouts: a fresh [`RecordModel`] per block;
+    /// `v2` picks the context mixer's version.
     fn record_block(
         &mut self,
         block: &Block,
         keep: Range<u64>,
         out: &mut dyn Write,
+        v2: bool,
     ) -> Result<(), FormatError> {
         let file = self.file;
         let at = |rec: u64, msg: String| FormatError {
@@ -186,6 +200,8 @@ impl Decoder<'_> {
         let mixed = blocks::section(block, MIXED);
         let stream = if mixed.is_empty() {
             blocks::section(block, PLAIN).to_vec()
+        } else if v2 {
+            context_mix::v2::decompress(mixed).map_err(|m| at(block.first_record, m))?
         } else {
             context_mix::decompress(mixed).map_err(|m| at(block.first_record, m))?
         };
@@ -226,5 +242,60 @@ impl Decoder<'_> {
         out.write_all(text).map_err(|e| write_error(file, e))?;
         text.clear();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{WeeAlloc, LAYOUT};
+    use crate::format::{DecodeOptions, EncodeOptions, TraceFormat};
+
+    /// 40 lines of `Alloc(8·k),` with a `Free` of the allocation before last after every
+    /// third, then `Free(0),` and `Alloc(1000000),`.
+    fn synthetic() -> Vec<u8> {
+        let (mut text, mut allocs) = (String::new(), 0);
+        for i in 0..40 {
+            text += &format!("Alloc({}),\n", 8 * (i % 5 + 1));
+            allocs += 1;
+            if i % 3 == 2 {
+                text += &format!("Free({}),\n", allocs - 2);
+            }
+        }
+        text += "Free(0),\nAlloc(1000000),\n";
+        text.into_bytes()
+    }
+
+    fn decode(bin: &[u8]) -> Result<Vec<u8>, crate::format::FormatError> {
+        let mut out = Vec::new();
+        WeeAlloc.decode(&mut &bin[..], &mut out, &DecodeOptions::default())?;
+        Ok(out)
+    }
+
+    /// [`synthetic`] as hatf 594839e wrote it (layout `wee-alloc-cm-1`, version 1 of the mixer).
+    const CM1_FILE: &str = concat!(
+        "7f4d54460200020235097765652d616c6c6f630208656e636f64696e67046175746f066c61796f75740e",
+        "7765652d616c6c6f632d636d2d31c7054a7c06f29d72f7644d54464200003701000100274272a7bca36a",
+        "fba63fb011db7c79d1d6c50b6849ea0c78f9a4a48fb044d4dcea310750866dca88a4ec112f8f69df744d",
+        "544649014237c7d930657d00000000000000285b77524d544645",
+    );
+
+    #[test]
+    fn files_of_the_first_mixer_still_decode() {
+        let bin: Vec<u8> = (0..CM1_FILE.len() / 2)
+            .map(|i| u8::from_str_radix(&CM1_FILE[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        assert_eq!(decode(&bin).unwrap(), synthetic());
+    }
+
+    #[test]
+    fn new_files_use_the_second_mixer_and_round_trip() {
+        let text = synthetic();
+        let mut bin = Vec::new();
+        WeeAlloc
+            .encode(&mut &text[..], &mut bin, &EncodeOptions::default())
+            .unwrap();
+        let layout = format!("\x0e{LAYOUT}");
+        assert!(bin.windows(layout.len()).any(|w| w == layout.as_bytes()));
+        assert_eq!(decode(&bin).unwrap(), text);
     }
 }

@@ -4,8 +4,9 @@
 //! The encoding (layout [`LAYOUT`]) turns each line into one record byte in most cases
 //! ([`records`]: a size as its move-to-front position, a free as the rank of the live
 //! allocation it releases) and compresses each block's record stream with the context mixer
-//! ([`crate::alloc::context_mix`]). Files of the earlier layouts (the shared allocation model,
-//! one zstd section per stream) still decode.
+//! ([`crate::alloc::context_mix::v2`]). Files of the earlier layouts (the same records through
+//! version 1 of the mixer, [`LAYOUT_CM1`]; the shared allocation model, one zstd section per
+//! stream) still decode.
 
 mod decode;
 pub mod records;
@@ -31,8 +32,12 @@ pub const DTD: &str = include_str!("../../../../../dtds/wee-alloc.dtd");
 /// Earlier layouts: the stream of verbatim lines.
 const VERBATIM: u8 = FIRST_FORMAT_STREAM + 1;
 const BLOCK_RECORDS: u64 = 1 << 20;
-/// Value of the `layout` property of this encoding; every block starts a fresh model.
-pub const LAYOUT: &str = "wee-alloc-cm-1";
+/// Value of the `layout` property of this encoding; every block starts a fresh model, and the
+/// record stream goes through version 2 of the context mixer ([`context_mix::v2`]).
+pub const LAYOUT: &str = "wee-alloc-cm-2";
+/// The same record stream through version 1 of the context mixer (files written before
+/// version 2; still decoded).
+pub const LAYOUT_CM1: &str = "wee-alloc-cm-1";
 /// Section: the block's record stream through the context mixer (codec none).
 const MIXED: u8 = 0;
 /// Section: the block's record stream, compressed by the container's codec.
@@ -313,7 +318,7 @@ fn flush<W: Write>(
         return Ok(());
     }
     if mixed {
-        out.block(*records, &[(MIXED, &context_mix::compress(stream))])?;
+        out.block(*records, &[(MIXED, &context_mix::v2::compress(stream))])?;
     } else {
         out.block(*records, &[(PLAIN, stream)])?;
     }

@@ -1,0 +1,308 @@
+//! Container → text for Android `memory_replay` dumps.
+//!
+//! The model decodes each block into batches of typed records ([`crate::alloc::model::pipeline`],
+//! on a worker thread when there are threads to spare); this file prints them, a batch at a
+//! time, into one text buffer that is written out in large pieces.
+
+use std::io::{BufWriter, Read, Write};
+use std::ops::Range;
+
+use metatf::container::{Block, ContainerReader};
+
+use super::kinds::{self, ReplayKinds};
+use super::line::{Action, ReplayLine};
+use super::{FORMAT, THREADS, VERBATIM};
+use crate::alloc::blocks::{self, write_error};
+use crate::alloc::model::pipeline::{self, BlockModel, RecordSink};
+use crate::alloc::model::ModelRecord;
+use crate::alloc::text_num::{hex_left, put_dec};
+use crate::alloc::text_out::TextOut;
+use crate::alloc::varint::Cursor;
+use crate::format::{DecodeOptions, FormatError};
+
+/// Text buffered before it is written out.
+const FLUSH_AT: usize = 1 << 20;
+/// Longest line: a 20-digit thread id, `: thread_done 0x` (the longest action), 16 digits, then
+/// two numbers of up to 20 digits (or `0x` and 16) with their spaces, and the newline.
+const LONGEST_LINE: usize = 20 + 2 + 14 + 16 + 2 * 21 + 1;
+
+/// The line `r` (of a kind with an action) stands for.
+pub fn from_record(r: &ModelRecord, action: Action, tid: u64) -> ReplayLine {
+    let (a, b) = match action {
+        Action::Malloc => (r.size, 0),
+        Action::Calloc | Action::Memalign => (r.extra, r.size),
+        Action::Realloc => (r.old, r.size),
+        Action::Free | Action::ThreadDone => (0, 0),
+    };
+    ReplayLine {
+        tid,
+        action,
+        ptr: r.addr,
+        a,
+        b,
+    }
+}
+
+/// `ACTION 0x` as printed before the pointer, padded for a fixed-length copy, and its length.
+fn action_text(action: Action) -> (&'static [u8; 16], usize) {
+    match action {
+        Action::Malloc => (b"malloc 0x\0\0\0\0\0\0\0", 9),
+        Action::Calloc => (b"calloc 0x\0\0\0\0\0\0\0", 9),
+        Action::Memalign => (b"memalign 0x\0\0\0\0\0", 11),
+        Action::Realloc => (b"realloc 0x\0\0\0\0\0\0", 10),
+        Action::Free => (b"free 0x\0\0\0\0\0\0\0\0\0", 7),
+        Action::ThreadDone => (b"thread_done 0x\0\0", 14),
+    }
+}
+
+/// Appends the line of `l`, as [`line::render`] prints it, written in place.
+#[inline]
+fn render(out: &mut TextOut, l: &ReplayLine) {
+    let room = out.room(LONGEST_LINE + 16);
+    let mut n = put_dec(room, 0, l.tid);
+    room[n..n + 2].copy_from_slice(b": ");
+    let (name, len) = action_text(l.action);
+    room[n + 2..n + 18].copy_from_slice(name);
+    n += 2 + len;
+    let (digits, len) = hex_left(l.ptr);
+    room[n..n + 16].copy_from_slice(&digits);
+    n += len;
+    match l.action {
+        Action::Free | Action::ThreadDone => {}
+        Action::Malloc => {
+            room[n] = b' ';
+            n = put_dec(room, n + 1, l.a);
+        }
+        Action::Realloc => {
+            room[n..n + 3].copy_from_slice(b" 0x");
+            let (digits, len) = hex_left(l.a);
+            room[n + 3..n + 19].copy_from_slice(&digits);
+            n += 3 + len;
+            room[n] = b' ';
+            n = put_dec(room, n + 1, l.b);
+        }
+        Action::Calloc | Action::Memalign => {
+            room[n] = b' ';
+            n = put_dec(room, n + 1, l.a);
+            room[n] = b' ';
+            n = put_dec(room, n + 1, l.b);
+        }
+    }
+    room[n] = b'\n';
+    out.advance(n + 1);
+}
+
+/// Prints decoded records as `memory_replay` text.
+struct TextSink<'f, 'o> {
+    file: &'f str,
+    out: &'o mut dyn Write,
+    independent: bool,
+    /// Thread id by site id.
+    tids: Vec<u64>,
+    /// Where the block's thread ids and verbatim lines have been read up to.
+    threads_at: usize,
+    verbatim_at: usize,
+    /// The records of each block (counted from its first) whose text is written.
+    keep: Range<u64>,
+    text: TextOut,
+}
+
+impl<'f, 'o> TextSink<'f, 'o> {
+    fn new(file: &'f str, out: &'o mut dyn Write, independent: bool) -> Self {
+        TextSink {
+            file,
+            out,
+            independent,
+            tids: Vec::new(),
+            threads_at: 0,
+            verbatim_at: 0,
+            keep: 0..u64::MAX,
+            text: TextOut::new(FLUSH_AT + (FLUSH_AT >> 2)),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), FormatError> {
+        self.text
+            .write_to(self.out)
+            .map_err(|e| write_error(self.file, e))
+    }
+}
+
+impl RecordSink for TextSink<'_, '_> {
+    fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
+        if self.independent {
+            self.tids.clear();
+        }
+        self.threads_at = 0;
+        self.verbatim_at = 0;
+        Ok(())
+    }
+
+    fn records(
+        &mut self,
+        block: &Block,
+        first: u64,
+        records: &[ModelRecord],
+    ) -> Result<(), FormatError> {
+        let file = self.file;
+        let at = |k: u64, msg: String| FormatError {
+            file: file.to_string(),
+            position: format!("block {} record {}", block.index, block.first_record + k),
+            message: msg,
+        };
+        let mut threads =
+            Cursor::starting_at(blocks::section(block, THREADS), self.threads_at, "threads");
+        let mut verbatim = Cursor::starting_at(
+            blocks::section(block, VERBATIM),
+            self.verbatim_at,
+            "verbatim",
+        );
+        for (k, r) in (first..).zip(records) {
+            let keep = self.keep.contains(&k);
+            match kinds::action(r.kind) {
+                Some(action) => {
+                    let site = r.site as usize;
+                    if site == self.tids.len() {
+                        // The first use of a thread: its id is next in the threads stream.
+                        self.tids.push(threads.u64().map_err(|m| at(k, m))?);
+                    }
+                    let tid = *self
+                        .tids
+                        .get(site)
+                        .ok_or_else(|| at(k, format!("unknown thread {site}")))?;
+                    if keep {
+                        render(&mut self.text, &from_record(r, action, tid));
+                    }
+                }
+                None if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED => {
+                    let n = verbatim.u64().map_err(|m| at(k, m))?;
+                    let n =
+                        usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
+                    let line = verbatim.take(n).map_err(|m| at(k, m))?;
+                    if keep {
+                        self.text.push(line);
+                        if r.kind == kinds::VERBATIM {
+                            self.text.push(b"\n");
+                        }
+                    }
+                }
+                None => return Err(at(k, format!("unknown record kind {}", r.kind))),
+            }
+        }
+        self.threads_at = threads.position();
+        self.verbatim_at = verbatim.position();
+        if self.text.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
+        self.flush()
+    }
+}
+
+/// Reads a container of the `memory-replay` format and writes the dump back.
+pub fn decode(
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    options: &DecodeOptions,
+) -> Result<u64, FormatError> {
+    let file = options.input_name.as_str();
+    let mut reader = blocks::open(input, FORMAT, file)?;
+    reader.set_threads(options.threads);
+    let mut out = BufWriter::with_capacity(1 << 16, output);
+    let lines = decode_blocks(&mut reader, &mut out, file, options.threads)?;
+    out.flush().map_err(|e| write_error(file, e))?;
+    Ok(lines)
+}
+
+/// Decodes every remaining block of `reader` into `out`, the model on a worker thread when
+/// `threads` > 1.
+pub fn decode_blocks<R: Read>(
+    reader: &mut ContainerReader<R>,
+    out: &mut dyn Write,
+    file: &str,
+    threads: usize,
+) -> Result<u64, FormatError> {
+    let independent = blocks::independent_blocks(reader.header(), file)?;
+    let mut sink = TextSink::new(file, out, independent);
+    pipeline::decode_blocks(reader, &ReplayKinds, independent, threads, file, &mut sink)
+}
+
+/// Decodes only records `first..end` (see [`crate::seek::decode_records`]).
+pub fn decode_records(
+    input: &mut dyn crate::seek::ReadSeek,
+    output: &mut dyn Write,
+    options: &DecodeOptions,
+    range: Range<u64>,
+    note: crate::seek::Note<'_>,
+) -> Result<u64, FormatError> {
+    let file = options.input_name.as_str();
+    let mut out = BufWriter::with_capacity(1 << 16, output);
+    let mut sink = TextSink::new(file, &mut out, false);
+    let mut model: Option<BlockModel> = None;
+    let written = crate::seek::decode_records(
+        input,
+        &[FORMAT],
+        file,
+        range.start,
+        range.end,
+        note,
+        &mut |header| blocks::independent_blocks(header, file),
+        &mut |header, block, keep| {
+            let model = match model.as_mut() {
+                Some(m) => m,
+                None => {
+                    sink.independent = blocks::independent_blocks(header, file)?;
+                    model.insert(BlockModel::new(sink.independent))
+                }
+            };
+            sink.keep = keep;
+            model.block(&ReplayKinds, block, file, &mut sink)
+        },
+    )?;
+    drop(sink);
+    out.flush().map_err(|e| write_error(file, e))?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::line;
+    use super::*;
+
+    #[test]
+    fn render_prints_what_line_render_prints() {
+        let values = [0u64, 1, 9, 10, 99, 100, 0xb602_7400, u64::MAX, 1 << 63];
+        let actions = [
+            Action::Malloc,
+            Action::Calloc,
+            Action::Memalign,
+            Action::Realloc,
+            Action::Free,
+            Action::ThreadDone,
+        ];
+        for action in actions {
+            for tid in [0u64, 186, u64::MAX] {
+                for v in values {
+                    let l = ReplayLine {
+                        tid,
+                        action,
+                        ptr: v,
+                        a: v.rotate_left(7),
+                        b: v / 3,
+                    };
+                    let mut want = b"x\n".to_vec();
+                    line::render(&l, &mut want);
+                    let mut got = TextOut::new(0);
+                    got.push(b"x\n");
+                    render(&mut got, &l);
+                    let mut back = Vec::new();
+                    got.write_to(&mut back).unwrap();
+                    assert_eq!(back, want);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! The buffer decoders print text lines into.
+//!
+//! A decode prints a million short lines a second or more; appending each piece to a `Vec`
+//! costs a capacity check and a `memcpy` call per piece, more than printing the numbers. This
+//! buffer instead hands out room for a whole line, into which pieces are written with copies
+//! of fixed length (a few vector moves, no call), some of them spilling past the piece into
+//! room the next piece overwrites.
+
+use std::io::Write;
+
+/// Bytes of room past any line, so fixed-length copies may spill.
+pub const SPILL: usize = 64;
+
+/// A text buffer with a write position.
+pub struct TextOut {
+    /// Always initialised to its full length; `buf[..len]` is the text.
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl TextOut {
+    /// A buffer meant to be written out when it holds about `size` bytes.
+    pub fn new(size: usize) -> Self {
+        TextOut {
+            buf: vec![0; size + SPILL],
+            len: 0,
+        }
+    }
+
+    /// Bytes of text held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no text is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The room after the text, at least `n` bytes (the buffer grows when needed); text
+    /// written there counts once [`Self::advance`] says how much of it.
+    #[inline]
+    pub fn room(&mut self, n: usize) -> &mut [u8] {
+        if self.buf.len() - self.len < n {
+            self.grow(n);
+        }
+        &mut self.buf[self.len..]
+    }
+
+    #[cold]
+    fn grow(&mut self, n: usize) {
+        let want = self.len.saturating_add(n).saturating_add(SPILL);
+        self.buf.resize(want.max(self.buf.len() * 2), 0);
+    }
+
+    /// Counts `n` more bytes of the room as text.
+    #[inline]
+    pub fn advance(&mut self, n: usize) {
+        self.len += n;
+        debug_assert!(self.len <= self.buf.len());
+    }
+
+    /// Appends `bytes`.
+    #[inline]
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.room(bytes.len())[..bytes.len()].copy_from_slice(bytes);
+        self.advance(bytes.len());
+    }
+
+    /// Drops the text after the first `len` bytes.
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Writes the text to `out` and empties the buffer.
+    pub fn write_to(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
+        let text = &self.buf[..self.len];
+        self.len = 0;
+        out.write_all(text)
+    }
+}
+
+/// Copies `src` to the start of `dst` 16 bytes at a time: up to 15 bytes past `src`'s end are
+/// copied too (from `src_slack`, which holds `src` followed by at least 15 more bytes), and
+/// land in `dst` past the copy, where the caller writes next. `dst` must have room for `src`
+/// rounded up to 16.
+#[inline]
+pub fn copy_spilling(dst: &mut [u8], src_slack: &[u8], len: usize) {
+    let mut i = 0;
+    while i < len {
+        dst[i..i + 16].copy_from_slice(&src_slack[i..i + 16]);
+        i += 16;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn room_grows_and_text_is_what_was_advanced_over() {
+        let mut t = TextOut::new(4);
+        t.push(b"abc");
+        let room = t.room(100);
+        assert!(room.len() >= 100);
+        room[..5].copy_from_slice(b"defgh");
+        t.advance(3);
+        assert_eq!(t.len(), 6);
+        let mut out = Vec::new();
+        t.write_to(&mut out).unwrap();
+        assert_eq!(out, b"abcdef");
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn spilling_copies_cover_the_source() {
+        let src = b"0123456789abcdefghij\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+        for len in 0..=20 {
+            let mut dst = [b'-'; 48];
+            copy_spilling(&mut dst, src, len);
+            assert_eq!(&dst[..len], &src[..len]);
+        }
+    }
+}
