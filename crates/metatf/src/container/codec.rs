@@ -22,9 +22,9 @@ pub enum Codec {
 }
 
 /// Largest section (uncompressed) stored with [`Codec::ContextMix`]: larger ones are written
-/// with zstd, and a reader refuses a larger claim, so decoding a damaged file cannot spend
-/// minutes in the slow coder.
-pub const CONTEXT_MIX_MAX_SECTION: u64 = 16 << 20;
+/// with zstd, and a reader refuses a larger claim, so a damaged or hostile file cannot keep the
+/// slow coder busy for more than about half a second per section.
+pub const CONTEXT_MIX_MAX_SECTION: u64 = 1 << 20;
 
 impl Codec {
     /// The byte that identifies the codec in a section descriptor.
