@@ -18,13 +18,13 @@ pub const DEFAULT_ZSTD_LEVEL: i32 = 19;
 /// well under half of `xz -9`'s on the corpus traces this long). Traces shorter than a block,
 /// where time hardly matters and the size target is tightest, keep [`DEFAULT_ZSTD_LEVEL`].
 pub const LONG_TRACE_ZSTD_LEVEL: i32 = 3;
-/// Sections of at most this many bytes, in blocks written at the default level (traces shorter
-/// than a block, where the size target is hardest and time hardly matters), use the
-/// context-mixing codec 3 instead of zstd: on the short sections of a small trace it learns from
-/// the first byte on (measured on a fresh 7,146-record python mtrace log: 10,408 bytes of
-/// sections against 12,898 with zstd -19). It is slow (about 2 MB/s each way), so longer
-/// sections, which zstd also handles well, keep zstd, and decoding stays fast.
-pub const CONTEXT_MIX_SECTION: usize = 64 << 10;
+/// Blocks whose streams total at most this many bytes, written at the default level (small
+/// traces, where the size target is hardest), store their sections with the context-mixing
+/// codec 3 instead of zstd: it learns from the first byte on, where zstd pays for its frame and
+/// tables (measured on a fresh 7,146-record python mtrace log, 42 KB of streams: 10,631 bytes
+/// against 13,136). It codes about 2 MB/s each way, so the bound keeps its cost per block under
+/// about 30 ms; larger blocks keep zstd, which decodes hundreds of times faster.
+pub const CONTEXT_MIX_BLOCK: usize = 64 << 10;
 /// Streams shorter than this are stored uncompressed.
 pub const SMALL_STREAM: usize = 24;
 
@@ -131,15 +131,16 @@ impl<W: Write> BlockWriter<W> {
         }
     }
 
-    /// The codec of a section of `len` bytes in a block compressed at `level`.
-    fn codec_for(&self, len: usize, level: i32) -> Codec {
+    /// The codec of a section of `len` bytes in a block of `block_len` bytes of streams
+    /// compressed at `level`.
+    fn codec_for(&self, len: usize, block_len: usize, level: i32) -> Codec {
         if len < SMALL_STREAM {
             // A compressed frame costs more than it saves on a few bytes.
             Codec::None
         } else if self.codec == Codec::Zstd
             && !self.level_chosen
             && level == DEFAULT_ZSTD_LEVEL
-            && len <= CONTEXT_MIX_SECTION
+            && block_len <= CONTEXT_MIX_BLOCK
         {
             Codec::ContextMix
         } else {
@@ -151,13 +152,14 @@ impl<W: Write> BlockWriter<W> {
     pub fn block(&mut self, records: u64, streams: &[(u8, &[u8])]) -> Result<(), FormatError> {
         self.records = self.records.saturating_add(records);
         let level = self.level_now();
+        let block_len: usize = streams.iter().map(|(_, b)| b.len()).sum();
         let sections: Vec<SectionData<'_>> = streams
             .iter()
             .filter(|(_, b)| !b.is_empty())
             .map(|&(number, bytes)| SectionData {
                 number,
                 element_width: 1,
-                codec: self.codec_for(bytes.len(), level),
+                codec: self.codec_for(bytes.len(), block_len, level),
                 level,
                 bytes,
             })

@@ -63,25 +63,40 @@ fn squash16(x: i32) -> i32 {
 /// An adaptive probability map: refines a probability given a small context, by interpolating
 /// between 33 adaptive points over the stretched probability −2048…2048.
 struct Apm {
-    /// 16-bit probability << 16, per context and point.
+    /// 16-bit probability << 16, per context and point; a context's row is filled with the
+    /// initial points when it is first used (see `ready`).
     points: Vec<u32>,
+    /// One bit per context: its row holds its points. Filling rows on first use instead of all
+    /// at once gives the same numbers and spares a short stream the writing of a table that,
+    /// for the previous-byte map, is 8.6 MB, most of it never read.
+    ready: Vec<u64>,
+    /// The initial points of every row.
+    initial: [u32; 33],
     /// The point nearest to the last input (the one updated).
     nearest: usize,
 }
 
 impl Apm {
     fn new(contexts: usize) -> Apm {
-        let row: Vec<u32> = (0..33)
-            .map(|j| (squash16((j - 16) * 128) as u32) << 16)
-            .collect();
+        let mut initial = [0u32; 33];
+        for (j, point) in initial.iter_mut().enumerate() {
+            *point = (squash16((j as i32 - 16) * 128) as u32) << 16;
+        }
         Apm {
-            points: row.iter().copied().cycle().take(contexts * 33).collect(),
+            points: vec![0; contexts * 33],
+            ready: vec![0; contexts.div_ceil(64)],
+            initial,
             nearest: 0,
         }
     }
 
     /// The refined 16-bit probability of `stretched` (within ±2047) in context `ctx`.
     fn refine(&mut self, stretched: i32, ctx: usize) -> i32 {
+        let (word, bit) = (ctx / 64, 1u64 << (ctx % 64));
+        if self.ready[word] & bit == 0 {
+            self.ready[word] |= bit;
+            self.points[ctx * 33..ctx * 33 + 33].copy_from_slice(&self.initial);
+        }
         let s = stretched.clamp(-2047, 2047) + 2048;
         let w = (s & 127) as u64;
         let base = ctx * 33 + (s >> 7) as usize;
@@ -287,11 +302,11 @@ fn split(x1: u32, x2: u32, p: u32) -> u32 {
 
 /// Largest table (log2 slots per context) of the length-prefixed streams.
 const STREAM_TABLE_BITS: u32 = 21;
-/// Largest table (log2 slots per context) of container codec 3: 2^18 slots of four bytes for
-/// each of the ten contexts, 10 MiB, which sections of 8 KiB and more reach. The codec serves
-/// short sections, where a larger table gains nothing, and a small one keeps memory low with a
-/// compression on each thread.
-pub const CODEC_TABLE_BITS: u32 = 18;
+/// Largest table (log2 slots per context) of container codec 3: 2^16 slots of four bytes for
+/// each of the ten contexts, 2.5 MiB, which sections of 2 KiB and more reach. The codec serves
+/// short sections, where larger tables gain little (a 42 KB python mtrace block: 10,437 bytes
+/// at 2^16, 10,393 at 2^18) and their zeroing costs more than the coding.
+pub const CODEC_TABLE_BITS: u32 = 16;
 
 /// Compresses `data` as a stream: varint length, then [`encode`] with 2^21-slot tables.
 pub fn compress(data: &[u8]) -> Vec<u8> {
