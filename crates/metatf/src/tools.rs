@@ -39,6 +39,9 @@ pub struct Inspection {
     pub total_records: u64,
     /// Size of the container in bytes (header, blocks, index and trailer).
     pub total_bytes: u64,
+    /// Size on disk of a compact container (version 3); `total_bytes` and block offsets are
+    /// then those of the full form it encodes.
+    pub compact_bytes: Option<u64>,
 }
 
 /// One block as [`inspect`] reports it.
@@ -79,6 +82,13 @@ impl fmt::Display for Inspection {
                 self.dtd.lines().count(),
                 self.dtd_storage.name()
             )?,
+        }
+        if let Some(n) = self.compact_bytes {
+            writeln!(
+                f,
+                "compact form (container version 3): {n} bytes on disk; the sizes and offsets \
+                 below are those of the full form it encodes"
+            )?;
         }
         writeln!(
             f,
@@ -145,6 +155,7 @@ pub fn inspect(r: impl Read) -> Result<Inspection, Error> {
         blocks,
         total_records: c.records_read(),
         total_bytes: c.position(),
+        compact_bytes: c.compact_len(),
     })
 }
 

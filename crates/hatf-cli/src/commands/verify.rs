@@ -28,11 +28,18 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> CliResult {
         }
     }
     if !verbosity.quiet {
+        let verdict = match reader.compact_len() {
+            // A compact file has one checksum over all of it, and no index.
+            Some(n) => format!("{n} bytes in the compact form, its checksum verified"),
+            None => format!(
+                "{} bytes, every checksum and the index verified",
+                reader.position()
+            ),
+        };
         crate::data_stdout::print(&format!(
-            "{name}: ok: format `{}`, {blocks} blocks, {} records, {} bytes, every checksum and the index verified\n",
+            "{name}: ok: format `{}`, {blocks} blocks, {} records, {verdict}\n",
             reader.header().format,
             reader.records_read(),
-            reader.position()
         ))?;
     }
     Ok(())

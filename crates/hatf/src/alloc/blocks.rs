@@ -169,6 +169,12 @@ impl<W: Write> BlockWriter<W> {
             .map_err(|e| container_error(&self.file, e))
     }
 
+    /// Asks for the compact container form when the file has one (see
+    /// [`ContainerWriter::prefer_compact`]).
+    pub fn prefer_compact(&mut self) {
+        self.inner.prefer_compact();
+    }
+
     /// Names the thread ids of the next block's records, for formats whose records have
     /// threads (the container's index lists them).
     pub fn set_block_threads(&mut self, threads: &[u64]) {

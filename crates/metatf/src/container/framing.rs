@@ -12,11 +12,56 @@ use crate::error::Error;
 pub(crate) struct Positioned<R> {
     inner: R,
     pub(crate) pos: u64,
+    /// The full form of a compact container, read from here instead of `inner` (which has been
+    /// read to its end); see [`super::compact`].
+    expanded: Option<io::Cursor<Vec<u8>>>,
+    compact_len: Option<u64>,
 }
 
 impl<R: Read> Positioned<R> {
     pub(crate) fn new(inner: R) -> Self {
-        Positioned { inner, pos: 0 }
+        Positioned {
+            inner,
+            pos: 0,
+            expanded: None,
+            compact_len: None,
+        }
+    }
+
+    /// Where bytes come from: the expanded compact container, or the input.
+    fn source(&mut self) -> &mut dyn Read {
+        match self.expanded.as_mut() {
+            Some(c) => c,
+            None => &mut self.inner,
+        }
+    }
+
+    /// The size of the input when it is a compact container (read through its full form).
+    pub(crate) fn compact_len(&self) -> Option<u64> {
+        self.compact_len
+    }
+
+    /// Reads the rest of a compact container whose first `head` bytes were read, expands it,
+    /// and from then on reads the full form, positioned just after its first `head.len()`
+    /// bytes. Returns those bytes of the full form.
+    pub(crate) fn expand_compact(&mut self, head: &[u8]) -> Result<Vec<u8>, Error> {
+        let mut bytes = head.to_vec();
+        let limit = super::compact::COMPACT_MAX;
+        (&mut self.inner)
+            .take(limit + 1 - head.len() as u64)
+            .read_to_end(&mut bytes)
+            .map_err(|source| Error::Io {
+                offset: self.pos,
+                source,
+            })?;
+        let full = super::compact::expand(&bytes)?;
+        self.compact_len = Some(bytes.len() as u64);
+        let start = full[..head.len()].to_vec();
+        let mut cursor = io::Cursor::new(full);
+        cursor.set_position(head.len() as u64);
+        self.expanded = Some(cursor);
+        self.pos = head.len() as u64;
+        Ok(start)
     }
 
     pub(crate) fn into_inner(self) -> R {
@@ -27,7 +72,7 @@ impl<R: Read> Positioned<R> {
     pub(crate) fn exact(&mut self, buf: &mut [u8], what: &'static str) -> Result<(), Error> {
         let mut filled = 0;
         while filled < buf.len() {
-            match self.inner.read(&mut buf[filled..]) {
+            match self.source().read(&mut buf[filled..]) {
                 Ok(0) => {
                     self.pos += filled as u64;
                     return Err(Error::Truncated {
@@ -53,7 +98,8 @@ impl<R: Read> Positioned<R> {
     /// damaged file cannot make us allocate memory the file does not back.
     pub(crate) fn bytes(&mut self, len: u64, what: &'static str) -> Result<Vec<u8>, Error> {
         let mut out = Vec::with_capacity(len.min(1 << 16) as usize);
-        let got = (&mut self.inner)
+        let got = self
+            .source()
             .take(len)
             .read_to_end(&mut out)
             .map_err(|source| Error::Io {
@@ -74,7 +120,7 @@ impl<R: Read> Positioned<R> {
     pub(crate) fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
         let mut filled = 0;
         while filled < buf.len() {
-            match self.inner.read(&mut buf[filled..]) {
+            match self.source().read(&mut buf[filled..]) {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -165,6 +211,11 @@ impl<'a> Fields<'a> {
 impl<R: Read + std::io::Seek> Positioned<R> {
     /// Moves to file offset `offset`.
     pub(crate) fn seek_to(&mut self, offset: u64) -> Result<(), Error> {
+        if let Some(c) = self.expanded.as_mut() {
+            c.set_position(offset);
+            self.pos = offset;
+            return Ok(());
+        }
         self.inner
             .seek(std::io::SeekFrom::Start(offset))
             .map_err(|source| Error::Io { offset, source })?;
@@ -176,13 +227,12 @@ impl<R: Read + std::io::Seek> Positioned<R> {
 impl<R: Read> Positioned<R> {
     /// Skips `len` bytes without keeping them; a short input is a truncation.
     pub(crate) fn skip(&mut self, len: u64, what: &'static str) -> Result<(), Error> {
-        let got =
-            io::copy(&mut (&mut self.inner).take(len), &mut io::sink()).map_err(|source| {
-                Error::Io {
-                    offset: self.pos,
-                    source,
-                }
-            })?;
+        let got = io::copy(&mut self.source().take(len), &mut io::sink()).map_err(|source| {
+            Error::Io {
+                offset: self.pos,
+                source,
+            }
+        })?;
         self.pos += got;
         if got < len {
             return Err(Error::Truncated {
@@ -226,19 +276,37 @@ impl<R: Read> Positioned<R> {
     }
 }
 
-/// A writer that counts bytes, so the index can record block offsets.
+/// A writer that counts bytes, so the index can record block offsets. While `held` is set,
+/// bytes are kept in it instead of written (so a short file can still be rewritten in the
+/// compact form).
 pub(crate) struct Counted<W> {
     pub(crate) inner: W,
     pub(crate) pos: u64,
+    pub(crate) held: Option<Vec<u8>>,
 }
 
 impl<W: Write> Counted<W> {
     pub(crate) fn put(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if let Some(held) = self.held.as_mut() {
+            held.extend_from_slice(bytes);
+            self.pos += bytes.len() as u64;
+            return Ok(());
+        }
         self.inner.write_all(bytes).map_err(|source| Error::Io {
             offset: self.pos,
             source,
         })?;
         self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes the held bytes and stops holding.
+    pub(crate) fn release(&mut self) -> Result<(), Error> {
+        if let Some(held) = self.held.take() {
+            self.inner
+                .write_all(&held)
+                .map_err(|source| Error::Io { offset: 0, source })?;
+        }
         Ok(())
     }
 }

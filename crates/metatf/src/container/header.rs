@@ -212,6 +212,11 @@ impl ContainerHeader {
             });
         }
         r.exact(&mut fixed[4..8], "container header")?;
+        if fixed[4] == super::compact::COMPACT_VERSION {
+            // Read on as the full container the compact one encodes.
+            let start = r.expand_compact(&fixed)?;
+            fixed.copy_from_slice(&start);
+        }
         if fixed[4] != VERSION {
             return Err(Error::UnsupportedVersion {
                 offset: 4,

@@ -8,6 +8,7 @@
 
 mod block;
 mod codec;
+pub mod compact;
 pub mod context_mix;
 mod dtd_storage;
 mod framing;

@@ -76,6 +76,12 @@ impl<R: Read> ContainerReader<R> {
         })
     }
 
+    /// The file's size when it is a compact container (version 3), which is read through the
+    /// full form it encodes: [`Self::position`] and block offsets then count in that form.
+    pub fn compact_len(&self) -> Option<u64> {
+        self.input.compact_len()
+    }
+
     /// The container's header.
     pub fn header(&self) -> &ContainerHeader {
         &self.header
@@ -457,6 +463,17 @@ impl<R: Read + Seek> ContainerReader<R> {
 /// [`scan_index`]. The second value says why the index was rebuilt (`None` when the file's own
 /// was used). A rebuilt index ends at the first damaged block.
 pub fn load_index<R: Read + Seek>(mut r: R) -> Result<(Vec<IndexEntry>, Option<String>), Error> {
+    let mut head = [0u8; 5];
+    let got = Positioned::new(&mut r).fill(&mut head)?;
+    r.seek(std::io::SeekFrom::Start(0))
+        .map_err(|source| Error::Io { offset: 0, source })?;
+    if super::compact::is_compact(&head[..got]) {
+        // A compact file has no index of its own: its one block is found by reading it.
+        return match scan_index(r)? {
+            (entries, None) => Ok((entries, None)),
+            (_, Some(e)) => Err(e),
+        };
+    }
     let why = match read_index(&mut r) {
         Ok(entries) => return Ok((entries, None)),
         Err(e) => e.to_string(),

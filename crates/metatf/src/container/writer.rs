@@ -34,6 +34,8 @@ pub struct ContainerWriter<W: Write> {
     /// The list for the next block, from [`Self::set_block_threads`].
     next_threads: Vec<u64>,
     any_threads: bool,
+    /// Write a one-block file in the compact form when it has one ([`Self::prefer_compact`]).
+    compact: bool,
 }
 
 impl<W: Write> ContainerWriter<W> {
@@ -62,7 +64,13 @@ impl<W: Write> ContainerWriter<W> {
     }
 
     fn start(out: W, bytes: Vec<u8>) -> Result<Self, Error> {
-        let mut out = Counted { inner: out, pos: 0 };
+        // The header is held until the first block is written, so that a compact form can
+        // still be chosen; see `put_block`.
+        let mut out = Counted {
+            inner: out,
+            pos: 0,
+            held: Some(Vec::new()),
+        };
         out.put(&bytes)?;
         Ok(ContainerWriter {
             out,
@@ -75,7 +83,16 @@ impl<W: Write> ContainerWriter<W> {
             block_threads: Vec::new(),
             next_threads: Vec::new(),
             any_threads: false,
+            compact: false,
         })
+    }
+
+    /// Asks for the compact form (container version 3, `docs/FORMAT.md §5`) when the file turns
+    /// out to have one: a single block of stored (codec none) sections, no thread lists, at
+    /// most [`super::compact::COMPACT_MAX`] bytes. The file is then kept in memory until
+    /// [`Self::finish`] (at most that many bytes); any other file is written as usual.
+    pub fn prefer_compact(&mut self) {
+        self.compact = true;
     }
 
     /// Compresses blocks on `threads` worker threads (1, the default, compresses on the
@@ -222,6 +239,10 @@ impl<W: Write> ContainerWriter<W> {
             first_record,
             record_count,
         });
+        let small = self.out.pos <= super::compact::COMPACT_MAX;
+        if !(self.compact && self.entries.len() == 1 && small) {
+            self.out.release()?;
+        }
         Ok(())
     }
 
@@ -236,6 +257,17 @@ impl<W: Write> ContainerWriter<W> {
         self.out.put(&encode_index(&self.entries, threads))?;
         let trailer = Trailer { index_offset };
         self.out.put(&trailer.encode())?;
+        if let Some(full) = self.out.held.take() {
+            let bytes = if self.compact {
+                super::compact::compact(&full).unwrap_or(full)
+            } else {
+                full
+            };
+            self.out
+                .inner
+                .write_all(&bytes)
+                .map_err(|source| Error::Io { offset: 0, source })?;
+        }
         let pos = self.out.pos;
         self.out.inner.flush().map_err(|source| Error::Io {
             offset: pos,

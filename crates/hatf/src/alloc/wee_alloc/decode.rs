@@ -6,9 +6,11 @@ use std::ops::Range;
 use metatf::container::{Block, ContainerHeader, PROPERTY_LAYOUT};
 
 use super::records::{Record, RecordModel};
-use super::LAYOUT_CM1;
+use super::structured::Structured;
 use super::{render, Kinds, WeeLine, FORMAT, K_ALLOC, K_FREE, K_VERBATIM, LAYOUT, MIXED, PLAIN};
+use super::{BLOCK_RECORDS, LAYOUT_CM1, LAYOUT_CM2, MIXED_CM3, STRUCTURED};
 use super::{K_VERBATIM_UNTERMINATED, VERBATIM};
+use crate::alloc::bit_coder::BitDecoder;
 use crate::alloc::blocks::{self, container_error, write_error};
 use crate::alloc::context_mix;
 use crate::alloc::model::{stream, Cursors, State};
@@ -68,19 +70,31 @@ pub fn decode_records(
     Ok(written)
 }
 
-/// Which context mixer a record-stream file used: `Some(true)` for version 2 ([`LAYOUT`]),
-/// `Some(false)` for version 1 ([`LAYOUT_CM1`]), `None` for the older shared-model layouts.
-fn mixer_v2(header: &ContainerHeader) -> Option<bool> {
+/// The record-stream layouts: how a block's records are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// `wee-alloc-cm-1`: the record stream through version 1 of the mixer, section 0.
+    Cm1,
+    /// `wee-alloc-cm-2`: the record stream through version 2 of the mixer, section 0.
+    Cm2,
+    /// `wee-alloc-cm-3`: the structured coding in section 0, or the record stream through
+    /// version 2 of the mixer in section 2.
+    Cm3,
+}
+
+/// The record-stream layout of a file, `None` for the older shared-model layouts.
+fn record_layout(header: &ContainerHeader) -> Option<Layout> {
     match header.property(PROPERTY_LAYOUT) {
-        Some(LAYOUT) => Some(true),
-        Some(LAYOUT_CM1) => Some(false),
+        Some(LAYOUT) => Some(Layout::Cm3),
+        Some(LAYOUT_CM2) => Some(Layout::Cm2),
+        Some(LAYOUT_CM1) => Some(Layout::Cm1),
         _ => None,
     }
 }
 
 /// True when each block of the file decodes on its own (always for the record-stream layouts).
 fn independent(header: &ContainerHeader, file: &str) -> Result<bool, FormatError> {
-    if mixer_v2(header).is_some() {
+    if record_layout(header).is_some() {
         return Ok(true);
     }
     blocks::independent_blocks(header, file)
@@ -90,9 +104,8 @@ fn independent(header: &ContainerHeader, file: &str) -> Result<bool, FormatError
 struct Decoder<'f> {
     file: &'f str,
     independent: bool,
-    /// The file has a record-stream layout: `Some(v2)`, true when its mixer is version 2
-    /// (`None`: the shared allocation model).
-    records: Option<bool>,
+    /// The file's record-stream layout (`None`: the shared allocation model).
+    records: Option<Layout>,
     state: State,
     text: Vec<u8>,
 }
@@ -102,7 +115,7 @@ impl<'f> Decoder<'f> {
         Ok(Decoder {
             file,
             independent: independent(header, file)?,
-            records: mixer_v2(header),
+            records: record_layout(header),
             state: State::new(),
             text: Vec::new(),
         })
@@ -116,8 +129,8 @@ impl<'f> Decoder<'f> {
         keep: Range<u64>,
         out: &mut dyn Write,
     ) -> Result<(), FormatError> {
-        if let Some(v2) = self.records {
-            return self.record_block(block, keep, out, v2);
+        if let Some(layout) = self.records {
+            return self.record_block(block, keep, out, layout);
         }
         if self.independent {
             self.state = State::for_block();
@@ -182,14 +195,13 @@ impl<'f> Decoder<'f> {
 }
 
 impl Decoder<'_> {
-    /// [`Decoder::block`] for the record-stream layouts: a fresh [`RecordModel`] per block;
-    /// `v2` picks the context mixer's version.
+    /// [`Decoder::block`] for the record-stream layouts: a fresh model per block.
     fn record_block(
         &mut self,
         block: &Block,
         keep: Range<u64>,
         out: &mut dyn Write,
-        v2: bool,
+        layout: Layout,
     ) -> Result<(), FormatError> {
         let file = self.file;
         let at = |rec: u64, msg: String| FormatError {
@@ -197,13 +209,22 @@ impl Decoder<'_> {
             position: format!("block {} record {rec}", block.index),
             message: msg,
         };
-        let mixed = blocks::section(block, MIXED);
+        let mixed = match layout {
+            Layout::Cm3 => {
+                let bits = blocks::section(block, STRUCTURED);
+                if !bits.is_empty() || block.sections.iter().any(|s| s.number == STRUCTURED) {
+                    return self.structured_block(block, bits, keep, out);
+                }
+                blocks::section(block, MIXED_CM3)
+            }
+            Layout::Cm1 | Layout::Cm2 => blocks::section(block, MIXED),
+        };
         let stream = if mixed.is_empty() {
             blocks::section(block, PLAIN).to_vec()
-        } else if v2 {
-            context_mix::v2::decompress(mixed).map_err(|m| at(block.first_record, m))?
-        } else {
+        } else if layout == Layout::Cm1 {
             context_mix::decompress(mixed).map_err(|m| at(block.first_record, m))?
+        } else {
+            context_mix::v2::decompress(mixed).map_err(|m| at(block.first_record, m))?
         };
         let mut model = RecordModel::new();
         let mut c = Cursor::new(&stream, "records");
@@ -245,6 +266,74 @@ impl Decoder<'_> {
     }
 }
 
+impl Decoder<'_> {
+    /// [`Decoder::record_block`] for a block stored in the structured coding: the block
+    /// header's record count says how many records to decode (the coding has no end of its
+    /// own), at most the layout's block size.
+    fn structured_block(
+        &mut self,
+        block: &Block,
+        bits: &[u8],
+        keep: Range<u64>,
+        out: &mut dyn Write,
+    ) -> Result<(), FormatError> {
+        let file = self.file;
+        let at = |rec: u64, msg: String| FormatError {
+            file: file.to_string(),
+            position: format!("block {} record {rec}", block.index),
+            message: msg,
+        };
+        if block.record_count > BLOCK_RECORDS {
+            return Err(at(
+                block.first_record,
+                format!(
+                    "the block claims {} records; this layout writes at most {BLOCK_RECORDS}",
+                    block.record_count
+                ),
+            ));
+        }
+        let mut model = Structured::default();
+        let mut d = BitDecoder::new(bits);
+        let mut verbatim = Vec::new();
+        let text = &mut self.text;
+        for k in 0..block.record_count {
+            let rec = block.first_record + k;
+            let record = model
+                .decode(&mut d, &mut verbatim)
+                .map_err(|m| at(rec, m))?;
+            if keep.contains(&k) {
+                match record {
+                    Record::Alloc(size) => render(WeeLine::Alloc(size), text),
+                    Record::Free(i) => render(WeeLine::Free(i), text),
+                    Record::Verbatim(_, terminated) => {
+                        text.extend_from_slice(&verbatim);
+                        if terminated {
+                            text.push(b'\n');
+                        }
+                    }
+                }
+            }
+            if text.len() >= 1 << 20 {
+                out.write_all(text).map_err(|e| write_error(file, e))?;
+                text.clear();
+            }
+        }
+        if d.overrun() > 0 {
+            return Err(at(
+                block.first_record + block.record_count,
+                format!(
+                    "the block's {} records need more than its {} coded bytes",
+                    block.record_count,
+                    bits.len()
+                ),
+            ));
+        }
+        out.write_all(text).map_err(|e| write_error(file, e))?;
+        text.clear();
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{WeeAlloc, LAYOUT};
@@ -265,6 +354,14 @@ mod tests {
         text.into_bytes()
     }
 
+    fn encode(text: &[u8]) -> Vec<u8> {
+        let mut bin = Vec::new();
+        WeeAlloc
+            .encode(&mut &text[..], &mut bin, &EncodeOptions::default())
+            .unwrap();
+        bin
+    }
+
     fn decode(bin: &[u8]) -> Result<Vec<u8>, crate::format::FormatError> {
         let mut out = Vec::new();
         WeeAlloc.decode(&mut &bin[..], &mut out, &DecodeOptions::default())?;
@@ -281,21 +378,57 @@ mod tests {
 
     #[test]
     fn files_of_the_first_mixer_still_decode() {
-        let bin: Vec<u8> = (0..CM1_FILE.len() / 2)
-            .map(|i| u8::from_str_radix(&CM1_FILE[2 * i..2 * i + 2], 16).unwrap())
-            .collect();
-        assert_eq!(decode(&bin).unwrap(), synthetic());
+        assert_eq!(decode(&hex(CM1_FILE)).unwrap(), synthetic());
+    }
+
+    /// [`synthetic`] as hatf b7fc9df wrote it (layout `wee-alloc-cm-2`, version 2 of the mixer).
+    const CM2_FILE: &str = concat!(
+        "7f4d54460200020235097765652d616c6c6f630208656e636f64696e67046175746f066c61796f75740e",
+        "7765652d616c6c6f632d636d2d32c7054a7c06f200681f554d5446420000370100010026781f3fb8aec7",
+        "f7fa3fa5ca5b6e5f8976765d812f1fdeaa061d9b4927f3b1ebd334bf4454f5c09fdc9c65587469004d54",
+        "4649014237c7d930657c00000000000000b65bdd9e4d544645",
+    );
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len() / 2)
+            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+            .collect()
     }
 
     #[test]
-    fn new_files_use_the_second_mixer_and_round_trip() {
+    fn files_of_the_second_mixer_still_decode() {
+        assert_eq!(decode(&hex(CM2_FILE)).unwrap(), synthetic());
+    }
+
+    #[test]
+    fn a_short_trace_is_a_compact_file_of_the_structured_coding() {
         let text = synthetic();
-        let mut bin = Vec::new();
-        WeeAlloc
-            .encode(&mut &text[..], &mut bin, &EncodeOptions::default())
-            .unwrap();
+        let bin = encode(&text);
+        assert!(metatf::container::compact::is_compact(&bin));
+        // Header code 1 (wee-alloc, this layout), one section 0 of width 1.
+        assert_eq!(bin[5], 0xc1);
+        let full = metatf::container::compact::expand(&bin).unwrap();
         let layout = format!("\x0e{LAYOUT}");
-        assert!(bin.windows(layout.len()).any(|w| w == layout.as_bytes()));
+        assert!(full.windows(layout.len()).any(|w| w == layout.as_bytes()));
+        assert!(bin.len() * 2 < hex(CM2_FILE).len(), "{} bytes", bin.len());
         assert_eq!(decode(&bin).unwrap(), text);
+        // The full form it encodes reads the same.
+        assert_eq!(decode(&full).unwrap(), text);
+    }
+
+    #[test]
+    fn a_block_claiming_more_records_than_its_bits_hold_is_an_error() {
+        let mut bin = encode(&synthetic());
+        // Claim 127 records instead of 55 and fix the checksum: the coded bits run out.
+        assert_eq!(bin[6], 55);
+        bin[6] = 127;
+        let end = bin.len() - 4;
+        let mut crc = flate2::Crc::new();
+        crc.update(&bin[..end]);
+        let c = crc.sum();
+        bin[end..].copy_from_slice(&c.to_le_bytes());
+        let e = decode(&bin).unwrap_err().to_string();
+        // Either the bits name something impossible or they run out.
+        assert!(e.contains("block 0 record"), "{e}");
     }
 }

@@ -10,11 +10,13 @@
 
 mod decode;
 pub mod records;
+pub mod structured;
 
 use std::io::{BufRead, BufReader, Read, Write};
 
 use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
 
+use crate::alloc::bit_coder::BitEncoder;
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::context_mix;
 use crate::alloc::event::{AllocEvent, AllocKind};
@@ -24,6 +26,7 @@ use crate::format::{
     Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, TraceFormat,
 };
 use records::{Record, RecordModel};
+use structured::Structured;
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "wee-alloc";
@@ -32,14 +35,28 @@ pub const DTD: &str = include_str!("../../../../../dtds/wee-alloc.dtd");
 /// Earlier layouts: the stream of verbatim lines.
 const VERBATIM: u8 = FIRST_FORMAT_STREAM + 1;
 const BLOCK_RECORDS: u64 = 1 << 20;
-/// Value of the `layout` property of this encoding; every block starts a fresh model, and the
-/// record stream goes through version 2 of the context mixer ([`context_mix::v2`]).
-pub const LAYOUT: &str = "wee-alloc-cm-2";
+/// Value of the `layout` property of this encoding; every block starts a fresh model and holds
+/// either its record stream through version 2 of the context mixer ([`context_mix::v2`],
+/// section [`MIXED_CM3`]) or the structured bit coding of its records ([`structured`], section
+/// [`STRUCTURED`]), whichever is smaller.
+pub const LAYOUT: &str = "wee-alloc-cm-3";
+/// Every block's record stream through version 2 of the context mixer, in section [`MIXED`]
+/// (files written before the structured coding; still decoded).
+pub const LAYOUT_CM2: &str = "wee-alloc-cm-2";
 /// The same record stream through version 1 of the context mixer (files written before
 /// version 2; still decoded).
 pub const LAYOUT_CM1: &str = "wee-alloc-cm-1";
-/// Section: the block's record stream through the context mixer (codec none).
+/// Section of `-cm-1` and `-cm-2` files: the block's record stream through the context mixer
+/// (codec none).
 const MIXED: u8 = 0;
+/// Section of `-cm-3` files: the structured bit coding of the block's records (codec none).
+/// Number 0, so that a one-block file of it has the compact container's shortest form.
+const STRUCTURED: u8 = 0;
+/// Section of `-cm-3` files: the block's record stream through the context mixer (codec none).
+const MIXED_CM3: u8 = 2;
+/// Blocks whose record stream is longer than this are not tried with the structured coding:
+/// it pays off on short traces only, and trying costs time.
+const STRUCTURED_MAX_STREAM: usize = 64 << 10;
 /// Section: the block's record stream, compressed by the container's codec.
 const PLAIN: u8 = 1;
 
@@ -214,8 +231,14 @@ impl TraceFormat for WeeAlloc {
             ..options.clone()
         };
         let mut out = BlockWriter::new(output, &header, &block_options)?;
+        if mixed {
+            // A short trace is one block of one stored section: the compact container form
+            // saves the index, trailer and section checksums (docs/FORMAT.md §5).
+            out.prefer_compact();
+        }
         let mut model = RecordModel::new();
         let mut stream = Vec::new();
+        let mut structured = mixed.then(Trial::default);
         let mut records = 0u64;
         let mut report = EncodeReport::default();
         let mut r = BufReader::with_capacity(1 << 20, input);
@@ -262,18 +285,26 @@ impl TraceFormat for WeeAlloc {
                 }
                 None => None,
             };
-            model.encode(
-                rec.unwrap_or(Record::Verbatim(text, terminated)),
-                &mut stream,
-            );
+            let rec = rec.unwrap_or(Record::Verbatim(text, terminated));
+            model.encode(rec, &mut stream);
+            if let Some(t) = structured.as_mut() {
+                t.add(rec, stream.len());
+            }
             records += 1;
             if records >= BLOCK_RECORDS {
-                flush(&mut out, &mut stream, &mut records, mixed)?;
+                flush(
+                    &mut out,
+                    &mut stream,
+                    &mut records,
+                    mixed,
+                    structured.take(),
+                )?;
                 // Each block starts a fresh model: any block decodes on its own.
                 model = RecordModel::new();
+                structured = mixed.then(Trial::default);
             }
         }
-        flush(&mut out, &mut stream, &mut records, mixed)?;
+        flush(&mut out, &mut stream, &mut records, mixed, structured)?;
         out.finish()?;
         Ok(report)
     }
@@ -308,17 +339,56 @@ impl TraceFormat for WeeAlloc {
     }
 }
 
+/// The structured coding of a block, tried beside the record stream while the stream is short.
+struct Trial {
+    model: Structured,
+    coder: BitEncoder,
+    /// False once the block is too long for the structured coding to be tried.
+    open: bool,
+}
+
+impl Default for Trial {
+    fn default() -> Self {
+        Trial {
+            model: Structured::default(),
+            coder: BitEncoder::default(),
+            open: true,
+        }
+    }
+}
+
+impl Trial {
+    fn add(&mut self, r: Record<'_>, stream_len: usize) {
+        if self.open {
+            self.open =
+                stream_len <= STRUCTURED_MAX_STREAM && self.model.encode(r, &mut self.coder);
+        }
+    }
+
+    /// The coded block, when every record was coded.
+    fn finish(self) -> Option<Vec<u8>> {
+        self.open.then(|| self.coder.finish())
+    }
+}
+
 fn flush<W: Write>(
     out: &mut BlockWriter<W>,
     stream: &mut Vec<u8>,
     records: &mut u64,
     mixed: bool,
+    structured: Option<Trial>,
 ) -> Result<(), FormatError> {
     if *records == 0 {
         return Ok(());
     }
     if mixed {
-        out.block(*records, &[(MIXED, &context_mix::v2::compress(stream))])?;
+        let packed = context_mix::v2::compress(stream);
+        match structured.and_then(Trial::finish) {
+            Some(bits) if bits.len() <= packed.len() => {
+                out.block(*records, &[(STRUCTURED, &bits)])?
+            }
+            _ => out.block(*records, &[(MIXED_CM3, &packed)])?,
+        }
     } else {
         out.block(*records, &[(PLAIN, stream)])?;
     }

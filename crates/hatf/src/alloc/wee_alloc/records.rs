@@ -177,24 +177,33 @@ fn near_index(last: u64, symbol: u8) -> Option<u64> {
     Some(last.wrapping_add(d as u64))
 }
 
+/// Records of every shape both codings of a block distinguish (shared by their tests).
+#[cfg(test)]
+pub(super) fn sample_records() -> Vec<Record<'static>> {
+    let mut recs = vec![Record::Alloc(8), Record::Alloc(8), Record::Alloc(1 << 40)];
+    for i in 0..300u64 {
+        recs.push(Record::Alloc(i % 150));
+    }
+    recs.push(Record::Free(0)); // oldest: rank ≥ 120
+    recs.push(Record::Free(302)); // newest
+    recs.push(Record::Free(301)); // near: −1
+    recs.push(Record::Free(296)); // near: −5 (a rank for the structured coding)
+    recs.push(Record::Free(297)); // near: +1
+    recs.push(Record::Free(0)); // not live any more
+    recs.push(Record::Free(u64::MAX));
+    recs.push(Record::Verbatim(b"Alloc(05),", true));
+    recs.push(Record::Verbatim(b"Free(1)", false));
+    recs.push(Record::Alloc(u64::MAX));
+    recs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_record_shape_round_trips() {
-        let mut recs = vec![Record::Alloc(8), Record::Alloc(8), Record::Alloc(1 << 40)];
-        for i in 0..300u64 {
-            recs.push(Record::Alloc(i % 150));
-        }
-        recs.push(Record::Free(0)); // oldest: rank ≥ 120
-        recs.push(Record::Free(302)); // newest
-        recs.push(Record::Free(296)); // near: −6
-        recs.push(Record::Free(297)); // near: +1
-        recs.push(Record::Free(0)); // not live any more
-        recs.push(Record::Free(u64::MAX));
-        recs.push(Record::Verbatim(b"Alloc(05),", true));
-        recs.push(Record::Verbatim(b"Free(1)", false));
+        let recs = sample_records();
         let mut m = RecordModel::new();
         let mut out = Vec::new();
         for &r in &recs {
