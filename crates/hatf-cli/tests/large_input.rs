@@ -9,6 +9,9 @@
 //!   standard input and checked against `hatf decode`'s standard output, never on disk.
 //! - `corpus_et_trace_stays_bounded`: the javac-tests Elephant Tracks trace of the corpus
 //!   (76 MB of text, `zstd` must be installed), encoded from a pipe and decoded.
+//! - `corpus_archives_stay_bounded`: the corpus archives whose deflate stream is rebuilt
+//!   (malloc-bench `vim.trace.gz`, 40 MB of protobuf, and Android `surfaceflinger.zip`, 59 MB
+//!   of text), encoded and decoded back to the same bytes.
 
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
@@ -297,4 +300,48 @@ fn corpus_et_trace_stays_bounded() {
         std::fs::metadata(&bin).unwrap().len()
     );
     assert!(encode_kb < LIMIT_KB && decode_kb < LIMIT_KB);
+}
+
+#[test]
+#[ignore = "encodes the largest corpus archives (about 20 s)"]
+fn corpus_archives_stay_bounded() {
+    if !have_time() {
+        return;
+    }
+    let corpus = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/corpus/malloc"
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let mut peaks = Vec::new();
+    for name in [
+        "malloc-bench/traces/vim.trace.gz",
+        "android/surfaceflinger.zip",
+    ] {
+        let archive = corpus.join(name);
+        if !archive.is_file() {
+            eprintln!("SKIP: {} is absent", archive.display());
+            continue;
+        }
+        let (bin, back) = (dir.path().join("a.hatf"), dir.path().join("a.back"));
+        let (a, b, k) = (
+            archive.to_str().unwrap(),
+            bin.to_str().unwrap(),
+            back.to_str().unwrap(),
+        );
+        let encode = peak_kb(&["encode", "-q", "-f", a, "-o", b]);
+        let decode = peak_kb(&["decode", "-q", "-f", b, "-o", k]);
+        assert!(same_file(&archive, &back), "{name} does not round-trip");
+        eprintln!(
+            "{name}: {} bytes encoded; peak memory encode {encode} KB, decode {decode} KB",
+            std::fs::metadata(&bin).unwrap().len()
+        );
+        peaks.push((name, encode, decode));
+    }
+    for &(name, encode, decode) in &peaks {
+        assert!(
+            encode < LIMIT_KB && decode < LIMIT_KB,
+            "{name}: encode {encode} KB, decode {decode} KB (limit {LIMIT_KB} KB)"
+        );
+    }
 }

@@ -85,7 +85,7 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 fn malloc_bench_ranges_are_the_protobuf_fields_of_the_records() {
     let fields = tracefile();
     let bin = encode(&MallocBench, &gzip(&fields.concat()));
-    assert_eq!(layout(&bin), "malloc-bench-preflate-3");
+    assert_eq!(layout(&bin), "malloc-bench-preflate-4");
     let total = fields.len() as u64;
     for (first, end) in [
         (0, 10),
@@ -150,7 +150,7 @@ fn memory_replay_zip_ranges_are_the_lines_of_its_entry() {
         b"PK\x01\x02 central directory",
     );
     let bin = encode(&MemoryReplayZip, &z);
-    assert_eq!(layout(&bin), "memory-replay-zip-preflate-1");
+    assert_eq!(layout(&bin), "memory-replay-zip-preflate-2");
     let total = lines.len() as u64;
     for (first, end) in [(0, 3), (2999, 3004), (total - 2, u64::MAX), (0, u64::MAX)] {
         let want = lines[first as usize..end.min(total) as usize].concat();

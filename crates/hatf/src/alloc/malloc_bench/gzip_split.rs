@@ -121,6 +121,13 @@ pub fn join(head: &[u8], corrections: &[u8], text: &[u8], tail: &[u8]) -> Result
 /// a piece may take a little more).
 pub const CHUNK_DEFLATE: usize = 256 << 10;
 
+/// Most text in one piece: preflate ends a piece before the deflate block that would take it
+/// past this, so a very compressible stream (py-euler-nayuki.trace.gz: 34 MB of text from
+/// 300 KB) is still cut into pieces of bounded text. It is above the most text one block of
+/// GNU gzip or Info-ZIP can hold (32,767 symbols of at most 258 bytes, 8.45 MB), since a
+/// block that alone exceeds it makes the analysis in pieces fail.
+pub const PIECE_MAX_TEXT: usize = 9 << 20;
+
 /// One piece of a deflate stream taken apart piece by piece: preflate's reconstruction data for
 /// it, and how many bytes of text and of deflate stream it covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +147,7 @@ pub struct Piece {
 /// check that [`join_pieces`] gives the input back.
 pub fn split_pieces(deflate: &[u8], text: &mut Vec<u8>) -> Result<(Vec<Piece>, usize), String> {
     let config = PreflateConfig {
-        plain_text_limit: MAX_TEXT,
+        plain_text_limit: PIECE_MAX_TEXT,
         // The caller rebuilds and compares every piece itself.
         verify_compression: false,
         ..PreflateConfig::default()
@@ -180,6 +187,29 @@ pub fn split_pieces(deflate: &[u8], text: &mut Vec<u8>) -> Result<(Vec<Piece>, u
     })
 }
 
+/// Rebuilds the deflate bytes of piece number `k` from its text, with the rebuilder `r` that
+/// rebuilt the pieces before it; an error when they are not `p.deflate_len` bytes.
+pub fn rebuild_piece(
+    r: &mut RecreateStreamProcessor,
+    k: usize,
+    p: &Piece,
+    text: &[u8],
+) -> Result<Vec<u8>, String> {
+    let bytes = guarded("rebuilding the deflate stream", || {
+        r.recompress(&mut std::io::Cursor::new(text), &p.corrections)
+            .map(|(bytes, _)| bytes)
+            .map_err(|e| format!("preflate, piece {k}: {e:?}"))
+    })?;
+    if bytes.len() as u64 != p.deflate_len {
+        return Err(format!(
+            "piece {k} rebuilds {} deflate bytes, not {}",
+            bytes.len(),
+            p.deflate_len
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Rebuilds the deflate stream piece by piece from `text` and `pieces`, handing each piece's
 /// bytes to `sink` as it is made: memory holds one piece, never the whole stream.
 pub fn join_pieces(
@@ -199,21 +229,41 @@ pub fn join_pieces(
     for (k, p) in pieces.iter().enumerate() {
         let piece = &text[at..at + p.text_len as usize];
         at += p.text_len as usize;
-        let bytes = guarded("rebuilding the deflate stream", || {
-            r.recompress(&mut std::io::Cursor::new(piece), &p.corrections)
-                .map(|(bytes, _)| bytes)
-                .map_err(|e| format!("preflate, piece {k}: {e:?}"))
-        })?;
-        if bytes.len() as u64 != p.deflate_len {
-            return Err(format!(
-                "piece {k} rebuilds {} deflate bytes, not {}",
-                bytes.len(),
-                p.deflate_len
-            ));
-        }
-        sink(&bytes)?;
+        sink(&rebuild_piece(&mut r, k, p, piece)?)?;
     }
     Ok(())
+}
+
+/// Largest text analysed as one whole stream when the analysis in pieces fails (preflate-rs
+/// 0.7.6 fails in pieces on some streams it takes whole, e.g. onoro.trace.gz of the corpus):
+/// the whole-stream analysis and rebuild hold about three times the text, so this bounds them
+/// near 50 MB. A longer stream that fails in pieces is stored as it is.
+pub const WHOLE_STREAM_MAX_TEXT: usize = 16 << 20;
+
+/// The whole deflate stream at the start of `deflate` as one piece (its reconstruction data is
+/// what [`split_deflate`] gives, which the first piece of a rebuild reads the same way), with
+/// its text; at most [`WHOLE_STREAM_MAX_TEXT`] bytes of text. The caller must still check
+/// that [`join_pieces`] gives the input back.
+pub fn whole_as_piece(deflate: &[u8]) -> Result<(Piece, Vec<u8>), String> {
+    let config = PreflateConfig {
+        plain_text_limit: WHOLE_STREAM_MAX_TEXT,
+        // The caller rebuilds and compares.
+        verify_compression: false,
+        ..PreflateConfig::default()
+    };
+    let (result, plain) = guarded("analysing the deflate stream", || {
+        preflate_whole_deflate_stream(deflate, &config).map_err(|e| format!("preflate: {e:?}"))
+    })?;
+    if result.compressed_size > deflate.len() {
+        return Err("preflate reports more deflate bytes than there are".to_string());
+    }
+    let text = plain.text().to_vec();
+    let piece = Piece {
+        corrections: result.corrections,
+        text_len: text.len() as u64,
+        deflate_len: result.compressed_size as u64,
+    };
+    Ok((piece, text))
 }
 
 /// Serialises pieces: their count, then for each its text length, deflate length,
@@ -275,6 +325,36 @@ pub fn split_chunked(gz: &[u8]) -> Result<GzipPieces, String> {
     let head_len = header_len(gz)?;
     let mut text = Vec::new();
     let (pieces, used) = split_pieces(&gz[head_len..], &mut text)?;
+    checked_pieces(gz, head_len, pieces, text, used)
+}
+
+/// [`split_chunked`], or when preflate fails on the pieces, the whole stream as one piece if its
+/// text is at most [`WHOLE_STREAM_MAX_TEXT`] bytes ([`whole_as_piece`]); checked the same way.
+pub fn split_bounded(gz: &[u8]) -> Result<GzipPieces, String> {
+    let in_pieces = match split_chunked(gz) {
+        Ok(p) => return Ok(p),
+        Err(e) => e,
+    };
+    let head_len = header_len(gz)?;
+    let (piece, text) = whole_as_piece(&gz[head_len..]).map_err(|whole| {
+        format!(
+            "in pieces: {in_pieces}; as one stream (at most {WHOLE_STREAM_MAX_TEXT} bytes of \
+             text): {whole}"
+        )
+    })?;
+    let used = piece.deflate_len as usize;
+    checked_pieces(gz, head_len, vec![piece], text, used)
+}
+
+/// The parts of `gz` after checking that the pieces rebuild its deflate stream, which starts
+/// at `head_len` and takes `used` bytes.
+fn checked_pieces(
+    gz: &[u8],
+    head_len: usize,
+    pieces: Vec<Piece>,
+    text: Vec<u8>,
+    used: usize,
+) -> Result<GzipPieces, String> {
     let mut at = head_len;
     join_pieces(&text, &pieces, &mut |bytes| {
         if gz.get(at..at + bytes.len()) != Some(bytes) {

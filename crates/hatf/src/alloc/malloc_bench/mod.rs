@@ -9,6 +9,7 @@
 
 pub mod gzip_split;
 pub mod model;
+pub mod piece_stream;
 pub mod proto;
 pub mod records;
 pub mod split_store;

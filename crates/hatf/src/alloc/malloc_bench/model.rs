@@ -482,6 +482,38 @@ fn encode_line(line: &Line, ids: &mut IdState, out: &mut Vec<u8>) {
 /// Decodes the model stream back into the protobuf bytes; errors name the record. Streams
 /// without run records (written before them) decode the same way.
 pub fn decode(stream: &[u8], text: &mut Vec<u8>) -> Result<u64, String> {
+    decode_with(stream, text, &mut |_| Ok(()))
+}
+
+/// Bytes of protobuf [`decode_to`] gathers before handing them on.
+const DECODE_BATCH: usize = 1 << 20;
+
+/// [`decode`], writing the protobuf to `out` about [`DECODE_BATCH`] bytes at a time instead of
+/// holding all of it. Errors of `out` come back as their message, after "writing: ".
+pub fn decode_to(stream: &[u8], out: &mut dyn std::io::Write) -> Result<u64, String> {
+    let mut text = Vec::with_capacity(DECODE_BATCH + 4096);
+    let mut hand_on = |text: &mut Vec<u8>| -> Result<(), String> {
+        out.write_all(text).map_err(|e| format!("writing: {e}"))?;
+        text.clear();
+        Ok(())
+    };
+    let records = decode_with(stream, &mut text, &mut |text| {
+        if text.len() >= DECODE_BATCH {
+            hand_on(text)?;
+        }
+        Ok(())
+    })?;
+    hand_on(&mut text)?;
+    Ok(records)
+}
+
+/// [`decode`], calling `after_record` with the text after every record (it may take the bytes
+/// out).
+fn decode_with(
+    stream: &[u8],
+    text: &mut Vec<u8>,
+    after_record: &mut dyn FnMut(&mut Vec<u8>) -> Result<(), String>,
+) -> Result<u64, String> {
     let mut ids = IdState::new();
     let mut c = Cursor::new(stream, "model");
     let mut records = 0u64;
@@ -527,12 +559,14 @@ pub fn decode(stream: &[u8], text: &mut Vec<u8>) -> Result<u64, String> {
                 decode_record(kind, &mut ids, &mut rc, text).map_err(at)?;
                 remember((s, e), &mut recent);
                 records += 1;
+                after_record(text)?;
             }
             continue;
         }
         decode_record(kind, &mut ids, &mut c, text).map_err(at)?;
         remember((start, c.position()), &mut recent);
         records += 1;
+        after_record(text)?;
     }
     Ok(records)
 }

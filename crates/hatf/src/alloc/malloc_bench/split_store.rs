@@ -1,12 +1,13 @@
 //! The container layout of an encoded `.trace.gz`: gzip head and tail bytes, preflate's
-//! reconstruction data and the modelled protobuf, in one block (docs/FORMAT.md §6.1,
-//! `malloc-bench`). Falls back to storing the file's bytes ([`raw_store`]) when the deflate
-//! stream cannot be rebuilt exactly.
+//! reconstruction data (piece by piece, [`LAYOUT_BOUNDED`]) and the modelled protobuf, in one
+//! block (docs/FORMAT.md §6.1, `malloc-bench`). Falls back to storing the file's bytes
+//! ([`raw_store`]) when the deflate stream cannot be rebuilt exactly.
 
 use std::io::{Read, Write};
 
 use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
+use super::piece_stream::PieceWriter;
 use super::{gzip_split, model};
 use crate::alloc::blocks::{self, container_error, write_error, DEFAULT_ZSTD_LEVEL};
 use crate::alloc::{context_mix, lzma_alone, raw_store};
@@ -16,14 +17,23 @@ use crate::format::{Compression, DecodeOptions, EncodeOptions, EncodeReport, For
 /// the whole deflate stream (written before the pieces; still decoded).
 pub const LAYOUT: &str = "malloc-bench-preflate-1";
 /// Value of the `layout` property of files whose section 1 lists the stream's pieces
-/// ([`gzip_split::encode_pieces`]): what the encoder writes. Analysing and rebuilding the stream
-/// piece by piece bounds preflate's memory by a piece instead of the whole stream.
+/// ([`gzip_split::encode_pieces`]), with the model stream of [`LAYOUT`] (never written by a
+/// released encoder; still decoded). Analysing and rebuilding the stream piece by piece bounds
+/// preflate's memory by a piece instead of the whole stream.
 pub const LAYOUT_PIECES: &str = "malloc-bench-preflate-2";
-/// Value of the `layout` property of what the encoder writes: section 1 as in [`LAYOUT`], and
-/// the model stream with run records ([`model::encode_runs`]) packed by version 2 of the
-/// context mixer (section [`MODEL_CM2`]), LZMA or zstd. Files of [`LAYOUT`] keep the stream
-/// without run records and version 1 of the mixer, which earlier readers need.
+/// Value of the `layout` property of files whose section 1 is as in [`LAYOUT`] and whose model
+/// stream has run records ([`model::encode_runs`]) packed by version 2 of the context mixer
+/// with 2^21-slot tables (section [`MODEL_CM2`]), LZMA or zstd (written before
+/// [`LAYOUT_BOUNDED`]; still decoded). Files of [`LAYOUT`] keep the stream without run records
+/// and version 1 of the mixer, which earlier readers need.
 pub const LAYOUT_RUNS: &str = "malloc-bench-preflate-3";
+/// Value of the `layout` property of what the encoder writes: section 1 lists the deflate
+/// stream's pieces as in [`LAYOUT_PIECES`] (one piece for the whole stream when preflate cannot
+/// take it in pieces), the model stream has run records, and it is packed by version 2 of the
+/// context mixer with tables of at most 2^19 slots (section [`MODEL_CM2_BOUNDED`]), LZMA with a
+/// dictionary of at most 4 MiB (section [`MODEL_LZMA`]) or zstd: encoding and decoding a
+/// malloc-bench trace then stay well under 100 MB (docs/FORMAT.md §6.1).
+pub const LAYOUT_BOUNDED: &str = "malloc-bench-preflate-4";
 /// Section: the gzip header bytes.
 pub const HEAD: u8 = 0;
 /// Section: preflate's reconstruction data.
@@ -39,6 +49,9 @@ pub const MODEL_LZMA: u8 = 4;
 pub const MODEL_CM: u8 = 5;
 /// Section: the model stream through [`context_mix::v2`] (container codec none).
 pub const MODEL_CM2: u8 = 6;
+/// Section: the model stream through [`context_mix::v2::compress_with_tables`] with
+/// [`context_mix::v2::BOUNDED_STREAM_TABLE_BITS`] (container codec none).
+pub const MODEL_CM2_BOUNDED: u8 = 7;
 
 /// Largest input read (the split needs the whole file in memory).
 const MAX_INPUT: u64 = 1 << 30;
@@ -66,29 +79,21 @@ pub fn encode(
         let mut rest = (&gz[..]).chain(input);
         return raw_store::encode(format, dtd, reason, &mut rest, output, options);
     }
-    // The whole stream at once (layout `-1`). Pieces (`LAYOUT_PIECES`) would bound preflate's
-    // memory, but preflate-rs 0.7.6's chunked analysis fails on some streams its whole-stream
-    // analysis takes (onoro.trace.gz of the corpus), and on that failure it prints diagnostics
-    // with `println!`, which would corrupt a container written to standard output; so they are
-    // only read, not written, until standard output is protected (docs/FORMAT.md §6.1).
-    let (layout, head, corrections, text, tail) = match gzip_split::split(&gz) {
-        Ok(p) => (LAYOUT_RUNS, p.head, p.corrections, p.text, p.tail),
+    // In pieces (bounded memory), or as one piece when preflate cannot take the stream in
+    // pieces and its text is short (gzip_split::split_bounded).
+    let (head, pieces, text, tail) = match gzip_split::split_bounded(&gz) {
+        Ok(p) => (p.head, p.pieces, p.text, p.tail),
         Err(reason) => {
             let reason = format!("the deflate stream could not be rebuilt exactly: {reason}");
             return raw_store::encode(format, dtd, &reason, &mut &gz[..], output, options);
         }
     };
+    let corrections = gzip_split::encode_pieces(&pieces);
+    drop(pieces);
     let input_bytes = gz.len() as u64;
     drop(gz);
     let mut stream = Vec::with_capacity(text.len() / 4);
-    // Run records and version 2 of the mixer come with their own layout value (an earlier
-    // reader of `-1` files would fail on them).
-    let new_model = layout == LAYOUT_RUNS;
-    let records = if new_model {
-        model::encode_runs(&text, &mut stream)
-    } else {
-        model::encode(&text, &mut stream)
-    };
+    let records = model::encode_runs(&text, &mut stream);
     drop(text);
     let (codec, level) = match options.compression {
         Compression::None => (Codec::None, 0),
@@ -99,7 +104,7 @@ pub fn encode(
     // mixer, LZMA and zstd gives the fewest bytes (docs/FORMAT.md); otherwise through the
     // container's codec as chosen.
     let packed = match options.compression {
-        Compression::Zstd => best_packing(&stream, level, new_model).map_err(|m| FormatError {
+        Compression::Zstd => best_packing(&stream, level).map_err(|m| FormatError {
             file: file.to_string(),
             position: String::new(),
             message: m,
@@ -111,7 +116,7 @@ pub fn encode(
         format: format.to_string(),
         properties: vec![
             ("encoding".to_string(), "auto".to_string()),
-            (PROPERTY_LAYOUT.to_string(), layout.to_string()),
+            (PROPERTY_LAYOUT.to_string(), LAYOUT_BOUNDED.to_string()),
             ("deflate".to_string(), "preflate".to_string()),
         ],
     };
@@ -145,34 +150,34 @@ pub fn encode(
 }
 
 /// The smallest self-packed form of `stream` (section number and bytes), or `None` when the
-/// container's zstd at `level` is smaller; `mixer_v2` picks the context mixer's version.
-fn best_packing(
-    stream: &[u8],
-    level: i32,
-    mixer_v2: bool,
-) -> Result<Option<(u8, Vec<u8>)>, String> {
-    let (cm_section, cm) = if mixer_v2 {
-        (MODEL_CM2, context_mix::v2::compress(stream))
-    } else {
-        (MODEL_CM, context_mix::compress(stream))
-    };
-    let lzma = lzma_alone::compress(stream)?;
+/// container's zstd at `level` is smaller. The mixer and LZMA run one after the other, each
+/// with its memory bounded ([`LAYOUT_BOUNDED`]).
+fn best_packing(stream: &[u8], level: i32) -> Result<Option<(u8, Vec<u8>)>, String> {
+    let cm =
+        context_mix::v2::compress_with_tables(stream, context_mix::v2::BOUNDED_STREAM_TABLE_BITS);
+    let lzma = lzma_alone::compress_with_dict(stream, lzma_alone::BOUNDED_DICT)?;
     // Measured as the container will compress it (its window cap also bounds the memory).
     let zstd = metatf::container::zstd_compress(level, stream).map_or(usize::MAX, |z| z.len());
     Ok(if zstd <= cm.len().min(lzma.len()) {
         None
     } else if cm.len() <= lzma.len() {
-        Some((cm_section, cm))
+        Some((MODEL_CM2_BOUNDED, cm))
     } else {
         Some((MODEL_LZMA, lzma))
     })
 }
 
-/// The protobuf of a block of either preflate layout: its model stream, unpacked and decoded.
-pub fn protobuf(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
+/// The model stream of a block of any preflate layout, unpacked.
+fn model_stream(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
     let (cm, lzma) = (blocks::section(b, MODEL_CM), blocks::section(b, MODEL_LZMA));
     let cm2 = blocks::section(b, MODEL_CM2);
-    let stream = if !cm2.is_empty() {
+    let cm2_bounded = blocks::section(b, MODEL_CM2_BOUNDED);
+    Ok(if !cm2_bounded.is_empty() {
+        context_mix::v2::decompress_with_tables(
+            cm2_bounded,
+            context_mix::v2::BOUNDED_STREAM_TABLE_BITS,
+        )?
+    } else if !cm2.is_empty() {
         context_mix::v2::decompress(cm2)?
     } else if !cm.is_empty() {
         context_mix::decompress(cm)?
@@ -180,7 +185,12 @@ pub fn protobuf(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
         lzma_alone::decompress(lzma)?
     } else {
         blocks::section(b, MODEL).to_vec()
-    };
+    })
+}
+
+/// The protobuf of a block of any preflate layout: its model stream, unpacked and decoded.
+pub fn protobuf(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
+    let stream = model_stream(b)?;
     // The text is about four times the stream. The stream is freed on return, before the
     // caller rebuilds the deflate stream.
     let mut text = Vec::with_capacity(stream.len().saturating_mul(4));
@@ -190,7 +200,10 @@ pub fn protobuf(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
 
 /// True when `layout` is one of the taken-apart layouts (not the file's bytes as they are).
 pub fn is_split(layout: Option<&str>) -> bool {
-    matches!(layout, Some(LAYOUT | LAYOUT_PIECES | LAYOUT_RUNS))
+    matches!(
+        layout,
+        Some(LAYOUT | LAYOUT_PIECES | LAYOUT_RUNS | LAYOUT_BOUNDED)
+    )
 }
 
 /// Writes the original `.trace.gz` back, from any layout.
@@ -222,32 +235,26 @@ pub fn decode(
             position: format!("block {}", b.index),
             message: m,
         };
-        let text = protobuf(&b).map_err(bad)?;
         let (head, corrections, tail) = (
             blocks::section(&b, HEAD),
             blocks::section(&b, CORRECTIONS),
             blocks::section(&b, TAIL),
         );
         if layout == LAYOUT || layout == LAYOUT_RUNS {
+            let text = protobuf(&b).map_err(bad)?;
             let gz = gzip_split::join(head, corrections, &text, tail).map_err(bad)?;
             output.write_all(&gz).map_err(|e| write_error(file, e))?;
             continue;
         }
-        // Piece by piece, straight to the output: the rebuilt stream is never whole in memory.
+        // Piece by piece, straight to the output, as the model decoder gives the protobuf:
+        // neither the protobuf nor the rebuilt stream is ever whole in memory.
         let pieces = gzip_split::decode_pieces(corrections).map_err(bad)?;
+        let stream = model_stream(&b).map_err(bad)?;
         output.write_all(head).map_err(|e| write_error(file, e))?;
-        let mut failed = None;
-        gzip_split::join_pieces(&text, &pieces, &mut |bytes| {
-            output.write_all(bytes).map_err(|e| {
-                let m = e.to_string();
-                failed = Some(e);
-                m
-            })
-        })
-        .map_err(|m| match failed.take() {
-            Some(e) => write_error(file, e),
-            None => bad(m),
-        })?;
+        let mut w = PieceWriter::new(&pieces, &mut *output);
+        model::decode_to(&stream, &mut w).map_err(bad)?;
+        drop(stream);
+        w.finish().map_err(bad)?;
         output.write_all(tail).map_err(|e| write_error(file, e))?;
     }
     output.flush().map_err(|e| write_error(file, e))?;
@@ -329,7 +336,7 @@ mod tests {
     #[test]
     fn both_preflate_layouts_decode() {
         let gz = gzip(&tracefile(200_000));
-        // The encoder's layout: the whole stream's record.
+        // The encoder's layout: pieces.
         let mut bin = Vec::new();
         encode(
             super::super::FORMAT,
@@ -340,7 +347,7 @@ mod tests {
         )
         .unwrap();
         let r = metatf::container::ContainerReader::new(&bin[..]).unwrap();
-        assert_eq!(r.header().property(PROPERTY_LAYOUT), Some(LAYOUT_RUNS));
+        assert_eq!(r.header().property(PROPERTY_LAYOUT), Some(LAYOUT_BOUNDED));
         assert!(decoded(&bin) == gz);
         // The pieces layout, in several pieces.
         let p = gzip_split::split_chunked(&gz).unwrap();

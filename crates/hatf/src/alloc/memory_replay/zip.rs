@@ -17,15 +17,23 @@ use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PR
 use super::{codec, line};
 use crate::alloc::blocks::{self, container_error, write_error};
 use crate::alloc::malloc_bench::gzip_split;
+use crate::alloc::malloc_bench::piece_stream::{PieceReader, PieceWriter};
 use crate::alloc::raw_store;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::seek::{Note, ReadSeek, Window};
 
-/// Value of the `layout` property when the entry was taken apart.
+/// Value of the `layout` property when the entry was taken apart as one deflate stream, its
+/// reconstruction data one record (written before [`LAYOUT_PIECES`]; still decoded).
 pub const LAYOUT: &str = "memory-replay-zip-preflate-1";
+/// Value of the `layout` property of what the encoder writes: as [`LAYOUT`], but section 1
+/// lists the deflate stream's pieces ([`gzip_split::encode_pieces`]; one piece for the whole
+/// stream when preflate cannot take it in pieces). Encoding analyses the stream a piece at a
+/// time while the entry's text streams into the `memory-replay` encoder, and decoding rebuilds
+/// each piece as the decoder's text completes it, so neither holds the whole text.
+pub const LAYOUT_PIECES: &str = "memory-replay-zip-preflate-2";
 /// Section: the archive's bytes before the entry's deflate stream.
 const HEAD: u8 = 0;
-/// Section: preflate's reconstruction data.
+/// Section: preflate's reconstruction data ([`LAYOUT`]) or the pieces ([`LAYOUT_PIECES`]).
 const CORRECTIONS: u8 = 1;
 /// Section: the archive's bytes after the deflate stream.
 const TAIL: u8 = 2;
@@ -107,7 +115,7 @@ pub fn encode(
                 format: FORMAT.to_string(),
                 properties: vec![
                     ("encoding".to_string(), "auto".to_string()),
-                    (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
+                    (PROPERTY_LAYOUT.to_string(), LAYOUT_PIECES.to_string()),
                     ("deflate".to_string(), "preflate".to_string()),
                 ],
             };
@@ -150,7 +158,7 @@ pub fn encode(
 struct Parts {
     /// Offset of the entry's data.
     data_at: usize,
-    /// preflate's reconstruction data.
+    /// The deflate stream's pieces ([`gzip_split::encode_pieces`]).
     corrections: Vec<u8>,
     /// Length of the deflate stream.
     used: usize,
@@ -159,7 +167,9 @@ struct Parts {
     report: EncodeReport,
 }
 
-/// Takes `z` apart, after checking that the parts rebuild it exactly.
+/// Takes `z` apart, checking that every piece rebuilds its deflate bytes exactly: in pieces
+/// while the text streams into the encoder, or, when preflate fails on the pieces, as one
+/// piece if the text is short enough to hold ([`gzip_split::whole_as_piece`]).
 fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
     let (data_at, method) = local_entry(z).ok_or("no complete local file header")?;
     if method != 8 {
@@ -167,16 +177,46 @@ fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
             "the entry's compression method is {method}, not deflate"
         ));
     }
-    let (corrections, text, used) = gzip_split::split_deflate(&z[data_at..])?;
-    let tail = &z[data_at + used..];
-    if gzip_split::join(&z[..data_at], &corrections, &text, tail)? != z {
+    let deflate = &z[data_at..];
+    let mut reader = PieceReader::new(deflate);
+    let mut nested = Vec::new();
+    let encoded = codec::encode(&mut reader, &mut nested, options);
+    if let (Err(e), None) = (&encoded, reader.failure()) {
+        // The text itself does not encode (preflate did not fail): no fallback helps.
+        return Err(e.to_string());
+    }
+    let in_pieces = match reader.finish() {
+        Ok((pieces, used)) => {
+            let report = encoded.map_err(|e| e.to_string())?;
+            return Ok(Parts {
+                data_at,
+                corrections: gzip_split::encode_pieces(&pieces),
+                used,
+                nested,
+                report,
+            });
+        }
+        Err(why) => why,
+    };
+    drop(nested);
+    let (piece, text) = gzip_split::whole_as_piece(deflate).map_err(|whole| {
+        format!(
+            "in pieces: {in_pieces}; as one stream (at most {} bytes of text): {whole}",
+            gzip_split::WHOLE_STREAM_MAX_TEXT
+        )
+    })?;
+    let used = piece.deflate_len as usize;
+    let pieces = [piece];
+    let mut rebuilt = PieceWriter::new(&pieces, Vec::with_capacity(used));
+    rebuilt.write_all(&text).map_err(|e| e.to_string())?;
+    if rebuilt.finish()? != deflate[..used] {
         return Err("the rebuilt deflate stream differs from the original".to_string());
     }
     let mut nested = Vec::new();
     let report = codec::encode(&mut &text[..], &mut nested, options).map_err(|e| e.to_string())?;
     Ok(Parts {
         data_at,
-        corrections,
+        corrections: gzip_split::encode_pieces(&pieces),
         used,
         nested,
         report,
@@ -191,7 +231,12 @@ pub fn decode(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut r = blocks::open(input, FORMAT, file)?;
-    if r.header().property(PROPERTY_LAYOUT) != Some(LAYOUT) {
+    let layout = r
+        .header()
+        .property(PROPERTY_LAYOUT)
+        .unwrap_or("")
+        .to_string();
+    if layout != LAYOUT && layout != LAYOUT_PIECES {
         let mut n = 0;
         while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
             output
@@ -209,6 +254,22 @@ pub fn decode(
             position: format!("block {}", b.index),
             message: m,
         };
+        if layout == LAYOUT_PIECES {
+            // Each piece rebuilt as soon as the decoder's text completes it.
+            let pieces =
+                gzip_split::decode_pieces(blocks::section(&b, CORRECTIONS)).map_err(bad)?;
+            output
+                .write_all(blocks::section(&b, HEAD))
+                .map_err(|e| write_error(file, e))?;
+            let mut w = PieceWriter::new(&pieces, &mut *output);
+            codec::decode(&mut blocks::section(&b, NESTED), &mut w, options)?;
+            w.finish().map_err(bad)?;
+            output
+                .write_all(blocks::section(&b, TAIL))
+                .map_err(|e| write_error(file, e))?;
+            n += 1;
+            continue;
+        }
         let mut text = Vec::new();
         codec::decode(&mut blocks::section(&b, NESTED), &mut text, options)?;
         let z = gzip_split::join(
@@ -246,7 +307,10 @@ pub fn decode_records(
         message,
     };
     let mut r = blocks::open(&mut *input, FORMAT, file)?;
-    if r.header().property(PROPERTY_LAYOUT) != Some(LAYOUT) {
+    if !matches!(
+        r.header().property(PROPERTY_LAYOUT),
+        Some(LAYOUT | LAYOUT_PIECES)
+    ) {
         let why = r.header().property("deflate-reason").unwrap_or("unknown");
         return Err(fail(format!(
             "this file keeps the archive's bytes as they are (its entry could not be taken \
