@@ -25,6 +25,15 @@ pub fn parse(text: &str) -> CliResult<(u64, u64)> {
     Ok((first, end))
 }
 
+/// The range as the user would write it: `A..B`, or `A..` when it runs to the end.
+pub fn show(first: u64, end: u64) -> String {
+    if end == u64::MAX {
+        format!("{first}..")
+    } else {
+        format!("{first}..{end}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +48,7 @@ mod tests {
         for bad in ["3", "a..b", "10..3", "-1..2", "1...2"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+        assert_eq!(show(3, 10), "3..10");
+        assert_eq!(show(3, u64::MAX), "3..");
     }
 }

@@ -1,6 +1,7 @@
-//! `hatf decode --records A..B` on multi-block Elephant Tracks and mtrace files: only the asked
-//! lines come out, across block boundaries and with either end left out; a damaged index is
-//! rebuilt and the user told; formats without a block model say it is not built.
+//! `hatf decode --records A..B` on multi-block Elephant Tracks, mtrace and JVM files: only the
+//! asked lines come out, across block boundaries and with either end left out; an empty range,
+//! a range past the end and one that runs past it are treated alike in every format; a damaged
+//! index is rebuilt and the user told.
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
@@ -104,6 +105,11 @@ fn newlines(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
         .map(|(i, _)| i)
 }
 
+/// Lines of `text`, the last counted even without its line end.
+fn count_lines(text: &[u8]) -> usize {
+    newlines(text).count() + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
+}
+
 fn lines(text: &[u8], first: usize, end: usize) -> Vec<u8> {
     let starts: Vec<usize> = std::iter::once(0)
         .chain(newlines(text).map(|p| p + 1))
@@ -115,7 +121,7 @@ fn lines(text: &[u8], first: usize, end: usize) -> Vec<u8> {
 /// Every kind of range over `text` (encoded in `file`, blocks of `b` records), then a damaged
 /// trailer and an index that lies, each rebuilt by scanning with a note.
 fn ranges_come_out_exactly(dir: &Path, text: &[u8], file: &Path, b: usize) {
-    let total = newlines(text).count();
+    let total = count_lines(text);
     for (range, first, end) in [
         ("0..10".to_string(), 0, 10),
         (format!("{}..{}", b - 3, b + 4), b - 3, b + 4),
@@ -127,7 +133,6 @@ fn ranges_come_out_exactly(dir: &Path, text: &[u8], file: &Path, b: usize) {
             2 * b - 2,
             2 * b + 50,
         ),
-        (format!("{}..{}", total + 10, total + 20), total, total),
     ] {
         let out = hatf()
             .args(["decode", "--records", &range])
@@ -144,6 +149,8 @@ fn ranges_come_out_exactly(dir: &Path, text: &[u8], file: &Path, b: usize) {
             "{range}: wrong lines"
         );
     }
+
+    range_edges(file, text);
 
     // A damaged trailer: the index is rebuilt by scanning, the user is told, the lines are right.
     let mut bytes = std::fs::read(file).unwrap();
@@ -197,6 +204,62 @@ fn ranges_come_out_exactly(dir: &Path, text: &[u8], file: &Path, b: usize) {
         .code(2);
 }
 
+/// The edges, alike in every format: an empty range writes nothing and says so; a range that
+/// starts at or after the end is an error that leaves no output; one that runs past the end
+/// is cut there, with a note; one that ends before it starts is a usage error.
+fn range_edges(file: &Path, text: &[u8]) {
+    let total = count_lines(text);
+    let run = |range: &str| {
+        hatf()
+            .args(["decode", "--records", range])
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    let stderr = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
+
+    let out = run("100..100");
+    assert!(
+        out.status.success() && out.stdout.is_empty(),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("100..100 is empty"),
+        "{}",
+        stderr(&out)
+    );
+
+    let range = format!("{}..{}", total - 5, total + 5);
+    let out = run(&range);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout == lines(text, total - 5, total));
+    let cut = format!(
+        "the trace holds {total} records, so records {}..{total}",
+        total - 5
+    );
+    assert!(stderr(&out).contains(&cut), "{}", stderr(&out));
+
+    for (range, first) in [
+        (format!("{}..{}", total + 10, total + 20), total + 10),
+        (format!("{total}.."), total),
+    ] {
+        let out = run(&range);
+        assert_eq!(out.status.code(), Some(1), "{range}: {}", stderr(&out));
+        assert!(out.stdout.is_empty());
+        let why = format!("--records {range}: the trace has no record {first}");
+        assert!(stderr(&out).contains(&why), "{range}: {}", stderr(&out));
+    }
+
+    let out = run("9..3");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("ends before it starts"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn record_ranges_come_out_exactly() {
     let dir = tempfile::tempdir().unwrap();
@@ -237,15 +300,14 @@ fn mtrace_log() -> Vec<u8> {
     text
 }
 
-#[test]
-fn mtrace_record_ranges_come_out_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = mtrace_log();
-    let input = dir.path().join("log.mtrace");
-    std::fs::write(&input, &text).unwrap();
-    let file = dir.path().join("log.hatf");
+/// Encodes `text` as `format` (at level 1, for speed) in `dir`, checks that the whole file
+/// decodes back to it, and returns the file.
+fn encode_checked(dir: &Path, text: &[u8], format: &str) -> PathBuf {
+    let input = dir.join("trace.txt");
+    std::fs::write(&input, text).unwrap();
+    let file = dir.join("trace.hatf");
     hatf()
-        .args(["encode", "--level", "1"])
+        .args(["encode", "--from", format, "--level", "1"])
         .arg(&input)
         .arg("-o")
         .arg(&file)
@@ -253,7 +315,18 @@ fn mtrace_record_ranges_come_out_exactly() {
         .success();
     let back = hatf().arg("decode").arg(&file).output().unwrap();
     assert!(back.status.success());
-    assert!(back.stdout == text, "the whole log does not come back");
+    assert!(
+        back.stdout == text,
+        "{format}: the whole trace does not come back"
+    );
+    file
+}
+
+#[test]
+fn mtrace_record_ranges_come_out_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = mtrace_log();
+    let file = encode_checked(dir.path(), &text, "mtrace");
     ranges_come_out_exactly(dir.path(), &text, &file, 1 << 20);
 }
 
@@ -302,24 +375,69 @@ fn malloc_bench_records_are_slices_of_the_protobuf() {
         .code(2);
 }
 
+/// A JVM trace (TraceVis `trace`) of 2.3 blocks (a block holds 2^20 lines): calls nested on
+/// three threads, objects allocated and freed, often in a later block, so that each block's
+/// fresh model meets threads, methods and objects it never saw; CRLF line ends now and then,
+/// a line kept verbatim (`+8`), and no line end on the last line.
+fn jvm_trace() -> Vec<u8> {
+    let mut text = b"VS:1000\nVI:1001\n".to_vec();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut time = 1002u64;
+    let mut live: Vec<(u64, u64)> = Vec::new();
+    let mut stacks: [Vec<(u64, u64)>; 3] = Default::default();
+    let mut thread = 0usize;
+    let methods = ["run", "get", "put", "hashCode", "<init>"];
+    let lines = (1usize << 20) * 23 / 10;
+    for i in 2..lines {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        time += state % 3;
+        if state.is_multiple_of(97) {
+            thread = (state >> 8) as usize % 3;
+        }
+        let tid = 11 + 7 * thread as u64;
+        let class = (state >> 16) % 40;
+        let pick = (state >> 32) % 10;
+        let line = if i == 5000 {
+            "VS:+8".to_string()
+        } else if pick < 3 || (stacks[thread].is_empty() && pick < 5) {
+            let m = (state >> 40) % 5;
+            let recv = live.last().map_or(0, |&(id, _)| id);
+            stacks[thread].push((class, m));
+            format!(
+                "MN:{time}:{tid}:pkg/C{class}:{}:{recv}",
+                methods[m as usize]
+            )
+        } else if pick < 6 {
+            match stacks[thread].pop() {
+                Some((c, m)) => format!("MX:{time}:{tid}:pkg/C{c}:{}", methods[m as usize]),
+                None => format!("TB:{time}:{tid}"),
+            }
+        } else if pick < 8 || live.is_empty() {
+            let id = 1 + (state >> 33) % 0x7fff_fffe;
+            live.push((id, class));
+            format!("OA:{time}:pkg/C{class}:{id}")
+        } else {
+            let (id, c) = live.swap_remove((state >> 24) as usize % live.len());
+            format!("OF:{time}:pkg/C{c}:{id}")
+        };
+        text.extend_from_slice(line.as_bytes());
+        if i + 1 < lines {
+            text.extend_from_slice(if state.is_multiple_of(11) {
+                b"\r\n"
+            } else {
+                b"\n"
+            });
+        }
+    }
+    text
+}
+
 #[test]
-fn formats_without_ranges_say_records_is_not_built_for_them() {
+fn jvm_record_ranges_come_out_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("trace");
-    std::fs::write(&input, "VS:1\nTB:2:3\nMN:3:3:A:m:0\n").unwrap();
-    let out = dir.path().join("t.hatf");
-    hatf()
-        .args(["encode", "--from", "jvm"])
-        .arg(&input)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
-    let result = hatf()
-        .args(["decode", "--records", "0..2"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(result.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&result.stderr).contains("not built"));
+    let text = jvm_trace();
+    let file = encode_checked(dir.path(), &text, "jvm");
+    ranges_come_out_exactly(dir.path(), &text, &file, 1 << 20);
 }

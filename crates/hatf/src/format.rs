@@ -195,6 +195,161 @@ pub trait TraceFormat: Sync {
     }
 }
 
+/// Reads a text trace and writes its binary file (see [`TraceFormat::encode`]).
+pub type EncodeFn =
+    fn(&mut dyn Read, &mut dyn Write, &EncodeOptions) -> Result<EncodeReport, FormatError>;
+/// Reads a binary file and writes its text back (see [`TraceFormat::decode`]).
+pub type DecodeFn = fn(&mut dyn Read, &mut dyn Write, &DecodeOptions) -> Result<u64, FormatError>;
+/// Writes records `range` of a binary file (see [`TraceFormat::decode_records`]).
+pub type DecodeRecordsFn = fn(
+    &mut dyn crate::seek::ReadSeek,
+    &mut dyn Write,
+    &DecodeOptions,
+    std::ops::Range<u64>,
+    crate::seek::Note<'_>,
+) -> Result<u64, FormatError>;
+/// Reads a text trace, named for errors, for `stats` or `validate`.
+pub type CheckFn<T> = fn(&mut dyn Read, &str) -> Result<T, FormatError>;
+/// Gives a file's thread lister (see [`TraceFormat::thread_lister`]).
+pub type ThreadListerFn = fn(&metatf::container::ContainerHeader, &str) -> Option<ThreadLister>;
+
+/// The functions a format is made of. A format whose [`TraceFormat`] methods would only
+/// forward to functions of its modules implements [`Forwarding`] with one table of them and
+/// gets [`TraceFormat`] from it, instead of repeating the trait's signatures in every format.
+#[derive(Debug, Clone, Copy)]
+pub struct FormatFunctions {
+    /// [`TraceFormat::name`].
+    pub name: &'static str,
+    /// [`TraceFormat::description`].
+    pub description: &'static str,
+    /// [`TraceFormat::encodings`].
+    pub encodings: &'static [&'static str],
+    /// [`TraceFormat::event_encodings`].
+    pub event_encodings: &'static [&'static str],
+    /// [`TraceFormat::detect`].
+    pub detect: fn(&[u8]) -> bool,
+    /// [`TraceFormat::encode`].
+    pub encode: EncodeFn,
+    /// [`TraceFormat::decode`].
+    pub decode: DecodeFn,
+    /// [`TraceFormat::decode_records`]; `None` when the format cannot decode a range.
+    pub decode_records: Option<DecodeRecordsFn>,
+    /// [`TraceFormat::thread_lister`]; `None` when the format lists no threads.
+    pub thread_lister: Option<ThreadListerFn>,
+    /// [`TraceFormat::stats`]; `None` when the format has none.
+    pub stats: Option<CheckFn<StatsReport>>,
+    /// [`TraceFormat::validate`]; `None` when the format defines no checks.
+    pub validate: Option<CheckFn<Vec<Problem>>>,
+}
+
+impl FormatFunctions {
+    /// A format of the required functions only: encoding `auto`, no event encodings, and
+    /// `None` for every optional function (fill them in with struct update syntax).
+    pub const fn new(
+        name: &'static str,
+        description: &'static str,
+        detect: fn(&[u8]) -> bool,
+        encode: EncodeFn,
+        decode: DecodeFn,
+    ) -> Self {
+        FormatFunctions {
+            name,
+            description,
+            encodings: &["auto"],
+            event_encodings: &[],
+            detect,
+            encode,
+            decode,
+            decode_records: None,
+            thread_lister: None,
+            stats: None,
+            validate: None,
+        }
+    }
+}
+
+/// A format described by a table of functions; [`TraceFormat`] forwards to them.
+pub trait Forwarding: Sync {
+    /// The format's functions.
+    const FUNCTIONS: FormatFunctions;
+}
+
+impl<T: Forwarding> TraceFormat for T {
+    fn name(&self) -> &'static str {
+        T::FUNCTIONS.name
+    }
+
+    fn description(&self) -> &'static str {
+        T::FUNCTIONS.description
+    }
+
+    fn encodings(&self) -> &'static [&'static str] {
+        T::FUNCTIONS.encodings
+    }
+
+    fn event_encodings(&self) -> &'static [&'static str] {
+        T::FUNCTIONS.event_encodings
+    }
+
+    fn detect(&self, head: &[u8]) -> bool {
+        (T::FUNCTIONS.detect)(head)
+    }
+
+    fn encode(
+        &self,
+        input: &mut dyn Read,
+        output: &mut dyn Write,
+        options: &EncodeOptions,
+    ) -> Result<EncodeReport, FormatError> {
+        (T::FUNCTIONS.encode)(input, output, options)
+    }
+
+    fn decode(
+        &self,
+        input: &mut dyn Read,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+    ) -> Result<u64, FormatError> {
+        (T::FUNCTIONS.decode)(input, output, options)
+    }
+
+    fn decode_records(
+        &self,
+        input: &mut dyn crate::seek::ReadSeek,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+        range: std::ops::Range<u64>,
+        note: crate::seek::Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        let f = T::FUNCTIONS.decode_records?;
+        Some(f(input, output, options, range, note))
+    }
+
+    fn thread_lister(
+        &self,
+        header: &metatf::container::ContainerHeader,
+        file: &str,
+    ) -> Option<ThreadLister> {
+        (T::FUNCTIONS.thread_lister?)(header, file)
+    }
+
+    fn stats(
+        &self,
+        input: &mut dyn Read,
+        input_name: &str,
+    ) -> Option<Result<StatsReport, FormatError>> {
+        Some((T::FUNCTIONS.stats?)(input, input_name))
+    }
+
+    fn validate(
+        &self,
+        input: &mut dyn Read,
+        input_name: &str,
+    ) -> Option<Result<Vec<Problem>, FormatError>> {
+        Some((T::FUNCTIONS.validate?)(input, input_name))
+    }
+}
+
 /// Every format this build knows, in detection order (most specific first).
 pub fn registry() -> Vec<&'static dyn TraceFormat> {
     let mut formats = crate::alloc::formats();

@@ -79,7 +79,7 @@ fn zips_stored_and_deflated_by_the_zip_crate_are_modelled_and_come_back() {
         assert!(format::detect(&z[..z.len().min(65536)]).is_some_and(|f| f.name() == "jvm-zip"));
         let bin = round_trip(&JvmZip, &z);
         assert_eq!(property(&bin, "deflate").as_deref(), Some(expect));
-        assert_eq!(property(&bin, "layout").as_deref(), Some("jvm-model-1"));
+        assert_eq!(property(&bin, "layout").as_deref(), Some(hatf::jvm::LAYOUT));
         assert!(
             bin.len() * 2 < z.len().min(text.len()),
             "{method:?} {level:?}: zip {} -> {}",

@@ -61,7 +61,9 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
 }
 
 /// `--records A..B`: seeks to the blocks holding the range, for every format whose blocks
-/// can be found through the index (the allocation formats and Elephant Tracks).
+/// can be found through the index. The same rules for every format: an empty range writes
+/// nothing (and says so); a range that starts at or after the end of the trace is an error; one
+/// that runs past the end is cut there, and the user told.
 fn decode_range(
     args: &DecodeArgs,
     options: &DecodeOptions,
@@ -79,13 +81,19 @@ fn decode_range(
             ))
         }
     };
-    let file = std::fs::File::open(path)
-        .map_err(|e| CliError::input(format!("{}: cannot open: {e}", path.display())))?;
+    let shown = record_range::show(first, end);
     let mut note = |message: &str| {
         if !verbosity.quiet {
             eprintln!("hatf: {}: {message}", options.input_name);
         }
     };
+    if first == end {
+        note(&format!("--records {shown} is empty: nothing decoded"));
+        output.commit()?;
+        return Ok(());
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|e| CliError::input(format!("{}: cannot open: {e}", path.display())))?;
     let mut input = std::io::BufReader::new(file);
     let written = chosen
         .decode_records(&mut input, output.writer(), options, first..end, &mut note)
@@ -95,6 +103,21 @@ fn decode_range(
                 chosen.name()
             ))
         })??;
+    if written == 0 {
+        // Nothing is committed, so no output file is left behind.
+        return Err(CliError::input(format!(
+            "{}: --records {shown}: the trace has no record {first}: it holds at most {first} \
+             records (counted from 0)",
+            options.input_name
+        )));
+    }
+    if end != u64::MAX && written < end - first {
+        note(&format!(
+            "--records {shown}: the trace holds {} records, so records {first}..{} were decoded",
+            first + written,
+            first + written
+        ));
+    }
     output.commit()?;
     if verbosity.verbose {
         eprintln!("hatf: {written} records decoded");

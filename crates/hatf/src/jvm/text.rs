@@ -1,8 +1,9 @@
 //! Text trace ↔ blocks of model streams: line ends, verbatim lines, block boundaries.
 
 use std::io::{Read, Write};
+use std::ops::Range;
 
-use metatf::container::{Block, ContainerReader};
+use metatf::container::{Block, ContainerHeader, ContainerReader, PROPERTY_LAYOUT};
 
 use super::line::{parse, Field, Kind, Parsed, Record};
 use super::model::Model;
@@ -17,18 +18,59 @@ pub const VERBATIM_LINE: u8 = 12;
 pub const CRLF: u8 = 0x80;
 /// Flag on the kind byte: the line has no line end (the last line of the file).
 pub const UNTERMINATED: u8 = 0x40;
-/// Lines per block.
-const BLOCK_LINES: u64 = 1 << 20;
 /// Stream bytes that also end a block early (bounds memory on long verbatim lines).
 const BLOCK_BYTES: usize = 64 << 20;
 
-/// Encodes every line of `input` into blocks of `out`; the model carries over between blocks.
+/// How the encoder cuts the text into blocks, and whether each block starts a fresh model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockPlan {
+    /// Lines (records) per block; a block also ends early at 64 MiB of stream bytes.
+    pub lines: u64,
+    /// True: every block starts a fresh model (layout [`super::LAYOUT`]), so any block decodes
+    /// on its own. False: the model carries from block to block (the older layout
+    /// [`super::LAYOUT_CARRIED`], still written for tests of its reader).
+    pub fresh_model: bool,
+}
+
+impl BlockPlan {
+    /// What `hatf encode` writes: blocks of 2^20 lines, each with a fresh model.
+    pub const DEFAULT: BlockPlan = BlockPlan {
+        lines: 1 << 20,
+        fresh_model: true,
+    };
+
+    /// The `layout` property of files written with this plan.
+    pub fn layout(&self) -> &'static str {
+        if self.fresh_model {
+            super::LAYOUT
+        } else {
+            super::LAYOUT_CARRIED
+        }
+    }
+
+    /// The header of a `format` file (`jvm` or `jvm-zip`) written with this plan: the DTD,
+    /// `encoding = auto` and the plan's layout.
+    pub fn header(&self, format: &str) -> ContainerHeader {
+        ContainerHeader {
+            dtd: super::DTD.to_string(),
+            format: format.to_string(),
+            properties: vec![
+                ("encoding".to_string(), "auto".to_string()),
+                (PROPERTY_LAYOUT.to_string(), self.layout().to_string()),
+            ],
+        }
+    }
+}
+
+/// Encodes every line of `input` into blocks of `out`, cut as `plan` says.
 pub fn encode_into<W: Write>(
     input: &mut dyn Read,
     out: &mut BlockWriter<W>,
     options: &EncodeOptions,
+    plan: BlockPlan,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
+    let block_lines = plan.lines.max(1);
     let mut model = Model::new();
     let mut streams = Streams::default();
     let mut in_block = 0u64;
@@ -86,9 +128,12 @@ pub fn encode_into<W: Write>(
             }
         }
         in_block += 1;
-        if in_block >= BLOCK_LINES || streams.len() >= BLOCK_BYTES {
+        if in_block >= block_lines || streams.len() >= BLOCK_BYTES {
             flush(&mut streams, &mut threads, in_block, out)?;
             in_block = 0;
+            if plan.fresh_model {
+                model = Model::new();
+            }
         }
         Ok(())
     })?;
@@ -132,44 +177,74 @@ impl BlockThreads {
     }
 }
 
-/// Decodes every remaining block of `reader` into `out`; returns the number of lines.
+/// Decodes every remaining block of `reader` into `out`; returns the number of lines. `fresh`
+/// says whether each block starts a fresh model (the file's layout, [`super::fresh_blocks`]).
 pub fn decode_blocks<R: Read>(
     reader: &mut ContainerReader<R>,
     out: &mut dyn Write,
     file: &str,
+    fresh: bool,
 ) -> Result<u64, FormatError> {
     let mut model = Model::new();
     let mut lines = 0u64;
     let mut text = Vec::with_capacity(1 << 20);
     while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
-        lines += decode_block(&mut model, &block, &mut text, file, &mut |text| {
-            out.write_all(text).map_err(|e| write_error(file, e))?;
-            text.clear();
-            Ok(())
-        })?;
+        if fresh {
+            model = Model::new();
+        }
+        decode_block(
+            &mut model,
+            &block,
+            0..u64::MAX,
+            &mut text,
+            file,
+            &mut |text| {
+                out.write_all(text).map_err(|e| write_error(file, e))?;
+                text.clear();
+                Ok(())
+            },
+        )?;
+        lines += block.record_count;
     }
     out.write_all(&text).map_err(|e| write_error(file, e))?;
     Ok(lines)
 }
 
-/// Appends the lines of `block` to `text`, with the model left by the blocks before it;
-/// `spill` may empty `text` whenever it holds 1 MiB or more. Returns the number of lines.
-fn decode_block(
+/// Appends the lines of records `keep` of `block` (counted from the block's first record,
+/// clipped to the block) to `text`, with the model left by the blocks before it (a fresh one
+/// for files whose blocks each start one). Every record before `keep.end` is decoded, since
+/// each one's model updates shape the next, and none after it: the model is then left
+/// mid-block. `spill` may empty `text` whenever it holds 1 MiB or more.
+///
+/// A record is a line (a modelled record or a line kept verbatim), as the block's record count
+/// counts them; the whole block must hold exactly that many, and no stream bytes may be left.
+pub fn decode_block(
     model: &mut Model,
     block: &Block,
+    keep: Range<u64>,
     text: &mut Vec<u8>,
     file: &str,
     spill: &mut dyn FnMut(&mut Vec<u8>) -> Result<(), FormatError>,
-) -> Result<u64, FormatError> {
+) -> Result<(), FormatError> {
     let at = |rec: u64, msg: String| FormatError {
         file: file.to_string(),
         position: format!("block {} record {rec}", block.index),
         message: msg,
     };
     let mut s = Readers::new(|k| blocks::section(block, k));
-    let mut rec = block.first_record;
-    let mut lines = 0u64;
-    while !s.done() {
+    let stop = keep.end.min(block.record_count);
+    for i in 0..stop {
+        let rec = block.first_record.saturating_add(i);
+        if s.done() {
+            return Err(at(
+                rec,
+                format!(
+                    "the block's streams end after {i} lines, but it holds {} records",
+                    block.record_count
+                ),
+            ));
+        }
+        let mark = text.len();
         let b = s.byte(KIND).map_err(|m| at(rec, m))?;
         let base = b & !(CRLF | UNTERMINATED);
         if base == VERBATIM_LINE {
@@ -185,33 +260,50 @@ fn decode_block(
         if b & UNTERMINATED == 0 {
             text.push(b'\n');
         }
-        rec += 1;
-        lines += 1;
-        if text.len() >= 1 << 20 {
+        if i < keep.start {
+            text.truncate(mark);
+        } else if text.len() >= 1 << 20 {
             spill(text)?;
         }
     }
-    let left = s.leftovers();
-    if !left.is_empty() {
-        return Err(at(
-            rec,
-            format!("bytes left over in streams {}", left.join(", ")),
-        ));
+    if stop == block.record_count {
+        let left = s.leftovers();
+        if !left.is_empty() {
+            return Err(at(
+                block.first_record.saturating_add(stop),
+                format!(
+                    "bytes left over in streams {} after the block's {stop} records",
+                    left.join(", ")
+                ),
+            ));
+        }
     }
-    Ok(lines)
+    Ok(())
 }
 
 /// Lists the threads of each block again from its records, as the encoder listed them in the
-/// index ([`BlockThreads`]): what `hatf recover` uses when a damaged file's index is lost. The
-/// model carries from block to block, so blocks must be given in file order, from the first.
-#[derive(Default)]
+/// index ([`BlockThreads`]): what `hatf recover` uses when a damaged file's index is lost.
+/// Where the model carries from block to block (the older layout), blocks must be given in file
+/// order, from the first.
 pub struct ThreadLister {
     model: Model,
+    /// Each block starts a fresh model.
+    fresh: bool,
     threads: BlockThreads,
     text: Vec<u8>,
 }
 
 impl ThreadLister {
+    /// A lister for a file whose blocks each start a fresh model (`fresh`) or carry it on.
+    pub fn new(fresh: bool) -> Self {
+        ThreadLister {
+            model: Model::new(),
+            fresh,
+            threads: BlockThreads::default(),
+            text: Vec::new(),
+        }
+    }
+
     /// The thread ids (ascending) of the records of `block`, the next block of the file.
     pub fn block(&mut self, block: &Block, file: &str) -> Result<Vec<u64>, FormatError> {
         let (model, threads) = (&mut self.model, &mut self.threads);
@@ -235,10 +327,20 @@ impl ThreadLister {
             text.drain(..end);
         };
         self.text.clear();
-        decode_block(model, block, &mut self.text, file, &mut |text| {
-            note_lines(text, false);
-            Ok(())
-        })?;
+        if self.fresh {
+            *model = Model::new();
+        }
+        decode_block(
+            model,
+            block,
+            0..u64::MAX,
+            &mut self.text,
+            file,
+            &mut |text| {
+                note_lines(text, false);
+                Ok(())
+            },
+        )?;
         note_lines(&mut self.text, true);
         Ok(self.threads.take())
     }

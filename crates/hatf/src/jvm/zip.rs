@@ -12,7 +12,8 @@ use std::io::{Cursor, Read, Write};
 use flate2::write::DeflateEncoder;
 use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
 
-use super::{text, DTD};
+use super::text::{self, BlockPlan};
+use super::DTD;
 use crate::alloc::blocks::{self, container_error, write_error, BlockWriter};
 use crate::alloc::raw_store;
 use crate::alloc::varint::{put_u64, Cursor as StreamCursor};
@@ -22,8 +23,9 @@ use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 pub const FORMAT: &str = "jvm-zip";
 /// Name of the archive member holding the trace.
 pub const MEMBER: &str = "trace";
-/// Value of the `layout` property when the member's text is modelled.
-pub const LAYOUT: &str = "jvm-model-1";
+/// The `layout` property of the fallback that keeps the archive's bytes as they are (what
+/// [`raw_store::encode`] writes).
+const ORIGINAL_BYTES: &str = "original-bytes";
 /// Section of block 0: where the member's data sits and how to make it again.
 pub const ZIP_INFO: u8 = 40;
 /// Section of block 0: the archive without the member's data.
@@ -203,11 +205,13 @@ pub fn member_text(input: &mut dyn Read, file: &str) -> Result<Vec<u8>, FormatEr
     Ok(text)
 }
 
-/// Encodes a zip holding a JVM trace.
+/// Encodes a zip holding a JVM trace, the member's text cut into blocks as `plan` says
+/// ([`BlockPlan::DEFAULT`] is what `hatf encode` writes; other plans serve tests).
 pub fn encode(
     input: &mut dyn Read,
     output: &mut dyn Write,
     options: &EncodeOptions,
+    plan: BlockPlan,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
     let bytes = read_all(input, file)?;
@@ -235,15 +239,8 @@ pub fn encode(
         Data::Stored => "stored".to_string(),
         Data::Deflated(l) => format!("flate2-level-{l}"),
     };
-    let header = ContainerHeader {
-        dtd: DTD.to_string(),
-        format: FORMAT.to_string(),
-        properties: vec![
-            ("encoding".to_string(), "auto".to_string()),
-            (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
-            ("deflate".to_string(), deflate),
-        ],
-    };
+    let mut header = plan.header(FORMAT);
+    header.properties.push(("deflate".to_string(), deflate));
     let mut info = Vec::new();
     put_u64(&mut info, layout.start as u64);
     put_u64(&mut info, layout.len as u64);
@@ -260,10 +257,16 @@ pub fn encode(
         input_name: format!("{file}!{MEMBER}"),
         ..options.clone()
     };
-    let mut report = text::encode_into(&mut text.as_slice(), &mut out, &member)?;
+    let mut report = text::encode_into(&mut text.as_slice(), &mut out, &member, plan)?;
     out.finish()?;
     report.input_bytes = bytes.len() as u64;
     Ok(report)
+}
+
+/// True when the file keeps the archive's bytes as they are (the fallback of [`encode`]), not
+/// its member's lines through the model.
+pub fn is_stored_as_is(header: &ContainerHeader) -> bool {
+    header.property(PROPERTY_LAYOUT) == Some(ORIGINAL_BYTES)
 }
 
 /// Writes the archive back; returns the number of lines of its trace (blocks when stored as is).
@@ -279,14 +282,7 @@ pub fn decode(
         position: String::new(),
         message,
     };
-    let layout = r
-        .header()
-        .properties
-        .iter()
-        .find(|(k, _)| k == PROPERTY_LAYOUT)
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
-    if layout != LAYOUT {
+    if is_stored_as_is(r.header()) {
         let mut n = 0;
         while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
             output
@@ -314,8 +310,9 @@ pub fn decode(
             "data offset {start} or mode {mode} out of range"
         )));
     }
+    let fresh = super::fresh_blocks(r.header(), file)?;
     let mut text = Vec::new();
-    let lines = text::decode_blocks(&mut r, &mut text, file)?;
+    let lines = text::decode_blocks(&mut r, &mut text, file, fresh)?;
     let data = match mode {
         0 => text,
         l => deflate(&text, u32::from(l - 1)).map_err(|e| fail(e.to_string()))?,

@@ -1,0 +1,80 @@
+//! `hatf decode --records A..B` for `jvm` and `jvm-zip`: only the blocks holding the records
+//! are read (through the container's index, [`crate::seek`]).
+//!
+//! A record is a line of the trace text — a modelled record or a line kept verbatim — as the
+//! blocks' record counts count them, numbered from 0; for `jvm-zip` the lines of the member
+//! `trace` (the archive's own block holds none). The output is those lines exactly as they are
+//! in the text, line ends included, not an archive.
+
+use std::io::Write;
+use std::ops::Range;
+
+use super::model::Model;
+use super::text::decode_block;
+use super::{fresh_blocks, zip};
+use crate::alloc::blocks::write_error;
+use crate::format::{DecodeOptions, FormatError};
+use crate::seek::{self, Note, ReadSeek};
+
+/// Writes records `range` (clipped to the trace) of a `format` file (`jvm` or `jvm-zip`) to
+/// `output`; returns how many were written. Files whose blocks each start a fresh model
+/// ([`super::LAYOUT`]) are read only where the range is; older ones ([`super::LAYOUT_CARRIED`])
+/// are decoded from the first block up to the range's end.
+pub fn decode_records(
+    format: &str,
+    input: &mut dyn ReadSeek,
+    output: &mut dyn Write,
+    options: &DecodeOptions,
+    range: Range<u64>,
+    note: Note<'_>,
+) -> Result<u64, FormatError> {
+    let file = options.input_name.as_str();
+    let mut text = Vec::with_capacity(1 << 20);
+    let mut write = |text: &mut Vec<u8>| {
+        output.write_all(text).map_err(|e| write_error(file, e))?;
+        text.clear();
+        Ok(())
+    };
+    // The model of the older layout, carried from block to block.
+    let mut carried: Option<Model> = None;
+    let written = seek::decode_records(
+        input,
+        &[format],
+        file,
+        range.start,
+        range.end,
+        note,
+        &mut |header| {
+            if zip::is_stored_as_is(header) {
+                let why = header.property("deflate-reason").unwrap_or("unknown");
+                return Err(FormatError {
+                    file: file.to_string(),
+                    position: String::new(),
+                    message: format!(
+                        "this file keeps the archive's bytes as they are (its member `{}` could \
+                         not be taken apart: {why}), so it has no lines to select; decode the \
+                         whole file, unzip it, and select the lines from the text",
+                        zip::MEMBER
+                    ),
+                });
+            }
+            fresh_blocks(header, file)
+        },
+        &mut |header, block, keep| {
+            // `jvm-zip`'s first block holds the archive's bytes, no lines.
+            if block.record_count == 0 {
+                return Ok(());
+            }
+            let mut fresh = Model::new();
+            let model = if fresh_blocks(header, file)? {
+                &mut fresh
+            } else {
+                carried.get_or_insert_with(Model::new)
+            };
+            decode_block(model, block, keep, &mut text, file, &mut write)
+        },
+    )?;
+    write(&mut text)?;
+    output.flush().map_err(|e| write_error(file, e))?;
+    Ok(written)
+}
