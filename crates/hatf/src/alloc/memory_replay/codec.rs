@@ -81,7 +81,7 @@ impl Encoder {
         self.verbatim.clear();
         self.records = 0;
         // Each block starts a fresh model (docs/FORMAT.md §6.1): any block decodes on its own.
-        self.state = State::for_block();
+        self.state.restart_for_block();
         self.threads.clear();
         Ok(())
     }
@@ -103,6 +103,9 @@ pub fn encode(
     out.finish()?;
     Ok(report)
 }
+
+/// How many lines ahead the model is asked to prefetch a line's live-block entry.
+const PREFETCH_AHEAD: usize = 16;
 
 /// One line as a parsing worker left it.
 #[derive(Debug, Clone, Copy)]
@@ -197,7 +200,16 @@ pub fn encode_into<W: Write>(
         |text, parsed: &mut ParsedLines| parse_chunk(text, parsed, keep),
         |first_line, chunk, parsed| {
             report.input_bytes += chunk.len() as u64;
-            for p in &parsed.lines {
+            for (i, p) in parsed.lines.iter().enumerate() {
+                // The model's live-block lookups wait for memory unless started early.
+                if let Some(ahead) = parsed.lines.get(i + PREFETCH_AHEAD) {
+                    if let Some(l) = &ahead.record {
+                        enc.state.prefetch_block(l.ptr);
+                        if l.action == Action::Realloc {
+                            enc.state.prefetch_block(l.a);
+                        }
+                    }
+                }
                 report.bad_lines += u64::from(p.bad);
                 match &p.record {
                     Some(l) => {

@@ -5,7 +5,7 @@
 //! from the end of the previous one. The guesses are numbered; the coder stores which one was
 //! right, and only a wrong guess costs an address delta.
 
-use crate::alloc::fast_hash::FastMap;
+use super::key_table::KeyTable;
 
 /// Freed addresses remembered per size class.
 const LIFO_DEPTH: usize = 8;
@@ -64,9 +64,11 @@ impl ClassState {
 /// Allocator-shaped address predictor, identical in encoder and decoder.
 #[derive(Debug, Default)]
 pub struct AddrPredictor {
-    /// Per size class key: one map lookup per event gives both the free list and the last
-    /// allocation.
-    classes: FastMap<u64, ClassState>,
+    /// Size class key → its index in `states`: one lookup per event gives both the free list
+    /// and the last allocation.
+    classes: KeyTable,
+    /// What is remembered per size class, in order of first use.
+    states: Vec<ClassState>,
     last_freed: u64,
     after_previous: u64,
     top: u64,
@@ -84,11 +86,26 @@ pub fn chunk_size(size: u64) -> u64 {
 }
 
 impl AddrPredictor {
+    /// The after-previous guess: the end of the last block allocated.
+    #[inline]
+    pub fn after_previous(&self) -> u64 {
+        self.after_previous
+    }
+
+    /// Back to the state of a new predictor, keeping the memory.
+    pub fn clear(&mut self) {
+        self.classes.clear();
+        self.states.clear();
+        self.last_freed = 0;
+        self.after_previous = 0;
+        self.top = 0;
+    }
+
     /// The guesses for a block of `size` bytes, in symbol order (`None` where a guess is
     /// unavailable).
     fn candidates(&self, class: Class) -> [Option<u64>; 12] {
         let mut c = [None; 12];
-        let state = self.classes.get(&class.key);
+        let state = self.classes.get(class.key).map(|i| &self.states[i]);
         if let Some(st) = state {
             for (i, &a) in st.freed().iter().rev().take(LIFO_DEPTH).enumerate() {
                 c[i] = Some(a);
@@ -127,6 +144,63 @@ impl AddrPredictor {
             .ok_or_else(|| unavailable(symbol))
     }
 
+    /// The state of the class `key`, a fresh one on first use (the fields are passed apart so
+    /// callers can keep using the predictor's other fields).
+    #[inline]
+    fn state<'s>(
+        classes: &mut KeyTable,
+        states: &'s mut Vec<ClassState>,
+        key: u64,
+    ) -> &'s mut ClassState {
+        let next = states.len();
+        let i = classes.get_or_insert(key, next);
+        if i == next {
+            states.push(ClassState::default());
+        }
+        &mut states[i]
+    }
+
+    /// [`Self::classify`] then [`Self::allocated`] with the symbol found, looking the class up
+    /// once and testing the guesses without building them all: what an encoder does for every
+    /// new block.
+    #[inline]
+    pub fn classify_allocated(&mut self, class: Class, addr: u64) -> (u8, i64) {
+        let (last_freed, after_previous, top) = (self.last_freed, self.after_previous, self.top);
+        let st = Self::state(&mut self.classes, &mut self.states, class.key);
+        let lifo = LIFO_DEPTH.min(st.freed_len);
+        // The preference order of `classify`: LIFO0, LAST_FREED, AFTER_PREVIOUS, TOP,
+        // CLASS_NEXT, LIFO1..LIFO7.
+        let newest = |i: usize| st.freed[st.freed_len - 1 - i];
+        let symbol = if lifo > 0 && newest(0) == addr {
+            guess::LIFO0
+        } else if last_freed == addr {
+            guess::LAST_FREED
+        } else if after_previous == addr {
+            guess::AFTER_PREVIOUS
+        } else if top == addr {
+            guess::TOP
+        } else if st.last.map(|a| a.wrapping_add(class.step)) == Some(addr) {
+            guess::CLASS_NEXT
+        } else {
+            match (1..lifo).find(|&i| newest(i) == addr) {
+                Some(i) => i as u8,
+                None => guess::MISS,
+            }
+        };
+        let delta = if symbol == guess::MISS {
+            addr.wrapping_sub(after_previous) as i64
+        } else {
+            0
+        };
+        st.last = Some(addr);
+        if let Some(i) = st.freed().iter().rposition(|&a| a == addr) {
+            st.freed.copy_within(i + 1..st.freed_len, i);
+            st.freed_len -= 1;
+        }
+        self.moved_to(class.step, addr, symbol);
+        (symbol, delta)
+    }
+
     /// [`Self::resolve`] then [`Self::allocated`] with the address found, looking the class up
     /// once: what a decoder does for every new block.
     #[inline]
@@ -136,7 +210,7 @@ impl AddrPredictor {
         symbol: u8,
         delta: i64,
     ) -> Result<u64, String> {
-        let st = self.classes.entry(class.key).or_default();
+        let st = Self::state(&mut self.classes, &mut self.states, class.key);
         let addr = match symbol {
             guess::LAST_FREED => self.last_freed,
             guess::AFTER_PREVIOUS => self.after_previous,
@@ -164,7 +238,7 @@ impl AddrPredictor {
     /// Records that a block of `class` now lives at `addr`.
     pub fn allocated(&mut self, class: Class, addr: u64, symbol: u8) {
         let chunk = class.step;
-        let st = self.classes.entry(class.key).or_default();
+        let st = Self::state(&mut self.classes, &mut self.states, class.key);
         st.last = Some(addr);
         if let Some(i) = st.freed().iter().rposition(|&a| a == addr) {
             st.freed.copy_within(i + 1..st.freed_len, i);
@@ -191,7 +265,7 @@ impl AddrPredictor {
 
     /// Records that the block at `addr` of `class` was freed.
     pub fn freed(&mut self, class: Class, addr: u64) {
-        let st = self.classes.entry(class.key).or_default();
+        let st = Self::state(&mut self.classes, &mut self.states, class.key);
         if st.freed_len == 2 * LIFO_DEPTH {
             // Keep the newest; only LIFO_DEPTH of them are ever guessed.
             st.freed.copy_within(LIFO_DEPTH.., 0);
@@ -220,6 +294,49 @@ mod tests {
         let (s, d) = p.classify(g(20), 0x9000);
         assert_eq!(s, guess::MISS);
         assert_eq!(p.resolve(g(20), s, d), Ok(0x9000));
+    }
+
+    #[test]
+    fn classify_allocated_is_classify_then_allocated() {
+        // Same events through both paths; symbols, deltas and every later guess must agree.
+        // Addresses come from a small range so that every guess matches now and then.
+        let g = Class::glibc;
+        let (mut a, mut b) = (AddrPredictor::default(), AddrPredictor::default());
+        let mut x = 0x2000u64;
+        let mut seen = [false; 13];
+        for step in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let class = g((x >> 20) % 64);
+            let addr = 0x1000 + ((x >> 8) % 48) * 16;
+            if x.is_multiple_of(3) {
+                a.freed(class, addr);
+                b.freed(class, addr);
+                continue;
+            }
+            // The top guess matches only an address at the top.
+            let addr = if (x >> 50).is_multiple_of(5) {
+                a.top
+            } else {
+                addr
+            };
+            let expected = a.classify(class, addr);
+            a.allocated(class, addr, expected.0);
+            assert_eq!(b.classify_allocated(class, addr), expected, "step {step}");
+            seen[expected.0 as usize] = true;
+            for s in 0..13u8 {
+                assert_eq!(
+                    a.resolve(class, s, 5),
+                    b.resolve(class, s, 5),
+                    "step {step}"
+                );
+            }
+        }
+        assert!(
+            seen.iter().all(|&s| s),
+            "every symbol was exercised: {seen:?}"
+        );
     }
 
     #[test]

@@ -1,45 +1,84 @@
 //! The set of live blocks in allocation order, so a free can be coded as "the k-th newest live
 //! block" instead of an address.
 //!
-//! Blocks get consecutive sequence numbers; a Fenwick tree over the numbers counts live blocks so
-//! both the rank of a block and the block of a rank take O(log n). When dead numbers outweigh live
-//! ones the numbering is compacted, which keeps memory proportional to the live set (encoder and
-//! decoder compact at the same moments, so ranks agree).
+//! Blocks get consecutive sequence numbers and a live bit each, 64 bits to a word. A Fenwick
+//! tree over the live counts of the words (all but the newest, still filling, word) counts live
+//! blocks, so both the rank of a block and the block of a rank take O(log n) over a tree 64
+//! times smaller than one over the numbers: it stays in the caches, and a rank among the newest
+//! few hundred blocks (most frees) is found with popcounts of the newest words alone. When dead
+//! numbers outweigh live ones the numbering is compacted, which keeps memory proportional to
+//! the live set (encoder and decoder compact at the same moments, so ranks agree).
 //!
-//! Removing by rank (what a decoder does for every free) leaves the address's map entry in
-//! place, pointing at a dead number: a hash-map removal was a fifth of a decode's time. Such
-//! stale entries are recognised by the number being dead, are overwritten when the address is
-//! allocated again, and are dropped at compaction, so the map stays bounded by the numbering.
+//! Removing a block (by rank, what a decoder does for every free, or by address, what an
+//! encoder does) leaves the address's map entry in place, pointing at a dead number: a hash-map
+//! removal was a fifth of a decode's time. Such stale entries are recognised by the number
+//! being dead (numbers are never reused before a compaction), are overwritten when the address
+//! is allocated again, and are dropped at compaction, so the map stays bounded by the numbering.
 
-use crate::alloc::fast_hash::FastMap;
+use super::key_table::KeyTable;
 
-/// Ranks below this are looked for by walking back from the newest number.
-const SCAN_RANKS: usize = 16;
-/// How many of the newest numbers that walk looks at before falling back to the tree.
-const SCAN_SPAN: usize = 64;
+/// Newest words of live bits looked at with popcounts before falling back to the tree.
+const SCAN_WORDS: usize = 4;
 
 /// Live blocks ordered by allocation, each with its size (kept here so the model needs one
 /// map lookup per block event, not two).
 #[derive(Debug, Default)]
 pub struct LiveSet {
     /// Address → sequence number of the block last allocated there (a dead number when that
-    /// block was removed by rank since).
-    seq_of: FastMap<u64, usize>,
-    /// Sequence number → address (stale for dead numbers).
-    addr_of: Vec<u64>,
-    /// Sequence number → size.
-    size_of: Vec<u64>,
-    /// Fenwick tree (1-based) of live flags over sequence numbers.
+    /// block was removed since).
+    seq_of: KeyTable,
+    /// Sequence number → address (stale for dead numbers) and size, side by side so a free
+    /// reads one cache line.
+    blocks: Vec<(u64, u64)>,
+    /// Scratch for [`LiveSet::compact`].
+    order: Vec<(u64, u64)>,
+    /// Live bit of number `s`: bit `s % 64` of word `s / 64`. The last word is the one still
+    /// filling; the others are "sealed".
+    alive: Vec<u64>,
+    /// Fenwick tree (1-based) of the live counts of the sealed words: one entry per sealed
+    /// word.
     tree: Vec<u32>,
-    /// Live flag per sequence number: 1 live, 0 dead (bytes, so eight count at once).
-    alive: Vec<u8>,
     live: usize,
+}
+
+/// `x` in each of the eight bytes of a word.
+const BYTES: u64 = 0x0101_0101_0101_0101;
+
+/// The position of the `k`-th (from 0) set bit of `w`, counted from the lowest; `w` has more
+/// than `k` bits set.
+#[inline]
+fn select(w: u64, k: u32) -> u32 {
+    // The portable build has no popcount instruction: count the bits of each byte at once
+    // (SWAR), sum them into running counts, and find the byte where the count passes `k`.
+    let mut c = w - ((w >> 1) & 0x5555_5555_5555_5555);
+    c = (c & 0x3333_3333_3333_3333) + ((c >> 2) & 0x3333_3333_3333_3333);
+    c = (c + (c >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte i: the set bits in bytes 0..=i (at most 64, so no carries between bytes).
+    let running = c.wrapping_mul(BYTES);
+    // The high bit of byte i stays set when running_i <= k; those are the lowest bytes.
+    let at_most_k = (((u64::from(k) * BYTES) | 0x8080_8080_8080_8080) - running) & (0x80 * BYTES);
+    let byte = ((at_most_k >> 7).wrapping_mul(BYTES) >> 56) as u32;
+    let before = ((running << 8) >> (8 * byte)) as u32 & 0xff;
+    let mut b = (w >> (8 * byte)) & 0xff;
+    for _ in 0..k - before {
+        b &= b - 1;
+    }
+    8 * byte + b.trailing_zeros()
 }
 
 impl LiveSet {
     /// An empty set.
     pub fn new() -> Self {
         LiveSet::default()
+    }
+
+    /// Forgets every block, keeping the memory for the next block of a file.
+    pub fn clear(&mut self) {
+        self.seq_of.clear();
+        self.blocks.clear();
+        self.tree.clear();
+        self.alive.clear();
+        self.live = 0;
     }
 
     /// Number of live blocks.
@@ -57,48 +96,75 @@ impl LiveSet {
         self.live_seq(addr).is_some()
     }
 
+    /// Starts fetching what [`LiveSet::remove_sized`] or [`LiveSet::insert_sized`] of `addr`
+    /// will look up first (a hint only).
+    #[inline]
+    pub fn prefetch(&self, addr: u64) {
+        self.seq_of.prefetch(addr);
+    }
+
+    #[inline]
+    fn is_alive(&self, seq: usize) -> bool {
+        self.alive[seq / 64] >> (seq % 64) & 1 != 0
+    }
+
     /// The sequence number of the live block at `addr`, skipping a stale entry.
+    #[inline]
     fn live_seq(&self, addr: u64) -> Option<usize> {
-        self.seq_of
-            .get(&addr)
-            .copied()
-            .filter(|&s| self.alive[s] != 0)
+        self.seq_of.get(addr).filter(|&s| self.is_alive(s))
     }
 
     /// Adds a block of `size` bytes as the newest; an address already live is first removed (a
     /// trace may allocate twice without a free in between, e.g. after lost records).
     pub fn insert_sized(&mut self, addr: u64, size: u64) {
-        if self.addr_of.len() >= 1024 && self.addr_of.len() >= 2 * self.live + 1024 {
+        if self.blocks.len() >= 1024 && self.blocks.len() >= 2 * self.live + 1024 {
             self.compact();
         }
-        let seq = self.addr_of.len();
+        let seq = self.blocks.len();
         if let Some(old) = self.seq_of.insert(addr, seq) {
             // Only the order of live blocks matters, so retiring the old number after the
             // compaction check gives the same ranks as retiring it before.
-            if self.alive[old] != 0 {
+            if self.is_alive(old) {
                 self.retire(old);
             }
         }
-        self.addr_of.push(addr);
-        self.size_of.push(size);
-        self.alive.push(1);
-        self.tree.push(0);
-        // A new Fenwick node covers (seq+1 - lowbit(seq+1), seq+1]; fill it from its children.
-        let i = seq + 1;
+        if seq.is_multiple_of(64) {
+            if seq > 0 {
+                self.seal();
+            }
+            self.alive.push(0);
+        }
+        self.blocks.push((addr, size));
+        self.alive[seq / 64] |= 1 << (seq % 64);
+        self.live += 1;
+    }
+
+    /// Adds the filling word (the last) to the tree; a new word follows.
+    fn seal(&mut self) {
+        let w = self.tree.len();
+        debug_assert_eq!(w + 1, self.alive.len());
+        // Fenwick node i covers words (i - lowbit(i), i]; fill it from its children.
+        let i = w + 1;
         let low = i & i.wrapping_neg();
-        let mut sum = 1u32;
+        let mut sum = self.alive[w].count_ones();
         let mut j = i - 1;
         while j > i - low {
             sum += self.tree[j - 1];
             j -= j & j.wrapping_neg();
         }
-        self.tree[seq] = sum;
-        self.live += 1;
+        self.tree.push(sum);
     }
 
     fn retire(&mut self, seq: usize) {
-        self.add(seq, -1);
-        self.alive[seq] = 0;
+        let w = seq / 64;
+        self.alive[w] &= !(1 << (seq % 64));
+        if w < self.tree.len() {
+            let mut i = w + 1;
+            while i <= self.tree.len() {
+                self.tree[i - 1] -= 1;
+                i += i & i.wrapping_neg();
+            }
+        }
         self.live -= 1;
     }
 
@@ -121,12 +187,30 @@ impl LiveSet {
     /// Removes `addr`; returns its rank counted from the newest (0 = newest) and its size, or
     /// `None` if it was not live.
     pub fn remove_sized(&mut self, addr: u64) -> Option<(usize, u64)> {
-        let seq = self.seq_of.remove(&addr).filter(|&s| self.alive[s] != 0)?;
-        let size = self.size_of[seq];
-        let older_or_same = self.prefix(seq + 1);
-        let rank = self.live - older_or_same;
+        let seq = self.live_seq(addr)?;
+        let size = self.blocks[seq].1;
+        let rank = self.rank(seq);
         self.retire(seq);
         Some((rank, size))
+    }
+
+    /// Live blocks newer than live number `seq`.
+    fn rank(&self, seq: usize) -> usize {
+        let w = seq / 64;
+        // Bits above `seq` in its word (a shift by 64 would overflow: split it).
+        let above = (self.alive[w] >> (seq % 64) >> 1).count_ones() as usize;
+        let last = self.alive.len() - 1;
+        if last - w <= SCAN_WORDS {
+            let newer: usize = self.alive[w + 1..]
+                .iter()
+                .map(|x| x.count_ones() as usize)
+                .sum();
+            return above + newer;
+        }
+        // Live blocks up to and including `seq`: whole words before `w` from the tree.
+        let older_or_same =
+            self.prefix(w) + (self.alive[w] << (63 - seq % 64)).count_ones() as usize;
+        self.live - older_or_same
     }
 
     /// Removes the block of rank `rank` (0 = newest) and returns its address and size.
@@ -134,18 +218,30 @@ impl LiveSet {
         if rank >= self.live {
             return None;
         }
-        // Most frees are of recent blocks: walking back over the newest numbers finds a small
-        // rank in a few steps, where the descent below visits every level of the tree.
-        if rank < SCAN_RANKS {
-            if let Some(pos) = self.newest_walk(rank) {
-                return Some(self.take(pos));
+        let pos = self.seq_of_rank(rank);
+        Some(self.take(pos))
+    }
+
+    /// The number of the live block of rank `rank` (< the live count).
+    #[inline]
+    fn seq_of_rank(&self, rank: usize) -> usize {
+        // Most frees are of recent blocks: popcounts of the newest words find a small rank
+        // without the tree.
+        let last = self.alive.len() - 1;
+        let mut left = rank as u32;
+        for w in (last.saturating_sub(SCAN_WORDS)..=last).rev() {
+            let c = self.alive[w].count_ones();
+            if c > left {
+                return w * 64 + select(self.alive[w], c - 1 - left) as usize;
             }
+            left -= c;
         }
-        // The (live - rank)-th live block counted from the oldest, found by descending the tree.
+        // The (live - rank)-th live block counted from the oldest, found by descending the tree
+        // (it is in a sealed word: the scan above covered the filling one).
         let mut want = (self.live - rank) as u32;
         let n = self.tree.len();
         let mut pos = 0usize;
-        let mut step = n.next_power_of_two();
+        let mut step = if n == 0 { 0 } else { 1 << n.ilog2() };
         while step > 0 {
             let next = pos + step;
             if next <= n && self.tree[next - 1] < want {
@@ -154,51 +250,19 @@ impl LiveSet {
             }
             step >>= 1;
         }
-        // `pos` is live: the descent stops on a number whose prefix count reaches `want`.
-        if pos >= self.addr_of.len() {
-            return None;
-        }
-        Some(self.take(pos))
-    }
-
-    /// The number of the live block of rank `rank`, when it is among the newest
-    /// [`SCAN_SPAN`] numbers: counted 8 numbers at a time (the live flags are bytes 0 or 1),
-    /// then one at a time.
-    fn newest_walk(&self, rank: usize) -> Option<usize> {
-        let lo = self.alive.len().saturating_sub(SCAN_SPAN);
-        let mut end = self.alive.len();
-        let mut left = rank;
-        while end >= lo + 8 {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(&self.alive[end - 8..end]);
-            // Bytes of 0 or 1: the multiply sums them into the top byte.
-            let live =
-                (u64::from_le_bytes(word).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
-            if live > left {
-                break;
-            }
-            left -= live;
-            end -= 8;
-        }
-        for pos in (lo..end).rev() {
-            if self.alive[pos] != 0 {
-                if left == 0 {
-                    return Some(pos);
-                }
-                left -= 1;
-            }
-        }
-        None
+        // Words before `pos` hold fewer than the wanted count; word `pos` holds the rest.
+        pos * 64 + select(self.alive[pos], want - 1) as usize
     }
 
     /// Retires live number `pos`; its address and size. The map entry is left stale (see the
     /// module comment).
     fn take(&mut self, pos: usize) -> (u64, u64) {
-        debug_assert!(self.alive[pos] != 0);
+        debug_assert!(self.is_alive(pos));
         self.retire(pos);
-        (self.addr_of[pos], self.size_of[pos])
+        self.blocks[pos]
     }
 
+    /// Live blocks in the sealed words before word `w`.
     fn prefix(&self, mut i: usize) -> usize {
         let mut s = 0usize;
         while i > 0 {
@@ -208,34 +272,45 @@ impl LiveSet {
         s
     }
 
-    fn add(&mut self, seq: usize, delta: i32) {
-        let mut i = seq + 1;
-        while i <= self.tree.len() {
-            self.tree[i - 1] = (self.tree[i - 1] as i32 + delta) as u32;
-            i += i & i.wrapping_neg();
-        }
-    }
-
     fn compact(&mut self) {
-        let order: Vec<(u64, u64)> = (0..self.addr_of.len())
-            .filter(|&s| self.alive[s] != 0)
-            .map(|s| (self.addr_of[s], self.size_of[s]))
-            .collect();
-        self.seq_of.clear();
-        self.addr_of.clear();
-        self.size_of.clear();
-        self.alive.clear();
-        self.tree.clear();
-        self.live = 0;
-        for (a, size) in order {
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(
+            (0..self.blocks.len())
+                .filter(|&s| self.is_alive(s))
+                .map(|s| self.blocks[s]),
+        );
+        self.clear();
+        for &(a, size) in &order {
             self.insert_sized(a, size);
         }
+        self.order = order;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn select_finds_the_kth_set_bit() {
+        let mut x = 7u64;
+        for _ in 0..20_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Sparse and dense words, and the extremes.
+            for w in [x, x & (x >> 7) & (x >> 13), u64::MAX, 1 << 63, 1] {
+                let mut k = 0;
+                for bit in 0..64 {
+                    if w >> bit & 1 != 0 {
+                        assert_eq!(select(w, k), bit, "word {w:#x} k {k}");
+                        k += 1;
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn ranks_count_from_the_newest_and_invert() {

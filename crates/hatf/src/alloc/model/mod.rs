@@ -4,6 +4,7 @@
 //! uniform data. The exact layout is in `docs/FORMAT.md §6.1`.
 
 pub mod addr;
+pub mod key_table;
 pub mod live;
 pub mod pipeline;
 pub mod predict;
@@ -193,6 +194,30 @@ impl State {
         }
     }
 
+    /// Makes this state what [`State::for_block`] returns, keeping the memory of its tables:
+    /// a file's blocks each start a fresh model, and allocating and faulting in the tables
+    /// again for every block was a tenth of a decode.
+    pub fn restart_for_block(&mut self) {
+        let State {
+            prev_site,
+            sites_seen,
+            sites,
+            live,
+            addr,
+            prev_alloc,
+            chain_free_misses,
+            last_free_miss,
+        } = self;
+        *prev_site = 0;
+        *sites_seen = 0;
+        sites.clear();
+        live.clear();
+        addr.clear();
+        *prev_alloc = 0;
+        *chain_free_misses = true;
+        *last_free_miss = None;
+    }
+
     /// A fresh state for a file of `layout` 2 ([`State::for_block`]) or 1 ([`State::new`]).
     pub fn fresh(independent_blocks: bool) -> Self {
         if independent_blocks {
@@ -213,6 +238,14 @@ impl State {
     /// Number of distinct sites seen so far.
     pub fn sites_seen(&self) -> u32 {
         self.sites_seen
+    }
+
+    /// Starts fetching the live-block entry of `addr`, the address of a record that will be
+    /// encoded a few records from now: an encoder knows its coming records, and a lookup whose
+    /// table line is not in the cache was most of the model's time. A hint only.
+    #[inline]
+    pub fn prefetch_block(&self, addr: u64) {
+        self.live.prefetch(addr);
     }
 
     /// Appends `r` to the streams and updates the state.
@@ -254,12 +287,15 @@ impl State {
                 }
             }
             let class = kinds.size_class(r.size, r.site);
-            let (sym, delta) = self.addr.classify(class, r.addr);
+            let (sym, delta) = self.addr.classify_allocated(class, r.addr);
             o[stream::ADDR as usize].push(sym);
             if sym == addr::guess::MISS {
                 put_u64(&mut o[stream::ADDR_MISS as usize], zigzag(delta));
             }
-            self.allocated(class, r.size, r.addr, sym);
+            self.prev_alloc = r.addr;
+            if r.addr != 0 {
+                self.live.insert_sized(r.addr, r.size);
+            }
         }
         if kinds.has_extra(r.kind) {
             put_u64(&mut o[stream::EXTRA as usize], r.extra);
@@ -337,6 +373,9 @@ impl State {
             if r.addr != 0 {
                 self.live.insert_sized(r.addr, r.size);
             }
+            // The next block is most likely carved right after this one: start fetching its
+            // live-table entry now, so its insert does not wait for memory.
+            self.live.prefetch(self.addr.after_previous());
         }
         if kinds.has_extra(kind) {
             r.extra = c.at(stream::EXTRA).u64()?;
@@ -430,6 +469,8 @@ impl State {
                     )
                 })?;
                 self.freed(kinds, addr, size);
+                // A freed block is the likeliest next one of its class (LIFO reuse).
+                self.live.prefetch(addr);
                 Ok(addr)
             }
         }
@@ -441,12 +482,61 @@ impl State {
         self.addr
             .freed(kinds.size_class(size, self.prev_site), addr);
     }
+}
 
-    fn allocated(&mut self, class: addr::Class, size: u64, addr: u64, sym: u8) {
-        self.addr.allocated(class, addr, sym);
-        self.prev_alloc = addr;
-        if addr != 0 {
-            self.live.insert_sized(addr, size);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::mtrace::kinds::{self, MtraceKinds};
+
+    /// Records with allocations, frees of live and unknown blocks and a few sites.
+    fn records(seed: u64) -> Vec<ModelRecord> {
+        let mut x = seed;
+        let mut live: Vec<u64> = Vec::new();
+        let mut out = Vec::new();
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let site = ((x >> 30) % 7) as u32;
+            let site = site.min(out.len() as u32);
+            if x.is_multiple_of(3) && !live.is_empty() {
+                let i = (x >> 20) as usize % live.len();
+                out.push(ModelRecord {
+                    kind: kinds::FREE,
+                    site,
+                    addr: live.swap_remove(i),
+                    ..ModelRecord::default()
+                });
+            } else {
+                let addr = 0x10_0000 + ((x >> 12) % 4096) * 16;
+                live.push(addr);
+                out.push(ModelRecord {
+                    kind: kinds::MALLOC,
+                    site,
+                    size: (x >> 50) % 300,
+                    addr,
+                    ..ModelRecord::default()
+                });
+            }
         }
+        out
+    }
+
+    #[test]
+    fn a_restarted_state_codes_as_a_fresh_one() {
+        let mut used = State::for_block();
+        let mut scratch = Streams::default();
+        for r in records(1) {
+            used.encode(&MtraceKinds, &r, &mut scratch);
+        }
+        used.restart_for_block();
+        let (mut a, mut b) = (Streams::default(), Streams::default());
+        let mut fresh = State::for_block();
+        for r in records(2) {
+            used.encode(&MtraceKinds, &r, &mut a);
+            fresh.encode(&MtraceKinds, &r, &mut b);
+        }
+        assert_eq!(a.bytes, b.bytes);
     }
 }

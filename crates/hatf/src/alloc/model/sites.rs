@@ -54,6 +54,16 @@ impl Default for SiteCaches {
 }
 
 impl SiteCaches {
+    /// Back to the state of new caches, keeping the memory.
+    pub fn clear(&mut self) {
+        self.kind_slot = [0; 256];
+        self.slots = 0;
+        self.after.clear();
+        self.after_sparse.clear();
+        self.sizes.clear();
+        self.sizes_sparse.clear();
+    }
+
     /// The cache of the sites of records of `kind` that followed a record at site `prev`.
     #[inline]
     pub fn after(&mut self, prev: u32, kind: u8) -> &mut SiteMtf {

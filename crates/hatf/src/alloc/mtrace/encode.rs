@@ -24,6 +24,8 @@ use crate::format::{EncodeOptions, EncodeReport, FormatError};
 pub const BLOCK_RECORDS: u64 = 1 << 20;
 /// Verbatim bytes that also end a block early.
 const BLOCK_VERBATIM_BYTES: usize = 64 << 20;
+/// How many lines ahead the model is asked to prefetch a line's live-block entry.
+const PREFETCH_AHEAD: usize = 16;
 /// No site id: the end of a chain of sites whose callers share a hash.
 const NO_SITE: u32 = u32::MAX;
 
@@ -246,7 +248,10 @@ pub fn encode(
         |text, out: &mut ParsedLines| parse_chunk(text, out, keep, hasher),
         |first_line, chunk, parsed| {
             report.input_bytes += chunk.len() as u64;
-            for p in &parsed.lines {
+            for (i, p) in parsed.lines.iter().enumerate() {
+                if let Some(ahead) = parsed.lines.get(i + PREFETCH_AHEAD) {
+                    enc.state.prefetch_block(ahead.addr);
+                }
                 report.bad_lines += u64::from(p.bad);
                 enc.line(p, chunk);
                 if enc.records >= BLOCK_RECORDS || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
@@ -292,7 +297,7 @@ fn flush<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), Fo
     enc.records = 0;
     // Each block starts a fresh model, so any block decodes on its own and the state (the
     // live blocks above all) never holds more than one block's worth.
-    enc.state = State::for_block();
+    enc.state.restart_for_block();
     enc.sites_by_hash.clear();
     enc.sites.clear();
     enc.no_caller = None;
