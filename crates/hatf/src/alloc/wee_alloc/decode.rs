@@ -174,10 +174,7 @@ impl<'f> Decoder<'f> {
                 text.truncate(mark);
             }
             k += 1;
-            if text.len() >= 1 << 20 {
-                out.write_all(text).map_err(|e| write_error(file, e))?;
-                text.clear();
-            }
+            spill(text, out, file)?;
         }
         if k != block.record_count {
             return Err(at(
@@ -234,22 +231,10 @@ impl Decoder<'_> {
             let rec = block.first_record + k;
             let record = model.decode(&mut c).map_err(|m| at(rec, m))?;
             if keep.contains(&k) {
-                match record {
-                    Record::Alloc(size) => render(WeeLine::Alloc(size), text),
-                    Record::Free(i) => render(WeeLine::Free(i), text),
-                    Record::Verbatim(bytes, terminated) => {
-                        text.extend_from_slice(bytes);
-                        if terminated {
-                            text.push(b'\n');
-                        }
-                    }
-                }
+                render_record(record, text);
             }
             k += 1;
-            if text.len() >= 1 << 20 {
-                out.write_all(text).map_err(|e| write_error(file, e))?;
-                text.clear();
-            }
+            spill(text, out, file)?;
         }
         if k != block.record_count {
             return Err(at(
@@ -302,21 +287,16 @@ impl Decoder<'_> {
                 .decode(&mut d, &mut verbatim)
                 .map_err(|m| at(rec, m))?;
             if keep.contains(&k) {
-                match record {
-                    Record::Alloc(size) => render(WeeLine::Alloc(size), text),
-                    Record::Free(i) => render(WeeLine::Free(i), text),
-                    Record::Verbatim(_, terminated) => {
-                        text.extend_from_slice(&verbatim);
-                        if terminated {
-                            text.push(b'\n');
-                        }
-                    }
-                }
+                // The structured decoder leaves a verbatim line's bytes in `verbatim`.
+                render_record(
+                    match record {
+                        Record::Verbatim(_, terminated) => Record::Verbatim(&verbatim, terminated),
+                        other => other,
+                    },
+                    text,
+                );
             }
-            if text.len() >= 1 << 20 {
-                out.write_all(text).map_err(|e| write_error(file, e))?;
-                text.clear();
-            }
+            spill(text, out, file)?;
         }
         if d.overrun() > 0 {
             return Err(at(
@@ -332,6 +312,29 @@ impl Decoder<'_> {
         text.clear();
         Ok(())
     }
+}
+
+/// Appends the line of `r` to `text`.
+fn render_record(r: Record<'_>, text: &mut Vec<u8>) {
+    match r {
+        Record::Alloc(size) => render(WeeLine::Alloc(size), text),
+        Record::Free(i) => render(WeeLine::Free(i), text),
+        Record::Verbatim(bytes, terminated) => {
+            text.extend_from_slice(bytes);
+            if terminated {
+                text.push(b'\n');
+            }
+        }
+    }
+}
+
+/// Writes `text` out once it holds 1 MiB, so a block's text is never held whole.
+fn spill(text: &mut Vec<u8>, out: &mut dyn Write, file: &str) -> Result<(), FormatError> {
+    if text.len() >= 1 << 20 {
+        out.write_all(text).map_err(|e| write_error(file, e))?;
+        text.clear();
+    }
+    Ok(())
 }
 
 #[cfg(test)]
