@@ -7,7 +7,7 @@
 
 use hatf::alloc::blocks::{model_properties, BlockWriter, LAYOUT_CARRIED};
 use hatf::alloc::memory_replay::{self, MemoryReplay};
-use hatf::alloc::model::{stream, ModelRecord, State, Streams};
+use hatf::alloc::model::{stream, Layout, ModelRecord, State, Streams};
 use hatf::alloc::mtrace::line::{render, Op, OpLine};
 use hatf::alloc::mtrace::{self, kinds, Mtrace};
 use hatf::alloc::varint::put_u64;
@@ -109,7 +109,11 @@ fn container(lines: &[Line], per_block: usize, carried: bool, lie: Option<u64>) 
     };
     let mut out = Vec::new();
     let mut w = BlockWriter::new(&mut out, &header, &options).expect("header");
-    let mut state = State::fresh(!carried);
+    let mut state = State::fresh(if carried {
+        Layout::Carried
+    } else {
+        Layout::FreshFlagged
+    });
     let mut streams = Streams::default();
     let mut strings = Vec::new();
     let mut sites: Vec<Option<u32>> = Vec::new();

@@ -225,9 +225,10 @@ pub fn decode_blocks<R: Read>(
     file: &str,
     threads: usize,
 ) -> Result<u64, FormatError> {
-    let independent = blocks::independent_blocks(reader.header(), file)?;
+    let layout = blocks::model_layout(reader.header(), file)?;
+    let independent = layout.independent();
     let mut sink = TextSink::new(file, out, independent);
-    pipeline::decode_blocks(reader, &ReplayKinds, independent, threads, file, &mut sink)
+    pipeline::decode_blocks(reader, &ReplayKinds, layout, threads, file, &mut sink)
 }
 
 /// Decodes only records `first..end` (see [`crate::seek::decode_records`]).
@@ -254,8 +255,9 @@ pub fn decode_records(
             let model = match model.as_mut() {
                 Some(m) => m,
                 None => {
-                    sink.independent = blocks::independent_blocks(header, file)?;
-                    model.insert(BlockModel::new(sink.independent))
+                    let layout = blocks::model_layout(header, file)?;
+                    sink.independent = layout.independent();
+                    model.insert(BlockModel::new(layout))
                 }
             };
             sink.keep = keep;

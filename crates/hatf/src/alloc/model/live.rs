@@ -9,11 +9,13 @@
 //! numbers outweigh live ones the numbering is compacted, which keeps memory proportional to
 //! the live set (encoder and decoder compact at the same moments, so ranks agree).
 //!
-//! Removing a block (by rank, what a decoder does for every free, or by address, what an
-//! encoder does) leaves the address's map entry in place, pointing at a dead number: a hash-map
-//! removal was a fifth of a decode's time. Such stale entries are recognised by the number
-//! being dead (numbers are never reused before a compaction), are overwritten when the address
-//! is allocated again, and are dropped at compaction, so the map stays bounded by the numbering.
+//! Removing a block (by rank, what a decoder of the older layouts does for every free, or by
+//! address, what an encoder does) leaves the address's map entry in place, pointing at a dead
+//! number: a hash-map removal was a fifth of a decode's time. Such stale entries are recognised
+//! by the number being dead (numbers are never reused before a compaction), are overwritten
+//! when the address is allocated again, and are dropped at compaction, so the map stays bounded
+//! by the numbering. Decoders of the current layout keep no map at all
+//! ([`LiveSet::by_rank_only`]).
 
 use super::key_table::KeyTable;
 
@@ -25,8 +27,10 @@ const SCAN_WORDS: usize = 4;
 #[derive(Debug, Default)]
 pub struct LiveSet {
     /// Address → sequence number of the block last allocated there (a dead number when that
-    /// block was removed since).
+    /// block was removed since). Empty in a set made by [`LiveSet::by_rank_only`].
     seq_of: KeyTable,
+    /// True for a set made by [`LiveSet::by_rank_only`]: no address map is kept.
+    rank_only: bool,
     /// Sequence number → address (stale for dead numbers) and size, side by side so a free
     /// reads one cache line.
     blocks: Vec<(u64, u64)>,
@@ -72,6 +76,18 @@ impl LiveSet {
         LiveSet::default()
     }
 
+    /// An empty set that keeps no address map, for a decoder that only ever removes blocks by
+    /// rank and is told by the coded data when an allocation reuses a live address (layout
+    /// `alloc-model-3`): writing each block's map entry, a cache miss nearly every time, was a
+    /// sixth of a decode. [`LiveSet::insert_sized`] then never looks for a live block at the
+    /// same address, and [`LiveSet::remove_sized`] and [`LiveSet::contains`] find nothing.
+    pub fn by_rank_only() -> Self {
+        LiveSet {
+            rank_only: true,
+            ..LiveSet::default()
+        }
+    }
+
     /// Forgets every block, keeping the memory for the next block of a file.
     pub fn clear(&mut self) {
         self.seq_of.clear();
@@ -108,23 +124,29 @@ impl LiveSet {
         self.alive[seq / 64] >> (seq % 64) & 1 != 0
     }
 
-    /// The sequence number of the live block at `addr`, skipping a stale entry.
+    /// The sequence number of the live block at `addr`, skipping a stale entry (always `None`
+    /// in a set kept by rank only).
     #[inline]
     fn live_seq(&self, addr: u64) -> Option<usize> {
         self.seq_of.get(addr).filter(|&s| self.is_alive(s))
     }
 
     /// Adds a block of `size` bytes as the newest; an address already live is first removed (a
-    /// trace may allocate twice without a free in between, e.g. after lost records).
-    pub fn insert_sized(&mut self, addr: u64, size: u64) {
+    /// trace may allocate twice without a free in between, e.g. after lost records), and the
+    /// rank that block had (counted from the newest, before this insertion) is returned.
+    pub fn insert_sized(&mut self, addr: u64, size: u64) -> Option<usize> {
         if self.blocks.len() >= 1024 && self.blocks.len() >= 2 * self.live + 1024 {
             self.compact();
         }
         let seq = self.blocks.len();
-        if let Some(old) = self.seq_of.insert(addr, seq) {
+        let mut replaced = None;
+        if self.rank_only {
+            // Nothing to look up: see `by_rank_only`.
+        } else if let Some(old) = self.seq_of.insert(addr, seq) {
             // Only the order of live blocks matters, so retiring the old number after the
             // compaction check gives the same ranks as retiring it before.
             if self.is_alive(old) {
+                replaced = Some(self.rank(old));
                 self.retire(old);
             }
         }
@@ -137,6 +159,7 @@ impl LiveSet {
         self.blocks.push((addr, size));
         self.alive[seq / 64] |= 1 << (seq % 64);
         self.live += 1;
+        replaced
     }
 
     /// Adds the filling word (the last) to the tree; a new word follows.
@@ -352,6 +375,35 @@ mod tests {
             }
         }
         assert_eq!(a.len(), b.len());
+    }
+
+    #[test]
+    fn a_set_kept_by_rank_only_gives_the_same_blocks() {
+        // The decoder's set (no address map) against the encoder's, through compactions and
+        // large and small ranks; the encoder names the rank of each freed address.
+        let mut enc = LiveSet::new();
+        let mut dec = LiveSet::by_rank_only();
+        let mut x = 777u64;
+        for i in 0..30_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if x % 5 < 2 && !enc.is_empty() {
+                let addr = 16 * ((x >> 20) % (i + 1));
+                if let Some((rank, size)) = enc.remove_sized(addr) {
+                    assert_eq!(dec.remove_rank_sized(rank), Some((addr, size)), "step {i}");
+                }
+            } else {
+                enc.insert_sized(16 * i, i);
+                dec.insert_sized(16 * i, i);
+            }
+            assert_eq!(enc.len(), dec.len());
+        }
+        // No address map: a live block is not found by address.
+        dec.insert_sized(8, 1);
+        assert!(!dec.contains(8));
+        assert_eq!(dec.remove_sized(8), None);
+        assert_eq!(dec.remove_rank_sized(0), Some((8, 1)));
     }
 
     #[test]

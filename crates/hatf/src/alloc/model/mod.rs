@@ -38,8 +38,12 @@ pub mod stream {
     pub const FREE_MISS: u8 = 8;
     /// Varint per record with an extra value (calloc count, alignment).
     pub const EXTRA: u8 = 9;
+    /// Layout `alloc-model-3`: for each allocation at an address that was still live (its
+    /// address symbol has [`super::addr::guess::RELIVE`] set), the varint rank of that live
+    /// block, counted from the newest, before the new block was added.
+    pub const RELIVE: u8 = 10;
     /// How many streams the model uses.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
     /// Names, for errors and size reports.
     pub const NAMES: [&str; COUNT] = [
         "kind",
@@ -52,6 +56,7 @@ pub mod stream {
         "free",
         "free-miss",
         "extra",
+        "relive",
     ];
 }
 
@@ -104,9 +109,31 @@ pub trait KindTable {
     }
 }
 
+/// How a file's blocks use the model: its `layout` property (docs/FORMAT.md §6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `alloc-model-1`: one model carried from block to block (older files).
+    Carried,
+    /// `alloc-model-2`: each block starts a fresh model.
+    Fresh,
+    /// `alloc-model-3`, what the encoders write: each block starts a fresh model, and an
+    /// allocation at an address that is still live is flagged, so a decoder finds every block
+    /// by rank and keeps no address map.
+    FreshFlagged,
+}
+
+impl Layout {
+    /// True when each block starts a fresh model, so any block decodes on its own.
+    pub fn independent(self) -> bool {
+        self != Layout::Carried
+    }
+}
+
 /// Prediction state; the encoder and the decoder hold identical copies.
 #[derive(Debug, Default)]
 pub struct State {
+    /// Allocations at live addresses are flagged (`alloc-model-3`).
+    flag_relive: bool,
     prev_site: u32,
     sites_seen: u32,
     /// The site cache of each (previous site, kind) and the size cache of each site.
@@ -185,12 +212,31 @@ impl State {
         State::default()
     }
 
-    /// A fresh state for one block of a file whose blocks each start a fresh model
-    /// (`alloc-model-2`): frees of blocks it does not know are coded against the previous one.
+    /// A fresh state for one block of the files the encoders write (`alloc-model-3`): frees
+    /// of blocks it does not know are coded against the previous one, and allocations at live
+    /// addresses are flagged.
     pub fn for_block() -> Self {
         State {
             chain_free_misses: true,
+            flag_relive: true,
             ..State::default()
+        }
+    }
+
+    /// A fresh state for decoding a file of `layout` from its start (or, for independent
+    /// blocks, any block of it).
+    pub fn fresh(layout: Layout) -> Self {
+        match layout {
+            Layout::Carried => State::new(),
+            Layout::Fresh => State {
+                chain_free_misses: true,
+                ..State::default()
+            },
+            Layout::FreshFlagged => State {
+                // A decoder of a flagged layout finds blocks by rank alone.
+                live: LiveSet::by_rank_only(),
+                ..State::for_block()
+            },
         }
     }
 
@@ -199,6 +245,7 @@ impl State {
     /// again for every block was a tenth of a decode.
     pub fn restart_for_block(&mut self) {
         let State {
+            flag_relive: _,
             prev_site,
             sites_seen,
             sites,
@@ -216,15 +263,6 @@ impl State {
         *prev_alloc = 0;
         *chain_free_misses = true;
         *last_free_miss = None;
-    }
-
-    /// A fresh state for a file of `layout` 2 ([`State::for_block`]) or 1 ([`State::new`]).
-    pub fn fresh(independent_blocks: bool) -> Self {
-        if independent_blocks {
-            State::for_block()
-        } else {
-            State::new()
-        }
     }
 
     /// Where the delta of a free of an unknown block counts from.
@@ -288,14 +326,23 @@ impl State {
             }
             let class = kinds.size_class(r.size, r.site);
             let (sym, delta) = self.addr.classify_allocated(class, r.addr);
-            o[stream::ADDR as usize].push(sym);
+            let replaced = match r.addr {
+                0 => None,
+                a => self.live.insert_sized(a, r.size),
+            };
+            match replaced {
+                // A block was still live at this address (a lost free): say so, with its rank,
+                // so the decoder retires it without looking addresses up.
+                Some(rank) if self.flag_relive => {
+                    o[stream::ADDR as usize].push(sym | addr::guess::RELIVE);
+                    put_u64(&mut o[stream::RELIVE as usize], rank as u64);
+                }
+                _ => o[stream::ADDR as usize].push(sym),
+            }
             if sym == addr::guess::MISS {
                 put_u64(&mut o[stream::ADDR_MISS as usize], zigzag(delta));
             }
             self.prev_alloc = r.addr;
-            if r.addr != 0 {
-                self.live.insert_sized(r.addr, r.size);
-            }
         }
         if kinds.has_extra(r.kind) {
             put_u64(&mut o[stream::EXTRA as usize], r.extra);
@@ -361,7 +408,11 @@ impl State {
                 }
                 None => return Err(format!("size cache has no entry {sym}")),
             };
-            let sym = c.at(stream::ADDR).byte()?;
+            let mut sym = c.at(stream::ADDR).byte()?;
+            let relive = self.flag_relive && sym & addr::guess::RELIVE != 0;
+            if relive {
+                sym &= !addr::guess::RELIVE;
+            }
             let delta = if sym == addr::guess::MISS {
                 c.at(stream::ADDR_MISS).i64()?
             } else {
@@ -369,6 +420,9 @@ impl State {
             };
             let class = kinds.size_class(r.size, r.site);
             r.addr = self.addr.resolve_allocated(class, sym, delta)?;
+            if relive {
+                self.retire_relive(r.addr, c)?;
+            }
             self.prev_alloc = r.addr;
             if r.addr != 0 {
                 self.live.insert_sized(r.addr, r.size);
@@ -410,6 +464,27 @@ impl State {
             }
         }
         Ok(!c.at(stream::KIND).is_empty())
+    }
+
+    /// Retires the live block that a flagged allocation at `addr` replaces: the rank comes from
+    /// the relive stream, and the block there must be at `addr`.
+    #[cold]
+    fn retire_relive(&mut self, addr: u64, c: &mut Cursors<'_>) -> Result<(), String> {
+        let rank = c.at(stream::RELIVE).u64()?;
+        let rank = usize::try_from(rank).unwrap_or(usize::MAX);
+        let live = self.live.len();
+        if addr == 0 {
+            return Err("a null allocation is flagged as reusing a live block".to_string());
+        }
+        match self.live.remove_rank_sized(rank) {
+            Some((a, _)) if a == addr => Ok(()),
+            Some((a, _)) => Err(format!(
+                "allocation at {addr:#x} is flagged as reusing live block {rank}, which is at {a:#x}"
+            )),
+            None => Err(format!(
+                "allocation is flagged as reusing live block {rank} but only {live} live"
+            )),
+        }
     }
 
     /// Notes `site` as the latest (its cache entry was already touched).
@@ -521,6 +596,94 @@ mod tests {
             }
         }
         out
+    }
+
+    /// [`records`] with site ids made dense, as the model requires of its input (a new site is
+    /// one more than the largest seen).
+    fn dense_records(seed: u64) -> Vec<ModelRecord> {
+        let mut seen = 0u32;
+        let mut out = records(seed);
+        for r in &mut out {
+            r.site = r.site.min(seen);
+            seen = seen.max(r.site + 1);
+        }
+        out
+    }
+
+    /// Encodes `records` with `enc`, decodes them with `dec`; the decoded records or the error.
+    fn round_trip(
+        mut enc: State,
+        mut dec: State,
+        records: &[ModelRecord],
+    ) -> (Streams, Result<Vec<ModelRecord>, BatchError>) {
+        let mut streams = Streams::default();
+        for r in records {
+            enc.encode(&MtraceKinds, r, &mut streams);
+        }
+        let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| &streams.bytes[i][..]);
+        let mut c = Cursors::new(sections);
+        let mut out = Vec::new();
+        let decoded = dec
+            .decode_into(&MtraceKinds, &mut c, &mut out, usize::MAX)
+            .map(|_| out);
+        (streams, decoded)
+    }
+
+    #[test]
+    fn allocations_at_live_addresses_are_flagged_and_decode_by_rank() {
+        let recs = dense_records(3);
+        let (streams, decoded) = round_trip(
+            State::for_block(),
+            State::fresh(Layout::FreshFlagged),
+            &recs,
+        );
+        assert_eq!(decoded.expect("decodes"), recs);
+        // The generated addresses collide, so the flags and ranks are exercised.
+        let flagged = streams.bytes[stream::ADDR as usize]
+            .iter()
+            .filter(|&&b| b & addr::guess::RELIVE != 0)
+            .count();
+        assert!(flagged > 100, "only {flagged} flagged allocations");
+        assert!(!streams.bytes[stream::RELIVE as usize].is_empty());
+        // The unflagged layout still codes and decodes the same records, with no flags.
+        let (streams, decoded) = round_trip(
+            State::fresh(Layout::Fresh),
+            State::fresh(Layout::Fresh),
+            &recs,
+        );
+        assert_eq!(decoded.expect("decodes"), recs);
+        assert!(streams.bytes[stream::ADDR as usize]
+            .iter()
+            .all(|&b| b & addr::guess::RELIVE == 0));
+        assert!(streams.bytes[stream::RELIVE as usize].is_empty());
+    }
+
+    #[test]
+    fn a_wrong_relive_rank_is_an_error() {
+        let recs = dense_records(4);
+        let mut enc = State::for_block();
+        let mut streams = Streams::default();
+        for r in &recs {
+            enc.encode(&MtraceKinds, r, &mut streams);
+        }
+        // Every rank one more: each names another block (or none), never a panic.
+        let mut ranks = Vec::new();
+        let mut c = Cursor::new(&streams.bytes[stream::RELIVE as usize], "relive");
+        while !c.is_empty() {
+            put_u64(&mut ranks, c.u64().expect("rank") + 1);
+        }
+        streams.bytes[stream::RELIVE as usize] = ranks;
+        let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| &streams.bytes[i][..]);
+        let mut c = Cursors::new(sections);
+        let mut out = Vec::new();
+        let err = State::fresh(Layout::FreshFlagged)
+            .decode_into(&MtraceKinds, &mut c, &mut out, usize::MAX)
+            .expect_err("a wrong rank is noticed");
+        assert!(
+            err.message.contains("reusing live block"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use metatf::container::{Block, ContainerReader};
 
-use super::{Cursors, KindTable, ModelRecord, State};
+use super::{Cursors, KindTable, Layout, ModelRecord, State};
 use crate::alloc::blocks::{self, container_error};
 use crate::format::FormatError;
 
@@ -48,18 +48,17 @@ pub trait RecordSink {
 
 /// The model's state across the blocks of one file.
 pub struct BlockModel {
-    independent: bool,
+    layout: Layout,
     state: State,
     batch: Vec<ModelRecord>,
 }
 
 impl BlockModel {
-    /// A model for a file whose blocks each start a fresh model (`independent`, layout
-    /// `alloc-model-2`) or carry it on (`alloc-model-1`).
-    pub fn new(independent: bool) -> Self {
+    /// A model for a file of `layout`.
+    pub fn new(layout: Layout) -> Self {
         BlockModel {
-            independent,
-            state: State::fresh(independent),
+            layout,
+            state: State::fresh(layout),
             batch: Vec::new(),
         }
     }
@@ -102,7 +101,7 @@ impl BlockModel {
         batch: &mut Vec<ModelRecord>,
         emit: &mut dyn FnMut(&mut Vec<ModelRecord>) -> Result<(), FormatError>,
     ) -> Result<(), Stop> {
-        if self.independent {
+        if self.layout.independent() {
             self.state.restart_for_block();
         }
         let sections: [&[u8]; super::stream::COUNT] =
@@ -172,18 +171,17 @@ enum Msg {
 }
 
 /// Decodes every remaining block of `reader` into `sink`, the model on a worker thread when
-/// `threads` > 1; returns the number of records. `independent` is the file's layout (see
-/// [`BlockModel::new`]).
+/// `threads` > 1; returns the number of records. `layout` is the file's.
 pub fn decode_blocks<R: Read, K: KindTable + Sync + ?Sized>(
     reader: &mut ContainerReader<R>,
     kinds: &K,
-    independent: bool,
+    layout: Layout,
     threads: usize,
     file: &str,
     sink: &mut dyn RecordSink,
 ) -> Result<u64, FormatError> {
     if threads <= 1 {
-        let mut model = BlockModel::new(independent);
+        let mut model = BlockModel::new(layout);
         let mut records = 0u64;
         while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
             model.block(kinds, &block, file, sink)?;
@@ -195,7 +193,7 @@ pub fn decode_blocks<R: Read, K: KindTable + Sync + ?Sized>(
         let (block_tx, block_rx) = mpsc::channel::<Arc<Block>>();
         let (msg_tx, msg_rx) = mpsc::sync_channel::<Msg>(QUEUED);
         let (spare_tx, spare_rx) = mpsc::channel::<Vec<ModelRecord>>();
-        scope.spawn(move || worker(kinds, independent, &block_rx, &msg_tx, &spare_rx));
+        scope.spawn(move || worker(kinds, layout, &block_rx, &msg_tx, &spare_rx));
         // The channel ends are moved in, so they close when this returns, even early: the
         // worker then stops at its next send or receive and the scope can join it.
         drive(reader, file, sink, block_tx, msg_rx, spare_tx)
@@ -205,12 +203,12 @@ pub fn decode_blocks<R: Read, K: KindTable + Sync + ?Sized>(
 /// The worker: decodes the blocks it is handed, in order, into batches.
 fn worker<K: KindTable + ?Sized>(
     kinds: &K,
-    independent: bool,
+    layout: Layout,
     blocks: &mpsc::Receiver<Arc<Block>>,
     out: &mpsc::SyncSender<Msg>,
     spare: &mpsc::Receiver<Vec<ModelRecord>>,
 ) {
-    let mut model = BlockModel::new(independent);
+    let mut model = BlockModel::new(layout);
     let mut batch = Vec::new();
     for block in blocks {
         let result = model.batches(kinds, &block, &mut batch, &mut |b| {

@@ -259,13 +259,14 @@ pub fn decode(
     let file = options.input_name.as_str();
     let mut reader = blocks::open(input, FORMAT, file)?;
     reader.set_threads(options.threads);
-    let independent = blocks::independent_blocks(reader.header(), file)?;
+    let layout = blocks::model_layout(reader.header(), file)?;
+    let independent = layout.independent();
     let mut out = BufWriter::with_capacity(1 << 16, output);
     let mut sink = TextSink::new(file, &mut out, independent);
     let lines = pipeline::decode_blocks(
         &mut reader,
         &MtraceKinds,
-        independent,
+        layout,
         options.threads,
         file,
         &mut sink,
@@ -299,8 +300,9 @@ pub fn decode_records(
             let model = match model.as_mut() {
                 Some(m) => m,
                 None => {
-                    sink.independent = blocks::independent_blocks(header, file)?;
-                    model.insert(BlockModel::new(sink.independent))
+                    let layout = blocks::model_layout(header, file)?;
+                    sink.independent = layout.independent();
+                    model.insert(BlockModel::new(layout))
                 }
             };
             sink.keep = keep;

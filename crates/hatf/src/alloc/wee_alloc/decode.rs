@@ -13,7 +13,7 @@ use super::{K_VERBATIM_UNTERMINATED, VERBATIM};
 use crate::alloc::bit_coder::BitDecoder;
 use crate::alloc::blocks::{self, container_error, write_error};
 use crate::alloc::context_mix;
-use crate::alloc::model::{stream, Cursors, State};
+use crate::alloc::model::{stream, Cursors, Layout as ModelLayout, State};
 use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 
@@ -92,18 +92,24 @@ fn record_layout(header: &ContainerHeader) -> Option<Layout> {
     }
 }
 
+/// How the shared allocation model runs over the file's blocks; the record-stream layouts have
+/// no shared model, and each of their blocks decodes on its own.
+fn model_layout(header: &ContainerHeader, file: &str) -> Result<ModelLayout, FormatError> {
+    if record_layout(header).is_some() {
+        return Ok(ModelLayout::Fresh);
+    }
+    blocks::model_layout(header, file)
+}
+
 /// True when each block of the file decodes on its own (always for the record-stream layouts).
 fn independent(header: &ContainerHeader, file: &str) -> Result<bool, FormatError> {
-    if record_layout(header).is_some() {
-        return Ok(true);
-    }
-    blocks::independent_blocks(header, file)
+    model_layout(header, file).map(ModelLayout::independent)
 }
 
 /// The model, reset at each block of files whose blocks are independent.
 struct Decoder<'f> {
     file: &'f str,
-    independent: bool,
+    model: ModelLayout,
     /// The file's record-stream layout (`None`: the shared allocation model).
     records: Option<Layout>,
     state: State,
@@ -112,11 +118,12 @@ struct Decoder<'f> {
 
 impl<'f> Decoder<'f> {
     fn new(header: &ContainerHeader, file: &'f str) -> Result<Self, FormatError> {
+        let model = model_layout(header, file)?;
         Ok(Decoder {
             file,
-            independent: independent(header, file)?,
+            model,
             records: record_layout(header),
-            state: State::new(),
+            state: State::fresh(model),
             text: Vec::new(),
         })
     }
@@ -132,8 +139,8 @@ impl<'f> Decoder<'f> {
         if let Some(layout) = self.records {
             return self.record_block(block, keep, out, layout);
         }
-        if self.independent {
-            self.state = State::for_block();
+        if self.model.independent() {
+            self.state = State::fresh(self.model);
         }
         let file = self.file;
         let at = |rec: u64, msg: String| FormatError {
