@@ -16,7 +16,9 @@ use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use hatf::alloc::memory_replay::{self, kinds::ReplayKinds};
-use hatf::alloc::model::{pipeline, stream, Cursors, KindTable, ModelRecord, State, Streams};
+use hatf::alloc::model::{
+    pipeline, stream, Cursors, KindTable, Layout, ModelRecord, State, Streams,
+};
 use hatf::alloc::mtrace::{self, kinds::MtraceKinds};
 use hatf::alloc::{native, AllocEvent};
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
@@ -101,7 +103,8 @@ fn model_encode(kinds: &dyn KindTable, records: &[ModelRecord]) -> Streams {
 fn model_decode(kinds: &dyn KindTable, streams: &Streams) -> (u64, u64) {
     let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| streams.bytes[i].as_slice());
     let mut c = Cursors::new(sections);
-    let mut state = State::for_block();
+    // What a decoder of the files the encoders write uses (live blocks by rank only).
+    let mut state = State::fresh(Layout::FreshFlagged);
     let (mut n, mut sum) = (0u64, 0u64);
     while let Some(kind) = c.next_kind() {
         let r = state
@@ -118,7 +121,8 @@ fn model_decode(kinds: &dyn KindTable, streams: &Streams) -> (u64, u64) {
 fn model_decode_batches(kinds: &dyn KindTable, streams: &Streams) -> (u64, u64) {
     let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| streams.bytes[i].as_slice());
     let mut c = Cursors::new(sections);
-    let mut state = State::for_block();
+    // What a decoder of the files the encoders write uses (live blocks by rank only).
+    let mut state = State::fresh(Layout::FreshFlagged);
     let mut batch = Vec::with_capacity(pipeline::BATCH);
     let (mut n, mut sum) = (0u64, 0u64);
     loop {

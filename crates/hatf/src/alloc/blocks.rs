@@ -181,6 +181,11 @@ impl<W: Write> BlockWriter<W> {
             .map_err(|e| container_error(&self.file, e))
     }
 
+    /// The input's name, for errors.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
     /// Asks for the compact container form when the file has one (see
     /// [`ContainerWriter::prefer_compact`]).
     pub fn prefer_compact(&mut self) {

@@ -67,6 +67,17 @@ impl TextOut {
         self.advance(bytes.len());
     }
 
+    /// Hands the text out as a vector as long as the text, and goes on in `spare`'s memory (a
+    /// buffer handed out earlier, or an empty one): a decoder's worker passes its text to the
+    /// writing thread without copying it.
+    pub fn swap_out(&mut self, mut spare: Vec<u8>) -> Vec<u8> {
+        spare.resize(self.buf.len(), 0);
+        let mut full = std::mem::replace(&mut self.buf, spare);
+        full.truncate(self.len);
+        self.len = 0;
+        full
+    }
+
     /// Drops the text after the first `len` bytes.
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
@@ -110,6 +121,22 @@ mod tests {
         t.write_to(&mut out).unwrap();
         assert_eq!(out, b"abcdef");
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn swapping_out_hands_over_the_text_and_keeps_the_room() {
+        let mut t = TextOut::new(8);
+        t.push(b"first");
+        let full = t.swap_out(Vec::new());
+        assert_eq!(full, b"first");
+        assert!(t.is_empty());
+        t.push(b"second line, longer than the room");
+        let again = t.swap_out(full);
+        assert_eq!(again, b"second line, longer than the room");
+        t.push(b"x");
+        let mut out = Vec::new();
+        t.write_to(&mut out).unwrap();
+        assert_eq!(out, b"x");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::kinds::{self, ReplayKinds};
 use super::line::{Action, ReplayLine};
 use super::{FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::model::pipeline::{self, BlockModel, RecordSink};
+use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::{hex_left, put_dec};
 use crate::alloc::text_out::TextOut;
@@ -95,7 +95,7 @@ fn render(out: &mut TextOut, l: &ReplayLine) {
 /// Prints decoded records as `memory_replay` text.
 struct TextSink<'f, 'o> {
     file: &'f str,
-    out: &'o mut dyn Write,
+    out: Drain<'o>,
     independent: bool,
     /// Thread id by site id.
     tids: Vec<u64>,
@@ -108,7 +108,7 @@ struct TextSink<'f, 'o> {
 }
 
 impl<'f, 'o> TextSink<'f, 'o> {
-    fn new(file: &'f str, out: &'o mut dyn Write, independent: bool) -> Self {
+    fn new(file: &'f str, out: Drain<'o>, independent: bool) -> Self {
         TextSink {
             file,
             out,
@@ -122,8 +122,8 @@ impl<'f, 'o> TextSink<'f, 'o> {
     }
 
     fn flush(&mut self) -> Result<(), FormatError> {
-        self.text
-            .write_to(self.out)
+        self.out
+            .drain(&mut self.text)
             .map_err(|e| write_error(self.file, e))
     }
 }
@@ -227,8 +227,9 @@ pub fn decode_blocks<R: Read>(
 ) -> Result<u64, FormatError> {
     let layout = blocks::model_layout(reader.header(), file)?;
     let independent = layout.independent();
-    let mut sink = TextSink::new(file, out, independent);
-    pipeline::decode_blocks(reader, &ReplayKinds, layout, threads, file, &mut sink)
+    pipeline::decode_blocks(reader, &ReplayKinds, layout, threads, file, out, &|drain| {
+        Box::new(TextSink::new(file, drain, independent))
+    })
 }
 
 /// Decodes only records `first..end` (see [`crate::seek::decode_records`]).
@@ -241,7 +242,7 @@ pub fn decode_records(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut sink = TextSink::new(file, &mut out, false);
+    let mut sink = TextSink::new(file, Drain::Direct(&mut out), false);
     let mut model: Option<BlockModel> = None;
     let written = crate::seek::decode_records(
         input,

@@ -63,6 +63,7 @@ pub fn action(kind: u8) -> Option<Action> {
 }
 
 /// The `memory-replay` kind table.
+#[derive(Debug, Clone, Copy)]
 pub struct ReplayKinds;
 
 impl KindTable for ReplayKinds {

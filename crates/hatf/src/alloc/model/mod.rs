@@ -4,16 +4,17 @@
 //! uniform data. The exact layout is in `docs/FORMAT.md §6.1`.
 
 pub mod addr;
+pub mod halves;
 pub mod key_table;
 pub mod live;
 pub mod pipeline;
 pub mod predict;
 pub mod sites;
+pub mod split;
 
-use crate::alloc::varint::{put_u64, zigzag, Cursor};
-use addr::AddrPredictor;
+use crate::alloc::varint::Cursor;
+use halves::{AddrHalf, SiteHalf};
 use live::LiveSet;
-use sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
 
 /// Stream numbers the model writes (front ends use numbers from [`FIRST_FORMAT_STREAM`] on).
 pub mod stream {
@@ -132,21 +133,8 @@ impl Layout {
 /// Prediction state; the encoder and the decoder hold identical copies.
 #[derive(Debug, Default)]
 pub struct State {
-    /// Allocations at live addresses are flagged (`alloc-model-3`).
-    flag_relive: bool,
-    prev_site: u32,
-    sites_seen: u32,
-    /// The site cache of each (previous site, kind) and the size cache of each site.
-    sites: SiteCaches,
-    live: LiveSet,
-    addr: AddrPredictor,
-    prev_alloc: u64,
-    /// Code a free of an unknown block against the previous such free (files whose blocks
-    /// start a fresh model: there most of them free blocks of earlier blocks, often in
-    /// address order), not against the previous allocation.
-    chain_free_misses: bool,
-    /// The address of the previous free of an unknown block, when `chain_free_misses`.
-    last_free_miss: Option<u64>,
+    sites: SiteHalf,
+    addrs: AddrHalf,
 }
 
 /// The model's output streams for one block.
@@ -216,66 +204,39 @@ impl State {
     /// of blocks it does not know are coded against the previous one, and allocations at live
     /// addresses are flagged.
     pub fn for_block() -> Self {
-        State {
-            chain_free_misses: true,
-            flag_relive: true,
-            ..State::default()
-        }
+        let mut s = State::default();
+        s.addrs.chain_free_misses = true;
+        s.addrs.flag_relive = true;
+        s
     }
 
     /// A fresh state for decoding a file of `layout` from its start (or, for independent
     /// blocks, any block of it).
     pub fn fresh(layout: Layout) -> Self {
+        let mut s = State::default();
         match layout {
-            Layout::Carried => State::new(),
-            Layout::Fresh => State {
-                chain_free_misses: true,
-                ..State::default()
-            },
-            Layout::FreshFlagged => State {
+            Layout::Carried => {}
+            Layout::Fresh => s.addrs.chain_free_misses = true,
+            Layout::FreshFlagged => {
+                s = State::for_block();
                 // A decoder of a flagged layout finds blocks by rank alone.
-                live: LiveSet::by_rank_only(),
-                ..State::for_block()
-            },
+                s.addrs.live = LiveSet::by_rank_only();
+            }
         }
+        s
     }
 
-    /// Makes this state what [`State::for_block`] returns, keeping the memory of its tables:
-    /// a file's blocks each start a fresh model, and allocating and faulting in the tables
+    /// Makes this state what it was at the start of a block of a file whose blocks each start
+    /// a fresh model, keeping the memory of its tables: allocating and faulting in the tables
     /// again for every block was a tenth of a decode.
     pub fn restart_for_block(&mut self) {
-        let State {
-            flag_relive: _,
-            prev_site,
-            sites_seen,
-            sites,
-            live,
-            addr,
-            prev_alloc,
-            chain_free_misses,
-            last_free_miss,
-        } = self;
-        *prev_site = 0;
-        *sites_seen = 0;
-        sites.clear();
-        live.clear();
-        addr.clear();
-        *prev_alloc = 0;
-        *chain_free_misses = true;
-        *last_free_miss = None;
-    }
-
-    /// Where the delta of a free of an unknown block counts from.
-    fn free_miss_base(&self) -> u64 {
-        match self.last_free_miss {
-            Some(a) if self.chain_free_misses => a,
-            _ => self.prev_alloc,
-        }
+        self.sites.clear();
+        self.addrs.clear_for_block();
     }
 
     /// Number of distinct sites seen so far.
     pub fn sites_seen(&self) -> u32 {
-        self.sites_seen
+        self.sites.sites_seen()
     }
 
     /// Starts fetching the live-block entry of `addr`, the address of a record that will be
@@ -283,70 +244,18 @@ impl State {
     /// table line is not in the cache was most of the model's time. A hint only.
     #[inline]
     pub fn prefetch_block(&self, addr: u64) {
-        self.live.prefetch(addr);
+        self.addrs.prefetch(addr);
     }
 
     /// Appends `r` to the streams and updates the state.
     pub fn encode<K: KindTable + ?Sized>(&mut self, kinds: &K, r: &ModelRecord, out: &mut Streams) {
-        let o = &mut out.bytes;
-        o[stream::KIND as usize].push(r.kind);
-        let shape = kinds.shape(r.kind);
-        if shape == Shape::Bare {
-            return;
-        }
-        let cache = self.sites.after(self.prev_site, r.kind);
-        match cache.find(r.site) {
-            Some(i) => {
-                o[stream::SITE as usize].push(i as u8);
-                cache.promote(i);
-            }
-            None => {
-                o[stream::SITE as usize].push(SITE_CACHE as u8);
-                put_u64(&mut o[stream::SITE_MISS as usize], u64::from(r.site));
-                cache.touch(r.site);
-            }
-        }
-        self.site_seen(r.site);
-        if matches!(shape, Shape::Free | Shape::Realloc) {
-            let freed = if shape == Shape::Free { r.addr } else { r.old };
-            self.encode_free(kinds, freed, o);
-        }
-        if matches!(shape, Shape::Alloc | Shape::Realloc) {
-            let sizes = self.sites.sizes(r.site);
-            match sizes.find(r.size) {
-                Some(i) => {
-                    o[stream::SIZE as usize].push(i as u8);
-                    sizes.promote(i);
-                }
-                None => {
-                    o[stream::SIZE as usize].push(SIZE_CACHE as u8);
-                    put_u64(&mut o[stream::SIZE_MISS as usize], r.size);
-                    sizes.touch(r.size);
-                }
-            }
-            let class = kinds.size_class(r.size, r.site);
-            let (sym, delta) = self.addr.classify_allocated(class, r.addr);
-            let replaced = match r.addr {
-                0 => None,
-                a => self.live.insert_sized(a, r.size),
-            };
-            match replaced {
-                // A block was still live at this address (a lost free): say so, with its rank,
-                // so the decoder retires it without looking addresses up.
-                Some(rank) if self.flag_relive => {
-                    o[stream::ADDR as usize].push(sym | addr::guess::RELIVE);
-                    put_u64(&mut o[stream::RELIVE as usize], rank as u64);
-                }
-                _ => o[stream::ADDR as usize].push(sym),
-            }
-            if sym == addr::guess::MISS {
-                put_u64(&mut o[stream::ADDR_MISS as usize], zigzag(delta));
-            }
-            self.prev_alloc = r.addr;
-        }
-        if kinds.has_extra(r.kind) {
-            put_u64(&mut o[stream::EXTRA as usize], r.extra);
-        }
+        self.sites.encode(kinds, r, out);
+        self.addrs.encode(kinds, r, out);
+    }
+
+    /// The two halves, to run on different threads (see [`halves`]).
+    pub fn split(self) -> (SiteHalf, AddrHalf) {
+        (self.sites, self.addrs)
     }
 
     /// Reads the fields of a record of `kind` (already read with [`Cursors::next_kind`]).
@@ -361,79 +270,8 @@ impl State {
             kind,
             ..ModelRecord::default()
         };
-        let shape = kinds.shape(kind);
-        if shape == Shape::Bare {
-            return Ok(r);
-        }
-        let sym = usize::from(c.at(stream::SITE).byte()?);
-        let sites_seen = self.sites_seen;
-        let cache = self.sites.after(self.prev_site, kind);
-        r.site = match cache.get(sym) {
-            Some(s) => {
-                cache.promote(sym);
-                s
-            }
-            None if sym == SITE_CACHE => {
-                let id = c.at(stream::SITE_MISS).u64()?;
-                let id = u32::try_from(id)
-                    .ok()
-                    .filter(|&id| id <= sites_seen)
-                    .ok_or_else(|| format!("site id {id} is beyond the {sites_seen} seen"))?;
-                cache.touch(id);
-                id
-            }
-            None => return Err(format!("site cache has no entry {sym}")),
-        };
-        self.site_seen(r.site);
-        if matches!(shape, Shape::Free | Shape::Realloc) {
-            let freed = self.decode_free(kinds, c)?;
-            if shape == Shape::Free {
-                r.addr = freed;
-            } else {
-                r.old = freed;
-            }
-        }
-        if matches!(shape, Shape::Alloc | Shape::Realloc) {
-            let sym = usize::from(c.at(stream::SIZE).byte()?);
-            let sizes = self.sites.sizes(r.site);
-            r.size = match sizes.get(sym) {
-                Some(s) => {
-                    sizes.promote(sym);
-                    s
-                }
-                None if sym == SIZE_CACHE => {
-                    let size = c.at(stream::SIZE_MISS).u64()?;
-                    sizes.touch(size);
-                    size
-                }
-                None => return Err(format!("size cache has no entry {sym}")),
-            };
-            let mut sym = c.at(stream::ADDR).byte()?;
-            let relive = self.flag_relive && sym & addr::guess::RELIVE != 0;
-            if relive {
-                sym &= !addr::guess::RELIVE;
-            }
-            let delta = if sym == addr::guess::MISS {
-                c.at(stream::ADDR_MISS).i64()?
-            } else {
-                0
-            };
-            let class = kinds.size_class(r.size, r.site);
-            r.addr = self.addr.resolve_allocated(class, sym, delta)?;
-            if relive {
-                self.retire_relive(r.addr, c)?;
-            }
-            self.prev_alloc = r.addr;
-            if r.addr != 0 {
-                self.live.insert_sized(r.addr, r.size);
-            }
-            // The next block is most likely carved right after this one: start fetching its
-            // live-table entry now, so its insert does not wait for memory.
-            self.live.prefetch(self.addr.after_previous());
-        }
-        if kinds.has_extra(kind) {
-            r.extra = c.at(stream::EXTRA).u64()?;
-        }
+        self.sites.decode(kinds, &mut r, c)?;
+        self.addrs.decode(kinds, &mut r, c)?;
         Ok(r)
     }
 
@@ -465,104 +303,13 @@ impl State {
         }
         Ok(!c.at(stream::KIND).is_empty())
     }
-
-    /// Retires the live block that a flagged allocation at `addr` replaces: the rank comes from
-    /// the relive stream, and the block there must be at `addr`.
-    #[cold]
-    fn retire_relive(&mut self, addr: u64, c: &mut Cursors<'_>) -> Result<(), String> {
-        let rank = c.at(stream::RELIVE).u64()?;
-        let rank = usize::try_from(rank).unwrap_or(usize::MAX);
-        let live = self.live.len();
-        if addr == 0 {
-            return Err("a null allocation is flagged as reusing a live block".to_string());
-        }
-        match self.live.remove_rank_sized(rank) {
-            Some((a, _)) if a == addr => Ok(()),
-            Some((a, _)) => Err(format!(
-                "allocation at {addr:#x} is flagged as reusing live block {rank}, which is at {a:#x}"
-            )),
-            None => Err(format!(
-                "allocation is flagged as reusing live block {rank} but only {live} live"
-            )),
-        }
-    }
-
-    /// Notes `site` as the latest (its cache entry was already touched).
-    fn site_seen(&mut self, site: u32) {
-        if site == self.sites_seen {
-            self.sites_seen += 1;
-        }
-        self.prev_site = site;
-    }
-
-    fn encode_free<K: KindTable + ?Sized>(
-        &mut self,
-        kinds: &K,
-        addr: u64,
-        o: &mut [Vec<u8>; stream::COUNT],
-    ) {
-        if addr == 0 {
-            put_u64(&mut o[stream::FREE as usize], 0);
-            return;
-        }
-        match self.live.remove_sized(addr) {
-            Some((rank, size)) => {
-                put_u64(&mut o[stream::FREE as usize], rank as u64 + 2);
-                self.freed(kinds, addr, size);
-            }
-            None => {
-                put_u64(&mut o[stream::FREE as usize], 1);
-                let d = addr.wrapping_sub(self.free_miss_base()) as i64;
-                put_u64(&mut o[stream::FREE_MISS as usize], zigzag(d));
-                self.last_free_miss = Some(addr);
-            }
-        }
-    }
-
-    #[inline]
-    fn decode_free<K: KindTable + ?Sized>(
-        &mut self,
-        kinds: &K,
-        c: &mut Cursors<'_>,
-    ) -> Result<u64, String> {
-        let v = c.at(stream::FREE).u64()?;
-        match v {
-            0 => Ok(0),
-            1 => {
-                // A block that is not live: nothing to forget, no size class to free into.
-                let d = c.at(stream::FREE_MISS).i64()?;
-                let addr = self.free_miss_base().wrapping_add(d as u64);
-                self.last_free_miss = Some(addr);
-                Ok(addr)
-            }
-            r => {
-                let rank = usize::try_from(r - 2).unwrap_or(usize::MAX);
-                let (addr, size) = self.live.remove_rank_sized(rank).ok_or_else(|| {
-                    format!(
-                        "free of live block {rank} but only {} live",
-                        self.live.len()
-                    )
-                })?;
-                self.freed(kinds, addr, size);
-                // A freed block is the likeliest next one of its class (LIFO reuse).
-                self.live.prefetch(addr);
-                Ok(addr)
-            }
-        }
-    }
-
-    /// A live block of `size` bytes at `addr` was freed.
-    fn freed<K: KindTable + ?Sized>(&mut self, kinds: &K, addr: u64, size: u64) {
-        // The freeing site's class: per-thread caches take the block where it is freed.
-        self.addr
-            .freed(kinds.size_class(size, self.prev_site), addr);
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::alloc::mtrace::kinds::{self, MtraceKinds};
+    use crate::alloc::varint::put_u64;
 
     /// Records with allocations, frees of live and unknown blocks and a few sites.
     fn records(seed: u64) -> Vec<ModelRecord> {

@@ -1,24 +1,25 @@
 //! Decoding a container's blocks into batches of typed model records, handed in file order to
-//! a [`RecordSink`] (the text renderer of a front end).
+//! a [`RecordSink`] (the text renderer of a front end), whose text goes to a [`Drain`].
 //!
-//! The model decodes one record after another, but what is done with the records (printing
-//! them as text) needs only the records. With two threads or more, the model runs on a worker
-//! thread, a batch ahead, while the caller's thread hands batches to the sink: the two halves
-//! of a decode overlap whatever the block size. Memory stays bounded: at most two blocks are
-//! handed to the worker at a time and at most [`QUEUED`] batches of [`BATCH`] records wait.
-//! The sink sees the same batches, in the same order, whatever the thread count, so the output
-//! is the same; errors are reported for the first damaged record in file order, as when reading
-//! on one thread.
+//! Writing the text out (the kernel's copy into the page cache) costs about as much as the
+//! model and the printing together, and it must happen on the caller's thread, which owns the
+//! output. So with two threads or more, a worker thread runs the model and the sink, and hands
+//! each full text buffer back to the caller's thread, which reads and decompresses the blocks
+//! and writes the text: the two halves of a decode overlap whatever the block size. Memory
+//! stays bounded: at most [`IN_FLIGHT`] blocks are handed to the worker at a time and at most
+//! [`QUEUED`] text buffers wait. The sink sees the same batches, in the same order, whatever
+//! the thread count, so the output is the same; errors are reported for the first damaged
+//! record in file order, as when reading on one thread.
 
-use std::collections::VecDeque;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::sync::mpsc;
 use std::sync::Arc;
 
 use metatf::container::{Block, ContainerReader};
 
 use super::{Cursors, KindTable, Layout, ModelRecord, State};
-use crate::alloc::blocks::{self, container_error};
+use crate::alloc::blocks::{self, container_error, write_error};
+use crate::alloc::text_out::TextOut;
 use crate::format::FormatError;
 
 /// Records per batch: big enough that handing a batch over costs nothing per record, small
@@ -26,8 +27,8 @@ use crate::format::FormatError;
 /// writing it and the sink reading it (at 2^13 records, the stores into the batch were a tenth
 /// of the model's time).
 pub const BATCH: usize = 1 << 11;
-/// Batches the worker may decode ahead of the sink.
-const QUEUED: usize = 32;
+/// Text buffers the worker may fill ahead of the writing thread.
+const QUEUED: usize = 4;
 /// Blocks handed to the worker and not yet finished by the sink.
 const IN_FLIGHT: usize = 2;
 
@@ -160,31 +161,71 @@ fn check_count(file: &str, block: &Block, done: u64) -> Result<(), FormatError> 
     })
 }
 
-/// What the worker tells the sink's thread.
-enum Msg {
-    /// The next records of the oldest unfinished block.
-    Records(Vec<ModelRecord>),
-    /// The model failed on the record after those sent for the block.
-    Failed(String),
-    /// The block's records are all sent.
-    End,
+/// Where a sink's text goes.
+pub enum Drain<'o> {
+    /// Written to the output on the sink's own thread.
+    Direct(&'o mut dyn Write),
+    /// Handed, buffer by buffer, to the thread that owns the output.
+    HandOff(HandOff),
 }
 
-/// Decodes every remaining block of `reader` into `sink`, the model on a worker thread when
-/// `threads` > 1; returns the number of records. `layout` is the file's.
-pub fn decode_blocks<R: Read, K: KindTable + Sync + ?Sized>(
+/// The worker's end of the text channel (see [`Drain::HandOff`]).
+pub struct HandOff {
+    full: mpsc::SyncSender<Msg>,
+    spare: mpsc::Receiver<Vec<u8>>,
+}
+
+impl Drain<'_> {
+    /// Sends the text of `text` on its way and empties it.
+    pub fn drain(&mut self, text: &mut TextOut) -> std::io::Result<()> {
+        match self {
+            Drain::Direct(w) => text.write_to(*w),
+            Drain::HandOff(h) => {
+                if text.is_empty() {
+                    return Ok(());
+                }
+                let spare = h.spare.try_recv().unwrap_or_default();
+                let full = text.swap_out(spare);
+                h.full.send(Msg::Text(full)).map_err(|_| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::BrokenPipe,
+                        "the writing thread stopped",
+                    )
+                })
+            }
+        }
+    }
+}
+
+/// What the worker tells the writing thread.
+enum Msg {
+    /// Text to write, in order.
+    Text(Vec<u8>),
+    /// The oldest unfinished block is done: its record count, or why it failed.
+    Block(Result<u64, FormatError>),
+}
+
+/// Makes the sink for a decode from where its text goes.
+pub type SinkMaker<'a> = dyn Fn(Drain<'a>) -> Box<dyn RecordSink + 'a> + Sync + 'a;
+
+/// Decodes every remaining block of `reader` into the sink `make_sink` makes, whose text goes
+/// to `output`; the model and the sink on a worker thread when `threads` > 1. Returns the
+/// number of records. `layout` is the file's. The caller flushes `output`.
+pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
     reader: &mut ContainerReader<R>,
     kinds: &K,
     layout: Layout,
     threads: usize,
     file: &str,
-    sink: &mut dyn RecordSink,
+    output: &'a mut dyn Write,
+    make_sink: &SinkMaker<'a>,
 ) -> Result<u64, FormatError> {
     if threads <= 1 {
+        let mut sink = make_sink(Drain::Direct(output));
         let mut model = BlockModel::new(layout);
         let mut records = 0u64;
         while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
-            model.block(kinds, &block, file, sink)?;
+            model.block(kinds, &block, file, sink.as_mut())?;
             records += block.record_count;
         }
         return Ok(records);
@@ -192,58 +233,54 @@ pub fn decode_blocks<R: Read, K: KindTable + Sync + ?Sized>(
     std::thread::scope(|scope| {
         let (block_tx, block_rx) = mpsc::channel::<Arc<Block>>();
         let (msg_tx, msg_rx) = mpsc::sync_channel::<Msg>(QUEUED);
-        let (spare_tx, spare_rx) = mpsc::channel::<Vec<ModelRecord>>();
-        scope.spawn(move || worker(kinds, layout, &block_rx, &msg_tx, &spare_rx));
+        let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
+        let drain = HandOff {
+            full: msg_tx.clone(),
+            spare: spare_rx,
+        };
+        scope.spawn(move || {
+            let mut sink = make_sink(Drain::HandOff(drain));
+            worker(kinds, layout, file, sink.as_mut(), &block_rx, &msg_tx);
+        });
         // The channel ends are moved in, so they close when this returns, even early: the
         // worker then stops at its next send or receive and the scope can join it.
-        drive(reader, file, sink, block_tx, msg_rx, spare_tx)
+        drive(reader, file, output, block_tx, msg_rx, spare_tx)
     })
 }
 
-/// The worker: decodes the blocks it is handed, in order, into batches.
+/// The worker: decodes the blocks it is handed, in order, into the sink, and says how each
+/// ended; stops after the first failure.
 fn worker<K: KindTable + ?Sized>(
     kinds: &K,
     layout: Layout,
+    file: &str,
+    sink: &mut dyn RecordSink,
     blocks: &mpsc::Receiver<Arc<Block>>,
     out: &mpsc::SyncSender<Msg>,
-    spare: &mpsc::Receiver<Vec<ModelRecord>>,
 ) {
     let mut model = BlockModel::new(layout);
-    let mut batch = Vec::new();
     for block in blocks {
-        let result = model.batches(kinds, &block, &mut batch, &mut |b| {
-            // Hand the batch itself over and decode the next into a spare one: no copy.
-            let mut v = spare.try_recv().unwrap_or_default();
-            std::mem::swap(&mut v, b);
-            // A closed channel means the sink's side stopped: stop too.
-            out.send(Msg::Records(v)).map_err(|_| FormatError {
-                file: String::new(),
-                position: String::new(),
-                message: "the sink stopped".to_string(),
-            })
-        });
-        let last = match result {
-            Ok(()) => Msg::End,
-            Err(Stop::Model(m)) => Msg::Failed(m),
-            Err(Stop::Sink(_)) => return,
-        };
-        let failed = matches!(last, Msg::Failed(_));
-        if out.send(last).is_err() || failed {
+        let result = model
+            .block(kinds, &block, file, sink)
+            .map(|()| block.record_count);
+        let failed = result.is_err();
+        // A closed channel means the writing side stopped: stop too.
+        if out.send(Msg::Block(result)).is_err() || failed {
             return;
         }
     }
 }
 
-/// The sink's side: reads blocks, hands them to the worker, gives its batches to the sink.
+/// The writing side: reads blocks, hands them to the worker, writes the text it sends back.
 fn drive<R: Read>(
     reader: &mut ContainerReader<R>,
     file: &str,
-    sink: &mut dyn RecordSink,
+    output: &mut dyn Write,
     blocks: mpsc::Sender<Arc<Block>>,
     msgs: mpsc::Receiver<Msg>,
-    spare: mpsc::Sender<Vec<ModelRecord>>,
+    spare: mpsc::Sender<Vec<u8>>,
 ) -> Result<u64, FormatError> {
-    let mut in_flight: VecDeque<Arc<Block>> = VecDeque::new();
+    let mut in_flight = 0usize;
     // A read error is returned once the blocks before it are written.
     let mut read_error: Option<FormatError> = None;
     let mut records = 0u64;
@@ -252,41 +289,38 @@ fn drive<R: Read>(
         position: String::new(),
         message: "the decoding thread stopped unexpectedly".to_string(),
     };
+    // The worker stops after a failed block: its message says why, and comes before the
+    // channel closes, so a block it can no longer take is simply not counted.
+    let mut worker_gone = false;
     loop {
-        while in_flight.len() < IN_FLIGHT && read_error.is_none() {
+        while in_flight < IN_FLIGHT && read_error.is_none() && !worker_gone {
             match reader.next_block() {
-                Ok(Some(block)) => {
-                    let block = Arc::new(block);
-                    blocks.send(Arc::clone(&block)).map_err(|_| stopped())?;
-                    in_flight.push_back(block);
-                }
+                Ok(Some(block)) => match blocks.send(Arc::new(block)) {
+                    Ok(()) => in_flight += 1,
+                    Err(_) => worker_gone = true,
+                },
                 Ok(None) => break,
                 Err(e) => read_error = Some(container_error(file, e)),
             }
         }
-        let Some(block) = in_flight.front().map(Arc::clone) else {
+        if in_flight == 0 {
             return match read_error {
                 Some(e) => Err(e),
+                // Gone without saying why (it says why it stops after a block).
+                None if worker_gone => Err(stopped()),
                 None => Ok(records),
             };
-        };
-        sink.block_start(&block)?;
-        let mut done = 0u64;
-        loop {
-            match msgs.recv().map_err(|_| stopped())? {
-                Msg::Records(v) => {
-                    sink.records(&block, done, &v)?;
-                    done += v.len() as u64;
-                    // The worker may have stopped; then the batch is simply dropped.
-                    let _ = spare.send(v);
-                }
-                Msg::Failed(m) => return Err(model_error(file, &block, done, m)),
-                Msg::End => break,
+        }
+        match msgs.recv().map_err(|_| stopped())? {
+            Msg::Text(text) => {
+                output.write_all(&text).map_err(|e| write_error(file, e))?;
+                // The worker may have stopped; then the buffer is simply dropped.
+                let _ = spare.send(text);
+            }
+            Msg::Block(result) => {
+                records += result?;
+                in_flight -= 1;
             }
         }
-        check_count(file, &block, done)?;
-        sink.block_end(&block)?;
-        records += block.record_count;
-        in_flight.pop_front();
     }
 }

@@ -12,7 +12,7 @@ use metatf::container::Block;
 use super::kinds::{self, MtraceKinds};
 use super::{FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::model::pipeline::{self, BlockModel, RecordSink};
+use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::hex_left;
 use crate::alloc::text_out::{copy_spilling, TextOut};
@@ -120,7 +120,7 @@ fn render_op(out: &mut TextOut, prefix: &[u8], len: usize, op: u8, addr: u64, si
 /// Prints decoded records as `mtrace` text.
 struct TextSink<'f, 'o> {
     file: &'f str,
-    out: &'o mut dyn Write,
+    out: Drain<'o>,
     independent: bool,
     callers: Callers,
     /// Where the block's call-site strings and verbatim lines have been read up to.
@@ -132,7 +132,7 @@ struct TextSink<'f, 'o> {
 }
 
 impl<'f, 'o> TextSink<'f, 'o> {
-    fn new(file: &'f str, out: &'o mut dyn Write, independent: bool) -> Self {
+    fn new(file: &'f str, out: Drain<'o>, independent: bool) -> Self {
         TextSink {
             file,
             out,
@@ -146,8 +146,8 @@ impl<'f, 'o> TextSink<'f, 'o> {
     }
 
     fn flush(&mut self) -> Result<(), FormatError> {
-        self.text
-            .write_to(self.out)
+        self.out
+            .drain(&mut self.text)
             .map_err(|e| write_error(self.file, e))
     }
 }
@@ -262,14 +262,14 @@ pub fn decode(
     let layout = blocks::model_layout(reader.header(), file)?;
     let independent = layout.independent();
     let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut sink = TextSink::new(file, &mut out, independent);
     let lines = pipeline::decode_blocks(
         &mut reader,
         &MtraceKinds,
         layout,
         options.threads,
         file,
-        &mut sink,
+        &mut out,
+        &|drain| Box::new(TextSink::new(file, drain, independent)),
     )?;
     out.flush().map_err(|e| write_error(file, e))?;
     Ok(lines)
@@ -286,7 +286,7 @@ pub fn decode_records(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut sink = TextSink::new(file, &mut out, false);
+    let mut sink = TextSink::new(file, Drain::Direct(&mut out), false);
     let mut model: Option<BlockModel> = None;
     let written = seek::decode_records(
         input,

@@ -20,6 +20,7 @@ pub const REALLOC_OLD: u8 = 6;
 pub const REALLOC_NEW: u8 = 7;
 
 /// The `mtrace` kind table.
+#[derive(Debug, Clone, Copy)]
 pub struct MtraceKinds;
 
 impl KindTable for MtraceKinds {

@@ -1,0 +1,348 @@
+//! The model's two halves: call sites and sizes ([`SiteHalf`]), and addresses and the live
+//! blocks ([`AddrHalf`]).
+//!
+//! Each half reads and writes streams of its own, and an encoder's address half needs nothing
+//! from the site half (the record's own site and size are all it uses), so the two can run on
+//! different threads over the same records (see `split.rs`). A decoder runs the site half of a
+//! record first: the address half needs the decoded site and size.
+
+use super::addr::{self, AddrPredictor};
+use super::live::LiveSet;
+use super::sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
+use super::{stream, Cursors, KindTable, ModelRecord, Shape, Streams};
+use crate::alloc::varint::{put_u64, zigzag};
+
+/// The site cache of each (previous site, kind), the size cache of each site, and the site
+/// count.
+#[derive(Debug, Default)]
+pub struct SiteHalf {
+    prev_site: u32,
+    sites_seen: u32,
+    sites: SiteCaches,
+}
+
+/// The live blocks and the address predictor.
+#[derive(Debug, Default)]
+pub struct AddrHalf {
+    /// Allocations at live addresses are flagged (`alloc-model-3`).
+    pub(super) flag_relive: bool,
+    pub(super) live: LiveSet,
+    addr: AddrPredictor,
+    prev_alloc: u64,
+    /// Code a free of an unknown block against the previous such free (files whose blocks
+    /// start a fresh model: there most of them free blocks of earlier blocks, often in
+    /// address order), not against the previous allocation.
+    pub(super) chain_free_misses: bool,
+    /// The address of the previous free of an unknown block, when `chain_free_misses`.
+    last_free_miss: Option<u64>,
+}
+
+impl SiteHalf {
+    /// Back to a fresh half, keeping the memory of its tables.
+    pub fn clear(&mut self) {
+        self.prev_site = 0;
+        self.sites_seen = 0;
+        self.sites.clear();
+    }
+
+    /// Number of distinct sites seen so far.
+    pub fn sites_seen(&self) -> u32 {
+        self.sites_seen
+    }
+
+    /// Appends the kind, site, size and extra value of `r` to their streams.
+    #[inline]
+    pub fn encode<K: KindTable + ?Sized>(&mut self, kinds: &K, r: &ModelRecord, out: &mut Streams) {
+        let o = &mut out.bytes;
+        o[stream::KIND as usize].push(r.kind);
+        let shape = kinds.shape(r.kind);
+        if shape == Shape::Bare {
+            return;
+        }
+        let cache = self.sites.after(self.prev_site, r.kind);
+        match cache.find(r.site) {
+            Some(i) => {
+                o[stream::SITE as usize].push(i as u8);
+                cache.promote(i);
+            }
+            None => {
+                o[stream::SITE as usize].push(SITE_CACHE as u8);
+                put_u64(&mut o[stream::SITE_MISS as usize], u64::from(r.site));
+                cache.touch(r.site);
+            }
+        }
+        self.site_seen(r.site);
+        if matches!(shape, Shape::Alloc | Shape::Realloc) {
+            let sizes = self.sites.sizes(r.site);
+            match sizes.find(r.size) {
+                Some(i) => {
+                    o[stream::SIZE as usize].push(i as u8);
+                    sizes.promote(i);
+                }
+                None => {
+                    o[stream::SIZE as usize].push(SIZE_CACHE as u8);
+                    put_u64(&mut o[stream::SIZE_MISS as usize], r.size);
+                    sizes.touch(r.size);
+                }
+            }
+        }
+        if kinds.has_extra(r.kind) {
+            put_u64(&mut o[stream::EXTRA as usize], r.extra);
+        }
+    }
+
+    /// Reads the site, size and extra value of a record of `kind` into `r`.
+    #[inline]
+    pub fn decode<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        r: &mut ModelRecord,
+        c: &mut Cursors<'_>,
+    ) -> Result<(), String> {
+        let shape = kinds.shape(r.kind);
+        if shape == Shape::Bare {
+            return Ok(());
+        }
+        let sym = usize::from(c.at(stream::SITE).byte()?);
+        let sites_seen = self.sites_seen;
+        let cache = self.sites.after(self.prev_site, r.kind);
+        r.site = match cache.get(sym) {
+            Some(s) => {
+                cache.promote(sym);
+                s
+            }
+            None if sym == SITE_CACHE => {
+                let id = c.at(stream::SITE_MISS).u64()?;
+                let id = u32::try_from(id)
+                    .ok()
+                    .filter(|&id| id <= sites_seen)
+                    .ok_or_else(|| format!("site id {id} is beyond the {sites_seen} seen"))?;
+                cache.touch(id);
+                id
+            }
+            None => return Err(format!("site cache has no entry {sym}")),
+        };
+        self.site_seen(r.site);
+        if matches!(shape, Shape::Alloc | Shape::Realloc) {
+            let sym = usize::from(c.at(stream::SIZE).byte()?);
+            let sizes = self.sites.sizes(r.site);
+            r.size = match sizes.get(sym) {
+                Some(s) => {
+                    sizes.promote(sym);
+                    s
+                }
+                None if sym == SIZE_CACHE => {
+                    let size = c.at(stream::SIZE_MISS).u64()?;
+                    sizes.touch(size);
+                    size
+                }
+                None => return Err(format!("size cache has no entry {sym}")),
+            };
+        }
+        if kinds.has_extra(r.kind) {
+            r.extra = c.at(stream::EXTRA).u64()?;
+        }
+        Ok(())
+    }
+
+    /// Notes `site` as the latest (its cache entry was already touched).
+    fn site_seen(&mut self, site: u32) {
+        if site == self.sites_seen {
+            self.sites_seen += 1;
+        }
+        self.prev_site = site;
+    }
+}
+
+impl AddrHalf {
+    /// Back to a fresh half for a block of a file whose blocks start fresh models, keeping the
+    /// memory of its tables (and whether allocations at live addresses are flagged).
+    pub fn clear_for_block(&mut self) {
+        self.live.clear();
+        self.addr.clear();
+        self.prev_alloc = 0;
+        self.chain_free_misses = true;
+        self.last_free_miss = None;
+    }
+
+    /// Starts fetching the live-block entry of `addr` (a hint only).
+    #[inline]
+    pub fn prefetch(&self, addr: u64) {
+        self.live.prefetch(addr);
+    }
+
+    /// Appends the freed and allocated addresses of `r` to their streams.
+    #[inline]
+    pub fn encode<K: KindTable + ?Sized>(&mut self, kinds: &K, r: &ModelRecord, out: &mut Streams) {
+        let shape = kinds.shape(r.kind);
+        if shape == Shape::Bare {
+            return;
+        }
+        let o = &mut out.bytes;
+        if matches!(shape, Shape::Free | Shape::Realloc) {
+            let freed = if shape == Shape::Free { r.addr } else { r.old };
+            self.encode_free(kinds, freed, r.site, o);
+        }
+        if matches!(shape, Shape::Alloc | Shape::Realloc) {
+            let class = kinds.size_class(r.size, r.site);
+            let (sym, delta) = self.addr.classify_allocated(class, r.addr);
+            let replaced = match r.addr {
+                0 => None,
+                a => self.live.insert_sized(a, r.size),
+            };
+            match replaced {
+                // A block was still live at this address (a lost free): say so, with its rank,
+                // so the decoder retires it without looking addresses up.
+                Some(rank) if self.flag_relive => {
+                    o[stream::ADDR as usize].push(sym | addr::guess::RELIVE);
+                    put_u64(&mut o[stream::RELIVE as usize], rank as u64);
+                }
+                _ => o[stream::ADDR as usize].push(sym),
+            }
+            if sym == addr::guess::MISS {
+                put_u64(&mut o[stream::ADDR_MISS as usize], zigzag(delta));
+            }
+            self.prev_alloc = r.addr;
+        }
+    }
+
+    /// Reads the freed and allocated addresses of `r`, whose kind, site and size are decoded.
+    #[inline]
+    pub fn decode<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        r: &mut ModelRecord,
+        c: &mut Cursors<'_>,
+    ) -> Result<(), String> {
+        let shape = kinds.shape(r.kind);
+        if shape == Shape::Bare {
+            return Ok(());
+        }
+        if matches!(shape, Shape::Free | Shape::Realloc) {
+            let freed = self.decode_free(kinds, r.site, c)?;
+            if shape == Shape::Free {
+                r.addr = freed;
+            } else {
+                r.old = freed;
+            }
+        }
+        if matches!(shape, Shape::Alloc | Shape::Realloc) {
+            let mut sym = c.at(stream::ADDR).byte()?;
+            let relive = self.flag_relive && sym & addr::guess::RELIVE != 0;
+            if relive {
+                sym &= !addr::guess::RELIVE;
+            }
+            let delta = if sym == addr::guess::MISS {
+                c.at(stream::ADDR_MISS).i64()?
+            } else {
+                0
+            };
+            let class = kinds.size_class(r.size, r.site);
+            r.addr = self.addr.resolve_allocated(class, sym, delta)?;
+            if relive {
+                self.retire_relive(r.addr, c)?;
+            }
+            self.prev_alloc = r.addr;
+            if r.addr != 0 {
+                self.live.insert_sized(r.addr, r.size);
+            }
+            // The next block is most likely carved right after this one: start fetching its
+            // live-table entry now, so its insert does not wait for memory.
+            self.live.prefetch(self.addr.after_previous());
+        }
+        Ok(())
+    }
+
+    /// Where the delta of a free of an unknown block counts from.
+    fn free_miss_base(&self) -> u64 {
+        match self.last_free_miss {
+            Some(a) if self.chain_free_misses => a,
+            _ => self.prev_alloc,
+        }
+    }
+
+    fn encode_free<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        addr: u64,
+        site: u32,
+        o: &mut [Vec<u8>; stream::COUNT],
+    ) {
+        if addr == 0 {
+            put_u64(&mut o[stream::FREE as usize], 0);
+            return;
+        }
+        match self.live.remove_sized(addr) {
+            Some((rank, size)) => {
+                put_u64(&mut o[stream::FREE as usize], rank as u64 + 2);
+                self.freed(kinds, addr, size, site);
+            }
+            None => {
+                put_u64(&mut o[stream::FREE as usize], 1);
+                let d = addr.wrapping_sub(self.free_miss_base()) as i64;
+                put_u64(&mut o[stream::FREE_MISS as usize], zigzag(d));
+                self.last_free_miss = Some(addr);
+            }
+        }
+    }
+
+    #[inline]
+    fn decode_free<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        site: u32,
+        c: &mut Cursors<'_>,
+    ) -> Result<u64, String> {
+        let v = c.at(stream::FREE).u64()?;
+        match v {
+            0 => Ok(0),
+            1 => {
+                // A block that is not live: nothing to forget, no size class to free into.
+                let d = c.at(stream::FREE_MISS).i64()?;
+                let addr = self.free_miss_base().wrapping_add(d as u64);
+                self.last_free_miss = Some(addr);
+                Ok(addr)
+            }
+            r => {
+                let rank = usize::try_from(r - 2).unwrap_or(usize::MAX);
+                let (addr, size) = self.live.remove_rank_sized(rank).ok_or_else(|| {
+                    format!(
+                        "free of live block {rank} but only {} live",
+                        self.live.len()
+                    )
+                })?;
+                self.freed(kinds, addr, size, site);
+                // A freed block is the likeliest next one of its class (LIFO reuse).
+                self.live.prefetch(addr);
+                Ok(addr)
+            }
+        }
+    }
+
+    /// Retires the live block that a flagged allocation at `addr` replaces: the rank comes from
+    /// the relive stream, and the block there must be at `addr`.
+    #[cold]
+    fn retire_relive(&mut self, addr: u64, c: &mut Cursors<'_>) -> Result<(), String> {
+        let rank = c.at(stream::RELIVE).u64()?;
+        let rank = usize::try_from(rank).unwrap_or(usize::MAX);
+        let live = self.live.len();
+        if addr == 0 {
+            return Err("a null allocation is flagged as reusing a live block".to_string());
+        }
+        match self.live.remove_rank_sized(rank) {
+            Some((a, _)) if a == addr => Ok(()),
+            Some((a, _)) => Err(format!(
+                "allocation at {addr:#x} is flagged as reusing live block {rank}, which is at {a:#x}"
+            )),
+            None => Err(format!(
+                "allocation is flagged as reusing live block {rank} but only {live} live"
+            )),
+        }
+    }
+
+    /// A live block of `size` bytes at `addr` was freed by a record of `site`.
+    fn freed<K: KindTable + ?Sized>(&mut self, kinds: &K, addr: u64, size: u64, site: u32) {
+        // The freeing site's class: per-thread caches take the block where it is freed.
+        self.addr.freed(kinds.size_class(size, site), addr);
+    }
+}
