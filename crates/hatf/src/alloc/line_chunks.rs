@@ -376,14 +376,6 @@ mod tests {
         (got, r)
     }
 
-    /// Runs `f` with chunks of `bytes` (tests use tiny chunks to cut often).
-    fn with_chunk_size<T>(bytes: usize, f: impl FnOnce() -> T) -> T {
-        CHUNK_FOR_TESTS.with(|c| c.set(bytes));
-        let r = f();
-        CHUNK_FOR_TESTS.with(|c| c.set(0));
-        r
-    }
-
     #[test]
     fn lines_come_out_whole_numbered_and_in_order() {
         let mut text = Vec::new();
@@ -459,6 +451,15 @@ mod tests {
             assert_eq!(r.unwrap_err().position, "124");
         }
     }
+}
+
+/// Runs `f` with chunks of `bytes` on this thread (tests use tiny chunks to cut often).
+#[cfg(test)]
+pub(crate) fn with_chunk_size<T>(bytes: usize, f: impl FnOnce() -> T) -> T {
+    CHUNK_FOR_TESTS.with(|c| c.set(bytes));
+    let r = f();
+    CHUNK_FOR_TESTS.with(|c| c.set(0));
+    r
 }
 
 #[cfg(test)]

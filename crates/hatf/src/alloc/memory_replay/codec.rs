@@ -10,28 +10,42 @@ use super::line::{self, Action, ReplayLine};
 use super::{DTD, FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, BlockWriter};
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::alloc::model::{ModelRecord, State, Streams};
+use crate::alloc::model::split::ModelEncoder;
+use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
 use crate::alloc::varint::put_u64;
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
 
 /// Lines per block.
 const BLOCK_RECORDS: u64 = 1 << 20;
+/// Lines per block: [`BLOCK_RECORDS`], or fewer in tests so that blocks end inside chunks.
+fn block_records() -> u64 {
+    #[cfg(test)]
+    {
+        let b = tests::BLOCK_FOR_TESTS.with(|b| b.get());
+        if b > 0 {
+            return b;
+        }
+    }
+    BLOCK_RECORDS
+}
 /// Verbatim bytes that also end a block early.
 const BLOCK_VERBATIM_BYTES: usize = 64 << 20;
 
 struct Encoder {
-    state: State,
-    streams: Streams,
+    model: ModelEncoder<ReplayKinds>,
     threads_new: Vec<u8>,
     verbatim: Vec<u8>,
     threads: FastMap<u64, u32>,
+    /// Per thread of the chunk being modelled ([`ParsedLines::threads`]): its id in this
+    /// block, or [`NO_ID`] until the block first meets it.
+    chunk_threads: Vec<u32>,
     records: u64,
 }
 
 impl Encoder {
     fn model(&mut self, r: ModelRecord) {
-        self.state.encode(&ReplayKinds, &r, &mut self.streams);
+        self.model.encode(&r);
         self.records += 1;
     }
 
@@ -59,12 +73,29 @@ impl Encoder {
         id
     }
 
+    /// The id in this block of thread `i` of the chunk being modelled, whose distinct thread
+    /// ids are `threads`.
+    #[inline]
+    fn chunk_thread(&mut self, i: u32, threads: &[u64]) -> u32 {
+        let known = self.chunk_threads[i as usize];
+        if known != NO_ID {
+            return known;
+        }
+        let id = self.thread(threads[i as usize]);
+        self.chunk_threads[i as usize] = id;
+        id
+    }
+
     fn flush<W: Write>(&mut self, out: &mut BlockWriter<W>) -> Result<(), FormatError> {
         if self.records == 0 {
             return Ok(());
         }
-        let mut s: Vec<(u8, &[u8])> = self
-            .streams
+        let model = self.model.finish_block().map_err(|message| FormatError {
+            file: out.file().to_string(),
+            position: String::new(),
+            message,
+        })?;
+        let mut s: Vec<(u8, &[u8])> = model
             .bytes
             .iter()
             .enumerate()
@@ -76,13 +107,15 @@ impl Encoder {
         let tids: Vec<u64> = self.threads.keys().copied().collect();
         out.set_block_threads(&tids);
         out.block(self.records, &s)?;
-        self.streams.clear();
+        self.model.clear_block();
         self.threads_new.clear();
         self.verbatim.clear();
         self.records = 0;
-        // Each block starts a fresh model (docs/FORMAT.md §6.1): any block decodes on its own.
-        self.state.restart_for_block();
+        // Each block starts a fresh model (docs/FORMAT.md §6.1; `finish_block` restarted it):
+        // any block decodes on its own.
         self.threads.clear();
+        // The chunk's threads keep their ids, but their ids were this block's.
+        self.chunk_threads.fill(NO_ID);
         Ok(())
     }
 }
@@ -107,24 +140,28 @@ pub fn encode(
 /// How many lines ahead the model is asked to prefetch a line's live-block entry.
 const PREFETCH_AHEAD: usize = 16;
 
-/// One line as a parsing worker left it.
-#[derive(Debug, Clone, Copy)]
-struct ParsedLine {
-    /// The line, unless it is stored verbatim.
-    record: Option<ReplayLine>,
-    /// The line has its `\n` (only the last line can lack it).
-    terminated: bool,
-    /// A line that did not parse, kept verbatim (`--keep-bad-lines`).
-    bad: bool,
-    /// The line without its `\n`: start and length in the chunk.
-    at: usize,
-    len: usize,
-}
+/// No id: a chunk's thread whose id in the block is not known yet.
+const NO_ID: u32 = u32::MAX;
 
-/// A chunk's lines, and the first line that did not parse when such lines are not kept.
+/// A chunk's lines as the parsing worker left them, and the first line that did not parse
+/// when such lines are not kept.
+///
+/// Each line is already the model's record, with `site` the index of its thread in
+/// `threads` (the chunk's distinct thread ids), or for a verbatim line (`kind` `VERBATIM` or
+/// `VERBATIM_UNTERMINATED`) the index of its text in `verbatim`. So the model's thread, the
+/// slowest of an encode, only looks up each distinct thread once per chunk and reads one
+/// 40-byte record per line.
 #[derive(Default)]
 struct ParsedLines {
-    lines: Vec<ParsedLine>,
+    lines: Vec<ModelRecord>,
+    /// The verbatim lines without their `\n`: start and length in the chunk.
+    verbatim: Vec<(usize, usize)>,
+    /// The chunk's distinct thread ids in order of first use.
+    threads: Vec<u64>,
+    /// Thread id → its index in `threads`.
+    thread_index: FastMap<u64, u32>,
+    /// Lines that did not parse, kept verbatim (`--keep-bad-lines`).
+    bad_lines: u64,
     /// The line that did not parse (0-based number in the chunk, start, length without the
     /// `\n`) and why; parsing stops there.
     error: Option<(u64, usize, usize, line::LineError)>,
@@ -133,45 +170,90 @@ struct ParsedLines {
 impl ParsedChunk for ParsedLines {
     fn clear(&mut self) {
         self.lines.clear();
+        self.verbatim.clear();
+        self.threads.clear();
+        self.thread_index.clear();
+        self.bad_lines = 0;
         self.error = None;
+    }
+}
+
+impl ParsedLines {
+    /// Adds the record of `l`, with its thread's index in the chunk. `last` is the previous
+    /// line's: most lines repeat it, and one comparison then saves a map lookup.
+    fn push_record(&mut self, l: &ReplayLine, last: &mut u32) {
+        let index = if *last != NO_ID && self.threads[*last as usize] == l.tid {
+            *last
+        } else {
+            let next = self.threads.len() as u32;
+            let index = *self.thread_index.entry(l.tid).or_insert(next);
+            if index == next {
+                self.threads.push(l.tid);
+            }
+            index
+        };
+        *last = index;
+        self.lines.push(to_record(l, index));
+    }
+
+    /// Adds a verbatim line whose text is `at..at + len` of the chunk.
+    fn push_verbatim(&mut self, at: usize, len: usize, terminated: bool) {
+        let kind = if terminated {
+            kinds::VERBATIM
+        } else {
+            kinds::VERBATIM_UNTERMINATED
+        };
+        self.lines.push(ModelRecord {
+            kind,
+            site: self.verbatim.len() as u32,
+            ..ModelRecord::default()
+        });
+        self.verbatim.push((at, len));
     }
 }
 
 /// Parses the lines of one chunk (on a worker thread).
 fn parse_chunk(text: &[u8], out: &mut ParsedLines, keep_bad_lines: bool) -> u64 {
+    let mut last = NO_ID;
     for_each_line_of(text, |i, at, raw| {
         if out.error.is_some() {
             return;
         }
         let terminated = raw.last() == Some(&b'\n');
         let len = raw.len() - usize::from(terminated);
-        let mut p = ParsedLine {
-            record: None,
-            terminated,
-            bad: false,
-            at,
-            len,
-        };
-        if terminated {
-            let text = &raw[..len];
-            let core = text.strip_suffix(b"\r").unwrap_or(text);
-            match line::parse_checked(core) {
-                Ok((l, canonical)) => {
+        if !terminated {
+            // Only the last line can lack its `\n`; store it as is.
+            out.push_verbatim(at, len, false);
+            return;
+        }
+        let text = &raw[..len];
+        // Most lines are exactly as the recorder prints them: one quick pass takes those.
+        let parsed = match line::parse_canonical(text) {
+            Some(l) => Some(l),
+            None => {
+                let core = text.strip_suffix(b"\r").unwrap_or(text);
+                match line::parse_checked(core) {
                     // Lines that parse but print back differently (CRLF, padding, leading
                     // zeros) stay verbatim.
-                    let prints_back = canonical && core.len() == text.len();
-                    if prints_back && !(l.action == Action::ThreadDone && l.ptr != 0) {
-                        p.record = Some(l);
+                    Ok((l, canonical)) => (canonical && core.len() == text.len()).then_some(l),
+                    Err(_) if keep_bad_lines => {
+                        out.bad_lines += 1;
+                        None
+                    }
+                    Err(e) => {
+                        out.error = Some((i, at, len, e));
+                        return;
                     }
                 }
-                Err(_) if keep_bad_lines => p.bad = true,
-                Err(e) => {
-                    out.error = Some((i, at, len, e));
-                    return;
-                }
             }
+        };
+        match parsed {
+            // `thread_done` prints its pointer as 0; any other stays verbatim.
+            Some(l) if !(l.action == Action::ThreadDone && l.ptr != 0) => {
+                out.push_record(&l, &mut last)
+            }
+            _ => out.push_verbatim(at, len, true),
         }
-        out.lines.push(p);
     })
 }
 
@@ -184,15 +266,16 @@ pub fn encode_into<W: Write>(
     let file = options.input_name.as_str();
     out.fast_level_for_long_traces(BLOCK_RECORDS);
     let mut enc = Encoder {
-        state: State::for_block(),
-        streams: Streams::default(),
+        model: ModelEncoder::new(ReplayKinds, options.threads),
         threads_new: Vec::new(),
         verbatim: Vec::new(),
         threads: FastMap::default(),
+        chunk_threads: Vec::new(),
         records: 0,
     };
     let mut report = EncodeReport::default();
     let keep = options.keep_bad_lines;
+    let block_records = block_records();
     let lines = for_each_chunk(
         input,
         file,
@@ -200,25 +283,29 @@ pub fn encode_into<W: Write>(
         |text, parsed: &mut ParsedLines| parse_chunk(text, parsed, keep),
         |first_line, chunk, parsed| {
             report.input_bytes += chunk.len() as u64;
+            report.bad_lines += parsed.bad_lines;
+            enc.chunk_threads.clear();
+            enc.chunk_threads.resize(parsed.threads.len(), NO_ID);
             for (i, p) in parsed.lines.iter().enumerate() {
                 // The model's live-block lookups wait for memory unless started early.
                 if let Some(ahead) = parsed.lines.get(i + PREFETCH_AHEAD) {
-                    if let Some(l) = &ahead.record {
-                        enc.state.prefetch_block(l.ptr);
-                        if l.action == Action::Realloc {
-                            enc.state.prefetch_block(l.a);
-                        }
+                    enc.model.prefetch_block(ahead.addr);
+                    if ahead.old != 0 {
+                        enc.model.prefetch_block(ahead.old);
                     }
                 }
-                report.bad_lines += u64::from(p.bad);
-                match &p.record {
-                    Some(l) => {
-                        let site = enc.thread(l.tid);
-                        enc.model(to_record(l, site));
+                match p.kind {
+                    kinds::VERBATIM | kinds::VERBATIM_UNTERMINATED => {
+                        let (at, len) = parsed.verbatim[p.site as usize];
+                        enc.verbatim(&chunk[at..at + len], p.kind == kinds::VERBATIM);
                     }
-                    None => enc.verbatim(&chunk[p.at..p.at + p.len], p.terminated),
+                    _ => {
+                        let mut r = *p;
+                        r.site = enc.chunk_thread(p.site, &parsed.threads);
+                        enc.model(r);
+                    }
                 }
-                if enc.records >= BLOCK_RECORDS || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
+                if enc.records >= block_records || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
                     enc.flush(out)?;
                 }
             }
@@ -264,3 +351,78 @@ fn to_record(l: &ReplayLine, site: u32) -> ModelRecord {
 
 // Decoding is in `decode.rs`; `mod.rs` and `zip.rs` call it through this module.
 pub use super::decode::{decode, decode_records};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::line_chunks::with_chunk_size;
+    use crate::format::DecodeOptions;
+
+    thread_local! {
+        /// A block length for tests (0: [`BLOCK_RECORDS`]).
+        pub(super) static BLOCK_FOR_TESTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A dump whose threads repeat within and across chunks, with a few lines that are
+    /// stored verbatim and one that does not parse.
+    fn dump() -> Vec<u8> {
+        let mut t = Vec::new();
+        for i in 0..3000u64 {
+            let tid = 100 + (i / 3 + i * i % 5) % 11;
+            let ptr = 0xb600_0000u64 + (i % 89) * 0x20;
+            let line = match i % 6 {
+                0 => format!("{tid}: malloc 0x{ptr:x} {}\n", i % 500),
+                1 => format!("{tid}: free 0x{ptr:x}\n"),
+                2 => format!("{tid}: calloc 0x{ptr:x} {} 8\n", i % 9 + 1),
+                3 => format!("{tid}: realloc 0x{:x} 0x{ptr:x} {}\n", ptr + 0x10, i % 77),
+                4 => format!("{tid}: memalign 0x{ptr:x} 16 {}\n", i % 33),
+                _ => format!("{tid}: thread_done 0x0\n"),
+            };
+            t.extend_from_slice(line.as_bytes());
+            match i {
+                500 => t.extend_from_slice(b"7: malloc 0x010 5\n"),
+                900 => t.extend_from_slice(b"7: free 0x10\r\n"),
+                1700 => t.extend_from_slice(b"7: thread_done 0x10\n"),
+                2100 => t.extend_from_slice(b"not a memory_replay line\n"),
+                _ => {}
+            }
+        }
+        t.extend_from_slice(b"8: free 0x10");
+        t
+    }
+
+    fn encode_with(text: &[u8], threads: usize, chunk: usize, block: u64) -> Vec<u8> {
+        let options = EncodeOptions {
+            threads,
+            keep_bad_lines: true,
+            ..EncodeOptions::default()
+        };
+        let mut out = Vec::new();
+        BLOCK_FOR_TESTS.with(|b| b.set(block));
+        let report = with_chunk_size(chunk, || encode(&mut &text[..], &mut out, &options));
+        BLOCK_FOR_TESTS.with(|b| b.set(0));
+        assert_eq!(report.unwrap().bad_lines, 1);
+        out
+    }
+
+    #[test]
+    fn the_file_does_not_depend_on_chunks_threads_or_where_blocks_end() {
+        let text = dump();
+        // 0: the real block length; the others end blocks inside chunks.
+        for block in [0, 1000, 37] {
+            // Chunks of about a line look each thread up on its own, as the model's thread
+            // did before threads were told apart per chunk.
+            let reference = encode_with(&text, 1, 1, block);
+            for (threads, chunk) in [(1, 4096), (2, 100), (2, 1 << 20), (3, 777)] {
+                let file = encode_with(&text, threads, chunk, block);
+                assert!(
+                    file == reference,
+                    "block {block} threads {threads} chunk {chunk}"
+                );
+            }
+            let mut back = Vec::new();
+            decode(&mut &reference[..], &mut back, &DecodeOptions::default()).unwrap();
+            assert!(back == text, "block {block}");
+        }
+    }
+}

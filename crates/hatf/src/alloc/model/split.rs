@@ -253,6 +253,9 @@ fn work<K: KindTable>(
                 for (i, r) in batch.iter().enumerate() {
                     if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
                         addrs.prefetch(ahead.addr);
+                        if ahead.old != 0 {
+                            addrs.prefetch(ahead.old);
+                        }
                     }
                     addrs.encode(&kinds, r, &mut streams);
                 }

@@ -15,13 +15,25 @@ use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::fast_hash::{FastMap, FastState};
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::alloc::model::{stream, ModelRecord, State, Streams};
+use crate::alloc::model::split::ModelEncoder;
+use crate::alloc::model::{stream, ModelRecord};
 use crate::alloc::text_lines::bad_line_unless_kept;
 use crate::alloc::varint::put_u64;
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
 
 /// Lines per block: bounds memory whatever the trace length.
 pub const BLOCK_RECORDS: u64 = 1 << 20;
+/// Lines per block: [`BLOCK_RECORDS`], or fewer in tests so that blocks end inside chunks.
+fn block_records() -> u64 {
+    #[cfg(test)]
+    {
+        let b = tests::BLOCK_FOR_TESTS.with(|b| b.get());
+        if b > 0 {
+            return b;
+        }
+    }
+    BLOCK_RECORDS
+}
 /// Verbatim bytes that also end a block early.
 const BLOCK_VERBATIM_BYTES: usize = 64 << 20;
 /// How many lines ahead the model is asked to prefetch a line's live-block entry.
@@ -29,27 +41,42 @@ const PREFETCH_AHEAD: usize = 16;
 /// No site id: the end of a chain of sites whose callers share a hash.
 const NO_SITE: u32 = u32::MAX;
 
-/// One line as a parsing worker left it: what the model needs, with the line's text and caller
-/// given as positions in the chunk.
-#[derive(Debug, Clone, Copy, Default)]
+/// One line as a parsing worker left it: what the model needs. 24 bytes, as the model's
+/// thread reads every one of them (the text of the few verbatim lines is found through
+/// [`ParsedLines::verbatim`]).
+#[derive(Debug, Clone, Copy)]
 struct ParsedLine {
+    addr: u64,
+    size: u64,
+    /// For an operation, its caller's index in [`ParsedLines::callers`] ([`NO_SITE`]: no
+    /// caller); for a verbatim line, its index in [`ParsedLines::verbatim`].
+    index: u32,
     /// The kind code; `VERBATIM` and `VERBATIM_UNTERMINATED` lines are stored as they are.
     kind: u8,
     /// A line that did not parse, kept verbatim (`--keep-bad-lines`).
     bad: bool,
-    /// The line without its `\n`: start and length in the chunk.
-    at: usize,
-    len: usize,
-    /// The caller (operation lines with one): start, length and hash.
-    caller: Option<(usize, usize, u64)>,
-    size: u64,
-    addr: u64,
 }
 
-/// A chunk's lines, and the first line that did not parse when such lines are not kept.
+const _: () = assert!(std::mem::size_of::<ParsedLine>() == 24);
+
+/// A chunk's lines, its distinct callers, and the first line that did not parse when such
+/// lines are not kept.
+///
+/// Callers are told apart here, on the worker, so that the model's thread looks up each
+/// distinct caller once per chunk instead of hashing and comparing the caller of every line
+/// (which was a sixth of that thread, the slowest of an encode).
 #[derive(Default)]
 struct ParsedLines {
     lines: Vec<ParsedLine>,
+    /// The verbatim lines without their `\n`: start and length in the chunk.
+    verbatim: Vec<(usize, usize)>,
+    /// The chunk's distinct callers in order of first use: start and length in the chunk, and
+    /// hash.
+    callers: Vec<(usize, usize, u64)>,
+    /// Caller hash → the newest index in `callers` with that hash.
+    by_hash: FastMap<u64, u32>,
+    /// Per index in `callers`: the next older one with the same hash ([`NO_SITE`]: none).
+    older: Vec<u32>,
     /// The line that did not parse (0-based number in the chunk, start, length without the
     /// `\n`) and why; parsing stops there.
     error: Option<(u64, usize, usize, LineError)>,
@@ -58,13 +85,107 @@ struct ParsedLines {
 impl ParsedChunk for ParsedLines {
     fn clear(&mut self) {
         self.lines.clear();
+        self.verbatim.clear();
+        self.callers.clear();
+        self.by_hash.clear();
+        self.older.clear();
         self.error = None;
     }
 }
 
+impl ParsedLines {
+    /// Adds verbatim line `p`, whose text is `at..at + len` of the chunk.
+    fn push_verbatim(&mut self, mut p: ParsedLine, at: usize, len: usize) {
+        p.index = self.verbatim.len() as u32;
+        self.verbatim.push((at, len));
+        self.lines.push(p);
+    }
+
+    /// The index in `callers` of the caller at `at..at + len` of `chunk`, adding it when it
+    /// is new. `last` is the previous line's caller index: most lines repeat it, and one
+    /// comparison then saves hashing the caller.
+    fn caller(&mut self, chunk: &[u8], at: usize, len: usize, last: u32, seed: u64) -> u32 {
+        let c = &chunk[at..at + len];
+        let same = |(a, l, _): (usize, usize, u64)| l == len && &chunk[a..a + l] == c;
+        if last != NO_SITE && same(self.callers[last as usize]) {
+            return last;
+        }
+        let hash = caller_hash(seed, c);
+        let mut i = self.by_hash.get(&hash).copied().unwrap_or(NO_SITE);
+        while i != NO_SITE {
+            if same(self.callers[i as usize]) {
+                return i;
+            }
+            i = self.older[i as usize];
+        }
+        let i = self.callers.len() as u32;
+        self.callers.push((at, len, hash));
+        self.older
+            .push(self.by_hash.insert(hash, i).unwrap_or(NO_SITE));
+        i
+    }
+}
+
+/// Multiplies and folds the 128-bit product: the mixing step of [`caller_hash`].
+#[inline]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// Odd constants with well-spread bits: the fraction of e and of the golden ratio, in 64 bits.
+const LANE_A: u64 = 0xb7e1_5162_8aed_2a6b;
+const LANE_B: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Hashes a caller (tens of bytes of text). Std's `Hash` for byte slices feeds the hasher one
+/// word at a time through a single chain of dependent multiplies, which was a fifth of a
+/// parsing worker; here two independent lanes take 16 bytes a step and the tail is read as
+/// whole (overlapping) words. The length goes in first, so overlapping tails of different
+/// lengths differ. `seed` is random per process, so colliding callers cannot be prepared in
+/// advance; a collision costs only a comparison, never a wrong site (every table compares the
+/// text).
+fn caller_hash(seed: u64, c: &[u8]) -> u64 {
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&c[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    let n = c.len();
+    let (mut a, mut b) = (seed ^ n as u64, seed.rotate_left(32));
+    if n >= 16 {
+        let mut i = 0;
+        while i + 16 <= n {
+            a = fold_mul(a ^ word(i), LANE_A);
+            b = fold_mul(b ^ word(i + 8), LANE_B);
+            i += 16;
+        }
+        a = fold_mul(a ^ word(n - 16), LANE_A);
+        b = fold_mul(b ^ word(n - 8), LANE_B);
+    } else if n >= 8 {
+        a = fold_mul(a ^ word(0), LANE_A);
+        b = fold_mul(b ^ word(n - 8), LANE_B);
+    } else {
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(c);
+        a = fold_mul(a ^ u64::from_le_bytes(w), LANE_A);
+    }
+    fold_mul(a ^ b.rotate_left(29), LANE_A ^ LANE_B)
+}
+
+/// The kind code of an operation.
+fn kind_of(op: Op) -> u8 {
+    match op {
+        Op::Malloc => kinds::MALLOC,
+        Op::Free => kinds::FREE,
+        Op::ReallocOld => kinds::REALLOC_OLD,
+        Op::ReallocNew => kinds::REALLOC_NEW,
+    }
+}
+
 /// Parses the lines of one chunk (on a worker thread).
-fn parse_chunk(text: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, hasher: FastState) -> u64 {
-    for_each_line_of(text, |i, at, raw| {
+fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, seed: u64) -> u64 {
+    let mut last_caller = NO_SITE;
+    for_each_line_of(chunk, |i, at, raw| {
         if out.error.is_some() {
             return;
         }
@@ -72,14 +193,28 @@ fn parse_chunk(text: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, hasher:
         let len = raw.len() - usize::from(terminated);
         let text = &raw[..len];
         let mut p = ParsedLine {
+            addr: 0,
+            size: 0,
+            index: NO_SITE,
             kind: kinds::VERBATIM,
-            at,
-            len,
-            ..ParsedLine::default()
+            bad: false,
         };
         if !terminated {
             // Only the last line can lack its `\n`; store it as is.
             p.kind = kinds::VERBATIM_UNTERMINATED;
+            out.push_verbatim(p, at, len);
+            return;
+        }
+        // Most lines are operations exactly as glibc prints them: one quick pass takes those.
+        if let Some(op) = line::parse_canonical_op(text) {
+            p.kind = kind_of(op.op);
+            if let Some(c) = op.caller {
+                // `c` is a slice of `text` (after `@ `).
+                p.index = out.caller(chunk, at + 2, c.len(), last_caller, seed);
+                last_caller = p.index;
+            }
+            p.size = op.size;
+            p.addr = op.addr;
             out.lines.push(p);
             return;
         }
@@ -94,16 +229,11 @@ fn parse_chunk(text: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, hasher:
             // line stays verbatim.
             Ok((Line::Op(_), canonical)) if !canonical || core.len() != text.len() => {}
             Ok((Line::Op(op), _)) => {
-                p.kind = match op.op {
-                    Op::Malloc => kinds::MALLOC,
-                    Op::Free => kinds::FREE,
-                    Op::ReallocOld => kinds::REALLOC_OLD,
-                    Op::ReallocNew => kinds::REALLOC_NEW,
-                };
-                p.caller = op.caller.map(|c| {
-                    // `c` is a slice of `text` (after `@ `).
-                    (at + 2, c.len(), hasher.hash_one(c))
-                });
+                p.kind = kind_of(op.op);
+                if let Some(c) = op.caller {
+                    p.index = out.caller(chunk, at + 2, c.len(), last_caller, seed);
+                    last_caller = p.index;
+                }
                 p.size = op.size;
                 p.addr = op.addr;
             }
@@ -113,14 +243,17 @@ fn parse_chunk(text: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, hasher:
                 return;
             }
         }
-        out.lines.push(p);
+        if p.kind == kinds::VERBATIM {
+            out.push_verbatim(p, at, len);
+        } else {
+            out.lines.push(p);
+        }
     })
 }
 
 /// Everything the encoder keeps between lines.
 struct Encoder {
-    state: State,
-    streams: Streams,
+    model: ModelEncoder<MtraceKinds>,
     strings: Vec<u8>,
     verbatim: Vec<u8>,
     /// Caller hash → the newest site with a caller of that hash.
@@ -129,6 +262,9 @@ struct Encoder {
     /// whose caller has the same hash.
     sites: Vec<(usize, usize, u32)>,
     no_caller: Option<u32>,
+    /// Per caller of the chunk being modelled ([`ParsedLines::callers`]): its site id in this
+    /// block, or [`NO_SITE`] until the block first meets it.
+    chunk_sites: Vec<u32>,
     records: u64,
 }
 
@@ -148,7 +284,7 @@ impl Encoder {
     }
 
     fn model(&mut self, r: ModelRecord) {
-        self.state.encode(&MtraceKinds, &r, &mut self.streams);
+        self.model.encode(&r);
         self.records += 1;
     }
 
@@ -188,19 +324,36 @@ impl Encoder {
         self.sites.len() as u32
     }
 
-    /// Models one parsed line of `chunk`.
-    fn line(&mut self, p: &ParsedLine, chunk: &[u8]) {
-        let text = &chunk[p.at..p.at + p.len];
+    /// The site id of caller `i` of the chunk being modelled.
+    #[inline]
+    fn chunk_site(&mut self, i: u32, chunk: &[u8], callers: &[(usize, usize, u64)]) -> u32 {
+        if i == NO_SITE {
+            return self.site(None);
+        }
+        let known = self.chunk_sites[i as usize];
+        if known != NO_SITE {
+            return known;
+        }
+        let (at, len, hash) = callers[i as usize];
+        let id = self.site(Some((&chunk[at..at + len], hash)));
+        self.chunk_sites[i as usize] = id;
+        id
+    }
+
+    /// Models one parsed line of `chunk`, parsed into `parsed`.
+    #[inline]
+    fn line(&mut self, p: &ParsedLine, chunk: &[u8], parsed: &ParsedLines) {
         match p.kind {
-            kinds::VERBATIM => self.verbatim(text, true),
-            kinds::VERBATIM_UNTERMINATED => self.verbatim(text, false),
+            kinds::VERBATIM | kinds::VERBATIM_UNTERMINATED => {
+                let (at, len) = parsed.verbatim[p.index as usize];
+                self.verbatim(&chunk[at..at + len], p.kind == kinds::VERBATIM);
+            }
             kinds::START | kinds::END => self.model(ModelRecord {
                 kind: p.kind,
                 ..ModelRecord::default()
             }),
             kind => {
-                let caller = p.caller.map(|(at, len, hash)| (&chunk[at..at + len], hash));
-                let site = self.site(caller);
+                let site = self.chunk_site(p.index, chunk, &parsed.callers);
                 self.model(ModelRecord {
                     kind,
                     site,
@@ -229,32 +382,36 @@ pub fn encode(
     let mut out = BlockWriter::new(output, &header, options)?;
     out.fast_level_for_long_traces(BLOCK_RECORDS);
     let mut enc = Encoder {
-        state: State::for_block(),
-        streams: Streams::default(),
+        model: ModelEncoder::new(MtraceKinds, options.threads),
         strings: Vec::new(),
         verbatim: Vec::new(),
         sites_by_hash: FastMap::default(),
         sites: Vec::new(),
         no_caller: None,
+        chunk_sites: Vec::new(),
         records: 0,
     };
     let mut report = EncodeReport::default();
-    let hasher = FastState::default();
+    // A random seed for the callers' hashes (see `caller_hash`).
+    let seed = FastState::default().hash_one(0x5eed_u64);
     let keep = options.keep_bad_lines;
+    let block_records = block_records();
     let lines = for_each_chunk(
         input,
         file,
         options.threads,
-        |text, out: &mut ParsedLines| parse_chunk(text, out, keep, hasher),
+        |text, out: &mut ParsedLines| parse_chunk(text, out, keep, seed),
         |first_line, chunk, parsed| {
             report.input_bytes += chunk.len() as u64;
+            enc.chunk_sites.clear();
+            enc.chunk_sites.resize(parsed.callers.len(), NO_SITE);
             for (i, p) in parsed.lines.iter().enumerate() {
                 if let Some(ahead) = parsed.lines.get(i + PREFETCH_AHEAD) {
-                    enc.state.prefetch_block(ahead.addr);
+                    enc.model.prefetch_block(ahead.addr);
                 }
                 report.bad_lines += u64::from(p.bad);
-                enc.line(p, chunk);
-                if enc.records >= BLOCK_RECORDS || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
+                enc.line(p, chunk, parsed);
+                if enc.records >= block_records || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
                     flush(&mut enc, &mut out)?;
                 }
             }
@@ -280,8 +437,12 @@ fn flush<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), Fo
     if enc.records == 0 {
         return Ok(());
     }
-    let mut streams: Vec<(u8, &[u8])> = enc
-        .streams
+    let model = enc.model.finish_block().map_err(|message| FormatError {
+        file: out.file().to_string(),
+        position: String::new(),
+        message,
+    })?;
+    let mut streams: Vec<(u8, &[u8])> = model
         .bytes
         .iter()
         .enumerate()
@@ -289,17 +450,111 @@ fn flush<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), Fo
         .collect();
     streams.push((STRINGS, &enc.strings));
     streams.push((VERBATIM, &enc.verbatim));
-    debug_assert_eq!(stream::COUNT, enc.streams.bytes.len());
+    debug_assert_eq!(stream::COUNT, model.bytes.len());
     out.block(enc.records, &streams)?;
-    enc.streams.clear();
+    enc.model.clear_block();
     enc.strings.clear();
     enc.verbatim.clear();
     enc.records = 0;
-    // Each block starts a fresh model, so any block decodes on its own and the state (the
-    // live blocks above all) never holds more than one block's worth.
-    enc.state.restart_for_block();
+    // Each block starts a fresh model (`finish_block` restarted it), so any block decodes on
+    // its own and the state (the live blocks above all) never holds more than one block's
+    // worth.
     enc.sites_by_hash.clear();
     enc.sites.clear();
     enc.no_caller = None;
+    // The chunk's callers keep their texts, but their site ids were this block's.
+    enc.chunk_sites.fill(NO_SITE);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::line_chunks::with_chunk_size;
+    use crate::format::DecodeOptions;
+
+    thread_local! {
+        /// A block length for tests (0: [`BLOCK_RECORDS`]).
+        pub(super) static BLOCK_FOR_TESTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A trace whose callers repeat within and across chunks, with a few lines that are
+    /// stored verbatim and one that does not parse.
+    fn trace() -> Vec<u8> {
+        let mut t = b"= Start\n".to_vec();
+        for i in 0..3000u64 {
+            let site = (i * 7 + i / 13) % 23;
+            let caller = match site {
+                0 => String::new(),
+                1 => "@ /a b/c d:[0x1] ".to_string(),
+                s => format!("@ prog:(f{s}+{:x})[0x{:x}] ", s * 3, 0x4000 + s),
+            };
+            let addr = 0x5500_0000u64 + (i % 97) * 0x40;
+            let line = match i % 5 {
+                0 | 1 => format!("{caller}+ 0x{addr:x} 0x{:x}\n", i % 300 + 1),
+                2 => format!("{caller}- 0x{addr:x}\n"),
+                3 => format!("{caller}< 0x{addr:x}\n{caller}> 0x{:x} 0\n", addr + 8),
+                _ => format!("{caller}- (nil)\n"),
+            };
+            t.extend_from_slice(line.as_bytes());
+            match i {
+                500 => t.extend_from_slice(b"+ 0x0010 0x20\n"),
+                900 => t.extend_from_slice(b"@ x - 0x10\r\n"),
+                1700 => t.extend_from_slice(b"= marker\n"),
+                2100 => t.extend_from_slice(b"not an mtrace line\n"),
+                _ => {}
+            }
+        }
+        t.extend_from_slice(b"= End\n- 0x10");
+        t
+    }
+
+    fn encode_with(text: &[u8], threads: usize, chunk: usize, block: u64) -> Vec<u8> {
+        let options = EncodeOptions {
+            threads,
+            keep_bad_lines: true,
+            ..EncodeOptions::default()
+        };
+        let mut out = Vec::new();
+        BLOCK_FOR_TESTS.with(|b| b.set(block));
+        let report = with_chunk_size(chunk, || encode(&mut &text[..], &mut out, &options));
+        BLOCK_FOR_TESTS.with(|b| b.set(0));
+        assert_eq!(report.unwrap().bad_lines, 1);
+        out
+    }
+
+    #[test]
+    fn the_file_does_not_depend_on_chunks_threads_or_where_blocks_end() {
+        let text = trace();
+        // 0: the real block length; the others end blocks inside chunks.
+        for block in [0, 1000, 37] {
+            // Chunks of about a line look each caller up on its own, as the model's thread
+            // did before callers were told apart per chunk.
+            let reference = encode_with(&text, 1, 1, block);
+            for (threads, chunk) in [(1, 4096), (2, 100), (2, 1 << 20), (3, 777)] {
+                let file = encode_with(&text, threads, chunk, block);
+                assert!(
+                    file == reference,
+                    "block {block} threads {threads} chunk {chunk}"
+                );
+            }
+            let mut back = Vec::new();
+            super::super::decode::decode(&mut &reference[..], &mut back, &DecodeOptions::default())
+                .unwrap();
+            assert!(back == text, "block {block}");
+        }
+    }
+
+    #[test]
+    fn caller_hashes_differ_for_tails_and_lengths() {
+        let seed = FastState::default().hash_one(1u64);
+        let callers: Vec<Vec<u8>> = (0..40)
+            .map(|n| (0..n).map(|i| b'a' + (i % 7) as u8).collect())
+            .chain([b"x".repeat(17), b"x".repeat(16), b"xy".repeat(12)])
+            .collect();
+        let mut hashes: Vec<u64> = callers.iter().map(|c| caller_hash(seed, c)).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        assert_eq!(hashes.len(), callers.len());
+    }
 }

@@ -173,6 +173,127 @@ pub fn parse_checked(text: &[u8]) -> Result<(Line<'_>, bool), LineError> {
     Ok((Line::Op(line), canonical))
 }
 
+/// Per byte: its value as a lower-case hex digit, or [`NOT_HEX`].
+static LOWER_HEX: [u8; 256] = {
+    let mut t = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+/// Not a lower-case hex digit (in [`LOWER_HEX`]).
+const NOT_HEX: u8 = 0xff;
+
+/// How a number token glibc printed is spelled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Spelled {
+    /// `0x` and lower-case hex digits without leading zeros: a non-zero value.
+    Hex,
+    /// `(nil)`: `%p`'s zero.
+    Nil,
+    /// `0`: `%#lx`'s zero.
+    Zero,
+}
+
+/// Reads the number token that ends at `end` backwards, when it is spelled as glibc prints
+/// numbers and has a space before it: its value, spelling, and where that space is.
+#[inline]
+fn number_before(text: &[u8], end: usize) -> Option<(u64, Spelled, usize)> {
+    let head = &text[..end];
+    if head.ends_with(b" (nil)") {
+        return Some((0, Spelled::Nil, end - 6));
+    }
+    if head.ends_with(b" 0") {
+        return Some((0, Spelled::Zero, end - 2));
+    }
+    let (mut i, mut v, mut shift) = (end, 0u64, 0u32);
+    while i > 0 {
+        let d = LOWER_HEX[usize::from(text[i - 1])];
+        if d == NOT_HEX {
+            break;
+        }
+        if shift == 64 {
+            return None; // More than 16 digits.
+        }
+        v |= u64::from(d) << shift;
+        shift += 4;
+        i -= 1;
+    }
+    // `i` is the first digit: at least one, not a leading zero, after ` 0x`.
+    let canonical = i < end && text[i] != b'0' && i >= 3 && &text[i - 3..i] == b" 0x";
+    canonical.then_some((v, Spelled::Hex, i - 3))
+}
+
+/// The operation whose character is just before the space at `space`, when it stands alone
+/// (at the line start or after a space), with the position of the space before it (`None`: it
+/// starts the line).
+#[inline]
+fn op_before(text: &[u8], space: usize) -> Option<(u8, Option<usize>)> {
+    let at = space.checked_sub(1)?;
+    match at {
+        0 => Some((text[0], None)),
+        _ if text[at - 1] == b' ' => Some((text[at], Some(at - 1))),
+        _ => None,
+    }
+}
+
+/// Parses `text` (one line without its `\n`) when it is an operation line exactly as glibc
+/// prints it; `None` for anything else (a marker, a line that does not parse, or one that
+/// parses but prints back differently), which [`parse_checked`] then sorts out. It gives what
+/// `parse_checked` gives for such a line, reading the numbers backwards once from the line's
+/// end instead of splitting tokens and checking them apart: that was half of a parsing
+/// worker.
+#[inline]
+pub fn parse_canonical_op(text: &[u8]) -> Option<OpLine<'_>> {
+    if text.starts_with(b"= ") {
+        return None;
+    }
+    let (last, last_spelled, s1) = number_before(text, text.len())?;
+    let (op, addr, size, op_space) = match op_before(text, s1) {
+        Some((c @ (b'-' | b'<'), op_space)) => {
+            if last_spelled == Spelled::Zero {
+                return None;
+            }
+            let op = if c == b'-' { Op::Free } else { Op::ReallocOld };
+            (op, last, 0, op_space)
+        }
+        _ => {
+            if last_spelled == Spelled::Nil {
+                return None;
+            }
+            let (addr, addr_spelled, s2) = number_before(text, s1)?;
+            if addr_spelled == Spelled::Zero {
+                return None;
+            }
+            let (c, op_space) = op_before(text, s2)?;
+            let op = match c {
+                b'+' => Op::Malloc,
+                b'>' => Op::ReallocNew,
+                _ => return None,
+            };
+            (op, addr, last, op_space)
+        }
+    };
+    // The space before the operation, if any, ends `@ CALLER`.
+    let caller = match op_space {
+        None => None,
+        Some(s) => Some(text[..s].strip_prefix(b"@ ")?),
+    };
+    Some(OpLine {
+        caller,
+        op,
+        addr,
+        size,
+    })
+}
+
 /// Appends the line glibc would print for `line`, with its `\n`.
 pub fn render(line: &OpLine<'_>, out: &mut Vec<u8>) {
     if let Some(c) = line.caller {
@@ -278,12 +399,21 @@ mod tests {
             "(NIL)",
         ];
         let mut checked = 0;
+        let mut fast_checked = 0;
         for c in callers {
             for op in ops {
                 for a in nums {
                     for s in ["", " 0x20", " 0", " 0x0", " (nil)", " 0X20", " 0x020"] {
                         for end in ["", "\r", " "] {
                             let text = format!("{c}{op} {a}{s}{end}");
+                            // The one-pass parser takes exactly the lines that parse and
+                            // print back the same.
+                            let slow = match parse_checked(text.as_bytes()) {
+                                Ok((Line::Op(l), true)) => Some(l),
+                                _ => None,
+                            };
+                            assert_eq!(parse_canonical_op(text.as_bytes()), slow, "{text:?}");
+                            fast_checked += 1;
                             // The encoder parses without a final `\r`, then requires none.
                             let core = text.strip_suffix('\r').unwrap_or(&text);
                             let Ok((Line::Op(l), canonical)) = parse_checked(core.as_bytes())
@@ -301,5 +431,52 @@ mod tests {
             }
         }
         assert!(checked > 500, "{checked}");
+        assert!(fast_checked > 5000, "{fast_checked}");
+    }
+
+    #[test]
+    fn the_one_pass_parser_agrees_on_spacing_and_token_lengths() {
+        // Lines cut and spaced every way around the tokens the one-pass parser looks back
+        // over: it must take exactly the canonical operation lines, and parse them the same.
+        let mut checked = 0;
+        let parts = [
+            "",
+            " ",
+            "@",
+            "@ ",
+            "@ c",
+            "= ",
+            "-",
+            "<",
+            "+",
+            ">",
+            "0",
+            "(nil)",
+            "0x1",
+            "0x10",
+            "0xffffffffffffffff",
+            "0x1ffffffffffffffff",
+            "0xfffffffffffffffff",
+            "0x0000000000000001",
+            "x",
+        ];
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    for d in parts {
+                        for sep in [" ", "  "] {
+                            let text = [a, b, c, d].join(sep);
+                            let slow = match parse_checked(text.as_bytes()) {
+                                Ok((Line::Op(l), true)) => Some(l),
+                                _ => None,
+                            };
+                            assert_eq!(parse_canonical_op(text.as_bytes()), slow, "{text:?}");
+                            checked += usize::from(slow.is_some());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
     }
 }
