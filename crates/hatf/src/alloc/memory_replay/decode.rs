@@ -13,7 +13,7 @@ use super::kinds::{self, ReplayKinds};
 use super::line::{Action, ReplayLine};
 use super::{FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
+use crate::alloc::model::pipeline::{self, BlockModel, Drain, Printing, RecordSink};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::{hex_left, put_dec};
 use crate::alloc::text_out::TextOut;
@@ -227,9 +227,18 @@ pub fn decode_blocks<R: Read>(
 ) -> Result<u64, FormatError> {
     let layout = blocks::model_layout(reader.header(), file)?;
     let independent = layout.independent();
-    pipeline::decode_blocks(reader, &ReplayKinds, layout, threads, file, out, &|drain| {
-        Box::new(TextSink::new(file, drain, independent))
-    })
+    // Slow to model and to print: the caller's thread prints (see `Printing`).
+    let printing = Printing::OnCaller;
+    pipeline::decode_blocks(
+        reader,
+        &ReplayKinds,
+        layout,
+        threads,
+        printing,
+        file,
+        out,
+        &|drain| Box::new(TextSink::new(file, drain, independent)),
+    )
 }
 
 /// Decodes only records `first..end` (see [`crate::seek::decode_records`]).

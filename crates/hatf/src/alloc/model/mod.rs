@@ -4,6 +4,7 @@
 //! uniform data. The exact layout is in `docs/FORMAT.md §6.1`.
 
 pub mod addr;
+mod batch_handoff;
 pub mod halves;
 pub mod key_table;
 pub mod live;

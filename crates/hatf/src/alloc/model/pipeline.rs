@@ -5,7 +5,9 @@
 //! model and the printing together, and it must happen on the caller's thread, which owns the
 //! output. So with two threads or more, a worker thread runs the model and the sink, and hands
 //! each full text buffer back to the caller's thread, which reads and decompresses the blocks
-//! and writes the text: the two halves of a decode overlap whatever the block size. Memory
+//! and writes the text: the two halves of a decode overlap whatever the block size. (Or, for
+//! formats whose records are slow to model and print, the worker runs only the model and the
+//! caller's thread prints too: `batch_handoff.rs`.) Memory
 //! stays bounded: at most [`IN_FLIGHT`] blocks are handed to the worker at a time and at most
 //! [`QUEUED`] text buffers wait. The sink sees the same batches, in the same order, whatever
 //! the thread count, so the output is the same; errors are reported for the first damaged
@@ -30,7 +32,7 @@ pub const BATCH: usize = 1 << 11;
 /// Text buffers the worker may fill ahead of the writing thread.
 const QUEUED: usize = 4;
 /// Blocks handed to the worker and not yet finished by the sink.
-const IN_FLIGHT: usize = 2;
+pub(super) const IN_FLIGHT: usize = 2;
 
 /// What a front end does with the decoded records of a block.
 pub trait RecordSink {
@@ -95,7 +97,7 @@ impl BlockModel {
     /// Decodes `block` batch by batch into `batch`, calling `emit` with each full batch and
     /// the last one (`emit` may swap the vector for another, whose contents are dropped). A
     /// model error comes back with the records decoded before it emitted.
-    fn batches<K: KindTable + ?Sized>(
+    pub(super) fn batches<K: KindTable + ?Sized>(
         &mut self,
         kinds: &K,
         block: &Block,
@@ -132,14 +134,14 @@ impl BlockModel {
 }
 
 /// Why decoding a block stopped early.
-enum Stop {
+pub(super) enum Stop {
     /// The model could not decode the next record (the message).
     Model(String),
     /// The sink failed.
     Sink(FormatError),
 }
 
-fn model_error(file: &str, block: &Block, done: u64, message: String) -> FormatError {
+pub(super) fn model_error(file: &str, block: &Block, done: u64, message: String) -> FormatError {
     FormatError {
         file: file.to_string(),
         position: format!("block {} record {}", block.index, block.first_record + done),
@@ -147,7 +149,7 @@ fn model_error(file: &str, block: &Block, done: u64, message: String) -> FormatE
     }
 }
 
-fn check_count(file: &str, block: &Block, done: u64) -> Result<(), FormatError> {
+pub(super) fn check_count(file: &str, block: &Block, done: u64) -> Result<(), FormatError> {
     if done == block.record_count {
         return Ok(());
     }
@@ -208,18 +210,35 @@ enum Msg {
 /// Makes the sink for a decode from where its text goes.
 pub type SinkMaker<'a> = dyn Fn(Drain<'a>) -> Box<dyn RecordSink + 'a> + Sync + 'a;
 
+/// Which thread prints the records when the model has a worker thread (see
+/// `batch_handoff.rs` for why it depends on the format).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Printing {
+    /// The worker prints; the caller's thread only reads blocks and writes text.
+    OnWorker,
+    /// The caller's thread prints the batches the worker decodes, and writes.
+    OnCaller,
+}
+
 /// Decodes every remaining block of `reader` into the sink `make_sink` makes, whose text goes
-/// to `output`; the model and the sink on a worker thread when `threads` > 1. Returns the
-/// number of records. `layout` is the file's. The caller flushes `output`.
+/// to `output`; the model (and the sink, as `printing` says) on a worker thread when
+/// `threads` > 1. Returns the number of records. `layout` is the file's. The caller flushes
+/// `output`.
+#[allow(clippy::too_many_arguments)]
 pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
     reader: &mut ContainerReader<R>,
     kinds: &K,
     layout: Layout,
     threads: usize,
+    printing: Printing,
     file: &str,
     output: &'a mut dyn Write,
     make_sink: &SinkMaker<'a>,
 ) -> Result<u64, FormatError> {
+    if threads > 1 && printing == Printing::OnCaller {
+        let mut sink = make_sink(Drain::Direct(output));
+        return super::batch_handoff::decode_blocks(reader, kinds, layout, file, sink.as_mut());
+    }
     if threads <= 1 {
         let mut sink = make_sink(Drain::Direct(output));
         let mut model = BlockModel::new(layout);

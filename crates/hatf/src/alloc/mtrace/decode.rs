@@ -12,7 +12,7 @@ use metatf::container::Block;
 use super::kinds::{self, MtraceKinds};
 use super::{FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
+use crate::alloc::model::pipeline::{self, BlockModel, Drain, Printing, RecordSink};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::hex_left;
 use crate::alloc::text_out::{copy_spilling, TextOut};
@@ -267,6 +267,7 @@ pub fn decode(
         &MtraceKinds,
         layout,
         options.threads,
+        Printing::OnWorker,
         file,
         &mut out,
         &|drain| Box::new(TextSink::new(file, drain, independent)),
