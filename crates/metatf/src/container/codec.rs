@@ -1,10 +1,8 @@
 //! Per-section compression codecs.
 
-use std::io::{Read, Write};
-
 use serde::Serialize;
 
-use super::context_mix;
+use super::contexts::{Compressor, Decompressor};
 
 /// How the bytes of one section of one block are compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -72,27 +70,10 @@ impl std::fmt::Display for Codec {
     }
 }
 
-/// Compresses `bytes` with `codec` at `level` (gzip: clamped to 0..=9; zstd: passed through;
-/// context mixing: no level). The caller keeps sections over [`CONTEXT_MIX_MAX_SECTION`] away
-/// from [`Codec::ContextMix`].
+/// Compresses `bytes` with `codec` at `level` with a fresh [`Compressor`] (see
+/// [`Compressor::compress`]); for one-off compressions such as a header's DTD.
 pub(crate) fn compress(codec: Codec, level: i32, bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    match codec {
-        Codec::None => Ok(bytes.to_vec()),
-        Codec::Gzip => {
-            let level = level.clamp(0, 9) as u32;
-            let mut enc = flate2::write::GzEncoder::new(
-                Vec::with_capacity(bytes.len() / 2 + 64),
-                flate2::Compression::new(level),
-            );
-            enc.write_all(bytes)?;
-            enc.finish()
-        }
-        Codec::Zstd => zstd_compress(level, bytes),
-        Codec::ContextMix => Ok(context_mix::v2::encode(
-            bytes,
-            context_mix::v2::CODEC_TABLE_BITS,
-        )),
-    }
+    Compressor::new().compress(codec, level, bytes)
 }
 
 /// The largest zstd window (and so match distance) a section or stream is compressed with:
@@ -102,13 +83,15 @@ pub(crate) fn compress(codec: Codec, level: i32, bytes: &[u8]) -> std::io::Resul
 /// Streams of at most 2 MiB are compressed exactly as without the cap.
 pub const ZSTD_MAX_WINDOW_LOG: u32 = 21;
 
+/// The most output buffer a decompression reserves before the data has produced it (64 MiB).
+/// A section's declared length and the size its zstd frame (or gzip trailer) declares bound the
+/// first reservation already; this bounds it when both are large claims of a damaged or
+/// hostile file, so such a claim costs memory only as far as the data really expands.
+pub(crate) const RESERVE_AHEAD: u64 = 64 << 20;
+
 /// One zstd frame of `bytes` at `level`, with the window capped at [`ZSTD_MAX_WINDOW_LOG`].
 pub fn zstd_compress(level: i32, bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut c = zstd::bulk::Compressor::new(level)?;
-    if bytes.len() > 1usize << ZSTD_MAX_WINDOW_LOG {
-        c.set_parameter(zstd::zstd_safe::CParameter::WindowLog(ZSTD_MAX_WINDOW_LOG))?;
-    }
-    c.compress(bytes)
+    Compressor::new().zstd(level, bytes)
 }
 
 /// Why a section could not be decompressed.
@@ -122,66 +105,15 @@ pub(crate) enum DecompressError {
     TooShort(u64),
 }
 
-/// Decompresses `bytes` into exactly `expected_len` bytes. Never produces (or buffers) more than
-/// `expected_len + 1` bytes, whatever the compressed data claims.
+/// Decompresses `bytes` into exactly `expected_len` bytes with a fresh [`Decompressor`] (see
+/// [`Decompressor::decompress`]). Never produces (or buffers) more than `expected_len + 1`
+/// bytes, whatever the compressed data claims.
 pub(crate) fn decompress(
     codec: Codec,
     bytes: Vec<u8>,
     expected_len: u64,
 ) -> Result<Vec<u8>, DecompressError> {
-    let limit = expected_len.saturating_add(1);
-    let mut out = Vec::new();
-    let read = match codec {
-        Codec::None => {
-            out = bytes;
-            Ok(out.len())
-        }
-        Codec::Gzip => flate2::read::GzDecoder::new(&bytes[..])
-            .take(limit)
-            .read_to_end(&mut out),
-        Codec::Zstd => match zstd::stream::read::Decoder::with_buffer(&bytes[..]) {
-            Ok(dec) => dec.single_frame().take(limit).read_to_end(&mut out),
-            Err(e) => Err(e),
-        },
-        Codec::ContextMix => {
-            if expected_len > CONTEXT_MIX_MAX_SECTION {
-                return Err(DecompressError::Invalid(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!(
-                        "a context-mixed section of {expected_len} bytes is over the \
-                         {CONTEXT_MIX_MAX_SECTION}-byte limit of codec 3"
-                    ),
-                )));
-            }
-            if !context_mix::v2::plausible_length(bytes.len(), expected_len) {
-                return Err(DecompressError::Invalid(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!(
-                        "a context-mixed section of {} bytes cannot hold {expected_len} bytes",
-                        bytes.len()
-                    ),
-                )));
-            }
-            match context_mix::v2::decode(&bytes, expected_len, context_mix::v2::CODEC_TABLE_BITS) {
-                Ok(decoded) => {
-                    out = decoded;
-                    Ok(out.len())
-                }
-                Err(message) => Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    message,
-                )),
-            }
-        }
-    };
-    match read {
-        Err(e) => Err(DecompressError::Invalid(e)),
-        Ok(_) if out.len() as u64 > expected_len => Err(DecompressError::TooLong),
-        Ok(_) if (out.len() as u64) < expected_len => {
-            Err(DecompressError::TooShort(out.len() as u64))
-        }
-        Ok(_) => Ok(out),
-    }
+    Decompressor::new().decompress(codec, bytes, expected_len)
 }
 
 #[cfg(test)]

@@ -10,11 +10,13 @@ mod block;
 mod codec;
 pub mod compact;
 pub mod context_mix;
+mod contexts;
 mod dtd_storage;
 mod framing;
 mod header;
 mod index;
 mod parallel;
+mod read_ahead;
 mod reader;
 mod writer;
 

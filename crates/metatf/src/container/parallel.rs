@@ -7,12 +7,14 @@
 //! count.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::block::{SectionData, SectionDescriptor};
-use super::codec::{compress, Codec, CONTEXT_MIX_MAX_SECTION};
+use super::codec::{Codec, CONTEXT_MIX_MAX_SECTION};
+use super::contexts::Compressor;
 use super::framing::crc;
 
 /// One section to compress, owning its bytes so it can cross to a worker.
@@ -30,14 +32,17 @@ pub(crate) struct Compressed {
     pub(crate) stored: Vec<u8>,
 }
 
-/// Compresses one section and describes the result.
-pub(crate) fn compress_section(s: &SectionData<'_>) -> std::io::Result<Compressed> {
+/// Compresses one section with `compressor` and describes the result.
+fn compress_section(
+    s: &SectionData<'_>,
+    compressor: &mut Compressor,
+) -> std::io::Result<Compressed> {
     let mut codec = s.codec;
     // The context-mixing coder is slow; long sections go to zstd (at the level given).
     if codec == Codec::ContextMix && s.bytes.len() as u64 > CONTEXT_MIX_MAX_SECTION {
         codec = Codec::Zstd;
     }
-    let mut stored = compress(codec, s.level, s.bytes)?;
+    let mut stored = compressor.compress(codec, s.level, s.bytes)?;
     // A short or incompressible section grows under a codec's framing; it is then stored as is,
     // which every reader handles, so the file never pays for a codec that did not help.
     if codec != Codec::None && stored.len() >= s.bytes.len() {
@@ -58,15 +63,33 @@ pub(crate) fn compress_section(s: &SectionData<'_>) -> std::io::Result<Compresse
     })
 }
 
+/// Compresses the sections of a block on the caller's thread, longest first (as the workers
+/// take them, see [`Pool::submit`]), and returns them in their order.
+pub(crate) fn compress_longest_first(
+    sections: &[SectionData<'_>],
+    compressor: &mut Compressor,
+) -> std::io::Result<Vec<Compressed>> {
+    let mut order: Vec<usize> = (0..sections.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sections[i].bytes.len()));
+    let mut done: Vec<Option<Compressed>> = (0..sections.len()).map(|_| None).collect();
+    for i in order {
+        done[i] = Some(compress_section(&sections[i], compressor)?);
+    }
+    Ok(done.into_iter().flatten().collect())
+}
+
 /// Compresses one section handed to a worker.
-fn compress_owned(s: &OwnedSection) -> std::io::Result<Compressed> {
-    compress_section(&SectionData {
-        number: s.number,
-        element_width: s.element_width,
-        codec: s.codec,
-        level: s.level,
-        bytes: &s.bytes,
-    })
+fn compress_owned(s: &OwnedSection, compressor: &mut Compressor) -> std::io::Result<Compressed> {
+    compress_section(
+        &SectionData {
+            number: s.number,
+            element_width: s.element_width,
+            codec: s.codec,
+            level: s.level,
+            bytes: &s.bytes,
+        },
+        compressor,
+    )
 }
 
 /// One section to compress: block sequence number, position in the block, the section.
@@ -87,7 +110,9 @@ struct Pending {
 /// A fixed set of worker threads compressing sections, and the results not yet collected.
 ///
 /// Jobs are single sections, not whole blocks, so the sections of one block are spread over
-/// the workers: a trace of one or two large blocks is compressed in parallel too.
+/// the workers: a trace of one or two large blocks is compressed in parallel too. Each worker
+/// keeps its own [`Compressor`] (zstd context) from one section to the next while sections are
+/// queued, and frees it when the queue runs dry (see [`Compressor::idle`]).
 pub(crate) struct Pool {
     jobs: Option<Sender<Job>>,
     results: Receiver<Done>,
@@ -110,21 +135,41 @@ impl Pool {
             .map(|_| {
                 let queue = Arc::clone(&queue);
                 let done = done.clone();
-                std::thread::spawn(move || loop {
-                    // Hold the lock only to take a job, not while compressing it.
-                    let job = match queue.lock() {
-                        Ok(q) => q.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok((seq, at, section)) = job else { return };
-                    // A panic in a codec must not leave the writer waiting for this block
-                    // forever: it becomes an error for the block.
-                    let result = std::panic::catch_unwind(|| compress_owned(&section))
+                std::thread::spawn(move || {
+                    let mut compressor = Compressor::new();
+                    loop {
+                        // Hold the lock only to take a job, not while compressing it.
+                        let job = match queue.lock() {
+                            Ok(q) => match q.try_recv() {
+                                Err(TryRecvError::Empty) => {
+                                    // Nothing queued: the caller is preparing the next block.
+                                    // Free the context meanwhile, so memory use between blocks
+                                    // stays what it was when each section had its own.
+                                    compressor.idle();
+                                    q.recv().ok()
+                                }
+                                job => job.ok(),
+                            },
+                            Err(_) => return,
+                        };
+                        let Some((seq, at, section)) = job else {
+                            return;
+                        };
+                        // A panic in a codec must not leave the writer waiting for this block
+                        // forever: it becomes an error for the block (and the compressor,
+                        // whose state is then unknown, is replaced).
+                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            compress_owned(&section, &mut compressor)
+                        }))
                         .unwrap_or_else(|_| {
+                            compressor = Compressor::new();
                             Err(std::io::Error::other("a compression thread panicked"))
                         });
-                    if done.send((seq, at, result)).is_err() {
-                        return;
+                        // The section's copy is freed here, as soon as it is compressed.
+                        drop(section);
+                        if done.send((seq, at, result)).is_err() {
+                            return;
+                        }
                     }
                 })
             })
@@ -147,7 +192,13 @@ impl Pool {
                 error: None,
             },
         );
-        for (at, section) in sections.into_iter().enumerate() {
+        // Longest first: the workers then finish the block together, and each compresses its
+        // long sections one after another, with its kept context (see `shared_context`),
+        // before the short ones, which need fresh ones. Results go back to their positions,
+        // so the order of the jobs does not change the file.
+        let mut jobs: Vec<(usize, OwnedSection)> = sections.into_iter().enumerate().collect();
+        jobs.sort_by_key(|(_, s)| std::cmp::Reverse(s.bytes.len()));
+        for (at, section) in jobs {
             let sent = self.jobs.as_ref().map(|jobs| jobs.send((seq, at, section)));
             if !matches!(sent, Some(Ok(()))) {
                 return Err(std::io::Error::other("a compression thread stopped"));

@@ -3,12 +3,13 @@
 use std::collections::VecDeque;
 use std::io::{Read, Seek};
 
-use super::block::{Block, BlockHeader, DecodedSection, SectionDescriptor};
-use super::codec::{decompress, DecompressError};
+use super::block::{Block, BlockHeader, SectionDescriptor};
+use super::contexts::Decompressor;
 use super::dtd_storage::{DtdIdentity, DtdStorage};
 use super::framing::{crc, Positioned};
 use super::header::ContainerHeader;
 use super::index::{encode_entry, read_index, IndexEntry, Trailer, TRAILER_LEN};
+use super::read_ahead::{decode_raw, DecodePool, RawBlock};
 use super::{BLOCK_MAGIC, INDEX_MAGIC, INDEX_THREADS_MAGIC, MAX_BLOCK_THREADS};
 use crate::error::Error;
 
@@ -35,21 +36,19 @@ pub struct ContainerReader<R: Read> {
     last: Vec<SectionDescriptor>,
     /// Threads decompressing blocks (1: the caller's own).
     threads: usize,
-    /// Blocks already read and decompressed ahead, in file order, with their descriptors.
-    ready: VecDeque<(Result<Block, Error>, Vec<SectionDescriptor>)>,
+    /// Decompresses on the caller's thread, keeping its zstd context between sections.
+    decompressor: Decompressor,
+    /// The worker threads decompressing blocks read ahead, once more than one thread is asked
+    /// for and a block is read.
+    pool: Option<DecodePool>,
+    /// Blocks read ahead and handed to the pool, in file order: job number and descriptors.
+    in_flight: VecDeque<(u64, Vec<SectionDescriptor>)>,
+    /// Job number of the next block handed to the pool.
+    next_job: u64,
     /// An error met while reading ahead, returned once the blocks before it are.
     pending: Option<Error>,
     /// The thread ids of each block, when the index lists them (read at the end).
     threads_listed: Option<Vec<Vec<u64>>>,
-}
-
-/// A block whose header is checked and whose stored bytes are read and checked, not yet
-/// decompressed.
-struct RawBlock {
-    header: BlockHeader,
-    offset: u64,
-    /// File offset and stored bytes of each section.
-    stored: Vec<(u64, Vec<u8>)>,
 }
 
 impl<R: Read> ContainerReader<R> {
@@ -70,7 +69,10 @@ impl<R: Read> ContainerReader<R> {
             seeked: false,
             last: Vec::new(),
             threads: 1,
-            ready: VecDeque::new(),
+            decompressor: Decompressor::new(),
+            pool: None,
+            in_flight: VecDeque::new(),
+            next_job: 0,
             pending: None,
             threads_listed: None,
         })
@@ -144,8 +146,9 @@ impl<R: Read> ContainerReader<R> {
     }
 
     /// Decompresses blocks on `threads` threads (1, the default, on the caller's): the reader
-    /// then reads up to that many blocks ahead and checks them in parallel. The blocks returned,
-    /// and the errors, are the same whatever the count.
+    /// then reads up to that many blocks ahead and decompresses and checks them on worker
+    /// threads, returning each as soon as it and the blocks before it are done. The blocks
+    /// returned, and the errors, are the same whatever the count.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
     }
@@ -153,11 +156,19 @@ impl<R: Read> ContainerReader<R> {
     /// The next block, or `Ok(None)` once the index and trailer have been read and checked.
     /// A file cut short yields every complete block, then a [`Error::Truncated`].
     pub fn next_block(&mut self) -> Result<Option<Block>, Error> {
-        if self.ready.is_empty() && self.pending.is_none() && self.threads > 1 {
+        if self.threads > 1 {
             self.read_ahead();
         }
-        if let Some((block, descriptors)) = self.ready.pop_front() {
+        if let Some((job, descriptors)) = self.in_flight.pop_front() {
+            let block = match self.pool.as_mut() {
+                Some(pool) => pool.take(job),
+                None => Err(Error::invalid("no decompression threads".to_string())),
+            };
             self.last = descriptors;
+            if block.is_err() {
+                // Nothing after the first damaged block is returned, as when reading in order.
+                self.discard_read_ahead();
+            }
             return block.map(Some);
         }
         if let Some(e) = self.pending.take() {
@@ -167,55 +178,54 @@ impl<R: Read> ContainerReader<R> {
             None => Ok(None),
             Some(raw) => {
                 let descriptors = raw.header.sections.clone();
-                let block = decode_raw(raw)?;
+                let block = decode_raw(raw, &mut self.decompressor)?;
                 self.last = descriptors;
                 Ok(Some(block))
             }
         }
     }
 
-    /// Reads up to `threads` blocks and decompresses them in parallel into `ready`.
+    /// Reads blocks until `threads` are in flight (or the index, or an error, is reached) and
+    /// hands them to the worker threads.
     fn read_ahead(&mut self) {
-        let mut raws = Vec::with_capacity(self.threads);
-        while raws.len() < self.threads {
-            match self.read_raw() {
-                Ok(Some(raw)) => raws.push(raw),
+        if self.in_flight.is_empty() && self.pool.as_ref().is_some_and(|p| p.size() != self.threads)
+        {
+            // The thread count changed: start over with as many workers.
+            self.pool = None;
+        }
+        while self.in_flight.len() < self.threads && self.pending.is_none() && !self.finished {
+            let raw = match self.read_raw() {
+                Ok(Some(raw)) => raw,
                 Ok(None) => break,
+                Err(e) => {
+                    self.pending = Some(e);
+                    break;
+                }
+            };
+            let descriptors = raw.header.sections.clone();
+            let threads = self.threads;
+            let pool = self.pool.get_or_insert_with(|| DecodePool::new(threads));
+            let job = self.next_job;
+            self.next_job += 1;
+            match pool.submit(job, raw) {
+                Ok(()) => self.in_flight.push_back((job, descriptors)),
                 Err(e) => {
                     self.pending = Some(e);
                     break;
                 }
             }
         }
-        let decoded: Vec<_> = std::thread::scope(|scope| {
-            let handles: Vec<_> = raws
-                .into_iter()
-                .map(|raw| {
-                    let descriptors = raw.header.sections.clone();
-                    (scope.spawn(move || decode_raw(raw)), descriptors)
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|(h, d)| {
-                    let block = h.join().unwrap_or_else(|_| {
-                        Err(Error::invalid(
-                            "a decompression thread panicked".to_string(),
-                        ))
-                    });
-                    (block, d)
-                })
-                .collect()
-        });
-        for (block, d) in decoded {
-            let failed = block.is_err();
-            self.ready.push_back((block, d));
-            if failed {
-                // Nothing after the first damaged block is returned, as when reading in order.
-                self.pending = None;
-                break;
+    }
+
+    /// Drops the blocks read ahead and any error met after them, waiting for the workers to
+    /// finish with them so that no stale block is left behind.
+    fn discard_read_ahead(&mut self) {
+        for (job, _) in self.in_flight.drain(..) {
+            if let Some(pool) = self.pool.as_mut() {
+                let _ = pool.take(job);
             }
         }
+        self.pending = None;
     }
 
     /// Reads the next block's header and stored bytes, checking the stored CRCs; `None` once
@@ -449,8 +459,7 @@ impl<R: Read + Seek> ContainerReader<R> {
     pub fn seek_block(&mut self, block: u64, entry: &IndexEntry) -> Result<(), Error> {
         self.input.seek_to(entry.offset)?;
         // Blocks read ahead of the old position are not the ones asked for now.
-        self.ready.clear();
-        self.pending = None;
+        self.discard_read_ahead();
         self.blocks = block;
         self.records = entry.first_record;
         self.finished = false;
@@ -501,51 +510,4 @@ pub fn scan_index<R: Read>(r: R) -> Result<(Vec<IndexEntry>, Option<Error>), Err
             Err(e) => return Ok((entries, Some(e))),
         }
     }
-}
-
-/// Decompresses and checks the sections of a block read by [`ContainerReader::read_raw`].
-fn decode_raw(raw: RawBlock) -> Result<Block, Error> {
-    let mut sections = Vec::with_capacity(raw.stored.len());
-    for (d, (at, stored)) in raw.header.sections.iter().zip(raw.stored) {
-        let bytes = decompress(d.codec, stored, d.uncompressed_len).map_err(|e| {
-            let message = match e {
-                DecompressError::Invalid(e) => {
-                    format!("section {} does not decompress: {e}", d.number)
-                }
-                DecompressError::TooLong => format!(
-                    "section {} expands beyond its declared {} bytes",
-                    d.number, d.uncompressed_len
-                ),
-                DecompressError::TooShort(n) => format!(
-                    "section {} expands to {n} bytes, not the declared {}",
-                    d.number, d.uncompressed_len
-                ),
-            };
-            Error::Corrupt {
-                offset: at,
-                message,
-            }
-        })?;
-        let computed = crc(&bytes);
-        if computed != d.uncompressed_crc {
-            return Err(Error::Checksum {
-                offset: at,
-                what: "uncompressed section bytes",
-                stored: d.uncompressed_crc,
-                computed,
-            });
-        }
-        sections.push(DecodedSection {
-            number: d.number,
-            element_width: d.element_width,
-            bytes,
-        });
-    }
-    Ok(Block {
-        index: raw.header.index,
-        first_record: raw.header.first_record,
-        record_count: raw.header.record_count,
-        offset: raw.offset,
-        sections,
-    })
 }

@@ -563,3 +563,27 @@ fn the_index_lists_each_blocks_threads_when_given() {
         assert!(read_all_threads(&damaged, 1).1.is_some(), "byte {at}");
     }
 }
+
+#[test]
+fn blocks_read_ahead_are_dropped_when_the_reader_seeks() {
+    let bytes = write(Codec::Zstd);
+    let (all, _) = read_all(&bytes);
+    let (entries, _) = load_index(std::io::Cursor::new(&bytes)).unwrap();
+    for threads in [1, 2, 3] {
+        let mut r = ContainerReader::new(std::io::Cursor::new(&bytes)).unwrap();
+        r.set_threads(threads);
+        // The first call reads up to `threads` blocks ahead; seeking back must not return them.
+        assert_eq!(r.next_block().unwrap().as_ref(), Some(&all[0]));
+        r.seek_block(0, &entries[0]).unwrap();
+        for want in &all {
+            assert_eq!(r.next_block().unwrap().as_ref(), Some(want), "{threads}");
+        }
+        assert!(r.next_block().unwrap().is_none());
+        r.seek_block(1, &entries[1]).unwrap();
+        assert_eq!(r.next_block().unwrap().as_ref(), Some(&all[1]));
+        // A new thread count takes effect with the blocks read from then on.
+        r.set_threads(4 - threads);
+        assert_eq!(r.next_block().unwrap().as_ref(), Some(&all[2]));
+        assert!(r.next_block().unwrap().is_none());
+    }
+}

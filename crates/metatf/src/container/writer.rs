@@ -6,11 +6,12 @@ use std::collections::VecDeque;
 
 use super::block::{check_descriptor, BlockHeader, SectionData, SectionDescriptor};
 use super::codec::Codec;
+use super::contexts::Compressor;
 use super::dtd_storage::{DtdIdentity, DtdStorage};
 use super::framing::Counted;
 use super::header::ContainerHeader;
 use super::index::{encode_index, IndexEntry, Trailer};
-use super::parallel::{compress_section, Compressed, OwnedSection, Pool};
+use super::parallel::{compress_longest_first, Compressed, OwnedSection, Pool};
 use super::MAX_SECTIONS_PER_BLOCK;
 use crate::error::Error;
 
@@ -36,6 +37,9 @@ pub struct ContainerWriter<W: Write> {
     any_threads: bool,
     /// Write a one-block file in the compact form when it has one ([`Self::prefer_compact`]).
     compact: bool,
+    /// Compresses on the caller's thread (one thread), keeping its zstd context from one
+    /// section of a block to the next.
+    compressor: Compressor,
 }
 
 impl<W: Write> ContainerWriter<W> {
@@ -84,6 +88,7 @@ impl<W: Write> ContainerWriter<W> {
             next_threads: Vec::new(),
             any_threads: false,
             compact: false,
+            compressor: Compressor::new(),
         })
     }
 
@@ -162,14 +167,17 @@ impl<W: Write> ContainerWriter<W> {
         self.block_threads
             .push(std::mem::take(&mut self.next_threads));
         let Some(pool) = self.pool.as_mut() else {
-            let compressed = sections
-                .iter()
-                .map(compress_section)
-                .collect::<std::io::Result<Vec<_>>>()
-                .map_err(|source| Error::Io {
-                    offset: self.out.pos,
-                    source,
-                })?;
+            let compressed =
+                compress_longest_first(sections, &mut self.compressor).map_err(|source| {
+                    Error::Io {
+                        offset: self.out.pos,
+                        source,
+                    }
+                });
+            // The caller now prepares the next block: the context is freed meanwhile, as
+            // the workers free theirs (see `Compressor::idle`).
+            self.compressor.idle();
+            let compressed = compressed?;
             return self.put_block(record_count, compressed);
         };
         // The bytes are copied so the caller can reuse its buffers while a worker compresses.
