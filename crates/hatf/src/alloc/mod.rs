@@ -3,6 +3,8 @@
 pub mod bit_coder;
 pub mod blocks;
 pub mod context_mix;
+#[cfg(test)]
+mod encode_checks;
 pub mod event;
 pub mod fast_hash;
 pub mod hatf10_dtd;

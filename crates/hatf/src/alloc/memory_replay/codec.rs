@@ -21,11 +21,8 @@ const BLOCK_RECORDS: u64 = 1 << 20;
 /// Lines per block: [`BLOCK_RECORDS`], or fewer in tests so that blocks end inside chunks.
 fn block_records() -> u64 {
     #[cfg(test)]
-    {
-        let b = tests::BLOCK_FOR_TESTS.with(|b| b.get());
-        if b > 0 {
-            return b;
-        }
+    if let Some(b) = crate::alloc::encode_checks::block_records_for_tests() {
+        return b;
     }
     BLOCK_RECORDS
 }
@@ -355,13 +352,7 @@ pub use super::decode::{decode, decode_records};
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::line_chunks::with_chunk_size;
-    use crate::format::DecodeOptions;
-
-    thread_local! {
-        /// A block length for tests (0: [`BLOCK_RECORDS`]).
-        pub(super) static BLOCK_FOR_TESTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    }
+    use crate::alloc::encode_checks::file_depends_on_the_text_alone;
 
     /// A dump whose threads repeat within and across chunks, with a few lines that are
     /// stored verbatim and one that does not parse.
@@ -391,38 +382,8 @@ mod tests {
         t
     }
 
-    fn encode_with(text: &[u8], threads: usize, chunk: usize, block: u64) -> Vec<u8> {
-        let options = EncodeOptions {
-            threads,
-            keep_bad_lines: true,
-            ..EncodeOptions::default()
-        };
-        let mut out = Vec::new();
-        BLOCK_FOR_TESTS.with(|b| b.set(block));
-        let report = with_chunk_size(chunk, || encode(&mut &text[..], &mut out, &options));
-        BLOCK_FOR_TESTS.with(|b| b.set(0));
-        assert_eq!(report.unwrap().bad_lines, 1);
-        out
-    }
-
     #[test]
     fn the_file_does_not_depend_on_chunks_threads_or_where_blocks_end() {
-        let text = dump();
-        // 0: the real block length; the others end blocks inside chunks.
-        for block in [0, 1000, 37] {
-            // Chunks of about a line look each thread up on its own, as the model's thread
-            // did before threads were told apart per chunk.
-            let reference = encode_with(&text, 1, 1, block);
-            for (threads, chunk) in [(1, 4096), (2, 100), (2, 1 << 20), (3, 777)] {
-                let file = encode_with(&text, threads, chunk, block);
-                assert!(
-                    file == reference,
-                    "block {block} threads {threads} chunk {chunk}"
-                );
-            }
-            let mut back = Vec::new();
-            decode(&mut &reference[..], &mut back, &DecodeOptions::default()).unwrap();
-            assert!(back == text, "block {block}");
-        }
+        file_depends_on_the_text_alone(&dump(), 1, encode, decode);
     }
 }

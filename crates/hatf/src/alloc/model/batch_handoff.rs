@@ -16,9 +16,10 @@ use std::sync::Arc;
 
 use metatf::container::{Block, ContainerReader};
 
-use super::pipeline::{check_count, model_error, BlockModel, RecordSink, Stop, IN_FLIGHT};
+use super::pipeline::{
+    check_count, model_error, stopped, BlockModel, Feeder, RecordSink, Stop, IN_FLIGHT,
+};
 use super::{KindTable, Layout, ModelRecord};
-use crate::alloc::blocks::container_error;
 use crate::format::FormatError;
 
 /// Batches the worker may decode ahead of the printing thread.
@@ -97,37 +98,23 @@ fn drive<R: Read>(
     msgs: mpsc::Receiver<Msg>,
     spare: mpsc::Sender<Vec<ModelRecord>>,
 ) -> Result<u64, FormatError> {
+    let mut feeder = Feeder::new(reader, blocks);
     let mut in_flight: VecDeque<Arc<Block>> = VecDeque::new();
-    // A read error is returned once the blocks before it are written.
-    let mut read_error: Option<FormatError> = None;
     let mut records = 0u64;
-    let stopped = || FormatError {
-        file: file.to_string(),
-        position: String::new(),
-        message: "the decoding thread stopped unexpectedly".to_string(),
-    };
     loop {
-        while in_flight.len() < IN_FLIGHT && read_error.is_none() {
-            match reader.next_block() {
-                Ok(Some(block)) => {
-                    let block = Arc::new(block);
-                    blocks.send(Arc::clone(&block)).map_err(|_| stopped())?;
-                    in_flight.push_back(block);
-                }
-                Ok(None) => break,
-                Err(e) => read_error = Some(container_error(file, e)),
+        while in_flight.len() < IN_FLIGHT {
+            match feeder.next(file) {
+                Some(block) => in_flight.push_back(block),
+                None => break,
             }
         }
         let Some(block) = in_flight.front().map(Arc::clone) else {
-            return match read_error {
-                Some(e) => Err(e),
-                None => Ok(records),
-            };
+            return feeder.finish(file, records);
         };
         sink.block_start(&block)?;
         let mut done = 0u64;
         loop {
-            match msgs.recv().map_err(|_| stopped())? {
+            match msgs.recv().map_err(|_| stopped(file))? {
                 Msg::Records(v) => {
                     sink.records(&block, done, &v)?;
                     done += v.len() as u64;

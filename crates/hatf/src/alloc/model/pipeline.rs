@@ -290,6 +290,82 @@ fn worker<K: KindTable + ?Sized>(
     }
 }
 
+/// Reads the blocks and hands each to the worker: the part of a threaded decode's calling side
+/// that does not depend on which thread prints.
+pub(super) struct Feeder<'r, R: Read> {
+    reader: &'r mut ContainerReader<R>,
+    blocks: mpsc::Sender<Arc<Block>>,
+    /// A read error, returned once the blocks before it are written.
+    read_error: Option<FormatError>,
+    ended: bool,
+    /// The worker stops after a failed block: its message says why and comes before its
+    /// channel closes, so a block it can no longer take is simply not handed over.
+    worker_gone: bool,
+}
+
+impl<'r, R: Read> Feeder<'r, R> {
+    /// A feeder of `reader`'s blocks to the worker at the other end of `blocks`.
+    pub(super) fn new(
+        reader: &'r mut ContainerReader<R>,
+        blocks: mpsc::Sender<Arc<Block>>,
+    ) -> Self {
+        Feeder {
+            reader,
+            blocks,
+            read_error: None,
+            ended: false,
+            worker_gone: false,
+        }
+    }
+
+    /// The next block, also handed to the worker; `None` at the end of the file, after a read
+    /// error, or once the worker has stopped.
+    pub(super) fn next(&mut self, file: &str) -> Option<Arc<Block>> {
+        if self.ended || self.read_error.is_some() || self.worker_gone {
+            return None;
+        }
+        match self.reader.next_block() {
+            Ok(Some(block)) => {
+                let block = Arc::new(block);
+                match self.blocks.send(Arc::clone(&block)) {
+                    Ok(()) => Some(block),
+                    Err(_) => {
+                        self.worker_gone = true;
+                        None
+                    }
+                }
+            }
+            Ok(None) => {
+                self.ended = true;
+                None
+            }
+            Err(e) => {
+                self.read_error = Some(container_error(file, e));
+                None
+            }
+        }
+    }
+
+    /// How the decode ends once every block handed over is done: `records` decoded, the read
+    /// error, or an error when the worker stopped without saying why.
+    pub(super) fn finish(self, file: &str, records: u64) -> Result<u64, FormatError> {
+        match self.read_error {
+            Some(e) => Err(e),
+            None if self.worker_gone => Err(stopped(file)),
+            None => Ok(records),
+        }
+    }
+}
+
+/// The error for a worker thread that stopped without saying why.
+pub(super) fn stopped(file: &str) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message: "the decoding thread stopped unexpectedly".to_string(),
+    }
+}
+
 /// The writing side: reads blocks, hands them to the worker, writes the text it sends back.
 fn drive<R: Read>(
     reader: &mut ContainerReader<R>,
@@ -299,38 +375,17 @@ fn drive<R: Read>(
     msgs: mpsc::Receiver<Msg>,
     spare: mpsc::Sender<Vec<u8>>,
 ) -> Result<u64, FormatError> {
+    let mut feeder = Feeder::new(reader, blocks);
     let mut in_flight = 0usize;
-    // A read error is returned once the blocks before it are written.
-    let mut read_error: Option<FormatError> = None;
     let mut records = 0u64;
-    let stopped = || FormatError {
-        file: file.to_string(),
-        position: String::new(),
-        message: "the decoding thread stopped unexpectedly".to_string(),
-    };
-    // The worker stops after a failed block: its message says why, and comes before the
-    // channel closes, so a block it can no longer take is simply not counted.
-    let mut worker_gone = false;
     loop {
-        while in_flight < IN_FLIGHT && read_error.is_none() && !worker_gone {
-            match reader.next_block() {
-                Ok(Some(block)) => match blocks.send(Arc::new(block)) {
-                    Ok(()) => in_flight += 1,
-                    Err(_) => worker_gone = true,
-                },
-                Ok(None) => break,
-                Err(e) => read_error = Some(container_error(file, e)),
-            }
+        while in_flight < IN_FLIGHT && feeder.next(file).is_some() {
+            in_flight += 1;
         }
         if in_flight == 0 {
-            return match read_error {
-                Some(e) => Err(e),
-                // Gone without saying why (it says why it stops after a block).
-                None if worker_gone => Err(stopped()),
-                None => Ok(records),
-            };
+            return feeder.finish(file, records);
         }
-        match msgs.recv().map_err(|_| stopped())? {
+        match msgs.recv().map_err(|_| stopped(file))? {
             Msg::Text(text) => {
                 output.write_all(&text).map_err(|e| write_error(file, e))?;
                 // The worker may have stopped; then the buffer is simply dropped.

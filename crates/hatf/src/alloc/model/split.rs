@@ -131,13 +131,9 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
             } => {
                 sites.encode(&self.kinds, r, &mut self.streams);
                 batch.push(*r);
-                if batch.len() >= BATCH {
-                    let next = take_spare(replies, spares);
-                    let full = std::mem::replace(batch, next);
-                    if send(jobs, Job::Records(full)).is_err() {
-                        // Closed: `finish_block` fails on its own send.
-                        jobs.take();
-                    }
+                if batch.len() >= BATCH && hand_over(batch, jobs, replies, spares).is_err() {
+                    // Closed: `finish_block` fails on its own send.
+                    jobs.take();
                 }
             }
         }
@@ -157,9 +153,7 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
                 ..
             } => {
                 if !batch.is_empty() {
-                    let next = take_spare(replies, spares);
-                    let last = std::mem::replace(batch, next);
-                    send(jobs, Job::Records(last))?;
+                    hand_over(batch, jobs, replies, spares)?;
                 }
                 // The worker's streams for the next block: the previous block's address
                 // streams, emptied by `clear_block` with their memory kept.
@@ -212,6 +206,18 @@ impl<K: KindTable + Send + Sync + Copy + 'static> Drop for ModelEncoder<K> {
             }
         }
     }
+}
+
+/// Sends `batch` to the worker and starts the next one in a spare vector.
+fn hand_over(
+    batch: &mut Vec<ModelRecord>,
+    jobs: &Option<SyncSender<Job>>,
+    replies: &Receiver<Reply>,
+    spares: &mut Vec<Vec<ModelRecord>>,
+) -> Result<(), String> {
+    let next = take_spare(replies, spares);
+    let full = std::mem::replace(batch, next);
+    send(jobs, Job::Records(full))
 }
 
 /// A spare batch vector: one the worker sent back, or a new one.

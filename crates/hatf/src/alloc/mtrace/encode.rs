@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use metatf::container::ContainerHeader;
 
 use super::kinds::{self, MtraceKinds};
-use super::line::{self, Line, LineError, Op};
+use super::line::{self, Line, LineError, Op, OpLine};
 use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::fast_hash::{FastMap, FastState};
@@ -26,11 +26,8 @@ pub const BLOCK_RECORDS: u64 = 1 << 20;
 /// Lines per block: [`BLOCK_RECORDS`], or fewer in tests so that blocks end inside chunks.
 fn block_records() -> u64 {
     #[cfg(test)]
-    {
-        let b = tests::BLOCK_FOR_TESTS.with(|b| b.get());
-        if b > 0 {
-            return b;
-        }
+    if let Some(b) = crate::alloc::encode_checks::block_records_for_tests() {
+        return b;
     }
     BLOCK_RECORDS
 }
@@ -206,15 +203,19 @@ fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, seed: 
             return;
         }
         // Most lines are operations exactly as glibc prints them: one quick pass takes those.
-        if let Some(op) = line::parse_canonical_op(text) {
+        // The fields of an operation line: its caller (a slice of `text`, after `@ `) numbered
+        // in the chunk.
+        let mut take_op = |p: &mut ParsedLine, out: &mut ParsedLines, op: OpLine<'_>| {
             p.kind = kind_of(op.op);
             if let Some(c) = op.caller {
-                // `c` is a slice of `text` (after `@ `).
                 p.index = out.caller(chunk, at + 2, c.len(), last_caller, seed);
                 last_caller = p.index;
             }
             p.size = op.size;
             p.addr = op.addr;
+        };
+        if let Some(op) = line::parse_canonical_op(text) {
+            take_op(&mut p, out, op);
             out.lines.push(p);
             return;
         }
@@ -228,15 +229,7 @@ fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, seed: 
             // Parses, but glibc would have printed it differently (CRLF, case, padding): the
             // line stays verbatim.
             Ok((Line::Op(_), canonical)) if !canonical || core.len() != text.len() => {}
-            Ok((Line::Op(op), _)) => {
-                p.kind = kind_of(op.op);
-                if let Some(c) = op.caller {
-                    p.index = out.caller(chunk, at + 2, c.len(), last_caller, seed);
-                    last_caller = p.index;
-                }
-                p.size = op.size;
-                p.addr = op.addr;
-            }
+            Ok((Line::Op(op), _)) => take_op(&mut p, out, op),
             Err(_) if keep_bad_lines => p.bad = true,
             Err(e) => {
                 out.error = Some((i, at, len, e));
@@ -470,13 +463,7 @@ fn flush<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), Fo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::line_chunks::with_chunk_size;
-    use crate::format::DecodeOptions;
-
-    thread_local! {
-        /// A block length for tests (0: [`BLOCK_RECORDS`]).
-        pub(super) static BLOCK_FOR_TESTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    }
+    use crate::alloc::encode_checks::file_depends_on_the_text_alone;
 
     /// A trace whose callers repeat within and across chunks, with a few lines that are
     /// stored verbatim and one that does not parse.
@@ -509,40 +496,9 @@ mod tests {
         t
     }
 
-    fn encode_with(text: &[u8], threads: usize, chunk: usize, block: u64) -> Vec<u8> {
-        let options = EncodeOptions {
-            threads,
-            keep_bad_lines: true,
-            ..EncodeOptions::default()
-        };
-        let mut out = Vec::new();
-        BLOCK_FOR_TESTS.with(|b| b.set(block));
-        let report = with_chunk_size(chunk, || encode(&mut &text[..], &mut out, &options));
-        BLOCK_FOR_TESTS.with(|b| b.set(0));
-        assert_eq!(report.unwrap().bad_lines, 1);
-        out
-    }
-
     #[test]
     fn the_file_does_not_depend_on_chunks_threads_or_where_blocks_end() {
-        let text = trace();
-        // 0: the real block length; the others end blocks inside chunks.
-        for block in [0, 1000, 37] {
-            // Chunks of about a line look each caller up on its own, as the model's thread
-            // did before callers were told apart per chunk.
-            let reference = encode_with(&text, 1, 1, block);
-            for (threads, chunk) in [(1, 4096), (2, 100), (2, 1 << 20), (3, 777)] {
-                let file = encode_with(&text, threads, chunk, block);
-                assert!(
-                    file == reference,
-                    "block {block} threads {threads} chunk {chunk}"
-                );
-            }
-            let mut back = Vec::new();
-            super::super::decode::decode(&mut &reference[..], &mut back, &DecodeOptions::default())
-                .unwrap();
-            assert!(back == text, "block {block}");
-        }
+        file_depends_on_the_text_alone(&trace(), 1, encode, super::super::decode::decode);
     }
 
     #[test]

@@ -228,7 +228,12 @@ fn number_before(text: &[u8], end: usize) -> Option<(u64, Spelled, usize)> {
     }
     // `i` is the first digit: at least one, not a leading zero, after ` 0x`.
     let canonical = i < end && text[i] != b'0' && i >= 3 && &text[i - 3..i] == b" 0x";
-    canonical.then_some((v, Spelled::Hex, i - 3))
+    // (Not `then_some`: it would compute `i - 3` for a line where `i < 3` too.)
+    if canonical {
+        Some((v, Spelled::Hex, i - 3))
+    } else {
+        None
+    }
 }
 
 /// The operation whose character is just before the space at `space`, when it stands alone
