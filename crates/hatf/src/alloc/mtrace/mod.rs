@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 pub use events::read_events;
 
 use crate::alloc::model::FIRST_FORMAT_STREAM;
-use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError, TraceFormat};
+use crate::format::{EncodeOptions, EncodeReport, FormatError, FormatFunctions, Forwarding};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "mtrace";
@@ -25,90 +25,58 @@ pub const VERBATIM: u8 = FIRST_FORMAT_STREAM + 1;
 /// The `mtrace` format.
 pub struct Mtrace;
 
-impl TraceFormat for Mtrace {
-    fn name(&self) -> &'static str {
-        FORMAT
-    }
+impl Forwarding for Mtrace {
+    const FUNCTIONS: FormatFunctions = FormatFunctions {
+        event_encodings: crate::alloc::hatf10_dtd::EVENT_ENCODINGS,
+        decode_records: Some(|input, output, options, range, note| {
+            decode::decode_records(input, output, options, range.start, range.end, note)
+        }),
+        stats: Some(|input, input_name| {
+            let mut s = crate::alloc::stats::AllocStats::default();
+            events::for_each_event(input, input_name, &mut |e| s.add(&e)).map(|()| s.report(FORMAT))
+        }),
+        ..FormatFunctions::new(
+            FORMAT,
+            "glibc mtrace log (MALLOC_TRACE): `@ caller + addr size`, `- addr`, `<`/`>` realloc",
+            detect,
+            encode,
+            decode::decode,
+        )
+    };
+}
 
-    fn description(&self) -> &'static str {
-        "glibc mtrace log (MALLOC_TRACE): `@ caller + addr size`, `- addr`, `<`/`>` realloc"
+/// True when `head` starts with `= Start` or its first few lines all parse.
+fn detect(head: &[u8]) -> bool {
+    if head.starts_with(b"= Start\n") {
+        return true;
     }
-
-    fn detect(&self, head: &[u8]) -> bool {
-        if head.starts_with(b"= Start\n") {
-            return true;
+    let mut n = 0;
+    for l in head.split(|&b| b == b'\n').take(8) {
+        if l.is_empty() {
+            continue;
         }
-        // Without the marker, accept when the first few lines all parse.
-        let mut n = 0;
-        for l in head.split(|&b| b == b'\n').take(8) {
-            if l.is_empty() {
-                continue;
-            }
-            match line::parse(l) {
-                Ok(line::Line::Op(_)) => n += 1,
-                _ => return false,
-            }
+        match line::parse(l) {
+            Ok(line::Line::Op(_)) => n += 1,
+            _ => return false,
         }
-        n >= 2
     }
+    n >= 2
+}
 
-    fn event_encodings(&self) -> &'static [&'static str] {
-        crate::alloc::hatf10_dtd::EVENT_ENCODINGS
-    }
-
-    fn encode(
-        &self,
-        input: &mut dyn Read,
-        output: &mut dyn Write,
-        options: &EncodeOptions,
-    ) -> Result<EncodeReport, FormatError> {
-        if options.encoding == crate::alloc::hatf10_dtd::NAME {
-            return crate::alloc::hatf10_dtd::encode_text(
-                FORMAT,
-                events::for_each_event,
-                input,
-                output,
-                options,
-            );
-        }
-        encode::encode(input, output, options)
-    }
-
-    fn decode(
-        &self,
-        input: &mut dyn Read,
-        output: &mut dyn Write,
-        options: &DecodeOptions,
-    ) -> Result<u64, FormatError> {
-        decode::decode(input, output, options)
-    }
-
-    fn decode_records(
-        &self,
-        input: &mut dyn crate::seek::ReadSeek,
-        output: &mut dyn Write,
-        options: &DecodeOptions,
-        range: std::ops::Range<u64>,
-        note: crate::seek::Note<'_>,
-    ) -> Option<Result<u64, FormatError>> {
-        Some(decode::decode_records(
+/// Encodes a log with the `auto` model, or the paper's HATF 1.0 DTD when asked.
+fn encode(
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    options: &EncodeOptions,
+) -> Result<EncodeReport, FormatError> {
+    if options.encoding == crate::alloc::hatf10_dtd::NAME {
+        return crate::alloc::hatf10_dtd::encode_text(
+            FORMAT,
+            events::for_each_event,
             input,
             output,
             options,
-            range.start,
-            range.end,
-            note,
-        ))
+        );
     }
-    fn stats(
-        &self,
-        input: &mut dyn Read,
-        input_name: &str,
-    ) -> Option<Result<crate::format::StatsReport, FormatError>> {
-        let mut s = crate::alloc::stats::AllocStats::default();
-        Some(
-            events::for_each_event(input, input_name, &mut |e| s.add(&e))
-                .map(|()| s.report(self.name())),
-        )
-    }
+    encode::encode(input, output, options)
 }
