@@ -142,6 +142,19 @@ impl AllocStats {
     }
 }
 
+/// The statistics of a text trace of `format`, from the events `for_each_event` reads from
+/// `input` (named `input_name` in errors): what every allocation format's `stats` is.
+pub fn of_events(
+    format: &str,
+    for_each_event: crate::alloc::hatf10_dtd::ForEachEvent,
+    input: &mut dyn std::io::Read,
+    input_name: &str,
+) -> Result<StatsReport, crate::format::FormatError> {
+    let mut s = AllocStats::default();
+    for_each_event(input, input_name, &mut |e| s.add(&e))?;
+    Ok(s.report(format))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -122,7 +122,11 @@ impl TraceFormat for MallocBench {
         input: &mut dyn Read,
         input_name: &str,
     ) -> Option<Result<crate::format::StatsReport, FormatError>> {
-        let mut s = crate::alloc::stats::AllocStats::default();
-        Some(for_each_event(input, input_name, &mut |e| s.add(&e)).map(|()| s.report(FORMAT)))
+        Some(crate::alloc::stats::of_events(
+            FORMAT,
+            for_each_event,
+            input,
+            input_name,
+        ))
     }
 }

@@ -8,12 +8,10 @@ pub mod kinds;
 pub mod line;
 pub mod zip;
 
-use std::io::{Read, Write};
-
 pub use events::{for_each_event, read_events};
 
 use crate::alloc::model::FIRST_FORMAT_STREAM;
-use crate::format::{EncodeOptions, EncodeReport, FormatError, FormatFunctions, Forwarding};
+use crate::format::{FormatError, FormatFunctions, Forwarding};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "memory-replay";
@@ -33,14 +31,22 @@ impl Forwarding for MemoryReplay {
         decode_records: Some(codec::decode_records),
         thread_lister: Some(thread_lister),
         stats: Some(|input, input_name| {
-            let mut s = crate::alloc::stats::AllocStats::default();
-            events::for_each_event(input, input_name, &mut |e| s.add(&e)).map(|()| s.report(FORMAT))
+            crate::alloc::stats::of_events(FORMAT, events::for_each_event, input, input_name)
         }),
         ..FormatFunctions::new(
             FORMAT,
             "Android memory_replay dump: `<tid>: malloc <ptr> <size>`, free, calloc, realloc, memalign, thread_done",
             detect,
-            encode,
+            |input, output, options| {
+                crate::alloc::hatf10_dtd::encode_text_or(
+                    FORMAT,
+                    events::for_each_event,
+                    codec::encode,
+                    input,
+                    output,
+                    options,
+                )
+            },
             codec::decode,
         )
     };
@@ -59,24 +65,6 @@ fn detect(head: &[u8]) -> bool {
         n += 1;
     }
     n >= 1
-}
-
-/// Encodes a dump with the `auto` model, or the paper's HATF 1.0 DTD when asked.
-fn encode(
-    input: &mut dyn Read,
-    output: &mut dyn Write,
-    options: &EncodeOptions,
-) -> Result<EncodeReport, FormatError> {
-    if options.encoding == crate::alloc::hatf10_dtd::NAME {
-        return crate::alloc::hatf10_dtd::encode_text(
-            FORMAT,
-            events::for_each_event,
-            input,
-            output,
-            options,
-        );
-    }
-    codec::encode(input, output, options)
 }
 
 /// The thread lister of a file: only where each block starts an empty thread table does its

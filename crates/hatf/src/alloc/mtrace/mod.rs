@@ -6,12 +6,10 @@ mod events;
 pub mod kinds;
 pub mod line;
 
-use std::io::{Read, Write};
-
 pub use events::read_events;
 
 use crate::alloc::model::FIRST_FORMAT_STREAM;
-use crate::format::{EncodeOptions, EncodeReport, FormatError, FormatFunctions, Forwarding};
+use crate::format::{FormatFunctions, Forwarding};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "mtrace";
@@ -32,14 +30,22 @@ impl Forwarding for Mtrace {
             decode::decode_records(input, output, options, range.start, range.end, note)
         }),
         stats: Some(|input, input_name| {
-            let mut s = crate::alloc::stats::AllocStats::default();
-            events::for_each_event(input, input_name, &mut |e| s.add(&e)).map(|()| s.report(FORMAT))
+            crate::alloc::stats::of_events(FORMAT, events::for_each_event, input, input_name)
         }),
         ..FormatFunctions::new(
             FORMAT,
             "glibc mtrace log (MALLOC_TRACE): `@ caller + addr size`, `- addr`, `<`/`>` realloc",
             detect,
-            encode,
+            |input, output, options| {
+                crate::alloc::hatf10_dtd::encode_text_or(
+                    FORMAT,
+                    events::for_each_event,
+                    encode::encode,
+                    input,
+                    output,
+                    options,
+                )
+            },
             decode::decode,
         )
     };
@@ -61,22 +67,4 @@ fn detect(head: &[u8]) -> bool {
         }
     }
     n >= 2
-}
-
-/// Encodes a log with the `auto` model, or the paper's HATF 1.0 DTD when asked.
-fn encode(
-    input: &mut dyn Read,
-    output: &mut dyn Write,
-    options: &EncodeOptions,
-) -> Result<EncodeReport, FormatError> {
-    if options.encoding == crate::alloc::hatf10_dtd::NAME {
-        return crate::alloc::hatf10_dtd::encode_text(
-            FORMAT,
-            events::for_each_event,
-            input,
-            output,
-            options,
-        );
-    }
-    encode::encode(input, output, options)
 }
