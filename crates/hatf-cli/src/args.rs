@@ -111,8 +111,8 @@ pub struct EncodeArgs {
     #[arg(long, value_enum, default_value_t = CompressArg::Zstd)]
     pub compress: CompressArg,
     /// Compression level (codec-specific; default chosen per codec). zstd's default is 19,
-    /// except that mtrace and memory_replay traces of 2^20 records or more get level 3, many
-    /// times faster for files about half as large again; `--level 19` gives the smallest.
+    /// except that mtrace and memory_replay traces get level 3, tens of times faster for
+    /// files about a fifth larger; `--level 19` gives the smallest.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub level: Option<i32>,
     /// Worker threads (default: all cores).

@@ -143,7 +143,7 @@ fn dump_refuses_a_trace_stored_with_a_format_model() {
         .code(1)
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains(
-            "format-specific layout `alloc-model-3`",
+            "format-specific layout `alloc-model-4`",
         ));
     hatf()
         .arg("decode")

@@ -16,6 +16,7 @@ use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use hatf::alloc::memory_replay::{self, kinds::ReplayKinds};
+use hatf::alloc::model::shapes::{Packer, Unpacker};
 use hatf::alloc::model::{
     pipeline, stream, Cursors, KindTable, Layout, ModelRecord, State, Streams,
 };
@@ -88,21 +89,40 @@ fn replay_records(text: &[u8]) -> Vec<ModelRecord> {
     out
 }
 
-fn model_encode(kinds: &dyn KindTable, records: &[ModelRecord]) -> Streams {
+/// The model's streams for `records`, and their symbols packed into shapes as in files.
+fn model_encode(kinds: &dyn KindTable, records: &[ModelRecord]) -> (Streams, Packer) {
     // As in files: each block starts a fresh model.
     let mut state = State::for_block();
     let mut streams = Streams::default();
     for r in records {
         state.encode(kinds, r, &mut streams);
     }
-    streams
+    let mut packer = Packer::default();
+    packer.pack(kinds, &streams).expect("packs");
+    (streams, packer)
 }
 
-/// Decodes every record of `streams` into typed model records; returns how many and a checksum
+/// The model's streams as a decoder of a file has them: unpacked from the shapes in
+/// `unpacker`, the others as stored.
+fn unpacked<'a>(
+    kinds: &dyn KindTable,
+    (streams, packer): &'a (Streams, Packer),
+    unpacker: &'a mut Unpacker,
+) -> [&'a [u8]; stream::COUNT] {
+    unpacker
+        .unpack(kinds, &packer.ids, &packer.table, &packer.free_rest)
+        .expect("unpacks");
+    let mut sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| streams.bytes[i].as_slice());
+    unpacker.put_in(&mut sections);
+    sections
+}
+
+/// Decodes every record of `packed` (shapes unpacked first, as from a file) into typed model
+/// records; returns how many and a checksum
 /// so the work cannot be optimised away.
-fn model_decode(kinds: &dyn KindTable, streams: &Streams) -> (u64, u64) {
-    let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| streams.bytes[i].as_slice());
-    let mut c = Cursors::new(sections);
+fn model_decode(kinds: &dyn KindTable, packed: &(Streams, Packer)) -> (u64, u64) {
+    let mut unpacker = Unpacker::default();
+    let mut c = Cursors::new(unpacked(kinds, packed, &mut unpacker));
     // What a decoder of the files the encoders write uses (live blocks by rank only).
     let mut state = State::fresh(Layout::FreshFlagged);
     let (mut n, mut sum) = (0u64, 0u64);
@@ -118,9 +138,9 @@ fn model_decode(kinds: &dyn KindTable, streams: &Streams) -> (u64, u64) {
 
 /// Decodes every record of `streams` in batches of `pipeline::BATCH` typed records (what the
 /// text decoders do); returns how many and a checksum.
-fn model_decode_batches(kinds: &dyn KindTable, streams: &Streams) -> (u64, u64) {
-    let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| streams.bytes[i].as_slice());
-    let mut c = Cursors::new(sections);
+fn model_decode_batches(kinds: &dyn KindTable, packed: &(Streams, Packer)) -> (u64, u64) {
+    let mut unpacker = Unpacker::default();
+    let mut c = Cursors::new(unpacked(kinds, packed, &mut unpacker));
     // What a decoder of the files the encoders write uses (live blocks by rank only).
     let mut state = State::fresh(Layout::FreshFlagged);
     let mut batch = Vec::with_capacity(pipeline::BATCH);

@@ -7,7 +7,7 @@
 
 use hatf::alloc::blocks::{model_properties, BlockWriter, LAYOUT_CARRIED};
 use hatf::alloc::memory_replay::{self, MemoryReplay};
-use hatf::alloc::model::{stream, Layout, ModelRecord, State, Streams};
+use hatf::alloc::model::{shapes, stream, Layout, ModelRecord, State, Streams};
 use hatf::alloc::mtrace::line::{render, Op, OpLine};
 use hatf::alloc::mtrace::{self, kinds, Mtrace};
 use hatf::alloc::varint::put_u64;
@@ -115,6 +115,7 @@ fn container(lines: &[Line], per_block: usize, carried: bool, lie: Option<u64>) 
         Layout::FreshFlagged
     });
     let mut streams = Streams::default();
+    let mut packer = shapes::Packer::default();
     let mut strings = Vec::new();
     let mut sites: Vec<Option<u32>> = Vec::new();
     let records: Vec<Option<&Line>> = std::iter::once(None)
@@ -164,9 +165,15 @@ fn container(lines: &[Line], per_block: usize, carried: bool, lie: Option<u64>) 
             };
             state.encode(&kinds::MtraceKinds, &r, &mut streams);
         }
-        let mut sections: Vec<(u8, &[u8])> = (0..stream::COUNT)
-            .map(|i| (i as u8, streams.bytes[i].as_slice()))
-            .collect();
+        // The encoders' layout packs the model's symbols into shapes; the carried one does not.
+        let mut sections: Vec<(u8, &[u8])> = if carried {
+            (0..stream::COUNT)
+                .map(|i| (i as u8, streams.bytes[i].as_slice()))
+                .collect()
+        } else {
+            packer.pack(&kinds::MtraceKinds, &streams).expect("pack");
+            packer.sections(&streams)
+        };
         sections.push((mtrace::STRINGS, &strings));
         let count = chunk.len() as u64 + u64::from(lie == Some(b as u64));
         w.block(count, &sections).expect("block");

@@ -12,13 +12,13 @@ use crate::format::{Compression, EncodeOptions, FormatError};
 
 /// Default zstd level for the `auto` encoding: the streams are small, so a high level is cheap.
 pub const DEFAULT_ZSTD_LEVEL: i32 = 19;
-/// Default zstd level, for the encoders that ask for it
-/// ([`BlockWriter::fast_level_for_long_traces`]), once a trace has reached a full block of
-/// records: level 19 costs about a second of CPU per million records (several times the cost
-/// of parsing them), level 3 about a hundredth, for files about half as large again (still
-/// well under half of `xz -9`'s on the corpus traces this long). Traces shorter than a block,
-/// where time hardly matters and the size target is tightest, keep [`DEFAULT_ZSTD_LEVEL`].
-pub const LONG_TRACE_ZSTD_LEVEL: i32 = 3;
+/// Default zstd level of the encoders that ask for it ([`BlockWriter::fast_level`]), those of
+/// the allocation model's layout `alloc-model-4`: since the model packs each record's symbols
+/// into one shape, level 3 keeps every corpus trace under half the size of the best of
+/// `xz -9` and `zstd -19 --long=27` (memory-replay systemui, the closest, at 0.475), while
+/// level 19 costs about a second of CPU per million records, several times the cost of
+/// parsing them (`--level 19` still gives the smallest files).
+pub const FAST_ZSTD_LEVEL: i32 = 3;
 /// Blocks whose streams total at most this many bytes, written at the default level (small
 /// traces, where the size target is hardest), store their sections with the context-mixing
 /// codec 3 instead of zstd: it learns from the first byte on, where zstd pays for its frame and
@@ -26,25 +26,36 @@ pub const LONG_TRACE_ZSTD_LEVEL: i32 = 3;
 /// against 13,136). It codes about 2 MB/s each way, so the bound keeps its cost per block under
 /// about 30 ms; larger blocks keep zstd, which decodes hundreds of times faster.
 pub const CONTEXT_MIX_BLOCK: usize = 64 << 10;
+/// [`CONTEXT_MIX_BLOCK`] for the first block of the encoders at [`FAST_ZSTD_LEVEL`]: traces
+/// this small (a few thousand records) still need the context mixer to stay under half the size of the
+/// best general-purpose compressor (a 7,000-record python log, 26,784 bytes of streams: 10,301
+/// bytes, 0.44 of `xz -9`, against 12,455 at zstd level 3 and 12,038 at level 19), while a
+/// block of twice that is well under it at level 3 (the repository's sample, 63 KB of
+/// streams: 13,545 bytes, 0.22), where the mixer would cost 30 ms.
+pub const FAST_CONTEXT_MIX_BLOCK: usize = 32 << 10;
 /// Streams shorter than this are stored uncompressed.
 pub const SMALL_STREAM: usize = 24;
 
 /// The `layout` property of files whose blocks each start a fresh model (prediction state,
 /// site strings, thread ids): any block decodes without the blocks before it, and memory is
 /// bounded by the block size; allocations at addresses that are still live are flagged, so
-/// decoders keep no address map. What the encoders write.
-pub const LAYOUT: &str = "alloc-model-3";
-/// The `layout` property of files like [`LAYOUT`] but without the flags; still decoded.
+/// decoders keep no address map; each record's small symbols are one shape id
+/// ([`crate::alloc::model::shapes`]). What the encoders write.
+pub const LAYOUT: &str = "alloc-model-4";
+/// The `layout` property of files like [`LAYOUT`] but with one stream per symbol; still decoded.
+pub const LAYOUT_UNSHAPED: &str = "alloc-model-3";
+/// The `layout` property of files like [`LAYOUT_UNSHAPED`] but without the flags; still decoded.
 pub const LAYOUT_UNFLAGGED: &str = "alloc-model-2";
 /// The `layout` property of older files whose model state carried from block to block; still
 /// decoded, from the first block on.
 pub const LAYOUT_CARRIED: &str = "alloc-model-1";
 
-/// How the model runs over the blocks of `header`'s file ([`LAYOUT`], [`LAYOUT_UNFLAGGED`] or
-/// [`LAYOUT_CARRIED`]); an error naming `file` for any other layout.
+/// How the model runs over the blocks of `header`'s file ([`LAYOUT`], [`LAYOUT_UNSHAPED`],
+/// [`LAYOUT_UNFLAGGED`] or [`LAYOUT_CARRIED`]); an error naming `file` for any other layout.
 pub fn model_layout(header: &ContainerHeader, file: &str) -> Result<Layout, FormatError> {
     match header.property(metatf::container::PROPERTY_LAYOUT) {
-        Some(LAYOUT) => Ok(Layout::FreshFlagged),
+        Some(LAYOUT) => Ok(Layout::Shaped),
+        Some(LAYOUT_UNSHAPED) => Ok(Layout::FreshFlagged),
         Some(LAYOUT_UNFLAGGED) => Ok(Layout::Fresh),
         Some(LAYOUT_CARRIED) => Ok(Layout::Carried),
         other => Err(FormatError {
@@ -52,7 +63,7 @@ pub fn model_layout(header: &ContainerHeader, file: &str) -> Result<Layout, Form
             position: String::new(),
             message: format!(
                 "layout {other:?} is not one this hatf decodes (`{LAYOUT}`, \
-                 `{LAYOUT_UNFLAGGED}` or `{LAYOUT_CARRIED}`)"
+                 `{LAYOUT_UNSHAPED}`, `{LAYOUT_UNFLAGGED}` or `{LAYOUT_CARRIED}`)"
             ),
         }),
     }
@@ -91,10 +102,12 @@ pub struct BlockWriter<W: Write> {
     level: i32,
     /// True when the level came from the options (`--level`), which then hold for every block.
     level_chosen: bool,
-    /// Records from which on default-level blocks use [`LONG_TRACE_ZSTD_LEVEL`], if asked.
-    long_trace: Option<u64>,
-    /// Records in the blocks written so far.
-    records: u64,
+    /// True when default-level blocks use [`FAST_ZSTD_LEVEL`] (and the context mixer only
+    /// for a small first block).
+    fast: bool,
+    /// True until the first block is written: a small first block is a small trace (blocks
+    /// end at a fixed record count), where a small last block of a long trace is not.
+    first_block: bool,
     file: String,
 }
 
@@ -118,28 +131,24 @@ impl<W: Write> BlockWriter<W> {
             codec,
             level,
             level_chosen: options.level.is_some(),
-            long_trace: None,
-            records: 0,
+            fast: false,
+            first_block: true,
             file: options.input_name.clone(),
         })
     }
 
     /// Asks for the default policy of the text encoders: with no level chosen in the options,
-    /// zstd blocks are compressed at [`LONG_TRACE_ZSTD_LEVEL`] once the trace has `records`
-    /// records (counting the block's own), so a trace's level depends on the trace alone.
-    pub fn fast_level_for_long_traces(&mut self, records: u64) {
-        self.long_trace = Some(records);
+    /// zstd blocks are compressed at [`FAST_ZSTD_LEVEL`].
+    pub fn fast_level(&mut self) {
+        self.fast = true;
     }
 
-    /// The level for a block ending after `self.records` records.
+    /// The level of the blocks.
     fn level_now(&self) -> i32 {
-        match self.long_trace {
-            Some(from)
-                if !self.level_chosen && self.codec == Codec::Zstd && self.records >= from =>
-            {
-                LONG_TRACE_ZSTD_LEVEL
-            }
-            _ => self.level,
+        if self.fast && !self.level_chosen && self.codec == Codec::Zstd {
+            FAST_ZSTD_LEVEL
+        } else {
+            self.level
         }
     }
 
@@ -151,8 +160,8 @@ impl<W: Write> BlockWriter<W> {
             Codec::None
         } else if self.codec == Codec::Zstd
             && !self.level_chosen
-            && level == DEFAULT_ZSTD_LEVEL
-            && block_len <= CONTEXT_MIX_BLOCK
+            && ((level == DEFAULT_ZSTD_LEVEL && block_len <= CONTEXT_MIX_BLOCK)
+                || (self.fast && self.first_block && block_len <= FAST_CONTEXT_MIX_BLOCK))
         {
             Codec::ContextMix
         } else {
@@ -162,7 +171,6 @@ impl<W: Write> BlockWriter<W> {
 
     /// Writes one block of `records` records; empty streams are left out.
     pub fn block(&mut self, records: u64, streams: &[(u8, &[u8])]) -> Result<(), FormatError> {
-        self.records = self.records.saturating_add(records);
         let level = self.level_now();
         let block_len: usize = streams.iter().map(|(_, b)| b.len()).sum();
         let sections: Vec<SectionData<'_>> = streams
@@ -178,7 +186,9 @@ impl<W: Write> BlockWriter<W> {
             .collect();
         self.inner
             .write_block(records, &sections)
-            .map_err(|e| container_error(&self.file, e))
+            .map_err(|e| container_error(&self.file, e))?;
+        self.first_block = false;
+        Ok(())
     }
 
     /// The input's name, for errors.

@@ -10,6 +10,7 @@ pub mod key_table;
 pub mod live;
 pub mod pipeline;
 pub mod predict;
+pub mod shapes;
 pub mod sites;
 pub mod split;
 
@@ -122,12 +123,21 @@ pub enum Layout {
     /// allocation at an address that is still live is flagged, so a decoder finds every block
     /// by rank and keeps no address map.
     FreshFlagged,
+    /// `alloc-model-4`, what the encoders write: as [`Layout::FreshFlagged`], with each
+    /// record's kind, site, size, address and small free symbols stored as one shape id
+    /// ([`shapes`]).
+    Shaped,
 }
 
 impl Layout {
     /// True when each block starts a fresh model, so any block decodes on its own.
     pub fn independent(self) -> bool {
         self != Layout::Carried
+    }
+
+    /// True when the kind, site, size, address and free streams are packed into shapes.
+    pub fn packs_shapes(self) -> bool {
+        self == Layout::Shaped
     }
 }
 
@@ -201,7 +211,7 @@ impl State {
         State::default()
     }
 
-    /// A fresh state for one block of the files the encoders write (`alloc-model-3`): frees
+    /// A fresh state for one block of the files the encoders write (`alloc-model-4`): frees
     /// of blocks it does not know are coded against the previous one, and allocations at live
     /// addresses are flagged.
     pub fn for_block() -> Self {
@@ -218,7 +228,7 @@ impl State {
         match layout {
             Layout::Carried => {}
             Layout::Fresh => s.addrs.chain_free_misses = true,
-            Layout::FreshFlagged => {
+            Layout::FreshFlagged | Layout::Shaped => {
                 s = State::for_block();
                 // A decoder of a flagged layout finds blocks by rank alone.
                 s.addrs.live = LiveSet::by_rank_only();

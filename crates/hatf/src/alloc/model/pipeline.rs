@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use metatf::container::{Block, ContainerReader};
 
-use super::{Cursors, KindTable, Layout, ModelRecord, State};
-use crate::alloc::blocks::{self, container_error, write_error};
+use super::{shapes, Cursors, KindTable, Layout, ModelRecord, State};
+use crate::alloc::blocks::{container_error, write_error};
 use crate::alloc::text_out::TextOut;
 use crate::format::FormatError;
 
@@ -53,6 +53,8 @@ pub trait RecordSink {
 pub struct BlockModel {
     layout: Layout,
     state: State,
+    /// Rebuilds the streams of shaped blocks, keeping its buffers from block to block.
+    unpacker: shapes::Unpacker,
     batch: Vec<ModelRecord>,
 }
 
@@ -62,6 +64,7 @@ impl BlockModel {
         BlockModel {
             layout,
             state: State::fresh(layout),
+            unpacker: shapes::Unpacker::default(),
             batch: Vec::new(),
         }
     }
@@ -107,8 +110,8 @@ impl BlockModel {
         if self.layout.independent() {
             self.state.restart_for_block();
         }
-        let sections: [&[u8]; super::stream::COUNT] =
-            std::array::from_fn(|i| blocks::section(block, i as u8));
+        let (sections, unpack_error) =
+            shapes::block_streams(self.layout, kinds, block, &mut self.unpacker);
         let mut c = Cursors::new(sections);
         loop {
             batch.clear();
@@ -119,7 +122,8 @@ impl BlockModel {
                         emit(batch).map_err(Stop::Sink)?;
                     }
                     if !more {
-                        return Ok(());
+                        // Damaged shapes end the streams at the last good record.
+                        return unpack_error.map_or(Ok(()), |e| Err(Stop::Model(e)));
                     }
                 }
                 Err(e) => {

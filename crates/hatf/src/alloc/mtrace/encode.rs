@@ -15,8 +15,9 @@ use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::fast_hash::{FastMap, FastState};
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
+use crate::alloc::model::shapes::Packer;
 use crate::alloc::model::split::ModelEncoder;
-use crate::alloc::model::{stream, ModelRecord};
+use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
 use crate::alloc::varint::put_u64;
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
@@ -247,6 +248,8 @@ fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, seed: 
 /// Everything the encoder keeps between lines.
 struct Encoder {
     model: ModelEncoder<MtraceKinds>,
+    /// Packs each block's small symbols into shapes (layout `alloc-model-4`).
+    shapes: Packer,
     strings: Vec<u8>,
     verbatim: Vec<u8>,
     /// Caller hash → the newest site with a caller of that hash.
@@ -373,9 +376,10 @@ pub fn encode(
         properties: crate::alloc::blocks::model_properties(),
     };
     let mut out = BlockWriter::new(output, &header, options)?;
-    out.fast_level_for_long_traces(BLOCK_RECORDS);
+    out.fast_level();
     let mut enc = Encoder {
         model: ModelEncoder::new(MtraceKinds, options.threads),
+        shapes: Packer::default(),
         strings: Vec::new(),
         verbatim: Vec::new(),
         sites_by_hash: FastMap::default(),
@@ -435,15 +439,16 @@ fn flush<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), Fo
         position: String::new(),
         message,
     })?;
-    let mut streams: Vec<(u8, &[u8])> = model
-        .bytes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (i as u8, b.as_slice()))
-        .collect();
+    enc.shapes
+        .pack(&MtraceKinds, model)
+        .map_err(|message| FormatError {
+            file: out.file().to_string(),
+            position: String::new(),
+            message,
+        })?;
+    let mut streams = enc.shapes.sections(model);
     streams.push((STRINGS, &enc.strings));
     streams.push((VERBATIM, &enc.verbatim));
-    debug_assert_eq!(stream::COUNT, model.bytes.len());
     out.block(enc.records, &streams)?;
     enc.model.clear_block();
     enc.strings.clear();

@@ -98,7 +98,15 @@ fn model_layout(header: &ContainerHeader, file: &str) -> Result<ModelLayout, For
     if record_layout(header).is_some() {
         return Ok(ModelLayout::Fresh);
     }
-    blocks::model_layout(header, file)
+    match blocks::model_layout(header, file)? {
+        // wee_alloc files moved to their own record streams before shapes existed.
+        ModelLayout::Shaped => Err(FormatError {
+            file: file.to_string(),
+            position: String::new(),
+            message: format!("layout `{}` is not a wee_alloc layout", blocks::LAYOUT),
+        }),
+        layout => Ok(layout),
+    }
 }
 
 /// True when each block of the file decodes on its own (always for the record-stream layouts).

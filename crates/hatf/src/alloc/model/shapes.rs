@@ -1,0 +1,488 @@
+//! Layout `alloc-model-4`: the small symbols the model writes for a record (its kind, which
+//! site, size and address guesses held, and a small free rank) stored as one *shape* id per
+//! record instead of one byte in each of five streams.
+//!
+//! Why: traces repeat whole runs of records (a loop allocating and freeing the same objects
+//! from the same sites). With one stream per symbol a general-purpose compressor has to find
+//! each repetition once per stream and pays for its offset and length every time; with one id
+//! per record it finds it once. At zstd level 3 the five streams of the corpus traces took
+//! 391,542 bytes (memory-replay systemui), 466,132 (python-json, first block) and 131,603
+//! (perl-hash) apart, and 259,780, 283,254 and 67,664 as shapes with their table. A trace has
+//! a few hundred shapes, so the table costs next to nothing. The model itself is unchanged:
+//! the encoder packs its streams at the end of a block and the decoder unpacks them before
+//! running the model (docs/FORMAT.md §6.1).
+
+use std::collections::HashMap;
+
+use metatf::container::Block;
+
+use super::{stream, KindTable, Layout, Shape, Streams};
+use crate::alloc::blocks;
+use crate::alloc::fast_hash::FastState;
+use crate::alloc::varint::{put_u64, zigzag, Cursor};
+
+/// Section holding the varint shape id of every record of the block, in record order.
+pub const SHAPES: u8 = 11;
+/// Section holding the definition of each shape, in the order of first use.
+pub const SHAPE_TABLE: u8 = 12;
+/// Free values (stream [`stream::FREE`]) below this are part of a record's shape. A shape
+/// whose free symbol is this value says that the value is in the block's free stream, which
+/// holds only those, each as the zigzag varint of its difference from the previous one (the
+/// first from this value). Why the difference: a program that frees old blocks in about the
+/// order it allocated them frees blocks of about the same rank one after the other (at zstd
+/// level 3 the free stream of the repository's sample took 27,090 bytes as values and 7,513
+/// as differences; systemui's 57,968 and 39,236; python-json's first block 39,496 and 28,457).
+pub const FREE_IN_SHAPE: u64 = 16;
+
+/// The model streams a shape replaces (the free stream keeps the large values).
+const PACKED: [u8; 5] = [
+    stream::KIND,
+    stream::SITE,
+    stream::SIZE,
+    stream::ADDR,
+    stream::FREE,
+];
+
+/// Which symbols a record of each shape carries, in the order a definition lists them.
+fn carries(shape: Shape) -> (bool, bool, bool) {
+    let site = shape != Shape::Bare;
+    let free = matches!(shape, Shape::Free | Shape::Realloc);
+    let sized = matches!(shape, Shape::Alloc | Shape::Realloc);
+    (site, free, sized)
+}
+
+/// The encoder's side: packs one block's streams into shapes, keeping its buffers.
+#[derive(Debug, Default)]
+pub struct Packer {
+    /// Varint shape id per record.
+    pub ids: Vec<u8>,
+    /// Definitions of the block's shapes.
+    pub table: Vec<u8>,
+    /// Each free value too large for a shape, as a zigzag varint difference from the previous
+    /// one ([`FREE_IN_SHAPE`]).
+    pub free_rest: Vec<u8>,
+    /// Shape key (kind and symbols, one byte each) → id.
+    known: HashMap<u64, u32, FastState>,
+}
+
+impl Packer {
+    /// Packs the kind, site, size, address and free streams of `s` (one block, written by the
+    /// model for `kinds`); an error if the streams do not hold what the kinds say.
+    pub fn pack<K: KindTable + ?Sized>(&mut self, kinds: &K, s: &Streams) -> Result<(), String> {
+        self.ids.clear();
+        self.table.clear();
+        self.free_rest.clear();
+        self.known.clear();
+        let b = &s.bytes;
+        let mut site = Cursor::new(&b[stream::SITE as usize], "site");
+        let mut size = Cursor::new(&b[stream::SIZE as usize], "size");
+        let mut addr = Cursor::new(&b[stream::ADDR as usize], "addr");
+        let mut free = Cursor::new(&b[stream::FREE as usize], "free");
+        let mut previous_free = FREE_IN_SHAPE;
+        for &kind in &b[stream::KIND as usize] {
+            let (has_site, has_free, sized) = carries(kinds.shape(kind));
+            let mut def = [kind, 0, 0, 0, 0];
+            let mut n = 1;
+            let mut key = u64::from(kind);
+            let mut put = |v: u8, key: &mut u64| {
+                def[n] = v;
+                *key |= u64::from(v) << (8 * n);
+                n += 1;
+            };
+            if has_site {
+                put(site.byte()?, &mut key);
+            }
+            if has_free {
+                let v = free.u64()?;
+                let sym = if v < FREE_IN_SHAPE {
+                    v
+                } else {
+                    put_u64(
+                        &mut self.free_rest,
+                        zigzag(v.wrapping_sub(previous_free) as i64),
+                    );
+                    previous_free = v;
+                    FREE_IN_SHAPE
+                };
+                put(sym as u8, &mut key);
+            }
+            if sized {
+                put(size.byte()?, &mut key);
+                put(addr.byte()?, &mut key);
+            }
+            let next = self.known.len() as u32;
+            let id = *self.known.entry(key).or_insert(next);
+            if id == next {
+                self.table.extend_from_slice(&def[..n]);
+            }
+            put_u64(&mut self.ids, u64::from(id));
+        }
+        for c in [&site, &size, &addr, &free] {
+            if !c.is_empty() {
+                return Err(format!(
+                    "internal error: {} bytes of a model stream left over after the block's \
+                     last record",
+                    c.remaining()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sections of a block: the model's streams of `s` that shapes do not replace, the
+    /// free values too large for a shape, the shape ids and the shape table (empty ones
+    /// included; the block writer leaves them out).
+    pub fn sections<'a>(&'a self, s: &'a Streams) -> Vec<(u8, &'a [u8])> {
+        let mut out: Vec<(u8, &[u8])> = s
+            .bytes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !PACKED.contains(&(*i as u8)))
+            .map(|(i, b)| (i as u8, b.as_slice()))
+            .collect();
+        out.push((stream::FREE, &self.free_rest));
+        out.push((SHAPES, &self.ids));
+        out.push((SHAPE_TABLE, &self.table));
+        out
+    }
+}
+
+/// One shape, as the decoder keeps it.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    kind: u8,
+    site: Option<u8>,
+    /// The free symbol, up to [`FREE_IN_SHAPE`].
+    free: Option<u8>,
+    /// Size and address symbols.
+    sized: Option<(u8, u8)>,
+}
+
+/// Why [`Unpacker::unpack`] stopped: the streams hold the `records` records before the bad one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnpackError {
+    /// Records unpacked before the bad one.
+    pub records: usize,
+    /// What was wrong.
+    pub message: String,
+}
+
+/// The decoder's side: rebuilds a block's model streams from its shapes, keeping its buffers.
+#[derive(Debug, Default)]
+pub struct Unpacker {
+    /// The rebuilt kind, site, size, address and free streams (the others stay empty).
+    pub streams: Streams,
+    entries: Vec<Entry>,
+}
+
+impl Unpacker {
+    /// Rebuilds the packed streams from a block's shape ids, shape table and large free values.
+    /// On an error the streams hold the records before the bad one, so a decoder can give
+    /// those back before reporting it.
+    pub fn unpack<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        ids: &[u8],
+        table: &[u8],
+        free_rest: &[u8],
+    ) -> Result<(), UnpackError> {
+        for s in PACKED {
+            self.streams.bytes[s as usize].clear();
+        }
+        self.entries.clear();
+        let mut ids = Cursor::new(ids, "shapes");
+        let mut table = Cursor::new(table, "shape-table");
+        let mut free_rest = Cursor::new(free_rest, "free");
+        let mut previous_free = FREE_IN_SHAPE;
+        // One kind byte per id at most: reserving once keeps the pushes below cheap.
+        self.streams.bytes[stream::KIND as usize].reserve(ids.remaining());
+        let mut records = 0usize;
+        let at = |records: usize, message: String| UnpackError { records, message };
+        while !ids.is_empty() {
+            let id = ids.u64().map_err(|m| at(records, m))?;
+            let e = match usize::try_from(id) {
+                Ok(i) if i < self.entries.len() => self.entries[i],
+                Ok(i) if i == self.entries.len() => {
+                    let e = define(kinds, &mut table).map_err(|m| at(records, m))?;
+                    self.entries.push(e);
+                    e
+                }
+                _ => {
+                    return Err(at(
+                        records,
+                        format!(
+                            "shape {id} is not defined (the block has defined {} shapes so \
+                             far, and a new one must be number {})",
+                            self.entries.len(),
+                            self.entries.len()
+                        ),
+                    ))
+                }
+            };
+            // Read everything the record needs before writing any of it, so that on an error
+            // the streams end with the previous record.
+            let free = match e.free {
+                Some(sym) if u64::from(sym) == FREE_IN_SHAPE => {
+                    let delta = free_rest.i64().map_err(|m| at(records, m))?;
+                    // The encoder's wrapping difference, undone.
+                    previous_free = previous_free.wrapping_add(delta as u64);
+                    Some(previous_free)
+                }
+                other => other.map(u64::from),
+            };
+            let s = &mut self.streams.bytes;
+            s[stream::KIND as usize].push(e.kind);
+            if let Some(site) = e.site {
+                s[stream::SITE as usize].push(site);
+            }
+            if let Some(v) = free {
+                put_u64(&mut s[stream::FREE as usize], v);
+            }
+            if let Some((size, addr)) = e.sized {
+                s[stream::SIZE as usize].push(size);
+                s[stream::ADDR as usize].push(addr);
+            }
+            records += 1;
+        }
+        for (c, what) in [(&table, "shape table"), (&free_rest, "free stream")] {
+            if !c.is_empty() {
+                return Err(at(
+                    records,
+                    format!(
+                        "the {what} has {} bytes left after the block's last record",
+                        c.remaining()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The model's streams of `block`, a block of a file of `layout`: its sections, or for
+/// [`Layout::Shaped`] the streams rebuilt from its shapes in `unpacker`. When the shapes are
+/// damaged, the streams end with the record before the damage and the error comes second, so
+/// that a decoder gives back every good record before reporting it.
+pub fn block_streams<'a, K: KindTable + ?Sized>(
+    layout: Layout,
+    kinds: &K,
+    block: &'a Block,
+    unpacker: &'a mut Unpacker,
+) -> ([&'a [u8]; stream::COUNT], Option<String>) {
+    let mut sections: [&[u8]; stream::COUNT] =
+        std::array::from_fn(|i| blocks::section(block, i as u8));
+    if !layout.packs_shapes() {
+        return (sections, None);
+    }
+    let error = unpacker
+        .unpack(
+            kinds,
+            blocks::section(block, SHAPES),
+            blocks::section(block, SHAPE_TABLE),
+            sections[stream::FREE as usize],
+        )
+        .err()
+        .map(|e| e.message);
+    unpacker.put_in(&mut sections);
+    (sections, error)
+}
+
+impl Unpacker {
+    /// Points the entries of `streams` that shapes replace at the rebuilt streams.
+    pub fn put_in<'a>(&'a self, streams: &mut [&'a [u8]; stream::COUNT]) {
+        for n in PACKED {
+            streams[n as usize] = &self.streams.bytes[n as usize];
+        }
+    }
+}
+
+/// Reads the next shape definition from `table`.
+fn define<K: KindTable + ?Sized>(kinds: &K, table: &mut Cursor<'_>) -> Result<Entry, String> {
+    let kind = table.byte()?;
+    let (has_site, has_free, sized) = carries(kinds.shape(kind));
+    let site = if has_site { Some(table.byte()?) } else { None };
+    let free = if has_free {
+        let sym = table.byte()?;
+        if u64::from(sym) > FREE_IN_SHAPE {
+            return Err(format!(
+                "shape table: free symbol {sym} is larger than {FREE_IN_SHAPE}"
+            ));
+        }
+        Some(sym)
+    } else {
+        None
+    };
+    let sized = if sized {
+        Some((table.byte()?, table.byte()?))
+    } else {
+        None
+    };
+    Ok(Entry {
+        kind,
+        site,
+        free,
+        sized,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::memory_replay::kinds::ReplayKinds;
+    use crate::alloc::model::{ModelRecord, State};
+    use crate::alloc::mtrace::kinds::{self, MtraceKinds};
+
+    /// Model streams of a synthetic block: allocations, frees of recent and of old blocks
+    /// (free values past [`FREE_IN_SHAPE`]), bare records and a few sites.
+    fn streams(seed: u64) -> Streams {
+        let mut x = seed;
+        let mut live: Vec<u64> = Vec::new();
+        let mut state = State::for_block();
+        let mut s = Streams::default();
+        let mut sites = 0u32;
+        for i in 0..4000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let site = ((x >> 33) % 9) as u32;
+            let site = site.min(sites);
+            sites = sites.max(site + 1);
+            let r = if i % 97 == 0 {
+                ModelRecord {
+                    kind: kinds::START,
+                    ..ModelRecord::default()
+                }
+            } else if x.is_multiple_of(3) && !live.is_empty() {
+                let k = (x >> 20) as usize % live.len();
+                ModelRecord {
+                    kind: kinds::FREE,
+                    site,
+                    addr: live.remove(k),
+                    ..ModelRecord::default()
+                }
+            } else {
+                let addr = 0x4000 + ((x >> 12) % 8192) * 32;
+                live.retain(|&a| a != addr);
+                live.push(addr);
+                ModelRecord {
+                    kind: kinds::MALLOC,
+                    site,
+                    size: (x >> 52) % 5 * 16,
+                    addr,
+                    ..ModelRecord::default()
+                }
+            };
+            state.encode(&MtraceKinds, &r, &mut s);
+        }
+        s
+    }
+
+    fn packed_streams_equal(a: &Streams, b: &Streams) {
+        for n in PACKED {
+            assert!(
+                a.bytes[n as usize] == b.bytes[n as usize],
+                "stream {} differs",
+                stream::NAMES[n as usize]
+            );
+        }
+    }
+
+    #[test]
+    fn unpack_gives_back_the_streams() {
+        for seed in [1, 2, 3] {
+            let s = streams(seed);
+            assert!(
+                s.bytes[stream::FREE as usize]
+                    .iter()
+                    .any(|&b| u64::from(b) >= FREE_IN_SHAPE),
+                "the test wants free values too large for a shape"
+            );
+            let mut p = Packer::default();
+            p.pack(&MtraceKinds, &s).unwrap();
+            assert!(!p.free_rest.is_empty());
+            assert!(p.ids.len() < s.bytes[stream::KIND as usize].len() * 2);
+            let mut u = Unpacker::default();
+            u.unpack(&MtraceKinds, &p.ids, &p.table, &p.free_rest)
+                .unwrap();
+            packed_streams_equal(&s, &u.streams);
+            // The buffers are reused: a second block gives the same.
+            p.pack(&MtraceKinds, &s).unwrap();
+            u.unpack(&MtraceKinds, &p.ids, &p.table, &p.free_rest)
+                .unwrap();
+            packed_streams_equal(&s, &u.streams);
+        }
+    }
+
+    #[test]
+    fn realloc_and_site_only_shapes_round_trip() {
+        // memory-replay kinds: 4 malloc, 5 free, 8 realloc, 9 thread_done.
+        let mut s = Streams::default();
+        let k = &mut s.bytes;
+        k[stream::KIND as usize] = vec![4, 8, 9, 5, 8, 2];
+        k[stream::SITE as usize] = vec![8, 0, 1, 0, 2];
+        k[stream::SIZE as usize] = vec![4, 0, 4];
+        k[stream::ADDR as usize] = vec![12, 9, 12 | 0x80];
+        k[stream::FREE as usize] = vec![2, 1, 0x90, 0x01];
+        let mut p = Packer::default();
+        p.pack(&ReplayKinds, &s).unwrap();
+        // 144 is too large for a shape: zigzag(144 - 16) = 256 goes to the free stream.
+        assert_eq!(p.free_rest, vec![0x80, 0x02]);
+        let mut u = Unpacker::default();
+        u.unpack(&ReplayKinds, &p.ids, &p.table, &p.free_rest)
+            .unwrap();
+        packed_streams_equal(&s, &u.streams);
+    }
+
+    #[test]
+    fn damaged_shapes_are_errors_after_the_good_records() {
+        let s = streams(7);
+        let mut p = Packer::default();
+        p.pack(&MtraceKinds, &s).unwrap();
+        let mut u = Unpacker::default();
+        // An id past the next new one.
+        let mut ids = p.ids.clone();
+        let records = 10;
+        let cut = {
+            let mut c = Cursor::new(&ids, "shapes");
+            for _ in 0..records {
+                c.u64().unwrap();
+            }
+            c.position()
+        };
+        ids.truncate(cut);
+        ids.push(0x7f);
+        let e = u
+            .unpack(&MtraceKinds, &ids, &p.table, &p.free_rest)
+            .unwrap_err();
+        assert_eq!(e.records, records);
+        assert!(
+            e.message.contains("shape 127 is not defined"),
+            "{}",
+            e.message
+        );
+        assert_eq!(u.streams.bytes[stream::KIND as usize].len(), records);
+        // A table cut short, a free symbol out of range, bytes left over.
+        let e = u
+            .unpack(
+                &MtraceKinds,
+                &p.ids,
+                &p.table[..p.table.len() - 1],
+                &p.free_rest,
+            )
+            .unwrap_err();
+        assert!(e.message.contains("shape-table"), "{}", e.message);
+        let e = u
+            .unpack(&MtraceKinds, &[0], &[kinds::FREE, 0, 17], &[])
+            .unwrap_err();
+        assert!(e.message.contains("free symbol 17"), "{}", e.message);
+        let e = u
+            .unpack(&MtraceKinds, &[0], &[kinds::START, 9], &[])
+            .unwrap_err();
+        assert!(e.message.contains("1 bytes left"), "{}", e.message);
+        let e = u
+            .unpack(&MtraceKinds, &[0], &[kinds::FREE, 0, 16], &[0xff; 10])
+            .unwrap_err();
+        assert!(e.message.contains("free"), "{}", e.message);
+        assert_eq!(e.records, 0);
+    }
+}
