@@ -63,6 +63,22 @@ pub struct Packer {
     pub free_rest: Vec<u8>,
     /// Shape key (kind and symbols, one byte each) → id.
     known: HashMap<u64, u32, FastState>,
+    /// A direct-mapped cache in front of `known`: (key, id) at a slot chosen by the key's
+    /// hash. A block has a few hundred shapes, so nearly every lookup hits, and a hit costs a
+    /// multiply and one load where the map cost several (the packing runs on the encoder's
+    /// busiest thread).
+    recent: Vec<(u64, u32)>,
+}
+
+/// Slots of [`Packer::recent`] (a power of two).
+const RECENT: usize = 1 << 10;
+/// A key no shape has (keys use five bytes).
+const NO_KEY: u64 = u64::MAX;
+
+/// The slot of `key` in [`Packer::recent`].
+#[inline]
+fn slot(key: u64) -> usize {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT.trailing_zeros())) as usize
 }
 
 impl Packer {
@@ -73,6 +89,8 @@ impl Packer {
         self.table.clear();
         self.free_rest.clear();
         self.known.clear();
+        self.recent.clear();
+        self.recent.resize(RECENT, (NO_KEY, 0));
         let b = &s.bytes;
         let mut site = Cursor::new(&b[stream::SITE as usize], "site");
         let mut size = Cursor::new(&b[stream::SIZE as usize], "size");
@@ -110,11 +128,18 @@ impl Packer {
                 put(size.byte()?, &mut key);
                 put(addr.byte()?, &mut key);
             }
-            let next = self.known.len() as u32;
-            let id = *self.known.entry(key).or_insert(next);
-            if id == next {
-                self.table.extend_from_slice(&def[..n]);
-            }
+            let cached = &mut self.recent[slot(key)];
+            let id = if cached.0 == key {
+                cached.1
+            } else {
+                let next = self.known.len() as u32;
+                let id = *self.known.entry(key).or_insert(next);
+                if id == next {
+                    self.table.extend_from_slice(&def[..n]);
+                }
+                *cached = (key, id);
+                id
+            };
             put_u64(&mut self.ids, u64::from(id));
         }
         for c in [&site, &size, &addr, &free] {
@@ -147,16 +172,20 @@ impl Packer {
     }
 }
 
-/// One shape, as the decoder keeps it.
+/// One shape, as the decoder keeps it: what it appends to the kind, site, size and address
+/// streams ([`BYTE_STREAMS`]), and whether it appends anything to each.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    kind: u8,
-    site: Option<u8>,
+    bytes: [u8; 4],
+    /// 1 where the shape has a byte for the stream, else 0: the rebuild adds it to the
+    /// stream's length, so it writes every record without a branch per symbol.
+    steps: [u8; 4],
     /// The free symbol, up to [`FREE_IN_SHAPE`].
     free: Option<u8>,
-    /// Size and address symbols.
-    sized: Option<(u8, u8)>,
 }
+
+/// The streams of one byte per symbol that shapes replace, in [`Entry::bytes`] order.
+const BYTE_STREAMS: [u8; 4] = [stream::KIND, stream::SITE, stream::SIZE, stream::ADDR];
 
 /// Why [`Unpacker::unpack`] stopped: the streams hold the `records` records before the bad one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,8 +199,12 @@ pub struct UnpackError {
 /// The decoder's side: rebuilds a block's model streams from its shapes, keeping its buffers.
 #[derive(Debug, Default)]
 pub struct Unpacker {
-    /// The rebuilt kind, site, size, address and free streams (the others stay empty).
-    pub streams: Streams,
+    /// The rebuilt kind, site, size and address streams: buffers of at least one byte per
+    /// record, kept from block to block, of which the first `lens` bytes are the streams.
+    bufs: [Vec<u8>; 4],
+    lens: [usize; 4],
+    /// The rebuilt free stream.
+    free: Vec<u8>,
     entries: Vec<Entry>,
 }
 
@@ -186,16 +219,19 @@ impl Unpacker {
         table: &[u8],
         free_rest: &[u8],
     ) -> Result<(), UnpackError> {
-        for s in PACKED {
-            self.streams.bytes[s as usize].clear();
-        }
+        self.lens = [0; 4];
+        self.free.clear();
         self.entries.clear();
+        // At most one record per byte of ids, so buffers of that many bytes never overflow.
+        for buf in &mut self.bufs {
+            if buf.len() < ids.len() {
+                buf.resize(ids.len(), 0);
+            }
+        }
         let mut ids = Cursor::new(ids, "shapes");
         let mut table = Cursor::new(table, "shape-table");
         let mut free_rest = Cursor::new(free_rest, "free");
         let mut previous_free = FREE_IN_SHAPE;
-        // One kind byte per id at most: reserving once keeps the pushes below cheap.
-        self.streams.bytes[stream::KIND as usize].reserve(ids.remaining());
         let mut records = 0usize;
         let at = |records: usize, message: String| UnpackError { records, message };
         while !ids.is_empty() {
@@ -221,26 +257,19 @@ impl Unpacker {
             };
             // Read everything the record needs before writing any of it, so that on an error
             // the streams end with the previous record.
-            let free = match e.free {
-                Some(sym) if u64::from(sym) == FREE_IN_SHAPE => {
+            match e.free {
+                None => {}
+                Some(sym) if u64::from(sym) < FREE_IN_SHAPE => self.free.push(sym),
+                Some(_) => {
                     let delta = free_rest.i64().map_err(|m| at(records, m))?;
                     // The encoder's wrapping difference, undone.
                     previous_free = previous_free.wrapping_add(delta as u64);
-                    Some(previous_free)
+                    put_u64(&mut self.free, previous_free);
                 }
-                other => other.map(u64::from),
-            };
-            let s = &mut self.streams.bytes;
-            s[stream::KIND as usize].push(e.kind);
-            if let Some(site) = e.site {
-                s[stream::SITE as usize].push(site);
             }
-            if let Some(v) = free {
-                put_u64(&mut s[stream::FREE as usize], v);
-            }
-            if let Some((size, addr)) = e.sized {
-                s[stream::SIZE as usize].push(size);
-                s[stream::ADDR as usize].push(addr);
+            for i in 0..4 {
+                self.bufs[i][self.lens[i]] = e.bytes[i];
+                self.lens[i] += usize::from(e.steps[i]);
             }
             records += 1;
         }
@@ -256,6 +285,24 @@ impl Unpacker {
             }
         }
         Ok(())
+    }
+
+    /// The rebuilt stream `number` (one of the streams shapes replace; empty for the others).
+    pub fn stream(&self, number: u8) -> &[u8] {
+        if number == stream::FREE {
+            return &self.free;
+        }
+        match BYTE_STREAMS.iter().position(|&n| n == number) {
+            Some(i) => &self.bufs[i][..self.lens[i]],
+            None => &[],
+        }
+    }
+
+    /// Points the entries of `streams` that shapes replace at the rebuilt streams.
+    pub fn put_in<'a>(&'a self, streams: &mut [&'a [u8]; stream::COUNT]) {
+        for n in PACKED {
+            streams[n as usize] = self.stream(n);
+        }
     }
 }
 
@@ -287,42 +334,32 @@ pub fn block_streams<'a, K: KindTable + ?Sized>(
     (sections, error)
 }
 
-impl Unpacker {
-    /// Points the entries of `streams` that shapes replace at the rebuilt streams.
-    pub fn put_in<'a>(&'a self, streams: &mut [&'a [u8]; stream::COUNT]) {
-        for n in PACKED {
-            streams[n as usize] = &self.streams.bytes[n as usize];
-        }
-    }
-}
-
 /// Reads the next shape definition from `table`.
 fn define<K: KindTable + ?Sized>(kinds: &K, table: &mut Cursor<'_>) -> Result<Entry, String> {
     let kind = table.byte()?;
     let (has_site, has_free, sized) = carries(kinds.shape(kind));
-    let site = if has_site { Some(table.byte()?) } else { None };
-    let free = if has_free {
+    let mut e = Entry {
+        bytes: [kind, 0, 0, 0],
+        steps: [1, u8::from(has_site), u8::from(sized), u8::from(sized)],
+        free: None,
+    };
+    if has_site {
+        e.bytes[1] = table.byte()?;
+    }
+    if has_free {
         let sym = table.byte()?;
         if u64::from(sym) > FREE_IN_SHAPE {
             return Err(format!(
                 "shape table: free symbol {sym} is larger than {FREE_IN_SHAPE}"
             ));
         }
-        Some(sym)
-    } else {
-        None
-    };
-    let sized = if sized {
-        Some((table.byte()?, table.byte()?))
-    } else {
-        None
-    };
-    Ok(Entry {
-        kind,
-        site,
-        free,
-        sized,
-    })
+        e.free = Some(sym);
+    }
+    if sized {
+        e.bytes[2] = table.byte()?;
+        e.bytes[3] = table.byte()?;
+    }
+    Ok(e)
 }
 
 #[cfg(test)]
@@ -377,10 +414,10 @@ mod tests {
         s
     }
 
-    fn packed_streams_equal(a: &Streams, b: &Streams) {
+    fn packed_streams_equal(a: &Streams, b: &Unpacker) {
         for n in PACKED {
             assert!(
-                a.bytes[n as usize] == b.bytes[n as usize],
+                a.bytes[n as usize] == b.stream(n),
                 "stream {} differs",
                 stream::NAMES[n as usize]
             );
@@ -404,12 +441,12 @@ mod tests {
             let mut u = Unpacker::default();
             u.unpack(&MtraceKinds, &p.ids, &p.table, &p.free_rest)
                 .unwrap();
-            packed_streams_equal(&s, &u.streams);
+            packed_streams_equal(&s, &u);
             // The buffers are reused: a second block gives the same.
             p.pack(&MtraceKinds, &s).unwrap();
             u.unpack(&MtraceKinds, &p.ids, &p.table, &p.free_rest)
                 .unwrap();
-            packed_streams_equal(&s, &u.streams);
+            packed_streams_equal(&s, &u);
         }
     }
 
@@ -430,7 +467,7 @@ mod tests {
         let mut u = Unpacker::default();
         u.unpack(&ReplayKinds, &p.ids, &p.table, &p.free_rest)
             .unwrap();
-        packed_streams_equal(&s, &u.streams);
+        packed_streams_equal(&s, &u);
     }
 
     #[test]
@@ -460,7 +497,7 @@ mod tests {
             "{}",
             e.message
         );
-        assert_eq!(u.streams.bytes[stream::KIND as usize].len(), records);
+        assert_eq!(u.stream(stream::KIND).len(), records);
         // A table cut short, a free symbol out of range, bytes left over.
         let e = u
             .unpack(
