@@ -6,7 +6,7 @@ mod et_support;
 use et_support::*;
 use hatf::et::encode::BLOCK_LINES;
 use hatf::et::ET3;
-use hatf::format::{EncodeOptions, TraceFormat};
+use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
 
 #[test]
 fn the_thread_count_does_not_change_the_output() {
@@ -53,4 +53,16 @@ fn the_thread_count_does_not_change_the_output() {
     assert_eq!(blocks, 3);
     let back = decode(&ET3, &single, None).unwrap_or_else(|e| panic!("{e}"));
     assert!(back == text, "the repeated trace does not round-trip");
+    // Blocks are decoded on several threads too, and written in order.
+    for threads in [2, 3] {
+        let options = DecodeOptions {
+            input_name: "repeated".into(),
+            names_dir: None,
+            threads,
+        };
+        let mut back = Vec::new();
+        ET3.decode(&mut &single[..], &mut back, &options)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(back == text, "{threads} decoding threads changed the text");
+    }
 }

@@ -1,14 +1,15 @@
 //! Text trace → container: reads lines in blocks, predicts each record from the block's model and
 //! writes the residues into split streams.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 
 use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
-use super::line::{classify, Kind, Line};
+use super::line::{canonical_line_at, classify, classify_in, Kind, Line};
 use super::model::{code, u_order_vote, Model, UOrder};
 use super::names;
-use super::streams::{id, StreamWriter};
+use super::pipeline;
+use super::streams::{id, Packer, StreamWriter};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 
 /// The value of the container's `layout` property for Elephant Tracks files.
@@ -19,7 +20,28 @@ pub const BLOCK_LINES: usize = 1 << 19;
 /// Section holding a block's packed streams.
 pub const STREAMS_SECTION: u8 = 1;
 /// Default zstd level of the streams.
-pub const DEFAULT_LEVEL: i32 = 19;
+///
+/// Level 3, not 19: the streams the model leaves are small next to the text (a twentieth or
+/// less) and mostly runs and repeats, which level 3 already finds. On ET2 lots_of_allocs level
+/// 19 gave 5,805 bytes and level 3 gives 6,354 (0.37 → 0.41 of the best of `xz -9` and
+/// `zstd -19 --long=27`, whose target is < 1), but level 19 spent 20 of the encoder's 35 ms
+/// (`perf`), and on the 76 MB javac-tests trace two thirds of its 2.1 s. `--level 19` still
+/// writes the smaller file, with the same layout.
+pub const DEFAULT_LEVEL: i32 = 3;
+
+/// At the default level, a block whose text is more than this many times the size of its
+/// packed streams is packed again at [`REPACK_LEVEL`].
+///
+/// Why: a trace that repeats one loop (the et2-java hello_world, methods and new_call traces)
+/// is where the peers come closest. There the model's streams at level 3 are 850 times smaller
+/// than the text, and the file (1,909 bytes for hello_world) is larger than `zstd -19
+/// --long=27` of the text (1,443); at level 19 it is 1,404. Traces the model compresses less
+/// than this (ET2 lots_of_allocs 289 times, ET3 LotsOfAllocs 30, the javac-tests trace 78)
+/// are far below the peers at level 3 and keep it. The second pass costs what level 19 costs
+/// (about 8 ms on hello_world's 257 KB of streams), only on such blocks.
+pub const REPACK_RATIO: usize = 500;
+/// Level of the second pass (see [`REPACK_RATIO`]).
+pub const REPACK_LEVEL: i32 = 19;
 
 /// Everything the encoder needs to know about the flavour it writes.
 pub struct Flavour {
@@ -64,86 +86,202 @@ pub fn encode(
         properties: vec![(PROPERTY_LAYOUT.to_string(), ET_LAYOUT.to_string())],
     };
     let mut writer = ContainerWriter::new(output, &header).map_err(|e| io_error(file, e))?;
-    let mut reader = BufReader::with_capacity(1 << 20, input);
     let mut report = EncodeReport::default();
-    let mut first_line = 1u64;
     let mut first_block = true;
     let threads = options.threads.max(1);
+    let mut lines_read = 0u64;
+    let mut carry = Vec::new();
     let mut at_end = false;
-    while !at_end {
-        // Blocks are independent (each starts a fresh model). The model runs here, one block
-        // of text at a time; compressing the streams, most of the work at high levels, runs
-        // for a batch of blocks on as many threads, and the blocks are written in order: the
-        // same bytes whatever the thread count, and only one block's text in memory.
-        let mut batch = Vec::with_capacity(threads);
-        while batch.len() < threads && !at_end {
-            let (text, ends) = read_block(&mut reader).map_err(|e| io_error(file, e))?;
-            at_end = ends.len() < BLOCK_LINES;
-            if ends.is_empty() && !(first_block && batch.is_empty()) {
-                break;
-            }
-            report.input_bytes += text.len() as u64;
-            let modelled = model_block(flavour, &text, &ends, first_line, options)?;
-            first_line += ends.len() as u64;
-            batch.push((modelled, ends.len() as u64));
+    let texts = pipeline::BufferPool::new(threads + 1);
+    let mut next = || -> Result<Option<RawBlock>, FormatError> {
+        if at_end {
+            return Ok(None);
         }
-        let packed = pack_batch(&batch, options, level);
-        for ((modelled, lines), result) in batch.iter().zip(packed) {
-            let packed = result?;
-            report.bad_lines += modelled.bad_lines;
-            let name_index = if first_block {
-                names::index(&name_files)
-            } else {
-                Vec::new()
-            };
-            let mut sections = vec![SectionData {
-                number: STREAMS_SECTION,
+        let mut text = texts.take();
+        let lines = read_block(input, &mut carry, &mut text).map_err(|e| io_error(file, e))?;
+        at_end = lines < BLOCK_LINES;
+        // An empty input still gets one (empty) block; a trace of whole blocks gets none more.
+        if lines == 0 && lines_read > 0 {
+            return Ok(None);
+        }
+        let first_line = lines_read + 1;
+        lines_read += lines as u64;
+        Ok(Some(RawBlock {
+            text,
+            lines,
+            first_line,
+        }))
+    };
+    let mut put = |done: Done| -> Result<(), FormatError> {
+        report.input_bytes += done.input_bytes;
+        report.bad_lines += done.bad_lines;
+        let name_index = if first_block {
+            names::index(&name_files)
+        } else {
+            Vec::new()
+        };
+        let mut sections = vec![SectionData {
+            number: STREAMS_SECTION,
+            element_width: 1,
+            codec: Codec::None,
+            level: 0,
+            bytes: &done.packed,
+        }];
+        if first_block && !name_files.is_empty() {
+            sections.push(SectionData {
+                number: names::INDEX_SECTION,
                 element_width: 1,
-                codec: Codec::None,
-                level: 0,
-                bytes: &packed,
-            }];
-            if first_block && !name_files.is_empty() {
+                codec,
+                level,
+                bytes: &name_index,
+            });
+            for (k, (_, bytes)) in name_files.iter().enumerate() {
                 sections.push(SectionData {
-                    number: names::INDEX_SECTION,
+                    number: names::INDEX_SECTION + 1 + k as u8,
                     element_width: 1,
                     codec,
                     level,
-                    bytes: &name_index,
+                    bytes,
                 });
-                for (k, (_, bytes)) in name_files.iter().enumerate() {
-                    sections.push(SectionData {
-                        number: names::INDEX_SECTION + 1 + k as u8,
-                        element_width: 1,
-                        codec,
-                        level,
-                        bytes,
-                    });
-                }
             }
-            writer.set_block_threads(&modelled.threads);
-            writer
-                .write_block(*lines, &sections)
-                .map_err(|e| io_error(file, e))?;
-            report.records += lines;
-            first_block = false;
         }
+        writer.set_block_threads(&done.threads);
+        writer
+            .write_block(done.lines, &sections)
+            .map_err(|e| io_error(file, e))?;
+        report.records += done.lines;
+        first_block = false;
+        Ok(())
+    };
+    let work = |packer: &mut Packer, raw: RawBlock| -> Result<Done, FormatError> {
+        let modelled = model_block(flavour, &raw.text, raw.lines, raw.first_line, options)?;
+        let mut streams = packer
+            .pack(&modelled.streams, level)
+            .map_err(|e| io_error(file, e))?;
+        if options.level.is_none() && raw.text.len() > REPACK_RATIO * streams.len() {
+            streams = packer
+                .pack(&modelled.streams, REPACK_LEVEL)
+                .map_err(|e| io_error(file, e))?;
+        }
+        let mut packed = Vec::with_capacity(1 + streams.len());
+        packed.push(modelled.order.code());
+        packed.extend(streams);
+        let done = Done {
+            packed,
+            lines: raw.lines as u64,
+            input_bytes: raw.text.len() as u64,
+            bad_lines: modelled.bad_lines,
+            threads: modelled.threads,
+        };
+        texts.give(raw.text);
+        Ok(done)
+    };
+    // Blocks are independent (each starts a fresh model): each is parsed, modelled and
+    // compressed on a worker, and written here in order, so the file is the same whatever the
+    // thread count. A trace of one block (most) is done on this thread, with no hand-over.
+    let first = next()?;
+    let one_block = first.as_ref().is_none_or(|raw| raw.lines < BLOCK_LINES);
+    if one_block || threads == 1 {
+        let mut packer = Packer::default();
+        let mut item = first;
+        while let Some(raw) = item {
+            put(work(&mut packer, raw)?)?;
+            item = next()?;
+        }
+    } else {
+        let mut first = first;
+        pipeline::ordered(
+            threads,
+            || match first.take() {
+                Some(raw) => Ok(Some(raw)),
+                None => next(),
+            },
+            Packer::default,
+            work,
+            put,
+            || io_error(file, "an encoding thread failed"),
+        )?;
     }
     writer.finish().map_err(|e| io_error(file, e))?;
     Ok(report)
 }
 
-/// Reads up to [`BLOCK_LINES`] lines: the text and the end offset of each line in it.
-fn read_block(reader: &mut impl BufRead) -> std::io::Result<(Vec<u8>, Vec<usize>)> {
-    let mut text = Vec::new();
-    let mut ends = Vec::new();
-    while ends.len() < BLOCK_LINES {
-        if reader.read_until(b'\n', &mut text)? == 0 {
-            break;
+/// One block of text as read.
+struct RawBlock {
+    text: Vec<u8>,
+    /// Number of lines in `text` (each ends with `\n` but perhaps the last of the trace).
+    lines: usize,
+    /// 1-based number of the block's first line in the trace.
+    first_line: u64,
+}
+
+/// One block ready to write.
+struct Done {
+    packed: Vec<u8>,
+    lines: u64,
+    input_bytes: u64,
+    bad_lines: u64,
+    threads: Vec<u64>,
+}
+
+/// Bytes read from the input at a time.
+const READ_CHUNK: usize = 1 << 20;
+
+/// Reads up to [`BLOCK_LINES`] lines: the text and how many lines it holds. `carry` holds
+/// what was read past the previous block's last line, and receives what is read past this
+/// one's. The last line of the input may lack its `\n`.
+fn read_block(
+    input: &mut dyn Read,
+    carry: &mut Vec<u8>,
+    text: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    text.clear();
+    text.extend_from_slice(carry);
+    carry.clear();
+    let mut lines = 0;
+    let mut scanned = 0;
+    loop {
+        // Counting is done a chunk at a time; only the chunk where the block ends is walked
+        // newline by newline.
+        let found = memchr::memchr_iter(b'\n', &text[scanned..]).count();
+        if lines + found < BLOCK_LINES {
+            lines += found;
+        } else {
+            for p in memchr::memchr_iter(b'\n', &text[scanned..]) {
+                lines += 1;
+                if lines == BLOCK_LINES {
+                    let cut = scanned + p + 1;
+                    carry.extend_from_slice(&text[cut..]);
+                    text.truncate(cut);
+                    return Ok(lines);
+                }
+            }
         }
-        ends.push(text.len());
+        scanned = text.len();
+        // `read_to_end` fills the spare capacity without zeroing it first.
+        text.reserve(READ_CHUNK);
+        let n = input.take(READ_CHUNK as u64).read_to_end(text)?;
+        if n == 0 {
+            if text.last().is_some_and(|&b| b != b'\n') {
+                lines += 1;
+            }
+            return Ok(lines);
+        }
     }
-    Ok((text, ends))
+}
+
+/// The lines of a block's text: where each starts and ends (without its `\n`), and whether
+/// it has a `\n` (all but perhaps the last line of the trace).
+fn lines_of(text: &[u8]) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
+    let mut start = 0;
+    let terminated = memchr::memchr_iter(b'\n', text).map(move |p| {
+        let line = (start, p, true);
+        start = p + 1;
+        line
+    });
+    let last_start = memchr::memrchr(b'\n', text).map_or(0, |p| p + 1);
+    let unterminated = (last_start < text.len()).then_some((last_start, text.len(), false));
+    terminated.chain(unterminated)
 }
 
 /// One block after the model: its `U` order, its streams, and how many lines were bad.
@@ -155,50 +293,17 @@ struct Modelled {
     threads: Vec<u64>,
 }
 
-/// Compresses and packs the streams of each block of `batch`, on its own thread when there
-/// are several; results in order.
-fn pack_batch(
-    batch: &[(Modelled, u64)],
-    options: &EncodeOptions,
-    level: i32,
-) -> Vec<Result<Vec<u8>, FormatError>> {
-    let one = |(m, _): &(Modelled, u64)| {
-        let mut out = vec![m.order.code()];
-        out.extend(
-            m.streams
-                .pack(level)
-                .map_err(|e| io_error(&options.input_name, e))?,
-        );
-        Ok(out)
-    };
-    if batch.len() <= 1 {
-        return batch.iter().map(one).collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = batch.iter().map(|b| scope.spawn(move || one(b))).collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(io_error(&options.input_name, "an encoding thread failed"))
-                })
-            })
-            .collect()
-    })
-}
-
 /// Decides a block's `U` order by majority of the records that show it.
-fn block_order(flavour: &Flavour, text: &[u8], ends: &[usize]) -> UOrder {
+fn block_order(flavour: &Flavour, text: &[u8]) -> UOrder {
     let (mut fv, mut vf) = (0u64, 0u64);
-    let mut start = 0;
-    for &end in ends {
-        let line = &text[start..end];
-        start = end;
-        if line.first() != Some(&b'U') {
-            continue;
-        }
-        let line = line.strip_suffix(b"\n").unwrap_or(line);
-        if let Line::Canonical(r) | Line::Spelled(r) = classify(line) {
+    // Only `U` lines vote: the first line, and those after a `\n` found by a search for
+    // "\nU", which skips the other lines at memory speed.
+    let starts = std::iter::once(0)
+        .filter(|_| text.first() == Some(&b'U'))
+        .chain(memchr::memmem::find_iter(text, b"\nU").map(|p| p + 1));
+    for start in starts {
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |p| start + p);
+        if let Line::Canonical(r) | Line::Spelled(r) = classify_in(text, start, end) {
             match u_order_vote(&r) {
                 Some(UOrder::HolderFieldValue) => fv += 1,
                 Some(UOrder::HolderValueField) => vf += 1,
@@ -215,31 +320,68 @@ fn block_order(flavour: &Flavour, text: &[u8], ends: &[usize]) -> UOrder {
     }
 }
 
+/// One line, parsed: its number in the block, where it is in the text, whether it ends with
+/// `\n`, and what it holds.
+struct Parsed {
+    k: usize,
+    start: usize,
+    end: usize,
+    terminated: bool,
+    line: Line,
+}
+
+/// Parses every line of the block, in order, handing each to `give` until it returns false.
+fn parse_lines(text: &[u8], mut give: impl FnMut(Parsed) -> bool) {
+    let mut start = 0;
+    let mut k = 0;
+    while start < text.len() {
+        // Most lines are canonical records, read straight through to their `\n`; any other
+        // line is found first and classified.
+        let (line, end) = match canonical_line_at(text, start) {
+            Some((r, end)) => (Line::Canonical(r), end),
+            None => {
+                let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |p| start + p);
+                (classify_in(text, start, end), end)
+            }
+        };
+        if !give(Parsed {
+            k,
+            start,
+            end,
+            terminated: end < text.len(),
+            line,
+        }) {
+            return;
+        }
+        start = end + 1;
+        k += 1;
+    }
+}
+
+/// Runs the model over one block.
+///
+/// A trace of one block runs on one thread. Parsing on a second thread while this one modelled
+/// (handing parsed lines over in batches) was tried: on ET2 lots_of_allocs it took 7.8 → 9.2 ms
+/// of CPU, and on the shared, loaded two-core machine the wall time went up, not down
+/// (8.0 → 9.6 ms, hyperfine).
 fn model_block(
     flavour: &Flavour,
     text: &[u8],
-    ends: &[usize],
+    lines: usize,
     first_line: u64,
     options: &EncodeOptions,
 ) -> Result<Modelled, FormatError> {
     let mut bad_lines = 0;
-    let order = block_order(flavour, text, ends);
+    let order = block_order(flavour, text);
     let mut model = Model::new(order);
-    let mut w = StreamWriter::default();
-    let mut start = 0;
-    for (k, &end) in ends.iter().enumerate() {
-        let raw = &text[start..end];
-        start = end;
-        let (line, terminated) = match raw.strip_suffix(b"\n") {
-            Some(l) => (l, true),
-            None => (raw, false),
-        };
-        let parsed = classify(line);
-        if let Line::Bad { column, reason } = &parsed {
+    let mut w = StreamWriter::with_lines(lines);
+    let mut step = |p: Parsed| -> Result<(), FormatError> {
+        let line = &text[p.start..p.end];
+        if let Line::Bad { column, reason } = &p.line {
             if !options.keep_bad_lines {
                 return Err(FormatError {
                     file: options.input_name.clone(),
-                    position: format!("{}:{}", first_line + k as u64, column),
+                    position: format!("{}:{}", first_line + p.k as u64, column),
                     message: format!(
                         "not an Elephant Tracks record: {reason}\n  | {}\n  (use --keep-bad-lines to store such lines verbatim)",
                         String::from_utf8_lossy(line)
@@ -248,12 +390,12 @@ fn model_block(
             }
             bad_lines += 1;
         }
-        if !terminated {
+        if !p.terminated {
             w.byte(id::KIND, code::UNTERMINATED);
             w.text(id::TEXT, line);
-            continue;
+            return Ok(());
         }
-        match parsed {
+        match p.line {
             Line::Canonical(r) if !(r.kind == Kind::W && r.fields[1] == u64::MAX) => {
                 model.encode(&r, &mut w)
             }
@@ -271,6 +413,18 @@ fn model_block(
                 w.text(id::TEXT, line);
             }
         }
+        Ok(())
+    };
+    let mut failed = None;
+    parse_lines(text, |p| match step(p) {
+        Ok(()) => true,
+        Err(e) => {
+            failed = Some(e);
+            false
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
     Ok(Modelled {
         order,
@@ -286,14 +440,11 @@ pub fn stream_sizes(
     text: &[u8],
     level: i32,
 ) -> Result<Vec<(String, usize, usize)>, FormatError> {
-    let ends: Vec<usize> = memchr::memchr_iter(b'\n', text).map(|p| p + 1).collect();
-    let order = block_order(flavour, text, &ends);
+    let order = block_order(flavour, text);
     let mut model = Model::new(order);
     let mut w = StreamWriter::default();
-    let mut start = 0;
-    for &end in &ends {
-        let line = &text[start..end - 1];
-        start = end;
+    for (start, end, _) in lines_of(text).filter(|l| l.2) {
+        let line = &text[start..end];
         match classify(line) {
             Line::Canonical(r) => model.encode(&r, &mut w),
             _ => {

@@ -116,17 +116,26 @@ pub enum Line {
 
 /// Parses one line (without the trailing `\n`).
 pub fn classify(line: &[u8]) -> Line {
+    classify_in(line, 0, line.len())
+}
+
+/// Parses the line `text[start..end]` (without its `\n`). The bytes after `end` are read, but
+/// never change the result: numbers are read eight bytes at a time where `text` has them.
+pub fn classify_in(text: &[u8], start: usize, end: usize) -> Line {
+    let line = &text[start..end];
     if line.is_empty() {
         return Line::Blank;
     }
     if line[0] == b'#' {
         return Line::Comment;
     }
+    // A canonical record starts with its letter, so it is never a line of white space; trying
+    // it first spares most lines a second scan.
+    if let Some(r) = parse_canonical(text, start, end) {
+        return Line::Canonical(r);
+    }
     if line.iter().all(u8::is_ascii_whitespace) {
         return Line::WhiteSpace;
-    }
-    if let Some(r) = parse_canonical(line) {
-        return Line::Canonical(r);
     }
     match parse_loose(line) {
         Ok(r) => Line::Spelled(r),
@@ -134,26 +143,120 @@ pub fn classify(line: &[u8]) -> Line {
     }
 }
 
+/// How many of the 8 bytes of `chunk` (little-endian, first byte lowest) are ASCII digits
+/// before the first one that is not, and the chunk with `'0'` taken from each byte.
+#[inline]
+fn leading_digits(chunk: u64) -> (usize, u64) {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let x = chunk ^ ZEROS;
+    // A digit byte becomes 0..=9, so neither it nor it + 0x76 has its high bit set; every
+    // other byte has one or the other. A carry out of a non-digit byte can only mark later
+    // bytes, which do not matter.
+    let non_digit = (x.wrapping_add(0x7676_7676_7676_7676) | x) & HIGH;
+    ((non_digit.trailing_zeros() / 8) as usize, x)
+}
+
+/// The value of the first `n` (1..=8) digits of `x` (bytes already 0..=9, first digit in the
+/// lowest byte).
+#[inline]
+fn digits_value(x: u64, n: usize) -> u64 {
+    let v = x << (64 - 8 * n as u32);
+    let v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
+    (v.wrapping_mul(10_000) + (v >> 32)) & 0xffff_ffff
+}
+
+/// Reads the digits starting at `text[i]`, stopping at `end` or the first other byte: their
+/// value (wrapped past `u64::MAX`, which the caller checks) and where they stop.
+#[inline]
+fn scan_number(text: &[u8], mut i: usize, end: usize) -> (u64, usize) {
+    let mut v = 0u64;
+    while let Some(bytes) = text.get(i..i + 8) {
+        let chunk = u64::from_le_bytes([
+            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+        ]);
+        let (n, x) = leading_digits(chunk);
+        let n = n.min(end - i);
+        if n == 0 {
+            return (v, i);
+        }
+        v = v.wrapping_mul(POW10[n]).wrapping_add(digits_value(x, n));
+        i += n;
+        if n < 8 {
+            return (v, i);
+        }
+    }
+    while let Some(d) = text[..end]
+        .get(i)
+        .map(|b| b.wrapping_sub(b'0'))
+        .filter(|&d| d <= 9)
+    {
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    (v, i)
+}
+
+/// 10^n for n in 0..=8.
+const POW10: [u64; 9] = [
+    1,
+    10,
+    100,
+    1000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
 /// The fast path: `K` then single spaces and canonical decimal numbers, nothing else.
-fn parse_canonical(line: &[u8]) -> Option<Record> {
-    let kind = Kind::from_letter(line[0])?;
+fn parse_canonical(text: &[u8], start: usize, end: usize) -> Option<Record> {
+    parse_canonical_until(text, start, end, false).map(|(r, _)| r)
+}
+
+/// The canonical record starting at `text[start]` and ending at the first `\n` (or the end of
+/// `text`), if the line is one: the record and where the line ends (the `\n`'s offset, or
+/// `text.len()`). The same record [`classify_in`] finds for that line, found without looking
+/// for the line's end first.
+pub fn canonical_line_at(text: &[u8], start: usize) -> Option<(Record, usize)> {
+    parse_canonical_until(text, start, text.len(), true)
+}
+
+/// [`parse_canonical`] of `text[start..end]`, or, with `to_newline`, of the line starting at
+/// `start` and ending at the first `\n` before `end`; also returns where the line ended.
+#[inline]
+fn parse_canonical_until(
+    text: &[u8],
+    start: usize,
+    end: usize,
+    to_newline: bool,
+) -> Option<(Record, usize)> {
+    let kind = Kind::from_letter(*text.get(start)?)?;
     let mut fields = [0u64; MAX_FIELDS];
     let mut len = 0;
-    let mut i = 1;
-    while i < line.len() {
-        if line[i] != b' ' || len == MAX_FIELDS {
+    let mut i = start + 1;
+    while i < end {
+        if to_newline && text[i] == b'\n' {
+            break;
+        }
+        if text[i] != b' ' || len == MAX_FIELDS {
             return None;
         }
         i += 1;
-        let start = i;
-        let mut v: u64 = 0;
-        while i < line.len() && line[i].is_ascii_digit() {
-            v = v.checked_mul(10)?.checked_add(u64::from(line[i] - b'0'))?;
-            i += 1;
-        }
-        let digits = i - start;
-        if digits == 0 || (digits > 1 && line[start] == b'0') {
+        let first = i;
+        let (mut v, stop) = scan_number(text, i, end);
+        i = stop;
+        let digits = &text[first..i];
+        if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
             return None;
+        }
+        // 19 digits cannot overflow; a longer number is read again, checked.
+        if digits.len() > 19 {
+            v = digits.iter().try_fold(0u64, |v, &b| {
+                v.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+            })?;
         }
         fields[len] = v;
         len += 1;
@@ -161,7 +264,7 @@ fn parse_canonical(line: &[u8]) -> Option<Record> {
     if !kind.arities().contains(&len) {
         return None;
     }
-    Some(Record { kind, len, fields })
+    Some((Record { kind, len, fields }, i))
 }
 
 /// The tolerant path: whitespace-separated tokens, numbers with optional leading zeros or `+`.
@@ -240,28 +343,156 @@ fn parse_loose(line: &[u8]) -> Result<Record, (usize, String)> {
     })
 }
 
+/// Longest canonical line: a letter, then up to six fields of a space and 20 digits, and `\n`.
+const LINE_MAX: usize = 1 + MAX_FIELDS * 21 + 1;
+// [`Printer::line`] copies the last field's 20 bytes of digits whatever its length.
+const _: () = assert!(1 + (MAX_FIELDS - 1) * 21 + 1 + 20 < LINE_MAX);
+
 /// Writes `r` the canonical way (no trailing newline).
 pub fn render(r: &Record, out: &mut Vec<u8>) {
-    out.push(r.kind.letter());
-    for &v in r.fields() {
-        out.push(b' ');
-        push_decimal(out, v);
+    let mut buf = [0u8; LINE_MAX];
+    let n = render_into(r, &mut buf);
+    out.extend_from_slice(&buf[..n]);
+}
+
+/// Writes `r` the canonical way and a `\n`.
+pub fn render_line(r: &Record, out: &mut Vec<u8>) {
+    let mut buf = [0u8; LINE_MAX];
+    let n = render_into(r, &mut buf);
+    buf[n] = b'\n';
+    out.extend_from_slice(&buf[..n + 1]);
+}
+
+/// Prints records, remembering the digits of the last field of the last line: it is the
+/// thread, a ten-digit id that most lines share with the line before.
+#[derive(Default)]
+pub struct Printer {
+    last: u64,
+    last_digits: [u8; 20],
+    last_len: usize,
+}
+
+impl Printer {
+    /// Writes `r` the canonical way and a `\n`.
+    #[inline]
+    pub fn line(&mut self, r: &Record, out: &mut Vec<u8>) {
+        let mut buf = [0u8; LINE_MAX];
+        buf[0] = r.kind.letter();
+        let mut n = 1;
+        let Some((&tail, head)) = r.fields().split_last() else {
+            buf[n] = b'\n';
+            out.extend_from_slice(&buf[..n + 1]);
+            return;
+        };
+        for &v in head {
+            buf[n] = b' ';
+            n += 1;
+            n += decimal_into(&mut buf[n..], v);
+        }
+        buf[n] = b' ';
+        n += 1;
+        if self.last_len == 0 || self.last != tail {
+            self.last = tail;
+            self.last_len = decimal_into(&mut self.last_digits, tail);
+        }
+        // Fixed-size copies, which compile to a few moves; copies of the exact lengths were
+        // calls to `memcpy`, 8 % of a decode. The bytes past the line are cut off again.
+        buf[n..n + 20].copy_from_slice(&self.last_digits);
+        n += self.last_len;
+        buf[n] = b'\n';
+        let at = out.len();
+        out.extend_from_slice(&buf);
+        out.truncate(at + n + 1);
     }
 }
 
-/// Appends `v` in decimal.
-pub fn push_decimal(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+/// The line into `buf` (whole lines are appended at once: a copy per number was a tenth of a
+/// decode); returns its length.
+#[inline]
+fn render_into(r: &Record, buf: &mut [u8; LINE_MAX]) -> usize {
+    buf[0] = r.kind.letter();
+    let mut n = 1;
+    for &v in r.fields() {
+        buf[n] = b' ';
+        n += 1;
+        n += decimal_into(&mut buf[n..], v);
     }
-    out.extend_from_slice(&buf[i..]);
+    n
+}
+
+/// Two decimal digits of each number below 100.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Number of decimal digits of `v` (below 10^8).
+#[inline]
+fn small_decimal_len(v: u32) -> usize {
+    match v {
+        0..=9 => 1,
+        10..=99 => 2,
+        100..=999 => 3,
+        1000..=9999 => 4,
+        10_000..=99_999 => 5,
+        100_000..=999_999 => 6,
+        1_000_000..=9_999_999 => 7,
+        _ => 8,
+    }
+}
+
+/// Writes the two digits of `v` (below 100).
+#[inline]
+fn pair(out: &mut [u8], v: u32) {
+    let d = v as usize * 2;
+    out[0] = DIGIT_PAIRS[d];
+    out[1] = DIGIT_PAIRS[d + 1];
+}
+
+/// Writes `v` (below 10^8) as exactly eight digits, with leading zeros.
+#[inline]
+fn eight_digits(out: &mut [u8], v: u32) {
+    let (high, low) = (v / 10_000, v % 10_000);
+    pair(&mut out[0..2], high / 100);
+    pair(&mut out[2..4], high % 100);
+    pair(&mut out[4..6], low / 100);
+    pair(&mut out[6..8], low % 100);
+}
+
+/// Writes `v` in decimal at the start of `buf` (which must have room); returns its length.
+/// Numbers are cut into eight-digit pieces done in 32-bit arithmetic: most fields are 31-bit
+/// ids of ten digits, and a division of a 64-bit number per digit pair was a third of a decode.
+#[inline]
+fn decimal_into(buf: &mut [u8], v: u64) -> usize {
+    if v >= 100_000_000 {
+        let n = decimal_into(buf, v / 100_000_000);
+        eight_digits(&mut buf[n..n + 8], (v % 100_000_000) as u32);
+        return n + 8;
+    }
+    let mut v = v as u32;
+    let len = small_decimal_len(v);
+    let digits = &mut buf[..len];
+    let mut i = len;
+    while v >= 100 {
+        i -= 2;
+        pair(&mut digits[i..i + 2], v % 100);
+        v /= 100;
+    }
+    if v >= 10 {
+        pair(&mut digits[i - 2..i], v);
+    } else {
+        digits[i - 1] = b'0' + v as u8;
+    }
+    len
+}
+
+/// Appends `v` in decimal.
+pub fn push_decimal(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 20];
+    let n = decimal_into(&mut buf, v);
+    out.extend_from_slice(&buf[..n]);
 }
 
 #[cfg(test)]
@@ -286,6 +517,95 @@ mod tests {
         }
     }
 
+    /// The eight-bytes-at-a-time reader agrees with the plain line parse, for numbers of
+    /// every length followed by every kind of byte, at the end of the text or not.
+    #[test]
+    fn numbers_read_in_chunks() {
+        let mut numbers = vec![u64::MAX, u64::MAX / 10, 10_000_000_000_000_000_000];
+        let mut v = 7u64;
+        for len in 1..=19u64 {
+            numbers.push(v);
+            v = v * 10 + len % 10;
+        }
+        for v in numbers {
+            for after in ["", " 1", "\r", "x", "0", " "] {
+                for pad in ["", "\n", "\n12345678901234567890 9", "9999999999"] {
+                    let line = format!("E 1 {v}{after}");
+                    let text = format!("{line}{pad}");
+                    let got = classify_in(text.as_bytes(), 0, line.len());
+                    assert_eq!(got, classify(line.as_bytes()), "{line:?} + {pad:?}");
+                    if after.is_empty() {
+                        assert!(
+                            matches!(got, Line::Canonical(r) if r.fields[1] == v),
+                            "{line:?} {got:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn printer_writes_what_render_writes() {
+        let mut p = Printer::default();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for l in [
+            "E 40 1950409828",
+            "W 7 3 1950409828",
+            "W 7 3 0",
+            "D 1 2 3 4",
+            "N 815033865 40 6 58 0 1950409828",
+            "E 40 18446744073709551615",
+            "E 40 1",
+        ] {
+            let Line::Canonical(r) = classify(l.as_bytes()) else {
+                panic!("{l} not canonical");
+            };
+            p.line(&r, &mut a);
+            render_line(&r, &mut b);
+        }
+        assert_eq!(String::from_utf8(a), String::from_utf8(b));
+    }
+
+    /// Finding a canonical line without its end first gives what classifying the line gives.
+    #[test]
+    fn canonical_lines_found_in_place() {
+        let text = b"E 1 2\nE 1  2\nW 3 4 5\n\n# c\nE 01 2\nD 1 2 3 4\nE 1 2\rE 1 2";
+        let mut start = 0;
+        let mut found = 0;
+        while start < text.len() {
+            let end = text[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |p| start + p);
+            match canonical_line_at(text, start) {
+                Some((r, e)) => {
+                    assert_eq!(e, end);
+                    assert_eq!(classify(&text[start..end]), Line::Canonical(r));
+                    found += 1;
+                }
+                None => assert!(!matches!(classify(&text[start..end]), Line::Canonical(_))),
+            }
+            start = end + 1;
+        }
+        assert_eq!(found, 3);
+    }
+
+    #[test]
+    fn decimals_at_every_length() {
+        let mut v = 1u64;
+        let mut values = vec![0, u64::MAX, u64::MAX - 1];
+        for _ in 0..20 {
+            values.extend([v - 1, v, v + 1, v.wrapping_mul(7) / 3]);
+            v = v.saturating_mul(10);
+        }
+        for v in values {
+            let mut out = Vec::new();
+            push_decimal(&mut out, v);
+            assert_eq!(out, v.to_string().as_bytes());
+        }
+    }
+
     #[test]
     fn glued_and_odd_lines() {
         assert!(matches!(
@@ -300,5 +620,25 @@ mod tests {
         assert_eq!(classify(b""), Line::Blank);
         assert_eq!(classify(b"# x"), Line::Comment);
         assert_eq!(classify(b" \t\r"), Line::WhiteSpace);
+        // The largest number is canonical; one more is not a number at all.
+        assert!(matches!(
+            classify(b"E 18446744073709551615 1"),
+            Line::Canonical(Record {
+                fields: [u64::MAX, 1, 0, 0, 0, 0],
+                ..
+            })
+        ));
+        assert!(matches!(
+            classify(b"E 18446744073709551616 1"),
+            Line::Bad { .. }
+        ));
+        assert!(matches!(
+            classify(b"E 99999999999999999999 1"),
+            Line::Bad { .. }
+        ));
+        assert!(matches!(
+            classify(b"E 123456789012345678901 1"),
+            Line::Bad { .. }
+        ));
     }
 }

@@ -3,20 +3,39 @@
 //! Deaths tend to come in allocation order (Merlin's reordered traces emit the oldest dead
 //! object first), so a death is coded as the rank of the object among the live ones, oldest
 //! first: usually 0. A Fenwick tree over allocation slots gives rank and select in O(log n).
+//! When more than half of the slots are dead, the live ones are moved down into a fresh tree
+//! (same order, so the same ranks): the tree stays at most about twice the live count, and
+//! small enough to stay in cache, however many objects a block allocates and kills.
 
-use std::collections::HashMap;
+use super::id_hash::{id_map, IdMap};
+
+/// Slots always allowed before the tree is compacted.
+const COMPACT_SLACK: usize = 64;
 
 /// Live objects of one block.
-#[derive(Default)]
 pub struct LiveSet {
     /// Fenwick tree (1-based) over allocation slots; a slot holds 1 while its object lives.
     tree: Vec<i32>,
     /// Object id of each slot.
     ids: Vec<u64>,
+    /// Whether each slot is live (stale slots of reused ids included).
+    alive: Vec<bool>,
     /// Slot of each live object id (the latest allocation of that id).
-    slot_of: HashMap<u64, usize>,
+    slot_of: IdMap<u64, usize>,
     /// Number of live slots.
     live: u64,
+}
+
+impl Default for LiveSet {
+    fn default() -> Self {
+        LiveSet {
+            tree: Vec::new(),
+            ids: Vec::new(),
+            alive: Vec::new(),
+            slot_of: id_map(),
+            live: 0,
+        }
+    }
 }
 
 impl LiveSet {
@@ -38,14 +57,44 @@ impl LiveSet {
         }
     }
 
+    /// Moves the live slots, in order, to the front of a fresh tree.
+    fn compact(&mut self) {
+        let mut kept = 0usize;
+        for s in 0..self.ids.len() {
+            if !self.alive[s] {
+                continue;
+            }
+            let obj = self.ids[s];
+            if let Some(slot) = self.slot_of.get_mut(&obj) {
+                // Only the latest slot of an id is named; a stale one keeps its place unnamed.
+                if *slot == s {
+                    *slot = kept;
+                }
+            }
+            self.ids[kept] = obj;
+            kept += 1;
+        }
+        self.ids.truncate(kept);
+        self.alive.clear();
+        self.alive.resize(kept, true);
+        // Every slot holds 1: Fenwick node i (1-based) covers `i & -i` slots.
+        self.tree.clear();
+        self.tree
+            .extend((1..=kept).map(|i| (i & i.wrapping_neg()) as i32));
+    }
+
     /// Records an allocation of `obj`.
     pub fn allocate(&mut self, obj: u64) {
+        if self.tree.len() >= 2 * self.live as usize + COMPACT_SLACK {
+            self.compact();
+        }
         let i = self.tree.len() + 1;
         let low = i & i.wrapping_neg();
         // Node i covers slots (i - low, i]; all but the new one are already in the tree.
         let covered = self.prefix(i - 1) - self.prefix(i - low);
         self.tree.push(1 + covered as i32);
         self.ids.push(obj);
+        self.alive.push(true);
         self.slot_of.insert(obj, i - 1);
         self.live += 1;
     }
@@ -65,6 +114,7 @@ impl LiveSet {
         let slot = self.slot_of.remove(&obj)?;
         let rank = self.prefix(slot) as u64;
         self.add(slot, -1);
+        self.alive[slot] = false;
         self.live -= 1;
         Some(rank)
     }
@@ -100,6 +150,7 @@ impl LiveSet {
         }
         self.slot_of.remove(&obj);
         self.add(pos, -1);
+        self.alive[pos] = false;
         self.live -= 1;
         Some(obj)
     }
@@ -123,5 +174,50 @@ mod tests {
         }
         assert_eq!(a.kill(3 * 7), None);
         assert_eq!(a.kill(4 * 7), Some(0));
+    }
+
+    /// Compaction keeps ranks: a long run of allocations and deaths, with reused ids (stale
+    /// slots), against a plain list of the live slots in order.
+    #[test]
+    fn compaction_keeps_ranks() {
+        let mut set = LiveSet::default();
+        // (id, named) per live slot, oldest first; `named` is false for a stale slot.
+        let mut model: Vec<(u64, bool)> = Vec::new();
+        let mut x = 12345u64;
+        for step in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let id = (x >> 33) % 300;
+            if x & (1 << 20) != 0 || model.is_empty() {
+                if let Some(p) = model.iter().position(|&(o, named)| o == id && named) {
+                    model[p].1 = false;
+                }
+                set.allocate(id);
+                model.push((id, true));
+            } else if step % 2 == 0 {
+                let expect = model.iter().position(|&(o, named)| o == id && named);
+                assert_eq!(
+                    set.kill(id),
+                    expect.map(|p| p as u64),
+                    "kill {id} at {step}"
+                );
+                if let Some(p) = expect {
+                    model.remove(p);
+                }
+            } else {
+                let rank = (x >> 40) % model.len() as u64;
+                let (o, named) = model[rank as usize];
+                let got = set.kill_rank(rank);
+                if named {
+                    assert_eq!(got, Some(o), "rank {rank} at {step}");
+                    model.remove(rank as usize);
+                } else {
+                    assert_eq!(got, None, "stale rank {rank} at {step}");
+                }
+            }
+            assert_eq!(set.len(), model.len() as u64);
+            assert!(set.tree.len() <= 2 * model.len() + COMPACT_SLACK + 1);
+        }
     }
 }

@@ -13,10 +13,13 @@ use crate::format::{
 pub mod check;
 pub mod decode;
 pub mod encode;
+mod id_hash;
 pub mod line;
 pub mod live;
 pub mod model;
 pub mod names;
+mod pipeline;
+mod recent;
 pub mod streams;
 
 use encode::Flavour;

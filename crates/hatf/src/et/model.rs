@@ -4,10 +4,12 @@
 //! (which object a reference names, which method an exit leaves, which class a witness shows)
 //! the decoder makes too; only the difference from the prediction is stored.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
+use super::id_hash::{id_map, IdMap};
 use super::line::{Kind, Record, MAX_FIELDS};
 use super::live::LiveSet;
+use super::recent::Recent;
 use super::streams::{id, unzigzag, zigzag, StreamError, StreamReader, StreamWriter};
 
 /// How the fields of a `U` record are ordered.
@@ -130,12 +132,12 @@ struct SiteLast {
 pub struct Model {
     u_order: UOrder,
     /// Every object seen, ordered by last use: references are coded as move-to-front ranks.
-    recent: LiveSet,
-    info: HashMap<u64, ObjInfo>,
+    recent: Recent,
+    info: IdMap<u64, ObjInfo>,
     threads: Vec<u64>,
-    stacks: HashMap<u64, VecDeque<u64>>,
-    sites: HashMap<(u64, bool), SiteLast>,
-    site_class: HashMap<(u64, bool), u64>,
+    stacks: IdMap<u64, VecDeque<u64>>,
+    sites: IdMap<(u64, bool), SiteLast>,
+    site_class: IdMap<(u64, bool), u64>,
     last_death_time: u64,
     live: LiveSet,
     /// Every thread the encoder met in the block, for the container's index.
@@ -163,12 +165,12 @@ impl Model {
     pub fn new(u_order: UOrder) -> Model {
         Model {
             u_order,
-            recent: LiveSet::default(),
-            info: HashMap::new(),
+            recent: Recent::default(),
+            info: id_map(),
             threads: Vec::new(),
-            stacks: HashMap::new(),
-            sites: HashMap::new(),
-            site_class: HashMap::new(),
+            stacks: id_map(),
+            sites: id_map(),
+            site_class: id_map(),
             last_death_time: 0,
             seen_threads: std::collections::BTreeSet::new(),
             live: LiveSet::default(),
@@ -178,10 +180,7 @@ impl Model {
     /// Marks `obj` as the most recently used object; returns its previous rank from the most
     /// recent (0 = it was already the most recent), or `None` when it is new.
     fn touch(&mut self, obj: u64) -> Option<u64> {
-        let n = self.recent.len();
-        let rank = self.recent.kill(obj).map(|r| n - 1 - r);
-        self.recent.allocate(obj);
-        rank
+        self.recent.touch(obj)
     }
 
     /// Reference code: 0 null; 1 an object not seen before in this block (its id follows in
@@ -207,15 +206,15 @@ impl Model {
             1 => r.raw_id()?,
             _ => {
                 let rank = c - 2;
-                let n = self.recent.len();
+                let n = self.recent.count();
                 if rank >= n {
                     return Err(StreamError(format!(
                         "object reference of rank {rank}, but only {n} objects are known"
                     )));
                 }
-                self.recent.kill_rank(n - 1 - rank).ok_or_else(|| {
+                return self.recent.take(rank).ok_or_else(|| {
                     StreamError(format!("object reference of rank {rank} is stale"))
-                })?
+                });
             }
         };
         self.touch(obj);
@@ -228,13 +227,19 @@ impl Model {
     }
 
     fn put_thread(&mut self, w: &mut StreamWriter, t: u64) {
-        self.seen_threads.insert(t);
+        // Most records come from the thread of the record before.
+        if self.threads.first() == Some(&t) {
+            w.byte(id::THREAD, 0);
+            return;
+        }
         match self.threads.iter().position(|&x| x == t) {
             Some(p) => {
                 w.varint(id::THREAD, p as u64);
                 self.threads.remove(p);
             }
             None => {
+                // A thread in the list was added to the set when it entered the list.
+                self.seen_threads.insert(t);
                 w.varint(id::THREAD, self.threads.len() as u64);
                 w.varint(id::THREAD_NEW, t);
                 if self.threads.len() == THREADS {
@@ -247,6 +252,11 @@ impl Model {
 
     fn get_thread(&mut self, r: &mut StreamReader) -> Result<u64, StreamError> {
         let p = r.varint(id::THREAD)?;
+        if p == 0 {
+            if let Some(&t) = self.threads.first() {
+                return Ok(t);
+            }
+        }
         let t = if p < self.threads.len() as u64 {
             self.threads.remove(p as usize)
         } else if p == self.threads.len() as u64 {
@@ -272,18 +282,24 @@ impl Model {
         st.push_back(method);
     }
 
-    fn predicted_class(&self, obj: u64) -> Option<u64> {
-        let info = self.info.get(&obj)?;
-        info.class
-            .or_else(|| info.site.and_then(|s| self.site_class.get(&s).copied()))
-    }
-
-    fn saw_class(&mut self, obj: u64, class: u64) {
+    /// A witness of `obj`: `choose` gets the class predicted for it (its last witnessed class,
+    /// or else the last class witnessed for its allocation site) and returns the class, which
+    /// becomes the prediction for the object and its site. One table lookup for both steps.
+    fn witness<E>(
+        &mut self,
+        obj: u64,
+        choose: impl FnOnce(Option<u64>) -> Result<u64, E>,
+    ) -> Result<u64, E> {
         let info = self.info.entry(obj).or_default();
+        let predicted = info
+            .class
+            .or_else(|| info.site.and_then(|s| self.site_class.get(&s).copied()));
+        let class = choose(predicted)?;
         info.class = Some(class);
         if let Some(s) = info.site {
             self.site_class.insert(s, class);
         }
+        Ok(class)
     }
 
     /// Writes one record into the streams (its kind code included).
@@ -366,11 +382,14 @@ impl Model {
             }
             Kind::W => {
                 self.put_ref(w, id::W_OBJECT, f[0]);
-                match self.predicted_class(f[0]) {
-                    Some(p) if p == f[1] => w.varint(id::W_CLASS, 0),
-                    _ => w.varint(id::W_CLASS, f[1].wrapping_add(1)),
-                }
-                self.saw_class(f[0], f[1]);
+                let class = f[1];
+                let _ = self.witness(f[0], |predicted| {
+                    match predicted {
+                        Some(p) if p == class => w.varint(id::W_CLASS, 0),
+                        _ => w.varint(id::W_CLASS, class.wrapping_add(1)),
+                    }
+                    Ok::<u64, std::convert::Infallible>(class)
+                });
                 self.put_thread(w, f[2]);
             }
             Kind::T | Kind::H | Kind::X => {
@@ -503,14 +522,13 @@ impl Model {
             code::W => {
                 f[0] = self.get_ref(r, id::W_OBJECT)?;
                 let cc = r.varint(id::W_CLASS)?;
-                f[1] = if cc == 0 {
-                    self.predicted_class(f[0]).ok_or_else(|| {
-                        StreamError(format!("witness of object {} has no predicted class", f[0]))
-                    })?
-                } else {
-                    cc.wrapping_sub(1)
-                };
-                self.saw_class(f[0], f[1]);
+                let obj = f[0];
+                f[1] = self.witness(obj, |predicted| match cc {
+                    0 => predicted.ok_or_else(|| {
+                        StreamError(format!("witness of object {obj} has no predicted class"))
+                    }),
+                    _ => Ok(cc.wrapping_sub(1)),
+                })?;
                 f[2] = self.get_thread(r)?;
                 (Kind::W, 3)
             }

@@ -98,6 +98,15 @@ pub struct StreamWriter {
 }
 
 impl StreamWriter {
+    /// Empty streams with room for a block of `lines` lines in the streams most lines write
+    /// to (growing them by doubling copied each one several times).
+    pub fn with_lines(lines: usize) -> StreamWriter {
+        let mut w = StreamWriter::default();
+        w.streams[id::KIND].reserve(lines * 2);
+        w.streams[id::THREAD].reserve(lines);
+        w
+    }
+
     /// Appends a varint to stream `s`.
     pub fn varint(&mut self, s: usize, v: u64) {
         put_varint(&mut self.streams[s], v);
@@ -130,50 +139,6 @@ impl StreamWriter {
         self.streams.iter().all(|s| s.is_empty())
     }
 
-    /// Compresses the streams and packs them, whichever of two layouts is smaller.
-    ///
-    /// Layout 0 (split): byte 0, a varint count of streams, then for each a varint
-    /// `stored_len << 1 | compressed` and the stored bytes (a stream whose zstd frame would be
-    /// larger than itself is stored as is). Layout 1 (joined, better for small blocks): byte 1,
-    /// then one zstd frame holding a varint count, each stream's varint length, and the streams
-    /// one after another.
-    pub fn pack(&self, level: i32) -> std::io::Result<Vec<u8>> {
-        let mut split = vec![0u8];
-        put_varint(&mut split, STREAM_COUNT as u64);
-        let mut joined = Vec::new();
-        put_varint(&mut joined, STREAM_COUNT as u64);
-        for s in &self.streams {
-            put_varint(&mut joined, s.len() as u64);
-            let z = if s.len() > 8 {
-                Some(metatf::container::zstd_compress(level, s)?)
-            } else {
-                None
-            };
-            match z {
-                Some(z) if z.len() < s.len() => {
-                    put_varint(&mut split, ((z.len() as u64) << 1) | 1);
-                    split.extend_from_slice(&z);
-                }
-                _ => {
-                    put_varint(&mut split, (s.len() as u64) << 1);
-                    split.extend_from_slice(s);
-                }
-            }
-        }
-        // Joining only pays off where per-frame overhead matters: small blocks.
-        if split.len() < 64 << 10 {
-            for s in &self.streams {
-                joined.extend_from_slice(s);
-            }
-            let mut one = vec![1u8];
-            one.extend(metatf::container::zstd_compress(level, &joined)?);
-            if one.len() < split.len() {
-                return Ok(one);
-            }
-        }
-        Ok(split)
-    }
-
     /// Sum of the compressed stream sizes, stream by stream (for measurements).
     pub fn packed_sizes(&self, level: i32) -> std::io::Result<Vec<(String, usize, usize)>> {
         let mut v = Vec::new();
@@ -191,12 +156,123 @@ impl StreamWriter {
     }
 }
 
+/// Compresses and packs the streams of blocks, keeping a zstd context from stream to stream
+/// where that cannot change the frames.
+#[derive(Default)]
+pub struct Packer {
+    /// The context kept for levels up to [`KEEP_CONTEXT_MAX_LEVEL`], and its level.
+    kept: Option<(zstd::bulk::Compressor<'static>, i32)>,
+}
+
+/// Highest level at which a zstd context is reused. zstd's fast and double-fast match finders
+/// (levels up to 3) write the same frame from a reused context as from a fresh one; from
+/// level 4 on its row match finder salts its hashes differently on each reuse, which would
+/// make the file depend on which thread compressed which block.
+const KEEP_CONTEXT_MAX_LEVEL: i32 = 3;
+
+/// Longest stream compressed with the kept context: longer ones get the container's
+/// compressor, which caps the window (metatf's `ZSTD_MAX_WINDOW_LOG`, 2 MiB).
+const KEEP_CONTEXT_MAX_LEN: usize = 1 << 21;
+
+/// Most raw stream bytes for which the joined layout is tried at the fast levels.
+const JOIN_RAW_MAX: usize = 128 << 10;
+
+impl Packer {
+    /// One zstd frame of `bytes`, the same bytes as `metatf::container::zstd_compress`.
+    fn zstd(&mut self, level: i32, bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+        if level > KEEP_CONTEXT_MAX_LEVEL || bytes.len() > KEEP_CONTEXT_MAX_LEN {
+            return metatf::container::zstd_compress(level, bytes);
+        }
+        if self.kept.as_ref().is_none_or(|(_, l)| *l != level) {
+            self.kept = Some((zstd::bulk::Compressor::new(level)?, level));
+        }
+        let Some((ctx, _)) = self.kept.as_mut() else {
+            return metatf::container::zstd_compress(level, bytes);
+        };
+        ctx.compress(bytes)
+    }
+
+    /// Compresses the streams and packs them, whichever of two layouts is smaller.
+    ///
+    /// Layout 0 (split): byte 0, a varint count of streams, then for each a varint
+    /// `stored_len << 1 | compressed` and the stored bytes (a stream whose zstd frame would be
+    /// larger than itself is stored as is). Layout 1 (joined, better for small blocks): byte 1,
+    /// then one zstd frame holding a varint count, each stream's varint length, and the streams
+    /// one after another.
+    pub fn pack(&mut self, w: &StreamWriter, level: i32) -> std::io::Result<Vec<u8>> {
+        let mut split = vec![0u8];
+        put_varint(&mut split, STREAM_COUNT as u64);
+        let mut joined = Vec::new();
+        put_varint(&mut joined, STREAM_COUNT as u64);
+        for s in &w.streams {
+            put_varint(&mut joined, s.len() as u64);
+            let z = if s.len() > 8 {
+                Some(self.zstd(level, s)?)
+            } else {
+                None
+            };
+            match z {
+                Some(z) if z.len() < s.len() => {
+                    put_varint(&mut split, ((z.len() as u64) << 1) | 1);
+                    split.extend_from_slice(&z);
+                }
+                _ => {
+                    put_varint(&mut split, (s.len() as u64) << 1);
+                    split.extend_from_slice(s);
+                }
+            }
+        }
+        // Joining only pays off where per-frame overhead matters: small blocks. At the fast
+        // levels it is tried only on few raw bytes: on more, a second pass over all of them
+        // costs more than the few bytes it may save (ET2 lots_of_allocs, 300 KB of streams:
+        // split 6,258 bytes, joined 6,376, at level 3).
+        let raw: usize = w.streams.iter().map(Vec::len).sum();
+        if split.len() < 64 << 10 && (level > KEEP_CONTEXT_MAX_LEVEL || raw <= JOIN_RAW_MAX) {
+            for s in &w.streams {
+                joined.extend_from_slice(s);
+            }
+            let mut one = vec![1u8];
+            one.extend(self.zstd(level, &joined)?);
+            if one.len() < split.len() {
+                return Ok(one);
+            }
+        }
+        Ok(split)
+    }
+}
+
 /// A problem while reading the packed streams; the caller adds the block and file.
 #[derive(Debug)]
 pub struct StreamError(pub String);
 
+/// Largest declared stream size decompressed in one call into a buffer of that size; larger
+/// claims (a damaged file could declare any) are decompressed piece by piece.
+const ONE_CALL_MAX_BYTES: u64 = 64 << 20;
+
 /// Decompresses one zstd frame, refusing more than [`MAX_STREAM_BYTES`].
+///
+/// A frame that declares its size (the encoder's always do) is decompressed in one call into a
+/// buffer of that size: the streaming decoder set up a window buffer of its own for every
+/// stream, a fifth of a decode's page faults.
 fn inflate(stored: &[u8]) -> Result<Vec<u8>, String> {
+    if let Ok(Some(size)) = zstd::zstd_safe::get_frame_content_size(stored) {
+        if size > MAX_STREAM_BYTES {
+            return Err("decompresses to more than 1 GiB".to_string());
+        }
+        if size <= ONE_CALL_MAX_BYTES {
+            let mut out = Vec::with_capacity(size as usize);
+            zstd::bulk::Decompressor::new()
+                .and_then(|mut d| d.decompress_to_buffer(stored, &mut out))
+                .map_err(|e| format!("does not decompress: {e}"))?;
+            if out.len() as u64 != size {
+                return Err(format!(
+                    "decompresses to {} bytes, not the {size} its frame declares",
+                    out.len()
+                ));
+            }
+            return Ok(out);
+        }
+    }
     let mut out = Vec::new();
     let dec = zstd::stream::read::Decoder::new(stored).map_err(|e| e.to_string())?;
     dec.take(MAX_STREAM_BYTES + 1)
@@ -324,14 +400,23 @@ impl StreamReader {
     }
 
     /// Next varint of stream `s`.
+    #[inline]
     pub fn varint(&mut self, s: usize) -> Result<u64, StreamError> {
         let mut pos = self.cursors[s];
+        // Most values are one byte.
+        if let Some(&b) = self.streams[s].get(pos) {
+            if b < 0x80 {
+                self.cursors[s] = pos + 1;
+                return Ok(u64::from(b));
+            }
+        }
         let v = take_varint(&self.streams[s], &mut pos).ok_or_else(|| self.exhausted(s))?;
         self.cursors[s] = pos;
         Ok(v)
     }
 
     /// Next byte of stream `s`.
+    #[inline]
     pub fn byte(&mut self, s: usize) -> Result<u8, StreamError> {
         let b = *self.streams[s]
             .get(self.cursors[s])

@@ -471,6 +471,50 @@ mod tests {
     }
 
     #[test]
+    fn damaged_bytes_unpack_or_fail_without_panicking() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut p = Packer::default();
+        p.pack(&MtraceKinds, &streams(11)).unwrap();
+        let mut u = Unpacker::default();
+        let (mut ok, mut failed) = (0, 0);
+        for _ in 0..3000 {
+            let mut parts = [p.ids.clone(), p.table.clone(), p.free_rest.clone()];
+            // One to three changed bytes or a cut, anywhere in the three streams.
+            for _ in 0..1 + next() % 3 {
+                let part = &mut parts[(next() % 3) as usize];
+                if part.is_empty() {
+                    continue;
+                }
+                let at = (next() % part.len() as u64) as usize;
+                if next() % 4 == 0 {
+                    part.truncate(at);
+                } else {
+                    part[at] = next() as u8;
+                }
+            }
+            let [ids, table, free] = &parts;
+            match u.unpack(&MtraceKinds, ids, table, free) {
+                Ok(()) => {
+                    ok += 1;
+                    assert!(u.stream(stream::KIND).len() <= ids.len());
+                }
+                Err(e) => {
+                    failed += 1;
+                    assert!(e.records <= ids.len());
+                    assert_eq!(u.stream(stream::KIND).len(), e.records);
+                }
+            }
+        }
+        assert!(ok > 100 && failed > 100, "{ok} unpacked, {failed} refused");
+    }
+
+    #[test]
     fn damaged_shapes_are_errors_after_the_good_records() {
         let s = streams(7);
         let mut p = Packer::default();

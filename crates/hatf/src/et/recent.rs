@@ -1,0 +1,120 @@
+//! Every object a block has named, in move-to-front order: an object reference is coded as
+//! the number of distinct objects used since this one was last used (its rank, 0 = the most
+//! recent).
+//!
+//! Most references are to one of the last few objects, so the most recent [`FRONT`] objects
+//! are kept in a small array, searched and shifted in place; only the others live in a
+//! [`LiveSet`] ordered by when they dropped out of the array (oldest first). The order of all
+//! objects is the array followed by that set from its newest end, so the ranks are exactly
+//! those of one set over all objects, at the cost of a scan of a few words for most references
+//! instead of two tree walks and two hash-table updates.
+
+use super::live::LiveSet;
+
+/// Objects kept in the array.
+pub const FRONT: usize = 32;
+
+/// The move-to-front list of a block's objects.
+#[derive(Default)]
+pub struct Recent {
+    /// The most recent objects, most recent first; `front_len` of them are used.
+    front: [u64; FRONT],
+    front_len: usize,
+    /// The older objects, by when they left the array, oldest first.
+    rest: LiveSet,
+}
+
+impl Recent {
+    /// Number of objects known.
+    pub fn count(&self) -> u64 {
+        self.front_len as u64 + self.rest.len()
+    }
+
+    /// Puts `obj` (not in the array) at the front, pushing the array's oldest into `rest`.
+    #[inline]
+    fn push_front(&mut self, obj: u64) {
+        if self.front_len == FRONT {
+            self.rest.allocate(self.front[FRONT - 1]);
+        } else {
+            self.front_len += 1;
+        }
+        self.front.copy_within(0..self.front_len - 1, 1);
+        self.front[0] = obj;
+    }
+
+    /// Marks `obj` as the most recently used object; returns its previous rank (0 = it was
+    /// already the most recent), or `None` when it is new.
+    #[inline]
+    pub fn touch(&mut self, obj: u64) -> Option<u64> {
+        if let Some(p) = self.front[..self.front_len].iter().position(|&o| o == obj) {
+            self.front.copy_within(0..p, 1);
+            self.front[0] = obj;
+            return Some(p as u64);
+        }
+        let older = self.rest.len();
+        let rank = self
+            .rest
+            .kill(obj)
+            .map(|r| self.front_len as u64 + (older - 1 - r));
+        self.push_front(obj);
+        rank
+    }
+
+    /// The object of rank `rank`, which becomes the most recent; `None` when there is no such
+    /// object.
+    #[inline]
+    pub fn take(&mut self, rank: u64) -> Option<u64> {
+        if rank < self.front_len as u64 {
+            let p = rank as usize;
+            let obj = self.front[p];
+            self.front.copy_within(0..p, 1);
+            self.front[0] = obj;
+            return Some(obj);
+        }
+        let older = self.rest.len();
+        let r = rank - self.front_len as u64;
+        if r >= older {
+            return None;
+        }
+        let obj = self.rest.kill_rank(older - 1 - r)?;
+        self.push_front(obj);
+        Some(obj)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ranks are those of a plain move-to-front list, and `take` undoes `touch`.
+    #[test]
+    fn ranks_are_move_to_front_ranks() {
+        let mut list: Vec<u64> = Vec::new();
+        let mut enc = Recent::default();
+        let mut dec = Recent::default();
+        let mut x = 7u64;
+        for _ in 0..50_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Mostly recent objects, sometimes old or new ones.
+            let obj = match (x >> 60) % 4 {
+                0 => (x >> 20) % 2000 + 1,
+                _ => list.get(((x >> 30) % 6) as usize).copied().unwrap_or(1),
+            };
+            let expect = list.iter().position(|&o| o == obj);
+            if let Some(p) = expect {
+                list.remove(p);
+            }
+            list.insert(0, obj);
+            let got = enc.touch(obj);
+            assert_eq!(got, expect.map(|p| p as u64));
+            match got {
+                Some(rank) => assert_eq!(dec.take(rank), Some(obj)),
+                None => assert_eq!(dec.touch(obj), None),
+            }
+            assert_eq!(enc.count(), list.len() as u64);
+        }
+        assert_eq!(dec.take(dec.count()), None);
+    }
+}
