@@ -67,15 +67,21 @@ impl TextOut {
         self.advance(bytes.len());
     }
 
-    /// Hands the text out as a vector as long as the text, and goes on in `spare`'s memory (a
+    /// Hands the text out with the buffer that holds it, and goes on in `spare`'s memory (a
     /// buffer handed out earlier, or an empty one): a decoder's worker passes its text to the
-    /// writing thread without copying it.
-    pub fn swap_out(&mut self, mut spare: Vec<u8>) -> Vec<u8> {
+    /// writing thread without copying it. The buffer keeps its full length, so that, handed
+    /// back as the next spare, it needs no filling again (zeroing the room past the text of a
+    /// buffer each time it came back faulted in pages the text had never reached).
+    pub fn swap_out(&mut self, mut spare: Vec<u8>) -> Filled {
+        if spare.capacity() < self.buf.len() {
+            // A new buffer: zeroed memory from the allocator is not touched until text is
+            // printed into it, where filling a vector with zeros wrote every page at once.
+            spare = vec![0; self.buf.len()];
+        }
         spare.resize(self.buf.len(), 0);
-        let mut full = std::mem::replace(&mut self.buf, spare);
-        full.truncate(self.len);
-        self.len = 0;
-        full
+        let buf = std::mem::replace(&mut self.buf, spare);
+        let len = std::mem::take(&mut self.len);
+        Filled { buf, len }
     }
 
     /// Drops the text after the first `len` bytes.
@@ -91,12 +97,38 @@ impl TextOut {
     }
 }
 
-/// Copies `src` to the start of `dst` 16 bytes at a time: up to 15 bytes past `src`'s end are
-/// copied too (from `src_slack`, which holds `src` followed by at least 15 more bytes), and
-/// land in `dst` past the copy, where the caller writes next. `dst` must have room for `src`
-/// rounded up to 16.
+/// Text handed out by [`TextOut::swap_out`], in the buffer that holds it.
+#[derive(Debug)]
+pub struct Filled {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Filled {
+    /// The text.
+    pub fn text(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// The buffer, for [`TextOut::swap_out`] to reuse.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+/// Copies `src` (the first `len` bytes of `src_slack`) to the start of `dst`, with bytes past
+/// `src`'s end copied too, which land in `dst` past the copy, where the caller writes next:
+/// one fixed 64-byte move when `src` is that short and both slices have 64 bytes, else 16
+/// bytes at a time (`src_slack` must hold `src` followed by at least 15 more bytes, and `dst`
+/// have room for `src` rounded up to 16). Most printed prefixes (an `mtrace` caller) are
+/// shorter than 64 bytes: a loop over them of varying length was a mispredicted branch per
+/// line.
 #[inline]
 pub fn copy_spilling(dst: &mut [u8], src_slack: &[u8], len: usize) {
+    if len <= 64 && src_slack.len() >= 64 && dst.len() >= 64 {
+        dst[..64].copy_from_slice(&src_slack[..64]);
+        return;
+    }
     let mut i = 0;
     while i < len {
         dst[i..i + 16].copy_from_slice(&src_slack[i..i + 16]);
@@ -128,11 +160,11 @@ mod tests {
         let mut t = TextOut::new(8);
         t.push(b"first");
         let full = t.swap_out(Vec::new());
-        assert_eq!(full, b"first");
+        assert_eq!(full.text(), b"first");
         assert!(t.is_empty());
         t.push(b"second line, longer than the room");
-        let again = t.swap_out(full);
-        assert_eq!(again, b"second line, longer than the room");
+        let again = t.swap_out(full.into_buffer());
+        assert_eq!(again.text(), b"second line, longer than the room");
         t.push(b"x");
         let mut out = Vec::new();
         t.write_to(&mut out).unwrap();
@@ -146,6 +178,13 @@ mod tests {
             let mut dst = [b'-'; 48];
             copy_spilling(&mut dst, src, len);
             assert_eq!(&dst[..len], &src[..len]);
+        }
+        // Long sources and slack, by the single move and by the loop.
+        let long: Vec<u8> = (0..200u8).collect();
+        for len in [0, 1, 15, 16, 17, 63, 64, 65, 100, 184] {
+            let mut dst = [b'-'; 256];
+            copy_spilling(&mut dst, &long, len);
+            assert_eq!(&dst[..len], &long[..len], "len {len}");
         }
     }
 }

@@ -20,7 +20,8 @@ use crate::alloc::text_out::TextOut;
 use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 
-/// Text buffered before it is written out.
+/// Text buffered before it is written out: as large as the command line's output buffer,
+/// so that each piece goes straight to the file instead of being copied into that buffer.
 const FLUSH_AT: usize = 1 << 20;
 /// Longest line: a 20-digit thread id, `: thread_done 0x` (the longest action), 16 digits, then
 /// two numbers of up to 20 digits (or `0x` and 16) with their spaces, and the newline.
@@ -55,15 +56,35 @@ fn action_text(action: Action) -> (&'static [u8; 16], usize) {
     }
 }
 
+/// A thread's line prefix (`TID: `) at the start, padded, and its length in the last byte: a
+/// thread id is printed once, when its thread first appears, and each line copies its prefix
+/// with one fixed-length move.
+type Prefix = [u8; 32];
+
+/// The prefix of the lines of thread `tid`.
+fn prefix(tid: u64) -> Prefix {
+    let mut p = [0u8; 32];
+    let n = put_dec(&mut p, 0, tid);
+    p[n..n + 2].copy_from_slice(b": ");
+    p[31] = (n + 2) as u8;
+    p
+}
+
 /// Appends the line of `l`, as [`line::render`] prints it, written in place.
-#[inline]
+#[cfg(test)]
 fn render(out: &mut TextOut, l: &ReplayLine) {
-    let room = out.room(LONGEST_LINE + 16);
-    let mut n = put_dec(room, 0, l.tid);
-    room[n..n + 2].copy_from_slice(b": ");
+    render_after(out, &prefix(l.tid), l);
+}
+
+/// [`render`] of a line of the thread whose prefix is `prefix` (`l.tid` is not looked at).
+#[inline]
+fn render_after(out: &mut TextOut, prefix: &Prefix, l: &ReplayLine) {
+    let room = out.room(LONGEST_LINE + 32);
+    room[..32].copy_from_slice(prefix);
+    let mut n = usize::from(prefix[31]);
     let (name, len) = action_text(l.action);
-    room[n + 2..n + 18].copy_from_slice(name);
-    n += 2 + len;
+    room[n..n + 16].copy_from_slice(name);
+    n += len;
     let (digits, len) = hex_left(l.ptr);
     room[n..n + 16].copy_from_slice(&digits);
     n += len;
@@ -97,8 +118,8 @@ struct TextSink<'f, 'o> {
     file: &'f str,
     out: Drain<'o>,
     independent: bool,
-    /// Thread id by site id.
-    tids: Vec<u64>,
+    /// Line prefix (thread id) by site id.
+    tids: Vec<Prefix>,
     /// Where the block's thread ids and verbatim lines have been read up to.
     threads_at: usize,
     verbatim_at: usize,
@@ -164,14 +185,14 @@ impl RecordSink for TextSink<'_, '_> {
                     let site = r.site as usize;
                     if site == self.tids.len() {
                         // The first use of a thread: its id is next in the threads stream.
-                        self.tids.push(threads.u64().map_err(|m| at(k, m))?);
+                        self.tids.push(prefix(threads.u64().map_err(|m| at(k, m))?));
                     }
-                    let tid = *self
+                    let prefix = self
                         .tids
                         .get(site)
                         .ok_or_else(|| at(k, format!("unknown thread {site}")))?;
                     if keep {
-                        render(&mut self.text, &from_record(r, action, tid));
+                        render_after(&mut self.text, prefix, &from_record(r, action, 0));
                     }
                 }
                 None if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED => {

@@ -62,6 +62,19 @@ impl ClassState {
     fn freed(&self) -> &[u64] {
         &self.freed[..self.freed_len]
     }
+
+    /// Drops the newest freed entry equal to `addr`, if any (the block is in use again).
+    #[inline]
+    fn forget(&mut self, addr: u64) {
+        let n = self.freed_len;
+        // Most reused blocks are the newest freed one (the LIFO guess): drop it without a copy.
+        if n > 0 && self.freed[n - 1] == addr {
+            self.freed_len = n - 1;
+        } else if let Some(i) = self.freed().iter().rposition(|&a| a == addr) {
+            self.freed.copy_within(i + 1..n, i);
+            self.freed_len = n - 1;
+        }
+    }
 }
 
 /// Allocator-shaped address predictor, identical in encoder and decoder.
@@ -72,6 +85,11 @@ pub struct AddrPredictor {
     classes: KeyTable,
     /// What is remembered per size class, in order of first use.
     states: Vec<ClassState>,
+    /// A direct-mapped cache in front of `classes`: slot [`recent_slot`] of a key holds the
+    /// last key looked up there and its index + 1 in `states` (0 = none). A program uses a
+    /// few dozen classes at a time, so nearly every lookup (two per record) is answered
+    /// here, with one load and no probing, and the state's load need not wait for it.
+    recent: Vec<(u64, u32)>,
     last_freed: u64,
     after_previous: u64,
     top: u64,
@@ -81,6 +99,17 @@ pub struct AddrPredictor {
 #[cold]
 fn unavailable(symbol: u8) -> String {
     format!("address guess {symbol} is not available here")
+}
+
+/// Slots of [`AddrPredictor::recent`].
+const RECENT: usize = 256;
+
+/// The slot of `key` in [`AddrPredictor::recent`]: the top bits of a multiplicative hash, which
+/// mix the size bits with the high bits where front ends put a thread (see
+/// `memory_replay::kinds`).
+#[inline]
+fn recent_slot(key: u64) -> usize {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT.trailing_zeros())) as usize
 }
 
 /// glibc's chunk size for a request: size + 8 bytes of header, 16-byte aligned, at least 32.
@@ -99,6 +128,7 @@ impl AddrPredictor {
     pub fn clear(&mut self) {
         self.classes.clear();
         self.states.clear();
+        self.recent.fill((0, 0));
         self.last_freed = 0;
         self.after_previous = 0;
         self.top = 0;
@@ -153,6 +183,25 @@ impl AddrPredictor {
     fn state<'s>(
         classes: &mut KeyTable,
         states: &'s mut Vec<ClassState>,
+        recent: &mut Vec<(u64, u32)>,
+        key: u64,
+    ) -> &'s mut ClassState {
+        if let Some(&(k, r)) = recent.get(recent_slot(key)) {
+            let i = (r as usize).wrapping_sub(1);
+            if k == key && i < states.len() {
+                return &mut states[i];
+            }
+        }
+        Self::state_slow(classes, states, recent, key)
+    }
+
+    /// [`Self::state`] for a key not in the cache.
+    #[cold]
+    #[inline(never)]
+    fn state_slow<'s>(
+        classes: &mut KeyTable,
+        states: &'s mut Vec<ClassState>,
+        recent: &mut Vec<(u64, u32)>,
         key: u64,
     ) -> &'s mut ClassState {
         let next = states.len();
@@ -160,6 +209,12 @@ impl AddrPredictor {
         if i == next {
             states.push(ClassState::default());
         }
+        if recent.is_empty() {
+            recent.resize(RECENT, (0, 0));
+        }
+        // A class takes a record to create, so there are fewer than u32::MAX; were there
+        // more, the entry would say "none".
+        recent[recent_slot(key)] = (key, u32::try_from(i + 1).unwrap_or(0));
         &mut states[i]
     }
 
@@ -169,7 +224,12 @@ impl AddrPredictor {
     #[inline]
     pub fn classify_allocated(&mut self, class: Class, addr: u64) -> (u8, i64) {
         let (last_freed, after_previous, top) = (self.last_freed, self.after_previous, self.top);
-        let st = Self::state(&mut self.classes, &mut self.states, class.key);
+        let st = Self::state(
+            &mut self.classes,
+            &mut self.states,
+            &mut self.recent,
+            class.key,
+        );
         let lifo = LIFO_DEPTH.min(st.freed_len);
         // The preference order of `classify`: LIFO0, LAST_FREED, AFTER_PREVIOUS, TOP,
         // CLASS_NEXT, LIFO1..LIFO7.
@@ -196,10 +256,7 @@ impl AddrPredictor {
             0
         };
         st.last = Some(addr);
-        if let Some(i) = st.freed().iter().rposition(|&a| a == addr) {
-            st.freed.copy_within(i + 1..st.freed_len, i);
-            st.freed_len -= 1;
-        }
+        st.forget(addr);
         self.moved_to(class.step, addr, symbol);
         (symbol, delta)
     }
@@ -213,7 +270,12 @@ impl AddrPredictor {
         symbol: u8,
         delta: i64,
     ) -> Result<u64, String> {
-        let st = Self::state(&mut self.classes, &mut self.states, class.key);
+        let st = Self::state(
+            &mut self.classes,
+            &mut self.states,
+            &mut self.recent,
+            class.key,
+        );
         let addr = match symbol {
             guess::LAST_FREED => self.last_freed,
             guess::AFTER_PREVIOUS => self.after_previous,
@@ -230,10 +292,7 @@ impl AddrPredictor {
             s => return Err(unavailable(s)),
         };
         st.last = Some(addr);
-        if let Some(i) = st.freed().iter().rposition(|&a| a == addr) {
-            st.freed.copy_within(i + 1..st.freed_len, i);
-            st.freed_len -= 1;
-        }
+        st.forget(addr);
         self.moved_to(class.step, addr, symbol);
         Ok(addr)
     }
@@ -241,12 +300,14 @@ impl AddrPredictor {
     /// Records that a block of `class` now lives at `addr`.
     pub fn allocated(&mut self, class: Class, addr: u64, symbol: u8) {
         let chunk = class.step;
-        let st = Self::state(&mut self.classes, &mut self.states, class.key);
+        let st = Self::state(
+            &mut self.classes,
+            &mut self.states,
+            &mut self.recent,
+            class.key,
+        );
         st.last = Some(addr);
-        if let Some(i) = st.freed().iter().rposition(|&a| a == addr) {
-            st.freed.copy_within(i + 1..st.freed_len, i);
-            st.freed_len -= 1;
-        }
+        st.forget(addr);
         self.moved_to(chunk, addr, symbol);
     }
 
@@ -268,7 +329,12 @@ impl AddrPredictor {
 
     /// Records that the block at `addr` of `class` was freed.
     pub fn freed(&mut self, class: Class, addr: u64) {
-        let st = Self::state(&mut self.classes, &mut self.states, class.key);
+        let st = Self::state(
+            &mut self.classes,
+            &mut self.states,
+            &mut self.recent,
+            class.key,
+        );
         if st.freed_len == 2 * LIFO_DEPTH {
             // Keep the newest; only LIFO_DEPTH of them are ever guessed.
             st.freed.copy_within(LIFO_DEPTH.., 0);

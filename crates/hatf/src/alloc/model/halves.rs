@@ -37,6 +37,27 @@ pub struct AddrHalf {
     last_free_miss: Option<u64>,
 }
 
+/// Reads the fields of a record of `kind` (already read) with both halves: the site half
+/// first, since the address half needs the decoded site and size. The kind's shape is asked
+/// for once (a front end's kind table may be behind a `dyn`).
+#[inline]
+pub fn decode_record<K: KindTable + ?Sized>(
+    sites: &mut SiteHalf,
+    addrs: &mut AddrHalf,
+    kinds: &K,
+    kind: u8,
+    c: &mut Cursors<'_>,
+) -> Result<ModelRecord, String> {
+    let mut r = ModelRecord {
+        kind,
+        ..ModelRecord::default()
+    };
+    let shape = kinds.shape(kind);
+    sites.decode_shaped(kinds, shape, &mut r, c)?;
+    addrs.decode_shaped(kinds, shape, &mut r, c)?;
+    Ok(r)
+}
+
 impl SiteHalf {
     /// Back to a fresh half, keeping the memory of its tables.
     pub fn clear(&mut self) {
@@ -99,7 +120,18 @@ impl SiteHalf {
         r: &mut ModelRecord,
         c: &mut Cursors<'_>,
     ) -> Result<(), String> {
-        let shape = kinds.shape(r.kind);
+        self.decode_shaped(kinds, kinds.shape(r.kind), r, c)
+    }
+
+    /// [`Self::decode`] for a record whose kind has `shape`.
+    #[inline]
+    fn decode_shaped<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        shape: Shape,
+        r: &mut ModelRecord,
+        c: &mut Cursors<'_>,
+    ) -> Result<(), String> {
         if shape == Shape::Bare {
             return Ok(());
         }
@@ -214,7 +246,18 @@ impl AddrHalf {
         r: &mut ModelRecord,
         c: &mut Cursors<'_>,
     ) -> Result<(), String> {
-        let shape = kinds.shape(r.kind);
+        self.decode_shaped(kinds, kinds.shape(r.kind), r, c)
+    }
+
+    /// [`Self::decode`] for a record whose kind has `shape`.
+    #[inline]
+    fn decode_shaped<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        shape: Shape,
+        r: &mut ModelRecord,
+        c: &mut Cursors<'_>,
+    ) -> Result<(), String> {
         if shape == Shape::Bare {
             return Ok(());
         }

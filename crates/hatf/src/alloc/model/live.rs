@@ -39,6 +39,16 @@ pub struct LiveSet {
     /// Live bit of number `s`: bit `s % 64` of word `s / 64`. The last word is the one still
     /// filling; the others are "sealed".
     alive: Vec<u64>,
+    /// The live count of each word of `alive`: the portable build has no popcount
+    /// instruction, and counting the newest words' bits on every free was a tenth of a
+    /// decode.
+    counts: Vec<u8>,
+    /// Where the last search by rank that left the newest words ended: a word and the live
+    /// blocks in the words before it (kept exact as blocks before it retire). Blocks are often
+    /// freed in the order they were allocated (a queue, or everything at the end), and then
+    /// the next block wanted is at or just after it: found by stepping over a few word counts
+    /// instead of descending the tree.
+    finger: (usize, usize),
     /// Fenwick tree (1-based) of the live counts of the sealed words: one entry per sealed
     /// word.
     tree: Vec<u32>,
@@ -48,12 +58,32 @@ pub struct LiveSet {
 /// `x` in each of the eight bytes of a word.
 const BYTES: u64 = 0x0101_0101_0101_0101;
 
+/// `SELECT_IN_BYTE[b][k]`: the position of the `k`-th (from 0) set bit of the byte `b`.
+static SELECT_IN_BYTE: [[u8; 8]; 256] = {
+    let mut t = [[0u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        let mut bit = 0;
+        while bit < 8 {
+            if b >> bit & 1 != 0 {
+                t[b][k] = bit as u8;
+                k += 1;
+            }
+            bit += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// The position of the `k`-th (from 0) set bit of `w`, counted from the lowest; `w` has more
 /// than `k` bits set.
 #[inline]
 fn select(w: u64, k: u32) -> u32 {
     // The portable build has no popcount instruction: count the bits of each byte at once
-    // (SWAR), sum them into running counts, and find the byte where the count passes `k`.
+    // (SWAR), sum them into running counts, find the byte where the count passes `k`, and
+    // look the bit up in that byte.
     let mut c = w - ((w >> 1) & 0x5555_5555_5555_5555);
     c = (c & 0x3333_3333_3333_3333) + ((c >> 2) & 0x3333_3333_3333_3333);
     c = (c + (c >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
@@ -63,12 +93,12 @@ fn select(w: u64, k: u32) -> u32 {
     let at_most_k = (((u64::from(k) * BYTES) | 0x8080_8080_8080_8080) - running) & (0x80 * BYTES);
     let byte = ((at_most_k >> 7).wrapping_mul(BYTES) >> 56) as u32;
     let before = ((running << 8) >> (8 * byte)) as u32 & 0xff;
-    let mut b = (w >> (8 * byte)) & 0xff;
-    for _ in 0..k - before {
-        b &= b - 1;
-    }
-    8 * byte + b.trailing_zeros()
+    let b = (w >> (8 * byte)) as usize & 0xff;
+    8 * byte + u32::from(SELECT_IN_BYTE[b][((k - before) & 7) as usize])
 }
+
+/// Words a search by rank steps over from [`LiveSet::finger`] before descending the tree.
+const FINGER_WORDS: usize = 8;
 
 impl LiveSet {
     /// An empty set.
@@ -94,6 +124,8 @@ impl LiveSet {
         self.blocks.clear();
         self.tree.clear();
         self.alive.clear();
+        self.counts.clear();
+        self.finger = (0, 0);
         self.live = 0;
     }
 
@@ -134,32 +166,50 @@ impl LiveSet {
     /// Adds a block of `size` bytes as the newest; an address already live is first removed (a
     /// trace may allocate twice without a free in between, e.g. after lost records), and the
     /// rank that block had (counted from the newest, before this insertion) is returned.
+    #[inline]
     pub fn insert_sized(&mut self, addr: u64, size: u64) -> Option<usize> {
         if self.blocks.len() >= 1024 && self.blocks.len() >= 2 * self.live + 1024 {
             self.compact();
         }
         let seq = self.blocks.len();
-        let mut replaced = None;
-        if self.rank_only {
-            // Nothing to look up: see `by_rank_only`.
-        } else if let Some(old) = self.seq_of.insert(addr, seq) {
-            // Only the order of live blocks matters, so retiring the old number after the
-            // compaction check gives the same ranks as retiring it before.
-            if self.is_alive(old) {
-                replaced = Some(self.rank(old));
-                self.retire(old);
-            }
-        }
+        // A set kept by rank only has nothing to look up: see `by_rank_only`.
+        let replaced = match self.rank_only {
+            true => None,
+            false => self.replace(addr, seq),
+        };
         if seq.is_multiple_of(64) {
-            if seq > 0 {
-                self.seal();
-            }
-            self.alive.push(0);
+            self.new_word();
         }
         self.blocks.push((addr, size));
         self.alive[seq / 64] |= 1 << (seq % 64);
+        self.counts[seq / 64] += 1;
         self.live += 1;
         replaced
+    }
+
+    /// Maps `addr` to number `seq`; retires the live block it was mapped to, if any, and
+    /// returns that block's rank.
+    fn replace(&mut self, addr: u64, seq: usize) -> Option<usize> {
+        let old = self.seq_of.insert(addr, seq)?;
+        // Only the order of live blocks matters, so retiring the old number after the
+        // compaction check gives the same ranks as retiring it before.
+        if !self.is_alive(old) {
+            return None;
+        }
+        let rank = self.rank(old);
+        self.retire(old);
+        Some(rank)
+    }
+
+    /// Seals the filling word, if any, and starts a new one (every 64 blocks; kept out of
+    /// line so that the insert of the other 63 stays short).
+    #[inline(never)]
+    fn new_word(&mut self) {
+        if !self.alive.is_empty() {
+            self.seal();
+        }
+        self.alive.push(0);
+        self.counts.push(0);
     }
 
     /// Adds the filling word (the last) to the tree; a new word follows.
@@ -169,7 +219,7 @@ impl LiveSet {
         // Fenwick node i covers words (i - lowbit(i), i]; fill it from its children.
         let i = w + 1;
         let low = i & i.wrapping_neg();
-        let mut sum = self.alive[w].count_ones();
+        let mut sum = u32::from(self.counts[w]);
         let mut j = i - 1;
         while j > i - low {
             sum += self.tree[j - 1];
@@ -178,9 +228,14 @@ impl LiveSet {
         self.tree.push(sum);
     }
 
+    #[inline]
     fn retire(&mut self, seq: usize) {
         let w = seq / 64;
         self.alive[w] &= !(1 << (seq % 64));
+        self.counts[w] -= 1;
+        if w < self.finger.0 {
+            self.finger.1 -= 1;
+        }
         if w < self.tree.len() {
             let mut i = w + 1;
             while i <= self.tree.len() {
@@ -224,10 +279,7 @@ impl LiveSet {
         let above = (self.alive[w] >> (seq % 64) >> 1).count_ones() as usize;
         let last = self.alive.len() - 1;
         if last - w <= SCAN_WORDS {
-            let newer: usize = self.alive[w + 1..]
-                .iter()
-                .map(|x| x.count_ones() as usize)
-                .sum();
+            let newer: usize = self.counts[w + 1..].iter().map(|&c| usize::from(c)).sum();
             return above + newer;
         }
         // Live blocks up to and including `seq`: whole words before `w` from the tree.
@@ -237,6 +289,7 @@ impl LiveSet {
     }
 
     /// Removes the block of rank `rank` (0 = newest) and returns its address and size.
+    #[inline]
     pub fn remove_rank_sized(&mut self, rank: usize) -> Option<(u64, u64)> {
         if rank >= self.live {
             return None;
@@ -247,34 +300,71 @@ impl LiveSet {
 
     /// The number of the live block of rank `rank` (< the live count).
     #[inline]
-    fn seq_of_rank(&self, rank: usize) -> usize {
-        // Most frees are of recent blocks: popcounts of the newest words find a small rank
+    fn seq_of_rank(&mut self, rank: usize) -> usize {
+        // Most frees are of recent blocks: the counts of the newest words find a small rank
         // without the tree.
         let last = self.alive.len() - 1;
-        let mut left = rank as u32;
+        let mut left = rank;
         for w in (last.saturating_sub(SCAN_WORDS)..=last).rev() {
-            let c = self.alive[w].count_ones();
+            let c = usize::from(self.counts[w]);
             if c > left {
-                return w * 64 + select(self.alive[w], c - 1 - left) as usize;
+                return w * 64 + select(self.alive[w], (c - 1 - left) as u32) as usize;
             }
             left -= c;
         }
-        // The (live - rank)-th live block counted from the oldest, found by descending the tree
-        // (it is in a sealed word: the scan above covered the filling one).
-        let mut want = (self.live - rank) as u32;
+        self.seq_of_old_rank(rank)
+    }
+
+    /// [`Self::seq_of_rank`] for a block older than the newest words (kept out of line so
+    /// that the common case stays short).
+    #[inline(never)]
+    fn seq_of_old_rank(&mut self, rank: usize) -> usize {
+        let last = self.alive.len() - 1;
+        // The wanted block, counted from the oldest (from 0): near the finger, or found by
+        // descending the tree.
+        let want = self.live - 1 - rank;
+        let (mut w, mut before) = self.finger;
+        let mut steps = 0;
+        if want >= before {
+            while w <= last && steps < FINGER_WORDS {
+                let c = usize::from(self.counts[w]);
+                if want < before + c {
+                    self.finger = (w, before);
+                    return w * 64 + select(self.alive[w], (want - before) as u32) as usize;
+                }
+                before += c;
+                w += 1;
+                steps += 1;
+            }
+        } else {
+            while w > 0 && steps < FINGER_WORDS {
+                w -= 1;
+                steps += 1;
+                let c = usize::from(self.counts[w]);
+                before -= c;
+                if want >= before {
+                    self.finger = (w, before);
+                    return w * 64 + select(self.alive[w], (want - before) as u32) as usize;
+                }
+            }
+        }
+        // Descend the tree for the (want + 1)-th live block (it is in a sealed word: the scan
+        // above covered the filling one).
+        let mut left = (want + 1) as u32;
         let n = self.tree.len();
         let mut pos = 0usize;
         let mut step = if n == 0 { 0 } else { 1 << n.ilog2() };
         while step > 0 {
             let next = pos + step;
-            if next <= n && self.tree[next - 1] < want {
+            if next <= n && self.tree[next - 1] < left {
                 pos = next;
-                want -= self.tree[next - 1];
+                left -= self.tree[next - 1];
             }
             step >>= 1;
         }
         // Words before `pos` hold fewer than the wanted count; word `pos` holds the rest.
-        pos * 64 + select(self.alive[pos], want - 1) as usize
+        self.finger = (pos, want + 1 - left as usize);
+        pos * 64 + select(self.alive[pos], left - 1) as usize
     }
 
     /// Retires live number `pos`; its address and size. The map entry is left stale (see the
@@ -295,18 +385,45 @@ impl LiveSet {
         s
     }
 
+    /// Renumbers the live blocks from 0, oldest first: the state inserting them one by one
+    /// into an empty set gives, built directly (every word full but the last, the tree's node
+    /// `i` counting 64 blocks per word it covers).
+    #[cold]
+    #[inline(never)]
     fn compact(&mut self) {
         let mut order = std::mem::take(&mut self.order);
         order.clear();
-        order.extend(
-            (0..self.blocks.len())
-                .filter(|&s| self.is_alive(s))
-                .map(|s| self.blocks[s]),
-        );
-        self.clear();
-        for &(a, size) in &order {
-            self.insert_sized(a, size);
+        for (w, &bits) in self.alive.iter().enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                order.push(self.blocks[w * 64 + b.trailing_zeros() as usize]);
+                b &= b - 1;
+            }
         }
+        self.clear();
+        let n = order.len();
+        if !self.rank_only {
+            for (seq, &(a, _)) in order.iter().enumerate() {
+                // Live addresses are distinct in a set with a map: nothing is replaced.
+                self.seq_of.insert(a, seq);
+            }
+        }
+        // Copied back, not swapped in: the numbering keeps its memory, whose pages are
+        // already faulted in, for the blocks still to come.
+        self.blocks.extend_from_slice(&order);
+        let words = n.div_ceil(64);
+        self.alive.resize(words, u64::MAX);
+        self.counts.resize(words, 64);
+        if !n.is_multiple_of(64) {
+            self.alive[words - 1] = (1 << (n % 64)) - 1;
+            self.counts[words - 1] = (n % 64) as u8;
+        }
+        // All words but the last are sealed.
+        let sealed = words.saturating_sub(1);
+        self.tree
+            .extend((1..=sealed).map(|i| 64 * (i & i.wrapping_neg()) as u32));
+        self.live = n;
+        order.clear();
         self.order = order;
     }
 }
@@ -404,6 +521,87 @@ mod tests {
         assert!(!dec.contains(8));
         assert_eq!(dec.remove_sized(8), None);
         assert_eq!(dec.remove_rank_sized(0), Some((8, 1)));
+    }
+
+    #[test]
+    fn blocks_freed_in_allocation_order_are_found_by_rank() {
+        // Frees of the oldest blocks (a queue), of blocks a little after and before the last
+        // one found, and now and then of any block, through compactions: the search from the
+        // last position found must give what the encoder's set gives.
+        let mut enc = LiveSet::new();
+        let mut dec = LiveSet::by_rank_only();
+        let mut order: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
+        let mut x = 99u64;
+        let mut next = 0u64;
+        for round in 0..40 {
+            for _ in 0..3000 {
+                enc.insert_sized(16 * next, next);
+                dec.insert_sized(16 * next, next);
+                order.push_back(16 * next);
+                next += 1;
+            }
+            for i in 0..2500 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let pick = match x % 8 {
+                    // Oldest first, the common case.
+                    0..=4 => 0,
+                    // A little way in, either side of the last one found.
+                    5 | 6 => (x >> 20) as usize % 700,
+                    _ => (x >> 20) as usize % order.len(),
+                };
+                let Some(addr) = order.remove(pick.min(order.len() - 1)) else {
+                    continue;
+                };
+                let (rank, size) = enc.remove_sized(addr).expect("live");
+                assert_eq!(
+                    dec.remove_rank_sized(rank),
+                    Some((addr, size)),
+                    "round {round} free {i}"
+                );
+            }
+        }
+        assert_eq!(enc.len(), dec.len());
+    }
+
+    #[test]
+    fn a_compacted_set_is_the_set_of_its_live_blocks_inserted_afresh() {
+        for rank_only in [false, true] {
+            let new = || match rank_only {
+                true => LiveSet::by_rank_only(),
+                false => LiveSet::new(),
+            };
+            for n in [0u64, 1, 63, 64, 65, 127, 128, 129, 1000, 4096, 5000] {
+                // 3n blocks, two in three removed (by rank, newest first, which both kinds of
+                // set can do): n stay live, spread over the numbering.
+                let mut s = new();
+                for i in 0..3 * n {
+                    s.insert_sized(16 * i, i);
+                }
+                let mut rank = 0;
+                for i in (0..3 * n).rev() {
+                    if i % 3 == 1 {
+                        rank += 1;
+                    } else {
+                        assert_eq!(s.remove_rank_sized(rank), Some((16 * i, i)));
+                    }
+                }
+                let mut fresh = new();
+                for i in (0..3 * n).filter(|i| i % 3 == 1) {
+                    fresh.insert_sized(16 * i, i);
+                }
+                s.compact();
+                assert_eq!(s.blocks, fresh.blocks, "n {n}");
+                assert_eq!(s.alive, fresh.alive, "n {n}");
+                assert_eq!(s.counts, fresh.counts, "n {n}");
+                assert_eq!(s.tree, fresh.tree, "n {n}");
+                assert_eq!(s.live, fresh.live, "n {n}");
+                for i in 0..3 * n {
+                    assert_eq!(s.seq_of.get(16 * i), fresh.seq_of.get(16 * i), "n {n}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -277,13 +277,7 @@ impl State {
         kind: u8,
         c: &mut Cursors<'_>,
     ) -> Result<ModelRecord, String> {
-        let mut r = ModelRecord {
-            kind,
-            ..ModelRecord::default()
-        };
-        self.sites.decode(kinds, &mut r, c)?;
-        self.addrs.decode(kinds, &mut r, c)?;
-        Ok(r)
+        halves::decode_record(&mut self.sites, &mut self.addrs, kinds, kind, c)
     }
 
     /// Decodes records from `c` onto the end of `out` until the block's kind stream ends or

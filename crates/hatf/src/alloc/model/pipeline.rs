@@ -21,7 +21,7 @@ use metatf::container::{Block, ContainerReader};
 
 use super::{shapes, Cursors, KindTable, Layout, ModelRecord, State};
 use crate::alloc::blocks::{container_error, write_error};
-use crate::alloc::text_out::TextOut;
+use crate::alloc::text_out::{Filled, TextOut};
 use crate::format::FormatError;
 
 /// Records per batch: big enough that handing a batch over costs nothing per record, small
@@ -206,7 +206,7 @@ impl Drain<'_> {
 /// What the worker tells the writing thread.
 enum Msg {
     /// Text to write, in order.
-    Text(Vec<u8>),
+    Text(Filled),
     /// The oldest unfinished block is done: its record count, or why it failed.
     Block(Result<u64, FormatError>),
 }
@@ -391,9 +391,11 @@ fn drive<R: Read>(
         }
         match msgs.recv().map_err(|_| stopped(file))? {
             Msg::Text(text) => {
-                output.write_all(&text).map_err(|e| write_error(file, e))?;
+                output
+                    .write_all(text.text())
+                    .map_err(|e| write_error(file, e))?;
                 // The worker may have stopped; then the buffer is simply dropped.
-                let _ = spare.send(text);
+                let _ = spare.send(text.into_buffer());
             }
             Msg::Block(result) => {
                 records += result?;

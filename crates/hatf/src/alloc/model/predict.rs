@@ -34,10 +34,24 @@ impl<T: Copy + PartialEq + Default, const N: usize> Mtf<T, N> {
 
     /// Moves the value at position `i` (one of those cached) to the front: what [`Mtf::touch`]
     /// of that value does, without searching for it (cached values are distinct).
+    #[inline]
     pub fn promote(&mut self, i: usize) {
         debug_assert!(i < self.len);
+        // The front value (the commonest symbol) stays where it is.
+        if i == 0 {
+            return;
+        }
         let v = self.items[i];
-        self.items.copy_within(0..i, 1);
+        // Every position below `i` takes its predecessor's value: a fixed number of
+        // conditional moves, where `copy_within` of a variable length was a `memmove` call
+        // per record.
+        let mut j = N - 1;
+        while j > 0 {
+            if j <= i {
+                self.items[j] = self.items[j - 1];
+            }
+            j -= 1;
+        }
         self.items[0] = v;
     }
 
@@ -52,7 +66,13 @@ impl<T: Copy + PartialEq + Default, const N: usize> Mtf<T, N> {
                 self.len - 1
             }
         };
-        self.items.copy_within(0..at, 1);
+        let mut j = N - 1;
+        while j > 0 {
+            if j <= at {
+                self.items[j] = self.items[j - 1];
+            }
+            j -= 1;
+        }
         self.items[0] = v;
     }
 }

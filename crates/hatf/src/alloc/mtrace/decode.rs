@@ -20,19 +20,21 @@ use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note};
 
-/// Text buffered before it is written out.
+/// Text buffered before it is written out: as large as the command line's output buffer,
+/// so that each piece goes straight to the file instead of being copied into that buffer.
 const FLUSH_AT: usize = 1 << 20;
 
 /// The printed prefix (`@ CALLER `, or nothing for "no caller") of each call site, by site id,
-/// in one buffer followed by [`PAD`] bytes, so prefixes can be copied 16 bytes at a time.
+/// in one buffer followed by [`PAD`] bytes, so prefixes can be copied in fixed-length moves.
 struct Callers {
     text: Vec<u8>,
     /// Site `i` is `text[ends[i - 1]..ends[i]]` (from 0 for site 0).
     ends: Vec<usize>,
 }
 
-/// Bytes after the last prefix (see [`copy_spilling`]).
-const PAD: usize = 16;
+/// Bytes after the last prefix, so that a prefix shorter than 64 bytes is copied with one
+/// 64-byte move (see [`copy_spilling`]).
+const PAD: usize = 64;
 
 impl Default for Callers {
     fn default() -> Self {
