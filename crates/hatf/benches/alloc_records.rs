@@ -16,7 +16,7 @@ use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use hatf::alloc::memory_replay::{self, kinds::ReplayKinds};
-use hatf::alloc::model::shapes::{Packer, Unpacker};
+use hatf::alloc::model::shapes::Packer;
 use hatf::alloc::model::{
     pipeline, stream, Cursors, KindTable, Layout, ModelRecord, State, Streams,
 };
@@ -102,31 +102,26 @@ fn model_encode(kinds: &dyn KindTable, records: &[ModelRecord]) -> (Streams, Pac
     (streams, packer)
 }
 
-/// The model's streams as a decoder of a file has them: unpacked from the shapes in
-/// `unpacker`, the others as stored.
-fn unpacked<'a>(
-    kinds: &dyn KindTable,
-    (streams, packer): &'a (Streams, Packer),
-    unpacker: &'a mut Unpacker,
-) -> [&'a [u8]; stream::COUNT] {
-    unpacker
-        .unpack(kinds, &packer.ids, &packer.table, &packer.free_rest)
-        .expect("unpacks");
+/// Cursors over the model's streams as a decoder of a file has them: the shapes, and the
+/// streams they do not replace (the free stream holding only the large values).
+fn shaped_cursors<'a>((streams, packer): &'a (Streams, Packer)) -> Cursors<'a> {
     let mut sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| streams.bytes[i].as_slice());
-    unpacker.put_in(&mut sections);
-    sections
+    for n in [stream::KIND, stream::SITE, stream::SIZE, stream::ADDR] {
+        sections[n as usize] = &[];
+    }
+    sections[stream::FREE as usize] = &packer.free_rest;
+    Cursors::shaped(sections, &packer.ids, &packer.table)
 }
 
-/// Decodes every record of `packed` (shapes unpacked first, as from a file) into typed model
+/// Decodes every record of `packed` (read from its shapes, as from a file) into typed model
 /// records; returns how many and a checksum
 /// so the work cannot be optimised away.
 fn model_decode(kinds: &dyn KindTable, packed: &(Streams, Packer)) -> (u64, u64) {
-    let mut unpacker = Unpacker::default();
-    let mut c = Cursors::new(unpacked(kinds, packed, &mut unpacker));
+    let mut c = shaped_cursors(packed);
     // What a decoder of the files the encoders write uses (live blocks by rank only).
     let mut state = State::fresh(Layout::FreshFlagged);
     let (mut n, mut sum) = (0u64, 0u64);
-    while let Some(kind) = c.next_kind() {
+    while let Some(kind) = c.next_kind(kinds) {
         let r = state
             .decode(kinds, kind.expect("kind"), &mut c)
             .expect("decodes");
@@ -139,8 +134,7 @@ fn model_decode(kinds: &dyn KindTable, packed: &(Streams, Packer)) -> (u64, u64)
 /// Decodes every record of `streams` in batches of `pipeline::BATCH` typed records (what the
 /// text decoders do); returns how many and a checksum.
 fn model_decode_batches(kinds: &dyn KindTable, packed: &(Streams, Packer)) -> (u64, u64) {
-    let mut unpacker = Unpacker::default();
-    let mut c = Cursors::new(unpacked(kinds, packed, &mut unpacker));
+    let mut c = shaped_cursors(packed);
     // What a decoder of the files the encoders write uses (live blocks by rank only).
     let mut state = State::fresh(Layout::FreshFlagged);
     let mut batch = Vec::with_capacity(pipeline::BATCH);

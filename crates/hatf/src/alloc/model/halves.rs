@@ -135,7 +135,7 @@ impl SiteHalf {
         if shape == Shape::Bare {
             return Ok(());
         }
-        let sym = usize::from(c.at(stream::SITE).byte()?);
+        let sym = usize::from(c.site_symbol()?);
         let sites_seen = self.sites_seen;
         let cache = self.sites.after(self.prev_site, r.kind);
         r.site = match cache.get(sym) {
@@ -156,7 +156,7 @@ impl SiteHalf {
         };
         self.site_seen(r.site);
         if matches!(shape, Shape::Alloc | Shape::Realloc) {
-            let sym = usize::from(c.at(stream::SIZE).byte()?);
+            let sym = usize::from(c.size_symbol()?);
             let sizes = self.sites.sizes(r.site);
             r.size = match sizes.get(sym) {
                 Some(s) => {
@@ -270,7 +270,7 @@ impl AddrHalf {
             }
         }
         if matches!(shape, Shape::Alloc | Shape::Realloc) {
-            let mut sym = c.at(stream::ADDR).byte()?;
+            let mut sym = c.addr_symbol()?;
             let relive = self.flag_relive && sym & addr::guess::RELIVE != 0;
             if relive {
                 sym &= !addr::guess::RELIVE;
@@ -336,7 +336,7 @@ impl AddrHalf {
         site: u32,
         c: &mut Cursors<'_>,
     ) -> Result<u64, String> {
-        let v = c.at(stream::FREE).u64()?;
+        let v = c.free_value()?;
         match v {
             0 => Ok(0),
             1 => {

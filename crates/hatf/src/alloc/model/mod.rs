@@ -168,6 +168,9 @@ impl Streams {
 #[derive(Debug, Clone)]
 pub struct Cursors<'a> {
     c: [Cursor<'a>; stream::COUNT],
+    /// Layout `alloc-model-4`: the shapes that hold the kind, site, size, address and small
+    /// free symbols in place of their streams.
+    shapes: Option<shapes::ShapeReader<'a>>,
 }
 
 impl<'a> Cursors<'a> {
@@ -175,7 +178,17 @@ impl<'a> Cursors<'a> {
     pub fn new(sections: [&'a [u8]; stream::COUNT]) -> Self {
         Cursors {
             c: std::array::from_fn(|i| Cursor::new(sections[i], stream::NAMES[i])),
+            shapes: None,
         }
+    }
+
+    /// Cursors over a shaped block (layout `alloc-model-4`): its shape ids and shape table, and
+    /// `sections[i]` for the model streams shapes do not replace (`sections[FREE]` is the
+    /// block's stored free stream of large values).
+    pub fn shaped(sections: [&'a [u8]; stream::COUNT], ids: &'a [u8], table: &'a [u8]) -> Self {
+        let mut c = Cursors::new(sections);
+        c.shapes = Some(shapes::ShapeReader::new(ids, table));
+        c
     }
 
     #[inline]
@@ -185,13 +198,72 @@ impl<'a> Cursors<'a> {
 
     /// Reads the next kind code, or `None` at the end of the block.
     #[inline]
-    pub fn next_kind(&mut self) -> Option<Result<u8, String>> {
-        self.at(stream::KIND).next_byte().map(Ok)
+    pub fn next_kind<K: KindTable + ?Sized>(&mut self, kinds: &K) -> Option<Result<u8, String>> {
+        match &mut self.shapes {
+            Some(s) => s.next_kind(kinds),
+            None => self.at(stream::KIND).next_byte().map(Ok),
+        }
     }
 
     /// Kind codes left to read: an upper bound on the records left in the block.
     pub fn kinds_left(&self) -> usize {
-        self.c[stream::KIND as usize].remaining()
+        match &self.shapes {
+            Some(s) => s.left(),
+            None => self.c[stream::KIND as usize].remaining(),
+        }
+    }
+
+    /// True when every record of the block was read.
+    pub fn is_done(&self) -> bool {
+        match &self.shapes {
+            Some(s) => s.is_done(),
+            None => self.c[stream::KIND as usize].is_empty(),
+        }
+    }
+
+    /// After the block's last record: an error if a shaped block has table or free-stream
+    /// bytes left over.
+    pub fn finish(&self) -> Result<(), String> {
+        match &self.shapes {
+            Some(s) => s.finish(&self.c[stream::FREE as usize]),
+            None => Ok(()),
+        }
+    }
+
+    /// The current record's site symbol.
+    #[inline]
+    fn site_symbol(&mut self) -> Result<u8, String> {
+        match &self.shapes {
+            Some(s) => Ok(s.site()),
+            None => self.at(stream::SITE).byte(),
+        }
+    }
+
+    /// The current record's size symbol.
+    #[inline]
+    fn size_symbol(&mut self) -> Result<u8, String> {
+        match &self.shapes {
+            Some(s) => Ok(s.size()),
+            None => self.at(stream::SIZE).byte(),
+        }
+    }
+
+    /// The current record's address symbol.
+    #[inline]
+    fn addr_symbol(&mut self) -> Result<u8, String> {
+        match &self.shapes {
+            Some(s) => Ok(s.addr()),
+            None => self.at(stream::ADDR).byte(),
+        }
+    }
+
+    /// The current record's free value.
+    #[inline]
+    fn free_value(&mut self) -> Result<u64, String> {
+        match &mut self.shapes {
+            Some(s) => s.free(&mut self.c[stream::FREE as usize]),
+            None => self.at(stream::FREE).u64(),
+        }
     }
 }
 
@@ -293,8 +365,15 @@ impl State {
         let start = out.len();
         out.reserve(limit.saturating_sub(start).min(c.kinds_left()));
         while out.len() < limit {
-            let Some(kind) = c.at(stream::KIND).next_byte() else {
-                return Ok(false);
+            let kind = match c.next_kind(kinds) {
+                None => return Ok(false),
+                Some(Ok(kind)) => kind,
+                Some(Err(message)) => {
+                    return Err(BatchError {
+                        decoded: out.len() - start,
+                        message,
+                    })
+                }
             };
             match self.decode(kinds, kind, c) {
                 Ok(r) => out.push(r),
@@ -306,7 +385,7 @@ impl State {
                 }
             }
         }
-        Ok(!c.at(stream::KIND).is_empty())
+        Ok(!c.is_done())
     }
 }
 

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use metatf::container::{Block, ContainerReader};
 
-use super::{shapes, Cursors, KindTable, Layout, ModelRecord, State};
+use super::{shapes, KindTable, Layout, ModelRecord, State};
 use crate::alloc::blocks::{container_error, write_error};
 use crate::alloc::text_out::{Filled, TextOut};
 use crate::format::FormatError;
@@ -53,8 +53,6 @@ pub trait RecordSink {
 pub struct BlockModel {
     layout: Layout,
     state: State,
-    /// Rebuilds the streams of shaped blocks, keeping its buffers from block to block.
-    unpacker: shapes::Unpacker,
     batch: Vec<ModelRecord>,
 }
 
@@ -64,7 +62,6 @@ impl BlockModel {
         BlockModel {
             layout,
             state: State::fresh(layout),
-            unpacker: shapes::Unpacker::default(),
             batch: Vec::new(),
         }
     }
@@ -110,9 +107,7 @@ impl BlockModel {
         if self.layout.independent() {
             self.state.restart_for_block();
         }
-        let (sections, unpack_error) =
-            shapes::block_streams(self.layout, kinds, block, &mut self.unpacker);
-        let mut c = Cursors::new(sections);
+        let mut c = shapes::block_cursors(self.layout, block);
         loop {
             batch.clear();
             let decoded = self.state.decode_into(kinds, &mut c, batch, BATCH);
@@ -122,8 +117,7 @@ impl BlockModel {
                         emit(batch).map_err(Stop::Sink)?;
                     }
                     if !more {
-                        // Damaged shapes end the streams at the last good record.
-                        return unpack_error.map_or(Ok(()), |e| Err(Stop::Model(e)));
+                        return c.finish().map_err(Stop::Model);
                     }
                 }
                 Err(e) => {

@@ -162,7 +162,7 @@ impl<'f> Decoder<'f> {
         let mut verbatim = Cursor::new(blocks::section(block, VERBATIM), "verbatim");
         let text = &mut self.text;
         let mut k = 0u64;
-        while let Some(kind) = c.next_kind() {
+        while let Some(kind) = c.next_kind(&Kinds) {
             let rec = block.first_record + k;
             let kind = kind.map_err(|m| at(rec, m))?;
             let r = self
