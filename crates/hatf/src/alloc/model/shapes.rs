@@ -206,7 +206,6 @@ pub struct Unpacker {
     lens: [usize; 4],
     /// The rebuilt free stream.
     free: Vec<u8>,
-    entries: Vec<Entry>,
 }
 
 impl Unpacker {
@@ -222,51 +221,24 @@ impl Unpacker {
     ) -> Result<(), UnpackError> {
         self.lens = [0; 4];
         self.free.clear();
-        self.entries.clear();
         // At most one record per byte of ids, so buffers of that many bytes never overflow.
         for buf in &mut self.bufs {
             if buf.len() < ids.len() {
                 buf.resize(ids.len(), 0);
             }
         }
-        let mut ids = Cursor::new(ids, "shapes");
-        let mut table = Cursor::new(table, "shape-table");
+        let mut shapes = ShapeReader::new(ids, table);
         let mut free_rest = Cursor::new(free_rest, "free");
-        let mut previous_free = FREE_IN_SHAPE;
         let mut records = 0usize;
         let at = |records: usize, message: String| UnpackError { records, message };
-        while !ids.is_empty() {
-            let id = ids.u64().map_err(|m| at(records, m))?;
-            let e = match usize::try_from(id) {
-                Ok(i) if i < self.entries.len() => self.entries[i],
-                Ok(i) if i == self.entries.len() => {
-                    let e = define(kinds, &mut table).map_err(|m| at(records, m))?;
-                    self.entries.push(e);
-                    e
-                }
-                _ => {
-                    return Err(at(
-                        records,
-                        format!(
-                            "shape {id} is not defined (the block has defined {} shapes so \
-                             far, and a new one must be number {})",
-                            self.entries.len(),
-                            self.entries.len()
-                        ),
-                    ))
-                }
-            };
+        while let Some(kind) = shapes.next_kind(kinds) {
+            kind.map_err(|m| at(records, m))?;
+            let e = shapes.current;
             // Read everything the record needs before writing any of it, so that on an error
             // the streams end with the previous record.
-            match e.free {
-                None => {}
-                Some(sym) if u64::from(sym) < FREE_IN_SHAPE => self.free.push(sym),
-                Some(_) => {
-                    let delta = free_rest.i64().map_err(|m| at(records, m))?;
-                    // The encoder's wrapping difference, undone.
-                    previous_free = previous_free.wrapping_add(delta as u64);
-                    put_u64(&mut self.free, previous_free);
-                }
+            if e.free.is_some() {
+                let v = shapes.free(&mut free_rest).map_err(|m| at(records, m))?;
+                put_u64(&mut self.free, v);
             }
             for i in 0..4 {
                 self.bufs[i][self.lens[i]] = e.bytes[i];
@@ -274,18 +246,7 @@ impl Unpacker {
             }
             records += 1;
         }
-        for (c, what) in [(&table, "shape table"), (&free_rest, "free stream")] {
-            if !c.is_empty() {
-                return Err(at(
-                    records,
-                    format!(
-                        "the {what} has {} bytes left after the block's last record",
-                        c.remaining()
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        shapes.finish(&free_rest).map_err(|m| at(records, m))
     }
 
     /// The rebuilt stream `number` (one of the streams shapes replace; empty for the others).
