@@ -10,7 +10,6 @@ use super::line::{self, Action, ReplayLine};
 use super::{DTD, FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, BlockWriter};
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::alloc::model::shapes::Packer;
 use crate::alloc::model::split::ModelEncoder;
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
@@ -33,8 +32,6 @@ const BLOCK_VERBATIM_BYTES: usize = 64 << 20;
 struct Encoder {
     model: ModelEncoder<ReplayKinds>,
     threads_new: Vec<u8>,
-    /// Packs each block's small symbols into shapes (layout `alloc-model-4`).
-    shapes: Packer,
     verbatim: Vec<u8>,
     threads: FastMap<u64, u32>,
     /// Per thread of the chunk being modelled ([`ParsedLines::threads`]): its id in this
@@ -90,19 +87,14 @@ impl Encoder {
         if self.records == 0 {
             return Ok(());
         }
-        let model = self.model.finish_block().map_err(|message| FormatError {
-            file: out.file().to_string(),
-            position: String::new(),
-            message,
-        })?;
-        self.shapes
-            .pack(&ReplayKinds, model)
+        let mut s = self
+            .model
+            .finish_packed_block()
             .map_err(|message| FormatError {
                 file: out.file().to_string(),
                 position: String::new(),
                 message,
             })?;
-        let mut s = self.shapes.sections(model);
         s.push((THREADS, &self.threads_new));
         s.push((VERBATIM, &self.verbatim));
         // The thread table starts empty at each block, so its keys are the block's threads.
@@ -270,7 +262,6 @@ pub fn encode_into<W: Write>(
     let mut enc = Encoder {
         model: ModelEncoder::new(ReplayKinds, options.threads),
         threads_new: Vec::new(),
-        shapes: Packer::default(),
         verbatim: Vec::new(),
         threads: FastMap::default(),
         chunk_threads: Vec::new(),

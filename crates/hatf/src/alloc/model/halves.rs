@@ -53,8 +53,8 @@ pub fn decode_record<K: KindTable + ?Sized>(
         ..ModelRecord::default()
     };
     let shape = kinds.shape(kind);
-    sites.decode_shaped(kinds, shape, &mut r, c)?;
-    addrs.decode_shaped(kinds, shape, &mut r, c)?;
+    sites.decode(kinds, shape, &mut r, c)?;
+    addrs.decode(kinds, shape, &mut r, c)?;
     Ok(r)
 }
 
@@ -112,20 +112,10 @@ impl SiteHalf {
         }
     }
 
-    /// Reads the site, size and extra value of a record of `kind` into `r`.
+    /// Reads the site, size and extra value of a record of kind `r.kind`, whose shape is
+    /// `shape`, into `r`.
     #[inline]
-    pub fn decode<K: KindTable + ?Sized>(
-        &mut self,
-        kinds: &K,
-        r: &mut ModelRecord,
-        c: &mut Cursors<'_>,
-    ) -> Result<(), String> {
-        self.decode_shaped(kinds, kinds.shape(r.kind), r, c)
-    }
-
-    /// [`Self::decode`] for a record whose kind has `shape`.
-    #[inline]
-    fn decode_shaped<K: KindTable + ?Sized>(
+    fn decode<K: KindTable + ?Sized>(
         &mut self,
         kinds: &K,
         shape: Shape,
@@ -238,20 +228,10 @@ impl AddrHalf {
         }
     }
 
-    /// Reads the freed and allocated addresses of `r`, whose kind, site and size are decoded.
+    /// Reads the freed and allocated addresses of `r` (of shape `shape`), whose kind, site and
+    /// size are decoded.
     #[inline]
-    pub fn decode<K: KindTable + ?Sized>(
-        &mut self,
-        kinds: &K,
-        r: &mut ModelRecord,
-        c: &mut Cursors<'_>,
-    ) -> Result<(), String> {
-        self.decode_shaped(kinds, kinds.shape(r.kind), r, c)
-    }
-
-    /// [`Self::decode`] for a record whose kind has `shape`.
-    #[inline]
-    fn decode_shaped<K: KindTable + ?Sized>(
+    fn decode<K: KindTable + ?Sized>(
         &mut self,
         kinds: &K,
         shape: Shape,

@@ -12,6 +12,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use super::halves::{AddrHalf, SiteHalf};
+use super::shapes::Packer;
 use super::{stream, KindTable, ModelRecord, State, Streams};
 
 /// Records per batch handed to the worker.
@@ -55,6 +56,8 @@ pub struct ModelEncoder<K: KindTable + Send + Sync + Copy + 'static> {
     mode: Mode,
     /// The block's streams (all of them once [`ModelEncoder::finish_block`] returned).
     streams: Streams,
+    /// Packs the block's symbols into shapes ([`ModelEncoder::finish_packed_block`]).
+    shapes: Packer,
 }
 
 enum Mode {
@@ -103,6 +106,7 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
             kinds,
             mode,
             streams: Streams::default(),
+            shapes: Packer::default(),
         }
     }
 
@@ -180,8 +184,16 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
         Ok(&self.streams)
     }
 
+    /// Ends the block as [`ModelEncoder::finish_block`] does and packs its symbols into shapes
+    /// (layout `alloc-model-4`): returns the block's model sections ([`Packer::sections`]).
+    pub fn finish_packed_block(&mut self) -> Result<Vec<(u8, &[u8])>, String> {
+        self.finish_block()?;
+        self.shapes.pack(&self.kinds, &self.streams)?;
+        Ok(self.shapes.sections(&self.streams))
+    }
+
     /// Empties the streams after the caller wrote the block [`ModelEncoder::finish_block`]
-    /// returned.
+    /// or [`ModelEncoder::finish_packed_block`] returned.
     pub fn clear_block(&mut self) {
         self.streams.clear();
     }

@@ -15,7 +15,6 @@ use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::fast_hash::{FastMap, FastState};
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::alloc::model::shapes::Packer;
 use crate::alloc::model::split::ModelEncoder;
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
@@ -248,8 +247,6 @@ fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, seed: 
 /// Everything the encoder keeps between lines.
 struct Encoder {
     model: ModelEncoder<MtraceKinds>,
-    /// Packs each block's small symbols into shapes (layout `alloc-model-4`).
-    shapes: Packer,
     strings: Vec<u8>,
     verbatim: Vec<u8>,
     /// Caller hash → the newest site with a caller of that hash.
@@ -379,7 +376,6 @@ pub fn encode(
     out.fast_level();
     let mut enc = Encoder {
         model: ModelEncoder::new(MtraceKinds, options.threads),
-        shapes: Packer::default(),
         strings: Vec::new(),
         verbatim: Vec::new(),
         sites_by_hash: FastMap::default(),
@@ -434,19 +430,14 @@ fn flush<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), Fo
     if enc.records == 0 {
         return Ok(());
     }
-    let model = enc.model.finish_block().map_err(|message| FormatError {
-        file: out.file().to_string(),
-        position: String::new(),
-        message,
-    })?;
-    enc.shapes
-        .pack(&MtraceKinds, model)
+    let mut streams = enc
+        .model
+        .finish_packed_block()
         .map_err(|message| FormatError {
             file: out.file().to_string(),
             position: String::new(),
             message,
         })?;
-    let mut streams = enc.shapes.sections(model);
     streams.push((STRINGS, &enc.strings));
     streams.push((VERBATIM, &enc.verbatim));
     out.block(enc.records, &streams)?;
