@@ -8,6 +8,7 @@ mod encode_checks;
 pub mod event;
 pub mod fast_hash;
 pub mod hatf10_dtd;
+pub mod huge_pages;
 pub mod line_chunks;
 pub mod lzma_alone;
 pub mod malloc_bench;

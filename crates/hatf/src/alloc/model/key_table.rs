@@ -12,6 +12,8 @@
 
 use std::hash::BuildHasher;
 
+use crate::alloc::huge_pages;
+
 /// Marks an empty slot (values are indices, never this large).
 const EMPTY: usize = usize::MAX;
 /// Slots of a table's first allocation.
@@ -155,7 +157,7 @@ impl KeyTable {
     #[cold]
     fn grow(&mut self) {
         let size = (2 * self.slots.len()).max(FIRST_SLOTS);
-        let old = std::mem::replace(&mut self.slots, vec![(0, EMPTY); size]);
+        let old = std::mem::replace(&mut self.slots, huge_pages::filled_vec(size, (0, EMPTY)));
         let mask = size - 1;
         for (k, v) in old {
             if v != EMPTY {
