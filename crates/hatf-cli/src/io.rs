@@ -18,7 +18,7 @@ pub struct Input {
     /// `<stdin>` or the path as given.
     pub name: String,
     /// The bytes.
-    pub reader: Box<dyn Read>,
+    pub reader: Box<dyn Read + Send>,
     /// Size in bytes, when the input is a regular file.
     pub len: Option<u64>,
 }
@@ -33,7 +33,7 @@ pub fn open_input(path: Option<&Path>) -> CliResult<Input> {
     if is_std(path) {
         return Ok(Input {
             name: "<stdin>".into(),
-            reader: Box::new(io::stdin().lock()),
+            reader: Box::new(io::stdin()),
             len: None,
         });
     }

@@ -139,10 +139,11 @@ pub trait TraceFormat: Sync {
     }
     /// True when `head` (the first bytes of the input, up to 64 KiB) looks like this format.
     fn detect(&self, head: &[u8]) -> bool;
-    /// Reads the text trace and writes the binary file.
+    /// Reads the text trace and writes the binary file. (The input may be read on worker
+    /// threads, hence `Send`.)
     fn encode(
         &self,
-        input: &mut dyn Read,
+        input: &mut (dyn Read + Send),
         output: &mut dyn Write,
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError>;
@@ -197,7 +198,7 @@ pub trait TraceFormat: Sync {
 
 /// Reads a text trace and writes its binary file (see [`TraceFormat::encode`]).
 pub type EncodeFn =
-    fn(&mut dyn Read, &mut dyn Write, &EncodeOptions) -> Result<EncodeReport, FormatError>;
+    fn(&mut (dyn Read + Send), &mut dyn Write, &EncodeOptions) -> Result<EncodeReport, FormatError>;
 /// Reads a binary file and writes its text back (see [`TraceFormat::decode`]).
 pub type DecodeFn = fn(&mut dyn Read, &mut dyn Write, &DecodeOptions) -> Result<u64, FormatError>;
 /// Writes records `range` of a binary file (see [`TraceFormat::decode_records`]).
@@ -297,7 +298,7 @@ impl<T: Forwarding> TraceFormat for T {
 
     fn encode(
         &self,
-        input: &mut dyn Read,
+        input: &mut (dyn Read + Send),
         output: &mut dyn Write,
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError> {

@@ -1,17 +1,9 @@
 //! A check the text encoders' tests share: the file depends on the text alone, not on the
 //! thread count, the chunk size or where blocks end.
 
-use std::cell::Cell;
-use std::io::{Read, Write};
-
 use crate::alloc::line_chunks::with_chunk_size;
-use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
-
-/// A text encoder's entry point.
-pub type EncodeFn =
-    fn(&mut dyn Read, &mut dyn Write, &EncodeOptions) -> Result<EncodeReport, FormatError>;
-/// A text decoder's entry point.
-pub type DecodeFn = fn(&mut dyn Read, &mut dyn Write, &DecodeOptions) -> Result<u64, FormatError>;
+use crate::format::{DecodeFn, DecodeOptions, EncodeFn, EncodeOptions};
+use std::cell::Cell;
 
 thread_local! {
     /// A block length for tests (0: the encoder's own).

@@ -118,7 +118,7 @@ impl TraceFormat for EtFormat {
 
     fn encode(
         &self,
-        input: &mut dyn Read,
+        input: &mut (dyn Read + Send),
         output: &mut dyn Write,
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError> {

@@ -33,7 +33,7 @@ pub fn encode_text_or(
     source: &str,
     for_each_event: ForEachEvent,
     auto: crate::format::EncodeFn,
-    input: &mut dyn Read,
+    input: &mut (dyn Read + Send),
     output: &mut dyn Write,
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {

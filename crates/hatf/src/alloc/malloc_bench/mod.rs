@@ -74,7 +74,7 @@ impl TraceFormat for MallocBench {
 
     fn encode(
         &self,
-        input: &mut dyn Read,
+        input: &mut (dyn Read + Send),
         output: &mut dyn Write,
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError> {

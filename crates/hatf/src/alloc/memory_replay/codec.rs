@@ -116,7 +116,7 @@ impl Encoder {
 
 /// Reads a `memory_replay` dump and writes the container.
 pub fn encode(
-    input: &mut dyn Read,
+    input: &mut (dyn Read + Send),
     output: &mut dyn Write,
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
@@ -253,7 +253,7 @@ fn parse_chunk(text: &[u8], out: &mut ParsedLines, keep_bad_lines: bool) -> u64 
 
 /// Encodes the text into an already opened block writer (also used for the zip front end).
 pub fn encode_into<W: Write>(
-    input: &mut dyn Read,
+    input: &mut (dyn Read + Send),
     out: &mut BlockWriter<W>,
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {

@@ -16,7 +16,7 @@ use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PR
 
 use super::{codec, line};
 use crate::alloc::blocks::{self, container_error, write_error};
-use crate::alloc::malloc_bench::gzip_split;
+use crate::alloc::malloc_bench::gzip_split::{self, Piece};
 use crate::alloc::malloc_bench::piece_stream::{PieceReader, PieceWriter};
 use crate::alloc::raw_store;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
@@ -76,7 +76,7 @@ fn local_entry(z: &[u8]) -> Option<(usize, u16)> {
 
 /// Encodes the archive: taken apart and modelled when that gives it back exactly, else its bytes.
 pub fn encode(
-    input: &mut dyn Read,
+    input: &mut (dyn Read + Send),
     output: &mut dyn Write,
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
@@ -167,6 +167,43 @@ struct Parts {
     report: EncodeReport,
 }
 
+/// What [`inflate_into_encoder`] learns: the encoder's result, and the piece reader's failure
+/// and pieces.
+type Inflated = (
+    Result<EncodeReport, FormatError>,
+    (Option<String>, Result<(Vec<Piece>, usize), String>),
+);
+
+/// Encodes the text of `deflate` into `nested` while a second thread inflates it in pieces
+/// and hands the text over through a pipe. The encoder reads its input on worker threads, and
+/// the piece reader cannot move between threads, so it stays on a thread of its own. Should
+/// the pieces fail, the encoder sees the text end early and its result is to be dropped.
+fn inflate_into_encoder(
+    deflate: &[u8],
+    nested: &mut Vec<u8>,
+    options: &EncodeOptions,
+) -> Result<Inflated, String> {
+    let (mut text, mut to_text) =
+        std::io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    std::thread::scope(|scope| {
+        let inflater = scope.spawn(move || {
+            let mut reader = PieceReader::new(deflate);
+            // A failed write means the encoder stopped reading; the reader then says whether
+            // it had failed itself, or that its text was not read to the end.
+            let _ = std::io::copy(&mut reader, &mut to_text);
+            drop(to_text);
+            (reader.failure().map(str::to_string), reader.finish())
+        });
+        let encoded = codec::encode(&mut text, nested, options);
+        // Closing the pipe stops an inflater the encoder left behind.
+        drop(text);
+        let pieces = inflater
+            .join()
+            .map_err(|_| "the inflating thread panicked".to_string())?;
+        Ok((encoded, pieces))
+    })
+}
+
 /// Takes `z` apart, checking that every piece rebuilds its deflate bytes exactly: in pieces
 /// while the text streams into the encoder, or, when preflate fails on the pieces, as one
 /// piece if the text is short enough to hold ([`gzip_split::whole_as_piece`]).
@@ -178,14 +215,13 @@ fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
         ));
     }
     let deflate = &z[data_at..];
-    let mut reader = PieceReader::new(deflate);
     let mut nested = Vec::new();
-    let encoded = codec::encode(&mut reader, &mut nested, options);
-    if let (Err(e), None) = (&encoded, reader.failure()) {
+    let (encoded, (failure, finished)) = inflate_into_encoder(deflate, &mut nested, options)?;
+    if let (Err(e), None) = (&encoded, failure) {
         // The text itself does not encode (preflate did not fail): no fallback helps.
         return Err(e.to_string());
     }
-    let in_pieces = match reader.finish() {
+    let in_pieces = match finished {
         Ok((pieces, used)) => {
             let report = encoded.map_err(|e| e.to_string())?;
             return Ok(Parts {

@@ -362,7 +362,7 @@ impl Encoder {
 
 /// Reads an `mtrace` log and writes the container.
 pub fn encode(
-    input: &mut dyn Read,
+    input: &mut (dyn Read + Send),
     output: &mut dyn Write,
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {

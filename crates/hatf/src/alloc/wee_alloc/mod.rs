@@ -197,7 +197,7 @@ impl TraceFormat for WeeAlloc {
 
     fn encode(
         &self,
-        input: &mut dyn Read,
+        input: &mut (dyn Read + Send),
         output: &mut dyn Write,
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError> {
