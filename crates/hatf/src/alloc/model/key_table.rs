@@ -19,8 +19,12 @@ const EMPTY: usize = usize::MAX;
 /// Slots of a table's first allocation.
 const FIRST_SLOTS: usize = 64;
 /// Keys that differ only in their low `REGION_BITS` bits are placed side by side (see
-/// [`KeyTable::home`]).
-const REGION_BITS: u32 = 9;
+/// [`KeyTable::home`]). Regions of 64 bytes (8 slots, two cache lines): with 512-byte regions
+/// the densely packed small blocks of a 32-bit Android heap (memory_replay systemui) made runs
+/// that a probe walked 6.9 slots along on average, against 2.2 now (a simulation of the
+/// table on the first 300,000 allocations; glibc heaps: 1.4 to 1.5 either way), and the
+/// inserts of the address thread took 43 % fewer samples.
+const REGION_BITS: u32 = 6;
 
 /// Keys to indices (`usize` values below `usize::MAX`).
 #[derive(Debug, Clone)]
