@@ -10,7 +10,7 @@ use super::line::{self, Action, ReplayLine};
 use super::{DTD, FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, BlockWriter};
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::alloc::model::split::ModelEncoder;
+use crate::alloc::model::split::{model_error, ModelEncoder};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
 use crate::alloc::varint::put_u64;
@@ -38,6 +38,12 @@ struct Encoder {
     /// block, or [`NO_ID`] until the block first meets it.
     chunk_threads: Vec<u32>,
     records: u64,
+    /// The new threads, verbatim lines, thread list and record count of the block that ended
+    /// and is not yet written (see [`Encoder::end_block`]).
+    ended_threads_new: Vec<u8>,
+    ended_verbatim: Vec<u8>,
+    ended_tids: Vec<u64>,
+    ended_records: u64,
 }
 
 impl Encoder {
@@ -83,33 +89,59 @@ impl Encoder {
         id
     }
 
-    fn flush<W: Write>(&mut self, out: &mut BlockWriter<W>) -> Result<(), FormatError> {
+    /// Ends the block being encoded, when it has records: the model's address thread
+    /// finishes it while the next block starts, and [`Encoder::write_ended`] writes it (the
+    /// block ended before this one is written first).
+    fn end_block<W: Write>(&mut self, out: &mut BlockWriter<W>) -> Result<(), FormatError> {
         if self.records == 0 {
             return Ok(());
         }
-        let mut s = self
-            .model
-            .finish_packed_block()
-            .map_err(|message| FormatError {
-                file: out.file().to_string(),
-                position: String::new(),
-                message,
-            })?;
-        s.push((THREADS, &self.threads_new));
-        s.push((VERBATIM, &self.verbatim));
+        self.write_ended(out, true)?;
+        self.model
+            .end_block()
+            .map_err(|m| model_error(out.file(), m))?;
+        std::mem::swap(&mut self.threads_new, &mut self.ended_threads_new);
+        std::mem::swap(&mut self.verbatim, &mut self.ended_verbatim);
         // The thread table starts empty at each block, so its keys are the block's threads.
-        let tids: Vec<u64> = self.threads.keys().copied().collect();
-        out.set_block_threads(&tids);
-        out.block(self.records, &s)?;
-        self.model.clear_block();
-        self.threads_new.clear();
-        self.verbatim.clear();
+        self.ended_tids.clear();
+        self.ended_tids.extend(self.threads.keys().copied());
+        self.ended_records = self.records;
         self.records = 0;
-        // Each block starts a fresh model (docs/FORMAT.md §6.1; `finish_block` restarted it):
+        // Each block starts a fresh model (docs/FORMAT.md §6.1; `end_block` restarted it):
         // any block decodes on its own.
         self.threads.clear();
         // The chunk's threads keep their ids, but their ids were this block's.
         self.chunk_threads.fill(NO_ID);
+        Ok(())
+    }
+
+    /// Writes the block that ended, once the model completed it (waiting for that when
+    /// `wait`).
+    fn write_ended<W: Write>(
+        &mut self,
+        out: &mut BlockWriter<W>,
+        wait: bool,
+    ) -> Result<(), FormatError> {
+        let file = out.file().to_string();
+        let complete = self
+            .model
+            .ended_block(wait)
+            .map_err(|m| model_error(&file, m))?;
+        if !complete {
+            return Ok(());
+        }
+        let mut s = self
+            .model
+            .packed_sections()
+            .map_err(|m| model_error(&file, m))?;
+        s.push((THREADS, &self.ended_threads_new));
+        s.push((VERBATIM, &self.ended_verbatim));
+        out.set_block_threads(&self.ended_tids);
+        out.block(self.ended_records, &s)?;
+        self.model.clear_ended();
+        self.ended_threads_new.clear();
+        self.ended_verbatim.clear();
+        self.ended_records = 0;
         Ok(())
     }
 }
@@ -266,6 +298,10 @@ pub fn encode_into<W: Write>(
         threads: FastMap::default(),
         chunk_threads: Vec::new(),
         records: 0,
+        ended_threads_new: Vec::new(),
+        ended_verbatim: Vec::new(),
+        ended_tids: Vec::new(),
+        ended_records: 0,
     };
     let mut report = EncodeReport::default();
     let keep = options.keep_bad_lines;
@@ -300,9 +336,10 @@ pub fn encode_into<W: Write>(
                     }
                 }
                 if enc.records >= block_records || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
-                    enc.flush(out)?;
+                    enc.end_block(out)?;
                 }
             }
+            enc.write_ended(out, false)?;
             if let Some((i, at, len, e)) = &parsed.error {
                 return Err(bad_line_unless_kept(
                     file,
@@ -315,7 +352,8 @@ pub fn encode_into<W: Write>(
             Ok(())
         },
     )?;
-    enc.flush(out)?;
+    enc.end_block(out)?;
+    enc.write_ended(out, true)?;
     report.records = lines;
     Ok(report)
 }

@@ -7,6 +7,12 @@
 //! own; at the end of a block the worker's streams are swapped into the block's. The streams
 //! are the same bytes as [`State::encode`] writes, whatever the thread count: each stream is
 //! written by one half only, in record order.
+//!
+//! A block's end does not wait for the worker: the caller goes on with the next block's
+//! records while the worker finishes the block's last batches, and writes the block once its
+//! address streams are back (packing it then, while the worker is busy with the next block).
+//! Before, the two threads took turns at each block end: the caller waited for the worker's
+//! queue to drain, then the worker for the caller to pack the block.
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -14,6 +20,7 @@ use std::thread::JoinHandle;
 use super::halves::{AddrHalf, SiteHalf};
 use super::shapes::Packer;
 use super::{stream, KindTable, ModelRecord, State, Streams};
+use crate::format::FormatError;
 
 /// Records per batch handed to the worker.
 const BATCH: usize = 1 << 12;
@@ -54,10 +61,22 @@ enum Reply {
 pub struct ModelEncoder<K: KindTable + Send + Sync + Copy + 'static> {
     kinds: K,
     mode: Mode,
-    /// The block's streams (all of them once [`ModelEncoder::finish_block`] returned).
+    /// The current block's streams (the site half's; all of them when inline).
     streams: Streams,
-    /// Packs the block's symbols into shapes ([`ModelEncoder::finish_packed_block`]).
+    /// The block [`ModelEncoder::end_block`] ended, until [`ModelEncoder::clear_ended`]: its
+    /// streams, complete once the worker's address streams are in.
+    ended: Option<Ended>,
+    /// Streams of a block written out, kept for their memory.
+    spare_streams: Option<Streams>,
+    /// Packs the ended block's symbols into shapes ([`ModelEncoder::packed_sections`]).
     shapes: Packer,
+}
+
+/// A block whose records are all encoded.
+struct Ended {
+    streams: Streams,
+    /// The address streams are in `streams` (always, when the model is not split).
+    complete: bool,
 }
 
 enum Mode {
@@ -71,6 +90,8 @@ enum Mode {
         jobs: Option<SyncSender<Job>>,
         replies: Receiver<Reply>,
         spares: Vec<Vec<ModelRecord>>,
+        /// The address streams of the ended block, when they came while handing over a batch.
+        arrived: Option<Box<Streams>>,
         worker: Option<JoinHandle<()>>,
     },
 }
@@ -94,6 +115,7 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
                     jobs: Some(jobs),
                     replies,
                     spares: Vec::new(),
+                    arrived: None,
                     worker: Some(worker),
                 },
                 // No thread to be had: run inline, with the same output.
@@ -106,6 +128,8 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
             kinds,
             mode,
             streams: Streams::default(),
+            ended: None,
+            spare_streams: None,
             shapes: Packer::default(),
         }
     }
@@ -131,11 +155,13 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
                 jobs,
                 replies,
                 spares,
+                arrived,
                 ..
             } => {
                 sites.encode(&self.kinds, r, &mut self.streams);
                 batch.push(*r);
-                if batch.len() >= BATCH && hand_over(batch, jobs, replies, spares).is_err() {
+                if batch.len() >= BATCH && hand_over(batch, jobs, replies, spares, arrived).is_err()
+                {
                     // Closed: `finish_block` fails on its own send.
                     jobs.take();
                 }
@@ -143,59 +169,132 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
         }
     }
 
-    /// Ends the block: returns all its streams (for the caller to write, then
-    /// [`ModelEncoder::clear_block`]); the model restarts for the next block.
-    pub fn finish_block(&mut self) -> Result<&Streams, String> {
-        match &mut self.mode {
-            Mode::Inline(state) => state.restart_for_block(),
+    /// Ends the block: the next record starts a new one, with a fresh model. When the model
+    /// is split, the worker may still be encoding the block's last records: the caller goes
+    /// on with the next block meanwhile, and writes this one once [`ModelEncoder::ended_block`]
+    /// says it is complete. The block ended before must have been cleared
+    /// ([`ModelEncoder::clear_ended`]).
+    pub fn end_block(&mut self) -> Result<(), String> {
+        if self.ended.is_some() {
+            return Err("a block ended before the previous one was written".to_string());
+        }
+        let next = self.spare_streams.take().unwrap_or_default();
+        let streams = std::mem::replace(&mut self.streams, next);
+        let complete = match &mut self.mode {
+            Mode::Inline(state) => {
+                state.restart_for_block();
+                true
+            }
             Mode::Split {
                 sites,
                 batch,
                 jobs,
                 replies,
                 spares,
+                arrived,
                 ..
             } => {
                 if !batch.is_empty() {
-                    hand_over(batch, jobs, replies, spares)?;
+                    hand_over(batch, jobs, replies, spares, arrived)?;
                 }
-                // The worker's streams for the next block: the previous block's address
-                // streams, emptied by `clear_block` with their memory kept.
+                // The worker's streams for the next block: empty ones, from a block written
+                // before when there was one, so their memory is reused.
                 let mut next = Box::<Streams>::default();
                 for n in ADDR_STREAMS {
                     let n = n as usize;
                     next.bytes[n] = std::mem::take(&mut self.streams.bytes[n]);
                 }
                 send(jobs, Job::EndBlock(next))?;
-                let mut addrs = loop {
-                    match replies.recv() {
-                        Ok(Reply::Spare(v)) => spares.push(v),
-                        Ok(Reply::Block(s)) => break s,
-                        Err(_) => return Err(stopped()),
-                    }
-                };
-                for n in ADDR_STREAMS {
-                    let n = n as usize;
-                    self.streams.bytes[n] = std::mem::take(&mut addrs.bytes[n]);
-                }
                 sites.clear();
+                false
+            }
+        };
+        self.ended = Some(Ended { streams, complete });
+        Ok(())
+    }
+
+    /// True when the block [`ModelEncoder::end_block`] ended is complete, waiting for the
+    /// worker to finish it when `wait`; false when no block ended or it is not complete yet.
+    pub fn ended_block(&mut self, wait: bool) -> Result<bool, String> {
+        let Some(ended) = &mut self.ended else {
+            return Ok(false);
+        };
+        if ended.complete {
+            return Ok(true);
+        }
+        let Mode::Split {
+            replies,
+            spares,
+            arrived,
+            ..
+        } = &mut self.mode
+        else {
+            return Ok(true);
+        };
+        while arrived.is_none() {
+            let reply = if wait {
+                replies.recv().map_err(|_| stopped())?
+            } else {
+                match replies.try_recv() {
+                    Ok(reply) => reply,
+                    Err(mpsc::TryRecvError::Empty) => return Ok(false),
+                    Err(mpsc::TryRecvError::Disconnected) => return Err(stopped()),
+                }
+            };
+            match reply {
+                Reply::Spare(v) => spares.push(v),
+                Reply::Block(s) => *arrived = Some(s),
             }
         }
-        Ok(&self.streams)
+        if let Some(mut addrs) = arrived.take() {
+            for n in ADDR_STREAMS {
+                let n = n as usize;
+                ended.streams.bytes[n] = std::mem::take(&mut addrs.bytes[n]);
+            }
+        }
+        ended.complete = true;
+        Ok(true)
     }
 
-    /// Ends the block as [`ModelEncoder::finish_block`] does and packs its symbols into shapes
-    /// (layout `alloc-model-4`): returns the block's model sections ([`Packer::sections`]).
-    pub fn finish_packed_block(&mut self) -> Result<Vec<(u8, &[u8])>, String> {
-        self.finish_block()?;
-        self.shapes.pack(&self.kinds, &self.streams)?;
-        Ok(self.shapes.sections(&self.streams))
+    /// The complete ended block's streams ([`ModelEncoder::ended_block`] said so).
+    pub fn ended_streams(&self) -> Result<&Streams, String> {
+        match &self.ended {
+            Some(Ended {
+                streams,
+                complete: true,
+            }) => Ok(streams),
+            _ => Err("no complete block to write".to_string()),
+        }
     }
 
-    /// Empties the streams after the caller wrote the block [`ModelEncoder::finish_block`]
-    /// or [`ModelEncoder::finish_packed_block`] returned.
-    pub fn clear_block(&mut self) {
-        self.streams.clear();
+    /// Packs the complete ended block's symbols into shapes (layout `alloc-model-4`): returns
+    /// its model sections ([`Packer::sections`]).
+    pub fn packed_sections(&mut self) -> Result<Vec<(u8, &[u8])>, String> {
+        let streams = match &self.ended {
+            Some(Ended {
+                streams,
+                complete: true,
+            }) => streams,
+            _ => return Err("no complete block to write".to_string()),
+        };
+        self.shapes.pack(&self.kinds, streams)?;
+        Ok(self.shapes.sections(streams))
+    }
+
+    /// Forgets the ended block once the caller wrote it; its memory serves a later block.
+    pub fn clear_ended(&mut self) {
+        if let Some(mut ended) = self.ended.take() {
+            ended.streams.clear();
+            self.spare_streams = Some(ended.streams);
+        }
+    }
+
+    /// Ends the block and waits until it is complete: returns all its streams (for the caller
+    /// to write, then [`ModelEncoder::clear_ended`]).
+    pub fn finish_block(&mut self) -> Result<&Streams, String> {
+        self.end_block()?;
+        self.ended_block(true)?;
+        self.ended_streams()
     }
 
     /// Records of the current block not yet handed over: for tests.
@@ -226,24 +325,39 @@ fn hand_over(
     jobs: &Option<SyncSender<Job>>,
     replies: &Receiver<Reply>,
     spares: &mut Vec<Vec<ModelRecord>>,
+    arrived: &mut Option<Box<Streams>>,
 ) -> Result<(), String> {
-    let next = take_spare(replies, spares);
+    let next = take_spare(replies, spares, arrived);
     let full = std::mem::replace(batch, next);
     send(jobs, Job::Records(full))
 }
 
-/// A spare batch vector: one the worker sent back, or a new one.
-fn take_spare(replies: &Receiver<Reply>, spares: &mut Vec<Vec<ModelRecord>>) -> Vec<ModelRecord> {
+/// A spare batch vector: one the worker sent back, or a new one. The address streams of an
+/// ended block, should they come, are kept in `arrived`.
+fn take_spare(
+    replies: &Receiver<Reply>,
+    spares: &mut Vec<Vec<ModelRecord>>,
+    arrived: &mut Option<Box<Streams>>,
+) -> Vec<ModelRecord> {
     while let Ok(reply) = replies.try_recv() {
         match reply {
             Reply::Spare(v) => spares.push(v),
-            // Only sent after an `EndBlock`, which `finish_block` waits for.
-            Reply::Block(_) => {}
+            Reply::Block(s) => *arrived = Some(s),
         }
     }
     let mut v = spares.pop().unwrap_or_else(|| Vec::with_capacity(BATCH));
     v.clear();
     v
+}
+
+/// The error of a [`ModelEncoder`] that failed (its address thread stopped) while encoding
+/// `file`.
+pub fn model_error(file: &str, message: String) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message,
+    }
 }
 
 fn send(jobs: &Option<SyncSender<Job>>, job: Job) -> Result<(), String> {
@@ -353,9 +467,55 @@ mod tests {
                 }
                 let got = enc.finish_block().unwrap();
                 assert_eq!(&got.bytes, want, "threads {threads}, block {w:?}");
-                enc.clear_block();
+                enc.clear_ended();
                 assert_eq!(enc.pending(), 0);
             }
+        }
+    }
+
+    #[test]
+    fn a_block_ends_while_the_next_is_encoded() {
+        let recs = records(5 * BATCH + 321);
+        let cut = 2 * BATCH + 99;
+        let mut expected = Vec::new();
+        let mut state = State::for_block();
+        for part in [&recs[..cut], &recs[cut..]] {
+            let mut s = Streams::default();
+            for r in part {
+                state.encode(&MtraceKinds, r, &mut s);
+            }
+            state.restart_for_block();
+            expected.push(s.bytes);
+        }
+        for threads in [1, 2] {
+            let mut enc = ModelEncoder::new(MtraceKinds, threads);
+            assert!(!enc.ended_block(false).unwrap(), "nothing ended yet");
+            for r in &recs[..cut] {
+                enc.encode(r);
+            }
+            enc.end_block().unwrap();
+            // A second end before the first block is written is refused.
+            assert!(enc.end_block().is_err());
+            // The next block's records go on while the first may still be in the worker.
+            for r in &recs[cut..] {
+                enc.encode(r);
+                let _ = enc.ended_block(false).unwrap();
+            }
+            assert!(enc.ended_block(true).unwrap());
+            assert_eq!(
+                enc.ended_streams().unwrap().bytes,
+                expected[0],
+                "threads {threads}"
+            );
+            enc.clear_ended();
+            assert!(enc.ended_streams().is_err());
+            enc.end_block().unwrap();
+            assert!(enc.ended_block(true).unwrap());
+            assert_eq!(
+                enc.ended_streams().unwrap().bytes,
+                expected[1],
+                "threads {threads}"
+            );
         }
     }
 }

@@ -15,7 +15,7 @@ use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::fast_hash::{FastMap, FastState};
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::alloc::model::split::ModelEncoder;
+use crate::alloc::model::split::{model_error, ModelEncoder};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
 use crate::alloc::varint::put_u64;
@@ -259,6 +259,11 @@ struct Encoder {
     /// block, or [`NO_SITE`] until the block first meets it.
     chunk_sites: Vec<u32>,
     records: u64,
+    /// The strings, verbatim lines and record count of the block that ended and is not yet
+    /// written (see [`end_block`]).
+    ended_strings: Vec<u8>,
+    ended_verbatim: Vec<u8>,
+    ended_records: u64,
 }
 
 impl Encoder {
@@ -383,6 +388,9 @@ pub fn encode(
         no_caller: None,
         chunk_sites: Vec::new(),
         records: 0,
+        ended_strings: Vec::new(),
+        ended_verbatim: Vec::new(),
+        ended_records: 0,
     };
     let mut report = EncodeReport::default();
     // A random seed for the callers' hashes (see `caller_hash`).
@@ -405,9 +413,10 @@ pub fn encode(
                 report.bad_lines += u64::from(p.bad);
                 enc.line(p, chunk, parsed);
                 if enc.records >= block_records || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
-                    flush(&mut enc, &mut out)?;
+                    end_block(&mut enc, &mut out)?;
                 }
             }
+            write_ended(&mut enc, &mut out, false)?;
             if let Some((i, at, len, e)) = &parsed.error {
                 return Err(bad_line_unless_kept(
                     file,
@@ -420,39 +429,63 @@ pub fn encode(
             Ok(())
         },
     )?;
-    flush(&mut enc, &mut out)?;
+    end_block(&mut enc, &mut out)?;
+    write_ended(&mut enc, &mut out, true)?;
     out.finish()?;
     report.records = lines;
     Ok(report)
 }
 
-fn flush<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), FormatError> {
+/// Ends the block being encoded, when it has records: the model's address thread finishes it
+/// while the next block starts, and [`write_ended`] writes it (the block ended before this one
+/// is written first).
+fn end_block<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), FormatError> {
     if enc.records == 0 {
         return Ok(());
     }
-    let mut streams = enc
-        .model
-        .finish_packed_block()
-        .map_err(|message| FormatError {
-            file: out.file().to_string(),
-            position: String::new(),
-            message,
-        })?;
-    streams.push((STRINGS, &enc.strings));
-    streams.push((VERBATIM, &enc.verbatim));
-    out.block(enc.records, &streams)?;
-    enc.model.clear_block();
-    enc.strings.clear();
-    enc.verbatim.clear();
+    write_ended(enc, out, true)?;
+    enc.model
+        .end_block()
+        .map_err(|m| model_error(out.file(), m))?;
+    std::mem::swap(&mut enc.strings, &mut enc.ended_strings);
+    std::mem::swap(&mut enc.verbatim, &mut enc.ended_verbatim);
+    enc.ended_records = enc.records;
     enc.records = 0;
-    // Each block starts a fresh model (`finish_block` restarted it), so any block decodes on
-    // its own and the state (the live blocks above all) never holds more than one block's
-    // worth.
+    // Each block starts a fresh model (`end_block` restarted it), so any block decodes on its
+    // own and the state (the live blocks above all) never holds more than one block's worth.
     enc.sites_by_hash.clear();
     enc.sites.clear();
     enc.no_caller = None;
     // The chunk's callers keep their texts, but their site ids were this block's.
     enc.chunk_sites.fill(NO_SITE);
+    Ok(())
+}
+
+/// Writes the block that ended, once the model completed it (waiting for that when `wait`).
+fn write_ended<W: Write>(
+    enc: &mut Encoder,
+    out: &mut BlockWriter<W>,
+    wait: bool,
+) -> Result<(), FormatError> {
+    let file = out.file().to_string();
+    let complete = enc
+        .model
+        .ended_block(wait)
+        .map_err(|m| model_error(&file, m))?;
+    if !complete {
+        return Ok(());
+    }
+    let mut streams = enc
+        .model
+        .packed_sections()
+        .map_err(|m| model_error(&file, m))?;
+    streams.push((STRINGS, &enc.ended_strings));
+    streams.push((VERBATIM, &enc.ended_verbatim));
+    out.block(enc.ended_records, &streams)?;
+    enc.model.clear_ended();
+    enc.ended_strings.clear();
+    enc.ended_verbatim.clear();
+    enc.ended_records = 0;
     Ok(())
 }
 
