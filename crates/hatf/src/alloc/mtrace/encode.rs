@@ -568,6 +568,33 @@ mod tests {
     }
 
     #[test]
+    fn callers_sharing_a_tail_slot_stay_apart() {
+        // Same length and same last 8 bytes: the same slot of `by_tail`, different callers.
+        let text = b"@ a:(f+1)[0x4011] + 0x10 0x8\n@ b:(f+1)[0x4011] + 0x20 0x8\n\
+                     @ a:(f+1)[0x4011] - 0x10\n@ b:(f+1)[0x4011] - 0x20\n\
+                     @ c:(g+1)[0x4011] + 0x30 0x8\n";
+        assert_eq!(tail_slot(b"a:(f+1)[0x4011]"), tail_slot(b"b:(f+1)[0x4011]"));
+        let mut parsed = ParsedLines::default();
+        parsed.clear();
+        assert_eq!(parse_chunk(text, &mut parsed, false, 7), 5);
+        let ids: Vec<u32> = parsed.lines.iter().map(|l| l.index).collect();
+        assert_eq!(ids, [0, 1, 0, 1, 2]);
+        let names: Vec<&[u8]> = parsed
+            .callers
+            .iter()
+            .map(|&(a, l, _)| &text[a..a + l])
+            .collect();
+        assert_eq!(
+            names,
+            [
+                &b"a:(f+1)[0x4011]"[..],
+                b"b:(f+1)[0x4011]",
+                b"c:(g+1)[0x4011]"
+            ]
+        );
+    }
+
+    #[test]
     fn caller_hashes_differ_for_tails_and_lengths() {
         let seed = FastState::default().hash_one(1u64);
         let callers: Vec<Vec<u8>> = (0..40)
