@@ -26,12 +26,14 @@ pub const FAST_ZSTD_LEVEL: i32 = 3;
 /// against 13,136). It codes about 2 MB/s each way, so the bound keeps its cost per block under
 /// about 30 ms; larger blocks keep zstd, which decodes hundreds of times faster.
 pub const CONTEXT_MIX_BLOCK: usize = 64 << 10;
-/// [`CONTEXT_MIX_BLOCK`] for the first block of the encoders at [`FAST_ZSTD_LEVEL`]: traces
-/// this small (a few thousand records) still need the context mixer to stay under half the size of the
-/// best general-purpose compressor (a 7,000-record python log, 26,784 bytes of streams: 10,301
-/// bytes, 0.44 of `xz -9`, against 12,455 at zstd level 3 and 12,038 at level 19), while a
-/// block of twice that is well under it at level 3 (the repository's sample, 63 KB of
-/// streams: 13,545 bytes, 0.22), where the mixer would cost 30 ms.
+/// [`CONTEXT_MIX_BLOCK`] for the first block of the encoders at [`FAST_ZSTD_LEVEL`], whose
+/// sections then use the light context mixer (codec 4): traces this small (a few thousand
+/// records) still need a context mixer to stay under half the size of the best general-purpose
+/// compressor (a 7,000-record python log, 26,784 bytes of streams: 10,726 bytes, 0.46 of
+/// the best of `xz -9` and `zstd -19 --long=27`, against 12,455 at zstd level 3 and 12,038 at
+/// level 19), while a block of twice that is well under it at level 3 (the repository's sample,
+/// 63 KB of streams: 13,545 bytes, 0.22), where even the light mixer would cost more than zstd.
+/// Codec 3 was used here before: 10,301 bytes, in about six times the light mixer's time.
 pub const FAST_CONTEXT_MIX_BLOCK: usize = 32 << 10;
 /// Streams shorter than this are stored uncompressed.
 pub const SMALL_STREAM: usize = 24;
@@ -158,11 +160,11 @@ impl<W: Write> BlockWriter<W> {
         if len < SMALL_STREAM {
             // A compressed frame costs more than it saves on a few bytes.
             Codec::None
-        } else if self.codec == Codec::Zstd
-            && !self.level_chosen
-            && ((level == DEFAULT_ZSTD_LEVEL && block_len <= CONTEXT_MIX_BLOCK)
-                || (self.fast && self.first_block && block_len <= FAST_CONTEXT_MIX_BLOCK))
-        {
+        } else if self.codec != Codec::Zstd || self.level_chosen {
+            self.codec
+        } else if self.fast && self.first_block && block_len <= FAST_CONTEXT_MIX_BLOCK {
+            Codec::LightContextMix
+        } else if level == DEFAULT_ZSTD_LEVEL && block_len <= CONTEXT_MIX_BLOCK {
             Codec::ContextMix
         } else {
             self.codec

@@ -102,6 +102,7 @@ impl Compressor {
                 bytes,
                 context_mix::v2::CODEC_TABLE_BITS,
             )),
+            Codec::LightContextMix => Ok(context_mix::light::encode(bytes)),
         }
     }
 
@@ -185,7 +186,9 @@ impl Decompressor {
             Codec::None => Ok(bytes),
             Codec::Gzip => gzip_bounded(&bytes, limit),
             Codec::Zstd => self.zstd_bounded(&bytes, limit),
-            Codec::ContextMix => context_mix_bounded(&bytes, expected_len),
+            Codec::ContextMix | Codec::LightContextMix => {
+                context_mix_bounded(codec, &bytes, expected_len)
+            }
         };
         match out {
             Err(e) => Err(DecompressError::Invalid(e)),
@@ -277,15 +280,16 @@ fn gzip_bounded(bytes: &[u8], limit: u64) -> io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// A context-mixed section, after checking that its claimed length is possible and within the
-/// codec's limit (the coder has no end marker of its own).
-fn context_mix_bounded(bytes: &[u8], expected_len: u64) -> io::Result<Vec<u8>> {
+/// A context-mixed section (codec 3 or 4), after checking that its claimed length is possible
+/// and within the codec's limit (the coders have no end marker of their own).
+fn context_mix_bounded(codec: Codec, bytes: &[u8], expected_len: u64) -> io::Result<Vec<u8>> {
     if expected_len > CONTEXT_MIX_MAX_SECTION {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!(
                 "a context-mixed section of {expected_len} bytes is over the \
-                 {CONTEXT_MIX_MAX_SECTION}-byte limit of codec 3"
+                 {CONTEXT_MIX_MAX_SECTION}-byte limit of codec {}",
+                codec.code()
             ),
         ));
     }
@@ -298,8 +302,12 @@ fn context_mix_bounded(bytes: &[u8], expected_len: u64) -> io::Result<Vec<u8>> {
             ),
         ));
     }
-    context_mix::v2::decode(bytes, expected_len, context_mix::v2::CODEC_TABLE_BITS)
-        .map_err(|message| io::Error::new(io::ErrorKind::InvalidData, message))
+    let decoded = if codec == Codec::LightContextMix {
+        context_mix::light::decode(bytes, expected_len)
+    } else {
+        context_mix::v2::decode(bytes, expected_len, context_mix::v2::CODEC_TABLE_BITS)
+    };
+    decoded.map_err(|message| io::Error::new(io::ErrorKind::InvalidData, message))
 }
 
 #[cfg(test)]

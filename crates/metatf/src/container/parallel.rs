@@ -38,8 +38,10 @@ fn compress_section(
     compressor: &mut Compressor,
 ) -> std::io::Result<Compressed> {
     let mut codec = s.codec;
-    // The context-mixing coder is slow; long sections go to zstd (at the level given).
-    if codec == Codec::ContextMix && s.bytes.len() as u64 > CONTEXT_MIX_MAX_SECTION {
+    // The context-mixing coders are slow; long sections go to zstd (at the level given).
+    if matches!(codec, Codec::ContextMix | Codec::LightContextMix)
+        && s.bytes.len() as u64 > CONTEXT_MIX_MAX_SECTION
+    {
         codec = Codec::Zstd;
     }
     let mut stored = compressor.compress(codec, s.level, s.bytes)?;

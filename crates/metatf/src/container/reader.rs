@@ -178,7 +178,7 @@ impl<R: Read> ContainerReader<R> {
             None => Ok(None),
             Some(raw) => {
                 let descriptors = raw.header.sections.clone();
-                let block = decode_raw(raw, &mut self.decompressor)?;
+                let block = decode_raw(raw, &mut self.decompressor, false)?;
                 self.last = descriptors;
                 Ok(Some(block))
             }

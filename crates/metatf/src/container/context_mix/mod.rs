@@ -16,6 +16,7 @@
 //! This is version 1, kept bit for bit so that files written with it still decode; new files
 //! use [`v2`] (more contexts, two mixers, probability maps, 16-bit probabilities).
 
+pub mod light;
 pub mod v2;
 
 use varint::{put_u64, Cursor};

@@ -53,7 +53,7 @@ const SQUASH16_POINTS: [i32; 65] = [
 ];
 
 /// 65536 / (1 + e^(−x/256)) for any x (clamped to ±4095), by linear interpolation, 1…65535.
-fn squash16(x: i32) -> i32 {
+pub(super) fn squash16(x: i32) -> i32 {
     let x = x.clamp(-4095, 4095);
     let w = x & 127;
     let i = ((x >> 7) + 32) as usize;
@@ -296,7 +296,7 @@ fn dot(w: &[i32; INPUTS], x: &[i32; INPUTS]) -> i32 {
 }
 
 /// Splits `[x1, x2]` at the probability `p` (of 65536) of a 1: the 1 takes `[x1, mid]`.
-fn split(x1: u32, x2: u32, p: u32) -> u32 {
+pub(super) fn split(x1: u32, x2: u32, p: u32) -> u32 {
     x1 + ((u64::from(x2 - x1) * u64::from(p)) >> 16) as u32
 }
 
