@@ -90,7 +90,7 @@ fn replay_records(text: &[u8]) -> Vec<ModelRecord> {
 }
 
 /// The model's streams for `records`, and their symbols packed into shapes as in files.
-fn model_encode(kinds: &dyn KindTable, records: &[ModelRecord]) -> (Streams, Packer) {
+fn model_encode<K: KindTable + ?Sized>(kinds: &K, records: &[ModelRecord]) -> (Streams, Packer) {
     // As in files: each block starts a fresh model.
     let mut state = State::for_block();
     let mut streams = Streams::default();
@@ -116,7 +116,7 @@ fn shaped_cursors<'a>((streams, packer): &'a (Streams, Packer)) -> Cursors<'a> {
 /// Decodes every record of `packed` (read from its shapes, as from a file) into typed model
 /// records; returns how many and a checksum
 /// so the work cannot be optimised away.
-fn model_decode(kinds: &dyn KindTable, packed: &(Streams, Packer)) -> (u64, u64) {
+fn model_decode<K: KindTable + ?Sized>(kinds: &K, packed: &(Streams, Packer)) -> (u64, u64) {
     let mut c = shaped_cursors(packed);
     // What a decoder of the files the encoders write uses (live blocks by rank only).
     let mut state = State::fresh(Layout::FreshFlagged);
@@ -133,7 +133,10 @@ fn model_decode(kinds: &dyn KindTable, packed: &(Streams, Packer)) -> (u64, u64)
 
 /// Decodes every record of `streams` in batches of `pipeline::BATCH` typed records (what the
 /// text decoders do); returns how many and a checksum.
-fn model_decode_batches(kinds: &dyn KindTable, packed: &(Streams, Packer)) -> (u64, u64) {
+fn model_decode_batches<K: KindTable + ?Sized>(
+    kinds: &K,
+    packed: &(Streams, Packer),
+) -> (u64, u64) {
     let mut c = shaped_cursors(packed);
     // What a decoder of the files the encoders write uses (live blocks by rank only).
     let mut state = State::fresh(Layout::FreshFlagged);
@@ -155,10 +158,12 @@ fn model_decode_batches(kinds: &dyn KindTable, packed: &(Streams, Packer)) -> (u
 }
 
 /// Benchmarks one text format: events from text, model encode/decode, container round trip.
-fn bench_format(
+/// The kind table is the front end's own type, as the text decoders have it (behind a `dyn`,
+/// every record paid calls the decoders do not).
+fn bench_format<K: KindTable>(
     g: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
     format: &dyn TraceFormat,
-    kinds: &dyn KindTable,
+    kinds: &K,
     text: &[u8],
     records: &[ModelRecord],
     events: fn(&mut dyn Read) -> Vec<AllocEvent>,

@@ -10,7 +10,9 @@ use std::ops::Range;
 use metatf::container::{Block, ContainerReader};
 
 use super::kinds::{self, ReplayKinds};
-use super::line::{Action, ReplayLine};
+use super::line::Action;
+#[cfg(test)]
+use super::line::ReplayLine;
 use super::{FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
 use crate::alloc::model::pipeline::{self, BlockModel, Drain, Printing, RecordSink};
@@ -26,23 +28,6 @@ const FLUSH_AT: usize = 1 << 20;
 /// Longest line: a 20-digit thread id, `: thread_done 0x` (the longest action), 16 digits, then
 /// two numbers of up to 20 digits (or `0x` and 16) with their spaces, and the newline.
 const LONGEST_LINE: usize = 20 + 2 + 14 + 16 + 2 * 21 + 1;
-
-/// The line `r` (of a kind with an action) stands for.
-pub fn from_record(r: &ModelRecord, action: Action, tid: u64) -> ReplayLine {
-    let (a, b) = match action {
-        Action::Malloc => (r.size, 0),
-        Action::Calloc | Action::Memalign => (r.extra, r.size),
-        Action::Realloc => (r.old, r.size),
-        Action::Free | Action::ThreadDone => (0, 0),
-    };
-    ReplayLine {
-        tid,
-        action,
-        ptr: r.addr,
-        a,
-        b,
-    }
-}
 
 /// `ACTION 0x` as printed before the pointer, padded for a fixed-length copy, and its length.
 fn action_text(action: Action) -> (&'static [u8; 16], usize) {
@@ -73,44 +58,64 @@ fn prefix(tid: u64) -> Prefix {
 /// Appends the line of `l`, as [`line::render`] prints it, written in place.
 #[cfg(test)]
 fn render(out: &mut TextOut, l: &ReplayLine) {
-    render_after(out, &prefix(l.tid), l);
+    // The record the encoder makes of the line.
+    let mut r = ModelRecord {
+        kind: kinds::of(l.action),
+        addr: l.ptr,
+        ..ModelRecord::default()
+    };
+    match l.action {
+        Action::Malloc => r.size = l.a,
+        Action::Calloc | Action::Memalign => (r.extra, r.size) = (l.a, l.b),
+        Action::Realloc => (r.old, r.size) = (l.a, l.b),
+        Action::Free | Action::ThreadDone => {}
+    }
+    let room = out.room(LINE_ROOM);
+    let n = render_record(room, &prefix(l.tid), l.action, &r);
+    out.advance(n);
 }
 
-/// [`render`] of a line of the thread whose prefix is `prefix` (`l.tid` is not looked at).
-#[inline]
-fn render_after(out: &mut TextOut, prefix: &Prefix, l: &ReplayLine) {
-    let room = out.room(LONGEST_LINE + 32);
+/// Room a line of [`render_record`] may write into (its fixed-length copies spill).
+const LINE_ROOM: usize = LONGEST_LINE + 32;
+
+/// Writes the line of record `r`, whose action is `action`, of the thread whose prefix is
+/// `prefix`, at the start of `room` (at least [`LINE_ROOM`] bytes): what [`line::render`]
+/// prints for the line the record was made from (malloc: `size`; calloc and memalign:
+/// `extra`, `size`; realloc: `old`, `size`). Returns its length.
+#[inline(always)]
+fn render_record(room: &mut [u8], prefix: &Prefix, action: Action, r: &ModelRecord) -> usize {
+    let room = &mut room[..LINE_ROOM];
     room[..32].copy_from_slice(prefix);
     let mut n = usize::from(prefix[31]);
-    let (name, len) = action_text(l.action);
+    let (name, len) = action_text(action);
     room[n..n + 16].copy_from_slice(name);
     n += len;
-    let (digits, len) = hex_left(l.ptr);
+    let (digits, len) = hex_left(r.addr);
     room[n..n + 16].copy_from_slice(&digits);
     n += len;
-    match l.action {
+    match action {
         Action::Free | Action::ThreadDone => {}
         Action::Malloc => {
             room[n] = b' ';
-            n = put_dec(room, n + 1, l.a);
+            n = put_dec(room, n + 1, r.size);
         }
         Action::Realloc => {
             room[n..n + 3].copy_from_slice(b" 0x");
-            let (digits, len) = hex_left(l.a);
+            let (digits, len) = hex_left(r.old);
             room[n + 3..n + 19].copy_from_slice(&digits);
             n += 3 + len;
             room[n] = b' ';
-            n = put_dec(room, n + 1, l.b);
+            n = put_dec(room, n + 1, r.size);
         }
         Action::Calloc | Action::Memalign => {
             room[n] = b' ';
-            n = put_dec(room, n + 1, l.a);
+            n = put_dec(room, n + 1, r.extra);
             room[n] = b' ';
-            n = put_dec(room, n + 1, l.b);
+            n = put_dec(room, n + 1, r.size);
         }
     }
     room[n] = b'\n';
-    out.advance(n + 1);
+    n + 1
 }
 
 /// Prints decoded records as `memory_replay` text.
@@ -178,6 +183,9 @@ impl RecordSink for TextSink<'_, '_> {
             self.verbatim_at,
             "verbatim",
         );
+        // Room for every line of the batch, taken once; a verbatim line (rare) ends a run.
+        let mut room = self.text.room(records.len() * LINE_ROOM);
+        let mut used = 0;
         for (k, r) in (first..).zip(records) {
             let keep = self.keep.contains(&k);
             match kinds::action(r.kind) {
@@ -192,7 +200,7 @@ impl RecordSink for TextSink<'_, '_> {
                         .get(site)
                         .ok_or_else(|| at(k, format!("unknown thread {site}")))?;
                     if keep {
-                        render_after(&mut self.text, prefix, &from_record(r, action, 0));
+                        used += render_record(&mut room[used..], prefix, action, r);
                     }
                 }
                 None if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED => {
@@ -201,15 +209,19 @@ impl RecordSink for TextSink<'_, '_> {
                         usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
                     let line = verbatim.take(n).map_err(|m| at(k, m))?;
                     if keep {
+                        self.text.advance(used);
                         self.text.push(line);
                         if r.kind == kinds::VERBATIM {
                             self.text.push(b"\n");
                         }
+                        room = self.text.room(records.len() * LINE_ROOM);
+                        used = 0;
                     }
                 }
                 None => return Err(at(k, format!("unknown record kind {}", r.kind))),
             }
         }
+        self.text.advance(used);
         self.threads_at = threads.position();
         self.verbatim_at = verbatim.position();
         if self.text.len() >= FLUSH_AT {

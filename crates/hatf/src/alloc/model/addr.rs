@@ -42,6 +42,7 @@ pub struct Class {
 
 impl Class {
     /// glibc: chunk size, one free list per chunk size for all threads.
+    #[inline]
     pub fn glibc(size: u64) -> Class {
         let c = chunk_size(size);
         Class { key: c, step: c }
@@ -64,15 +65,22 @@ impl ClassState {
     }
 
     /// Drops the newest freed entry equal to `addr`, if any (the block is in use again).
-    #[inline]
+    #[inline(always)]
     fn forget(&mut self, addr: u64) {
         let n = self.freed_len;
         // Most reused blocks are the newest freed one (the LIFO guess): drop it without a copy.
         if n > 0 && self.freed[n - 1] == addr {
             self.freed_len = n - 1;
-        } else if let Some(i) = self.freed().iter().rposition(|&a| a == addr) {
-            self.freed.copy_within(i + 1..n, i);
-            self.freed_len = n - 1;
+            return;
+        }
+        let mut i = n.min(self.freed.len());
+        while i > 1 {
+            i -= 1;
+            if self.freed[i - 1] == addr {
+                self.freed.copy_within(i..n, i - 1);
+                self.freed_len = n - 1;
+                return;
+            }
         }
     }
 }
@@ -113,6 +121,7 @@ fn recent_slot(key: u64) -> usize {
 }
 
 /// glibc's chunk size for a request: size + 8 bytes of header, 16-byte aligned, at least 32.
+#[inline]
 pub fn chunk_size(size: u64) -> u64 {
     (size.saturating_add(8 + 15) & !15).max(32)
 }
@@ -179,7 +188,7 @@ impl AddrPredictor {
 
     /// The state of the class `key`, a fresh one on first use (the fields are passed apart so
     /// callers can keep using the predictor's other fields).
-    #[inline]
+    #[inline(always)]
     fn state<'s>(
         classes: &mut KeyTable,
         states: &'s mut Vec<ClassState>,
@@ -263,7 +272,7 @@ impl AddrPredictor {
 
     /// [`Self::resolve`] then [`Self::allocated`] with the address found, looking the class up
     /// once: what a decoder does for every new block.
-    #[inline]
+    #[inline(always)]
     pub fn resolve_allocated(
         &mut self,
         class: Class,
@@ -328,6 +337,7 @@ impl AddrPredictor {
     }
 
     /// Records that the block at `addr` of `class` was freed.
+    #[inline(always)]
     pub fn freed(&mut self, class: Class, addr: u64) {
         let st = Self::state(
             &mut self.classes,

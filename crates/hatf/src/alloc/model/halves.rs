@@ -8,9 +8,18 @@
 
 use super::addr::{self, AddrPredictor};
 use super::live::LiveSet;
+use super::shapes::{Entry, ShapeReader};
 use super::sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
 use super::{stream, Cursors, KindTable, ModelRecord, Shape, Streams};
-use crate::alloc::varint::{put_u64, zigzag};
+use crate::alloc::varint::{put_u64, zigzag, Cursor};
+
+/// The model's read cursors, one per stream.
+type Streamed<'a> = [Cursor<'a>; stream::COUNT];
+
+/// The error of the per-record steps of a shaped decode: boxed, so that a step's result fits
+/// in two registers (a `Result` holding a `String` is returned through memory and copied at
+/// every `?`, which was a tenth of a decode's instructions).
+type Bad = Box<String>;
 
 /// The site cache of each (previous site, kind), the size cache of each site, and the site
 /// count.
@@ -48,6 +57,14 @@ pub fn decode_record<K: KindTable + ?Sized>(
     kind: u8,
     c: &mut Cursors<'_>,
 ) -> Result<ModelRecord, String> {
+    if let Some(shapes) = &mut c.shapes {
+        // The shape `next_kind` read, as a batch decode reads it (a caller that names another
+        // kind takes the path below, which asks the kind table).
+        let e = shapes.current();
+        if e.kind() == kind {
+            return decode_entry(sites, addrs, kinds, &e, shapes, &mut c.c).map_err(|b| *b);
+        }
+    }
     let mut r = ModelRecord {
         kind,
         ..ModelRecord::default()
@@ -55,6 +72,71 @@ pub fn decode_record<K: KindTable + ?Sized>(
     let shape = kinds.shape(kind);
     sites.decode(kinds, shape, &mut r, c)?;
     addrs.decode(kinds, shape, &mut r, c)?;
+    Ok(r)
+}
+
+/// Decodes the records of a shaped block (layout `alloc-model-4`) onto the end of `out` until
+/// the block ends or `out` holds `limit` records; true when the block has more. What
+/// [`decode_record`] does for each, with each shape's fields and extra value worked out once
+/// per shape instead of once per record, and no per-symbol choice between shapes and
+/// streams. On an error, `out` holds the records before the bad one.
+#[inline(always)]
+pub fn decode_shaped<K: KindTable + ?Sized>(
+    sites: &mut SiteHalf,
+    addrs: &mut AddrHalf,
+    kinds: &K,
+    shapes: &mut ShapeReader<'_>,
+    c: &mut Streamed<'_>,
+    out: &mut Vec<ModelRecord>,
+    limit: usize,
+) -> Result<bool, Bad> {
+    while out.len() < limit {
+        let Some(e) = shapes.next_entry(kinds)? else {
+            return Ok(false);
+        };
+        out.push(decode_entry(sites, addrs, kinds, &e, shapes, c)?);
+    }
+    Ok(!shapes.is_done())
+}
+
+/// Reads the fields of a record of shape `e` (just read from `shapes`) with both halves.
+#[inline(always)]
+pub fn decode_entry<K: KindTable + ?Sized>(
+    sites: &mut SiteHalf,
+    addrs: &mut AddrHalf,
+    kinds: &K,
+    e: &Entry,
+    shapes: &mut ShapeReader<'_>,
+    c: &mut Streamed<'_>,
+) -> Result<ModelRecord, Bad> {
+    let mut r = ModelRecord {
+        kind: e.kind(),
+        ..ModelRecord::default()
+    };
+    let shape = e.shape();
+    if shape == Shape::Bare {
+        return Ok(r);
+    }
+    r.site = sites.site(r.kind, e.site(), c)?;
+    let sized = matches!(shape, Shape::Alloc | Shape::Realloc);
+    if sized {
+        r.size = sites.size(r.site, e.size(), c)?;
+    }
+    if e.has_extra() {
+        r.extra = c[stream::EXTRA as usize].u64()?;
+    }
+    if matches!(shape, Shape::Free | Shape::Realloc) {
+        let v = shapes.free_of(e, &mut c[stream::FREE as usize])?;
+        let freed = addrs.free(kinds, v, r.site, c)?;
+        if shape == Shape::Free {
+            r.addr = freed;
+        } else {
+            r.old = freed;
+        }
+    }
+    if sized {
+        r.addr = addrs.alloc(kinds, e.addr(), r.size, r.site, c)?;
+    }
     Ok(r)
 }
 
@@ -125,16 +207,31 @@ impl SiteHalf {
         if shape == Shape::Bare {
             return Ok(());
         }
-        let sym = usize::from(c.site_symbol()?);
+        let sym = c.site_symbol()?;
+        r.site = self.site(r.kind, sym, &mut c.c).map_err(|b| *b)?;
+        if matches!(shape, Shape::Alloc | Shape::Realloc) {
+            let sym = c.size_symbol()?;
+            r.size = self.size(r.site, sym, &mut c.c).map_err(|b| *b)?;
+        }
+        if kinds.has_extra(r.kind) {
+            r.extra = c.at(stream::EXTRA).u64()?;
+        }
+        Ok(())
+    }
+
+    /// The site of a record of `kind` whose site symbol is `sym`.
+    #[inline(always)]
+    fn site(&mut self, kind: u8, sym: u8, c: &mut Streamed<'_>) -> Result<u32, Bad> {
+        let sym = usize::from(sym);
         let sites_seen = self.sites_seen;
-        let cache = self.sites.after(self.prev_site, r.kind);
-        r.site = match cache.get(sym) {
+        let cache = self.sites.after(self.prev_site, kind);
+        let site = match cache.get(sym) {
             Some(s) => {
                 cache.promote(sym);
                 s
             }
             None if sym == SITE_CACHE => {
-                let id = c.at(stream::SITE_MISS).u64()?;
+                let id = c[stream::SITE_MISS as usize].u64()?;
                 let id = u32::try_from(id)
                     .ok()
                     .filter(|&id| id <= sites_seen)
@@ -142,29 +239,29 @@ impl SiteHalf {
                 cache.touch(id);
                 id
             }
-            None => return Err(format!("site cache has no entry {sym}")),
+            None => return Err(format!("site cache has no entry {sym}").into()),
         };
-        self.site_seen(r.site);
-        if matches!(shape, Shape::Alloc | Shape::Realloc) {
-            let sym = usize::from(c.size_symbol()?);
-            let sizes = self.sites.sizes(r.site);
-            r.size = match sizes.get(sym) {
-                Some(s) => {
-                    sizes.promote(sym);
-                    s
-                }
-                None if sym == SIZE_CACHE => {
-                    let size = c.at(stream::SIZE_MISS).u64()?;
-                    sizes.touch(size);
-                    size
-                }
-                None => return Err(format!("size cache has no entry {sym}")),
-            };
+        self.site_seen(site);
+        Ok(site)
+    }
+
+    /// The size of a record at `site` whose size symbol is `sym`.
+    #[inline(always)]
+    fn size(&mut self, site: u32, sym: u8, c: &mut Streamed<'_>) -> Result<u64, Bad> {
+        let sym = usize::from(sym);
+        let sizes = self.sites.sizes(site);
+        match sizes.get(sym) {
+            Some(s) => {
+                sizes.promote(sym);
+                Ok(s)
+            }
+            None if sym == SIZE_CACHE => {
+                let size = c[stream::SIZE_MISS as usize].u64()?;
+                sizes.touch(size);
+                Ok(size)
+            }
+            None => Err(format!("size cache has no entry {sym}").into()),
         }
-        if kinds.has_extra(r.kind) {
-            r.extra = c.at(stream::EXTRA).u64()?;
-        }
-        Ok(())
     }
 
     /// Notes `site` as the latest (its cache entry was already touched).
@@ -242,7 +339,8 @@ impl AddrHalf {
             return Ok(());
         }
         if matches!(shape, Shape::Free | Shape::Realloc) {
-            let freed = self.decode_free(kinds, r.site, c)?;
+            let v = c.free_value()?;
+            let freed = self.free(kinds, v, r.site, &mut c.c).map_err(|b| *b)?;
             if shape == Shape::Free {
                 r.addr = freed;
             } else {
@@ -250,30 +348,47 @@ impl AddrHalf {
             }
         }
         if matches!(shape, Shape::Alloc | Shape::Realloc) {
-            let mut sym = c.addr_symbol()?;
-            let relive = self.flag_relive && sym & addr::guess::RELIVE != 0;
-            if relive {
-                sym &= !addr::guess::RELIVE;
-            }
-            let delta = if sym == addr::guess::MISS {
-                c.at(stream::ADDR_MISS).i64()?
-            } else {
-                0
-            };
-            let class = kinds.size_class(r.size, r.site);
-            r.addr = self.addr.resolve_allocated(class, sym, delta)?;
-            if relive {
-                self.retire_relive(r.addr, c)?;
-            }
-            self.prev_alloc = r.addr;
-            if r.addr != 0 {
-                self.live.insert_sized(r.addr, r.size);
-            }
-            // The next block is most likely carved right after this one: start fetching its
-            // live-table entry now, so its insert does not wait for memory.
-            self.live.prefetch(self.addr.after_previous());
+            let sym = c.addr_symbol()?;
+            r.addr = self
+                .alloc(kinds, sym, r.size, r.site, &mut c.c)
+                .map_err(|b| *b)?;
         }
         Ok(())
+    }
+
+    /// The address of a new block of `size` bytes at `site` whose address symbol is `sym`;
+    /// the block becomes live.
+    #[inline(always)]
+    fn alloc<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        mut sym: u8,
+        size: u64,
+        site: u32,
+        c: &mut Streamed<'_>,
+    ) -> Result<u64, Bad> {
+        let relive = self.flag_relive && sym & addr::guess::RELIVE != 0;
+        if relive {
+            sym &= !addr::guess::RELIVE;
+        }
+        let delta = if sym == addr::guess::MISS {
+            c[stream::ADDR_MISS as usize].i64()?
+        } else {
+            0
+        };
+        let class = kinds.size_class(size, site);
+        let a = self.addr.resolve_allocated(class, sym, delta)?;
+        if relive {
+            self.retire_relive(a, &mut c[stream::RELIVE as usize])?;
+        }
+        self.prev_alloc = a;
+        if a != 0 {
+            self.live.insert_sized(a, size);
+        }
+        // The next block is most likely carved right after this one: start fetching its
+        // live-table entry now, so its insert does not wait for memory.
+        self.live.prefetch(self.addr.after_previous());
+        Ok(a)
     }
 
     /// Where the delta of a free of an unknown block counts from.
@@ -309,19 +424,20 @@ impl AddrHalf {
         }
     }
 
-    #[inline]
-    fn decode_free<K: KindTable + ?Sized>(
+    /// The address freed by a record at `site` whose free value is `v`.
+    #[inline(always)]
+    fn free<K: KindTable + ?Sized>(
         &mut self,
         kinds: &K,
+        v: u64,
         site: u32,
-        c: &mut Cursors<'_>,
-    ) -> Result<u64, String> {
-        let v = c.free_value()?;
+        c: &mut Streamed<'_>,
+    ) -> Result<u64, Bad> {
         match v {
             0 => Ok(0),
             1 => {
                 // A block that is not live: nothing to forget, no size class to free into.
-                let d = c.at(stream::FREE_MISS).i64()?;
+                let d = c[stream::FREE_MISS as usize].i64()?;
                 let addr = self.free_miss_base().wrapping_add(d as u64);
                 self.last_free_miss = Some(addr);
                 Ok(addr)
@@ -345,8 +461,8 @@ impl AddrHalf {
     /// Retires the live block that a flagged allocation at `addr` replaces: the rank comes from
     /// the relive stream, and the block there must be at `addr`.
     #[cold]
-    fn retire_relive(&mut self, addr: u64, c: &mut Cursors<'_>) -> Result<(), String> {
-        let rank = c.at(stream::RELIVE).u64()?;
+    fn retire_relive(&mut self, addr: u64, ranks: &mut Cursor<'_>) -> Result<(), String> {
+        let rank = ranks.u64()?;
         let rank = usize::try_from(rank).unwrap_or(usize::MAX);
         let live = self.live.len();
         if addr == 0 {

@@ -364,6 +364,14 @@ impl State {
     ) -> Result<bool, BatchError> {
         let start = out.len();
         out.reserve(limit.saturating_sub(start).min(c.kinds_left()));
+        if let Some(shapes) = &mut c.shapes {
+            let (sites, addrs) = (&mut self.sites, &mut self.addrs);
+            return halves::decode_shaped(sites, addrs, kinds, shapes, &mut c.c, out, limit)
+                .map_err(|message| BatchError {
+                    decoded: out.len() - start,
+                    message: *message,
+                });
+        }
         while out.len() < limit {
             let kind = match c.next_kind(kinds) {
                 None => return Ok(false),

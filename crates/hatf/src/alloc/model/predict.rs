@@ -24,8 +24,10 @@ impl<T: Copy + PartialEq + Default, const N: usize> Mtf<T, N> {
     }
 
     /// The value at `i`, if that many are cached.
+    #[inline(always)]
     pub fn get(&self, i: usize) -> Option<T> {
-        if i < self.len {
+        // `len` is at most `N`: saying so spares a bounds check.
+        if i < self.len.min(N) {
             Some(self.items[i])
         } else {
             None
@@ -34,7 +36,7 @@ impl<T: Copy + PartialEq + Default, const N: usize> Mtf<T, N> {
 
     /// Moves the value at position `i` (one of those cached) to the front: what [`Mtf::touch`]
     /// of that value does, without searching for it (cached values are distinct).
-    #[inline]
+    #[inline(always)]
     pub fn promote(&mut self, i: usize) {
         debug_assert!(i < self.len);
         // The front value (the commonest symbol) stays where it is.
