@@ -6,10 +6,11 @@ use metatf::container::{Block, ContainerReader};
 
 use super::check::thread_of;
 use super::encode::STREAMS_SECTION;
-use super::line::{classify, Kind, Line, Printer};
+use super::line::{classify, Kind, Line};
 use super::model::{code, Model, UOrder};
 use super::names;
 use super::pipeline;
+use super::print::{Printer, TextBuf};
 use super::streams::{id, StreamReader};
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note, ReadSeek};
@@ -46,20 +47,8 @@ pub fn decode(
             Err(e) => Err(fail(String::new(), e.to_string())),
         }
     };
-    let texts = pipeline::BufferPool::new(threads + 1);
-    let work = |(at, block): (u64, Block)| -> Result<(Vec<u8>, u64), FormatError> {
-        let mut text = texts.take();
-        block_text(&block, &mut text).map_err(|m| block_error(&file, at, &block, m))?;
-        Ok((text, block.record_count))
-    };
-    let put = |(text, count): (Vec<u8>, u64)| {
-        output
-            .write_all(&text)
-            .map_err(|e| fail(String::new(), format!("cannot write the text trace: {e}")))?;
-        texts.give(text);
-        lines += count;
-        Ok(())
-    };
+    let write_error =
+        |e: std::io::Error| fail(String::new(), format!("cannot write the text trace: {e}"));
     // Blocks are independent (each starts a fresh model): several are decoded at once on
     // workers and written here in order. A file of one block is decoded on this thread.
     let first = next()?;
@@ -70,34 +59,73 @@ pub fn decode(
         // One block at a time: the text goes out in pieces as it is printed, through one
         // buffer, instead of being built whole first (1.8 MB of fresh pages for ET2
         // lots_of_allocs, which page-faulted in).
-        let mut out = Vec::new();
+        let mut out = TextBuf::with_capacity(WRITE_BYTES);
+        let mut scratch = Scratch::default();
         let mut item = first;
         while let Some((at, block)) = item {
-            let mut write = |text: &[u8]| output.write_all(text);
-            match block_text_to(&block, &mut out, Some(&mut write)) {
+            let mut write = |text: &mut TextBuf| {
+                output.write_all(text.as_slice())?;
+                text.clear();
+                Ok(())
+            };
+            match block_text_to(
+                &block,
+                &mut scratch,
+                &mut out,
+                Some((WRITE_BYTES, &mut write)),
+            ) {
                 Ok(()) => {}
                 Err(TextError::Block(m)) => return Err(block_error(&file, at, &block, m)),
-                Err(TextError::Write(e)) => {
-                    return Err(fail(
-                        String::new(),
-                        format!("cannot write the text trace: {e}"),
-                    ))
-                }
+                Err(TextError::Write(e)) => return Err(write_error(e)),
             }
             lines += block.record_count;
             item = next()?;
         }
     } else {
+        // Each worker hands its block's text on in pieces as it prints it, and this thread
+        // writes the pieces of the oldest block as they come: writing starts with the first
+        // piece, not the first whole block, and a piece's memory (paged in once) goes back to
+        // the workers as soon as it is written, instead of three 13 MB block texts in flight.
+        let pieces = pipeline::BufferPool::<TextBuf>::new(usize::MAX);
+        let fresh = || {
+            let mut t = pieces.take();
+            if t.capacity() == 0 {
+                t = TextBuf::with_capacity(WRITE_BYTES);
+            }
+            t.clear();
+            t
+        };
         let mut first = first;
-        pipeline::ordered(
+        pipeline::streamed(
             threads,
-            || match first.take() {
-                Some(b) => Ok(Some(b)),
-                None => next(),
+            || {
+                let item = match first.take() {
+                    Some(b) => Some(b),
+                    None => next()?,
+                };
+                lines += item.as_ref().map_or(0, |(_, b)| b.record_count);
+                Ok(item)
             },
-            || (),
-            |_, item| work(item),
-            put,
+            Scratch::default,
+            |scratch, (at, block): (u64, Block), emit| {
+                let mut out = fresh();
+                let mut hand_on = |text: &mut TextBuf| {
+                    emit(std::mem::replace(text, fresh()));
+                    Ok(())
+                };
+                block_text_to(&block, scratch, &mut out, Some((WRITE_BYTES, &mut hand_on)))
+                    .map_err(|e| match e {
+                        TextError::Block(m) => block_error(&file, at, &block, m),
+                        TextError::Write(e) => write_error(e),
+                    })?;
+                pieces.give(out);
+                Ok(())
+            },
+            |text: TextBuf| {
+                output.write_all(text.as_slice()).map_err(write_error)?;
+                pieces.give(text);
+                Ok(())
+            },
             || fail(String::new(), "a decoding thread failed".to_string()),
         )?;
     }
@@ -134,18 +162,25 @@ fn open<R: Read>(
 
 /// Appends the text of every line of `block` to `out`. Each block starts a fresh model, so
 /// this needs nothing from other blocks.
-fn block_text(block: &Block, out: &mut Vec<u8>) -> Result<(), String> {
-    block_text_to(block, out, None).map_err(|e| match e {
+fn block_text(block: &Block, out: &mut TextBuf) -> Result<(), String> {
+    block_text_to(block, &mut Scratch::default(), out, None).map_err(|e| match e {
         TextError::Block(m) => m,
         TextError::Write(e) => e.to_string(),
     })
 }
 
-/// Text printed between two writes by [`block_text_to`].
-const WRITE_BYTES: usize = 128 << 10;
+/// Text printed between two writes by [`block_text_to`] when a block is written as it is
+/// decoded, and per piece handed from a decoding worker to the writing thread. At least the
+/// CLI's output buffer (1 MiB), which then passes each piece straight to the file instead of
+/// copying it (pieces of 128 KiB were copied: 6 % of a decode's instructions).
+const WRITE_BYTES: usize = 1 << 20;
 
-/// Where [`block_text_to`] hands its text.
-type TextSink<'a> = &'a mut dyn FnMut(&[u8]) -> std::io::Result<()>;
+/// Where [`block_text_to`] hands its text once it holds at least the given number of bytes:
+/// the sink writes it out and clears it, or swaps in a fresh buffer.
+type TextSink<'a> = (
+    usize,
+    &'a mut dyn FnMut(&mut TextBuf) -> std::io::Result<()>,
+);
 
 /// Why a block's text could not be written.
 enum TextError {
@@ -161,11 +196,20 @@ impl From<String> for TextError {
     }
 }
 
-/// [`block_text`], handing the text to `write` (when given) every [`WRITE_BYTES`] and at the
-/// end, through `out` (left empty), instead of collecting all of it in `out`.
+/// What decoding a block needs besides the block, kept from block to block by one thread:
+/// fresh tables and stream buffers for each block page-faulted in again as they filled.
+#[derive(Default)]
+struct Scratch {
+    model: Option<Model>,
+    streams: StreamReader,
+}
+
+/// [`block_text`], handing the text to `write` (when given) whenever it holds the sink's
+/// number of bytes, and at the end, instead of collecting all of it in `out`.
 fn block_text_to(
     block: &Block,
-    out: &mut Vec<u8>,
+    scratch: &mut Scratch,
+    out: &mut TextBuf,
     mut write: Option<TextSink<'_>>,
 ) -> Result<(), TextError> {
     let section = block
@@ -176,37 +220,40 @@ fn block_text_to(
         .split_first()
         .ok_or_else(|| "stream section is empty".to_string())?;
     let order = UOrder::from_code(order).ok_or_else(|| format!("unknown U field order {order}"))?;
-    let mut streams = StreamReader::unpack(packed).map_err(|e| e.0)?;
-    let mut model = Model::new(order);
-    let mut printer = Printer::default();
-    if write.is_some() {
-        out.reserve(WRITE_BYTES + 4096);
-    } else {
-        // Most lines are 20 to 30 bytes; the count is capped, as a damaged header could claim
-        // any.
-        out.reserve(block.record_count.min(super::encode::BLOCK_LINES as u64) as usize * 28);
-    }
-    for k in 0..block.record_count {
-        if let Some(write) = write.as_mut().filter(|_| out.len() >= WRITE_BYTES) {
-            write(out).map_err(TextError::Write)?;
-            out.clear();
+    let streams = &mut scratch.streams;
+    streams.refill(packed).map_err(|e| e.message())?;
+    let model = match &mut scratch.model {
+        Some(model) => {
+            model.reset(order);
+            model
         }
-        let rfail = |msg: String| {
-            format!(
-                "line {} (record {k} of the block): {msg}",
-                block.first_record.saturating_add(k).saturating_add(1)
-            )
-        };
-        let c = streams.byte(id::KIND).map_err(|e| rfail(e.0))?;
+        None => scratch.model.insert(Model::new(order)),
+    };
+    let mut printer = Printer::default();
+    let rfail = |k: u64, msg: String| {
+        format!(
+            "line {} (record {k} of the block): {msg}",
+            block.first_record.saturating_add(k).saturating_add(1)
+        )
+    };
+    for k in 0..block.record_count {
+        if let Some((_, write)) = write.as_mut().filter(|(bytes, _)| out.len() >= *bytes) {
+            write(out).map_err(TextError::Write)?;
+        }
+        let c = streams.byte(id::KIND).map_err(|e| rfail(k, e.message()))?;
         match c {
             code::BLANK => out.push(b'\n'),
             code::COMMENT | code::SPELLED | code::BAD => {
-                out.extend(streams.text(id::TEXT).map_err(|e| rfail(e.0))?);
+                out.extend(streams.text(id::TEXT).map_err(|e| rfail(k, e.message()))?);
                 out.push(b'\n');
             }
-            code::UNTERMINATED => out.extend(streams.text(id::TEXT).map_err(|e| rfail(e.0))?),
+            code::UNTERMINATED => {
+                out.extend(streams.text(id::TEXT).map_err(|e| rfail(k, e.message()))?)
+            }
             c => {
-                let r = model.decode(c, &mut streams).map_err(|e| rfail(e.0))?;
+                let r = model
+                    .decode(c, streams)
+                    .map_err(|e| rfail(k, e.message()))?;
                 printer.line(&r, out);
             }
         }
@@ -218,9 +265,8 @@ fn block_text_to(
             left.join(", ")
         )));
     }
-    if let Some(write) = write {
+    if let Some((_, write)) = write {
         write(out).map_err(TextError::Write)?;
-        out.clear();
     }
     Ok(())
 }
@@ -238,7 +284,7 @@ pub fn decode_records(
     note: Note<'_>,
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
-    let mut out = Vec::new();
+    let mut out = TextBuf::default();
     let written = seek::decode_records(
         input,
         &FORMATS,
@@ -257,8 +303,9 @@ pub fn decode_records(
             out.clear();
             block_text(block, &mut out).map_err(fail)?;
             // Record i of the block is its line i; the last line may lack its newline.
+            let out = out.as_slice();
             let mut starts =
-                std::iter::once(0).chain(memchr::memchr_iter(b'\n', &out).map(|p| p + 1));
+                std::iter::once(0).chain(memchr::memchr_iter(b'\n', out).map(|p| p + 1));
             let from = starts
                 .by_ref()
                 .nth(keep.start as usize)
@@ -286,10 +333,10 @@ pub fn decode_records(
 /// encoder listed them in the index: what `hatf recover` uses when a damaged file's index is
 /// lost. Each block decodes on its own.
 pub fn block_threads(block: &Block) -> Result<Vec<u64>, String> {
-    let mut text = Vec::new();
+    let mut text = TextBuf::default();
     block_text(block, &mut text)?;
     let mut ids = std::collections::BTreeSet::new();
-    for raw in text.split_inclusive(|&b| b == b'\n') {
+    for raw in text.as_slice().split_inclusive(|&b| b == b'\n') {
         // The encoder models only terminated, canonical lines, and stores a `W` whose class
         // is the largest number verbatim.
         let Some(line) = raw.strip_suffix(b"\n") else {

@@ -153,16 +153,26 @@ pub fn encode(
         first_block = false;
         Ok(())
     };
-    let work = |packer: &mut Packer, raw: RawBlock| -> Result<Done, FormatError> {
-        let modelled = model_block(flavour, &raw.text, raw.lines, raw.first_line, options)?;
+    let work = |worker: &mut Worker, raw: RawBlock| -> Result<Done, FormatError> {
+        let modelled = model_block(
+            flavour,
+            &raw.text,
+            raw.lines,
+            raw.first_line,
+            options,
+            &mut worker.model,
+            &mut worker.streams,
+        )?;
+        let packer = &mut worker.packer;
         let mut streams = packer
-            .pack(&modelled.streams, level)
+            .pack(&worker.streams, level)
             .map_err(|e| io_error(file, e))?;
         if options.level.is_none() && raw.text.len() > REPACK_RATIO * streams.len() {
             streams = packer
-                .pack(&modelled.streams, REPACK_LEVEL)
+                .pack(&worker.streams, REPACK_LEVEL)
                 .map_err(|e| io_error(file, e))?;
         }
+        worker.streams.clear();
         let mut packed = Vec::with_capacity(1 + streams.len());
         packed.push(modelled.order.code());
         packed.extend(streams);
@@ -182,10 +192,10 @@ pub fn encode(
     let first = next()?;
     let one_block = first.as_ref().is_none_or(|raw| raw.lines < BLOCK_LINES);
     if one_block || threads == 1 {
-        let mut packer = Packer::default();
+        let mut worker = Worker::default();
         let mut item = first;
         while let Some(raw) = item {
-            put(work(&mut packer, raw)?)?;
+            put(work(&mut worker, raw)?)?;
             item = next()?;
         }
     } else {
@@ -196,7 +206,7 @@ pub fn encode(
                 Some(raw) => Ok(Some(raw)),
                 None => next(),
             },
-            Packer::default,
+            Worker::default,
             work,
             put,
             || io_error(file, "an encoding thread failed"),
@@ -204,6 +214,16 @@ pub fn encode(
     }
     writer.finish().map_err(|e| io_error(file, e))?;
     Ok(report)
+}
+
+/// What a thread encoding blocks keeps from block to block: its compression context, and the
+/// model's tables and the streams' buffers, which, made anew for each block, page-faulted in
+/// again as they grew.
+#[derive(Default)]
+struct Worker {
+    packer: Packer,
+    model: Option<Model>,
+    streams: StreamWriter,
 }
 
 /// One block of text as read.
@@ -284,10 +304,10 @@ fn lines_of(text: &[u8]) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
     terminated.chain(unterminated)
 }
 
-/// One block after the model: its `U` order, its streams, and how many lines were bad.
+/// One block after the model (its streams are left in the writer given): its `U` order, and
+/// how many lines were bad.
 struct Modelled {
     order: UOrder,
-    streams: StreamWriter,
     bad_lines: u64,
     /// Thread ids of the block's records, for the index.
     threads: Vec<u64>,
@@ -364,17 +384,28 @@ fn parse_lines(text: &[u8], mut give: impl FnMut(Parsed) -> bool) {
 /// (handing parsed lines over in batches) was tried: on ET2 lots_of_allocs it took 7.8 → 9.2 ms
 /// of CPU, and on the shared, loaded two-core machine the wall time went up, not down
 /// (8.0 → 9.6 ms, hyperfine).
+///
+/// `model` and `w` are the tables and buffers of the block before (or none): both are reset.
 fn model_block(
     flavour: &Flavour,
     text: &[u8],
     lines: usize,
     first_line: u64,
     options: &EncodeOptions,
+    model: &mut Option<Model>,
+    w: &mut StreamWriter,
 ) -> Result<Modelled, FormatError> {
     let mut bad_lines = 0;
     let order = block_order(flavour, text);
-    let mut model = Model::new(order);
-    let mut w = StreamWriter::with_lines(lines);
+    let model = match model {
+        Some(model) => {
+            model.reset(order);
+            model
+        }
+        None => model.insert(Model::new(order)),
+    };
+    w.clear();
+    w.reserve_lines(lines);
     let mut step = |p: Parsed| -> Result<(), FormatError> {
         let line = &text[p.start..p.end];
         if let Line::Bad { column, reason } = &p.line {
@@ -397,7 +428,7 @@ fn model_block(
         }
         match p.line {
             Line::Canonical(r) if !(r.kind == Kind::W && r.fields[1] == u64::MAX) => {
-                model.encode(&r, &mut w)
+                model.encode(&r, w)
             }
             Line::Canonical(_) | Line::Spelled(_) => {
                 w.byte(id::KIND, code::SPELLED);
@@ -428,7 +459,6 @@ fn model_block(
     }
     Ok(Modelled {
         order,
-        streams: w,
         bad_lines,
         threads: model.threads_seen(),
     })

@@ -99,6 +99,15 @@ impl LiveSet {
         self.live += 1;
     }
 
+    /// Forgets every object, keeping the memory for the next block.
+    pub fn clear(&mut self) {
+        self.tree.clear();
+        self.ids.clear();
+        self.alive.clear();
+        self.slot_of.clear();
+        self.live = 0;
+    }
+
     /// Number of live slots (stale slots of reused ids included).
     pub fn len(&self) -> u64 {
         self.live

@@ -19,6 +19,7 @@ pub mod live;
 pub mod model;
 pub mod names;
 mod pipeline;
+pub mod print;
 mod recent;
 pub mod streams;
 

@@ -135,7 +135,11 @@ pub struct Model {
     recent: Recent,
     info: IdMap<u64, ObjInfo>,
     threads: Vec<u64>,
-    stacks: IdMap<u64, VecDeque<u64>>,
+    /// Where each thread's call stack is in `stack_list`.
+    stacks: IdMap<u64, usize>,
+    stack_list: Vec<VecDeque<u64>>,
+    /// The thread of the stack used last, and where its stack is.
+    last_stack: Option<(u64, usize)>,
     sites: IdMap<(u64, bool), SiteLast>,
     site_class: IdMap<(u64, bool), u64>,
     last_death_time: u64,
@@ -169,12 +173,43 @@ impl Model {
             info: id_map(),
             threads: Vec::new(),
             stacks: id_map(),
+            stack_list: Vec::new(),
+            last_stack: None,
             sites: id_map(),
             site_class: id_map(),
             last_death_time: 0,
             seen_threads: std::collections::BTreeSet::new(),
             live: LiveSet::default(),
         }
+    }
+
+    /// Makes this the fresh state [`Model::new`] makes, for another block, but keeping the
+    /// tables' memory: tables made anew for each block page-faulted in again as they grew
+    /// (over a third of the page faults of a javac-tests decode). The tables are only looked
+    /// up, never walked, so how much room they have changes no prediction.
+    pub fn reset(&mut self, u_order: UOrder) {
+        let old = std::mem::replace(self, Model::new(u_order));
+        let Model {
+            mut recent,
+            mut info,
+            mut stacks,
+            mut sites,
+            mut site_class,
+            mut live,
+            ..
+        } = old;
+        recent.clear();
+        info.clear();
+        stacks.clear();
+        sites.clear();
+        site_class.clear();
+        live.clear();
+        self.recent = recent;
+        self.info = info;
+        self.stacks = stacks;
+        self.sites = sites;
+        self.site_class = site_class;
+        self.live = live;
     }
 
     /// Marks `obj` as the most recently used object; returns its previous rank from the most
@@ -199,8 +234,25 @@ impl Model {
         }
     }
 
+    #[inline(always)]
     fn get_ref(&mut self, r: &mut StreamReader, s: usize) -> Result<u64, StreamError> {
         let c = r.varint(s)?;
+        // Most references are to one of the last few objects.
+        if c >= 2 {
+            if let Some(obj) = self.recent.take_front(c - 2) {
+                return Ok(obj);
+            }
+        }
+        if c == 0 {
+            return Ok(0);
+        }
+        self.get_other_ref(r, c)
+    }
+
+    /// [`Model::get_ref`] of a new object (code 1) or an older one than the array of recent
+    /// objects holds.
+    #[inline(never)]
+    fn get_other_ref(&mut self, r: &mut StreamReader, c: u64) -> Result<u64, StreamError> {
         let obj = match c {
             0 => return Ok(0),
             1 => r.raw_id()?,
@@ -208,12 +260,12 @@ impl Model {
                 let rank = c - 2;
                 let n = self.recent.count();
                 if rank >= n {
-                    return Err(StreamError(format!(
+                    return Err(StreamError::new(format!(
                         "object reference of rank {rank}, but only {n} objects are known"
                     )));
                 }
                 return self.recent.take(rank).ok_or_else(|| {
-                    StreamError(format!("object reference of rank {rank} is stale"))
+                    StreamError::new(format!("object reference of rank {rank} is stale"))
                 });
             }
         };
@@ -226,12 +278,19 @@ impl Model {
         self.seen_threads.iter().copied().collect()
     }
 
+    #[inline(always)]
     fn put_thread(&mut self, w: &mut StreamWriter, t: u64) {
         // Most records come from the thread of the record before.
         if self.threads.first() == Some(&t) {
             w.byte(id::THREAD, 0);
             return;
         }
+        self.put_other_thread(w, t);
+    }
+
+    /// [`Model::put_thread`] of a thread other than the last one.
+    #[inline(never)]
+    fn put_other_thread(&mut self, w: &mut StreamWriter, t: u64) {
         match self.threads.iter().position(|&x| x == t) {
             Some(p) => {
                 w.varint(id::THREAD, p as u64);
@@ -250,13 +309,21 @@ impl Model {
         self.threads.insert(0, t);
     }
 
+    #[inline(always)]
     fn get_thread(&mut self, r: &mut StreamReader) -> Result<u64, StreamError> {
         let p = r.varint(id::THREAD)?;
+        // Most records come from the thread of the record before.
         if p == 0 {
             if let Some(&t) = self.threads.first() {
                 return Ok(t);
             }
         }
+        self.get_other_thread(r, p)
+    }
+
+    /// [`Model::get_thread`] of a thread other than the last one, whose code `p` was read.
+    #[inline(never)]
+    fn get_other_thread(&mut self, r: &mut StreamReader, p: u64) -> Result<u64, StreamError> {
         let t = if p < self.threads.len() as u64 {
             self.threads.remove(p as usize)
         } else if p == self.threads.len() as u64 {
@@ -265,7 +332,7 @@ impl Model {
             }
             r.varint(id::THREAD_NEW)?
         } else {
-            return Err(StreamError(format!(
+            return Err(StreamError::new(format!(
                 "thread code {p}, but only {} threads are known",
                 self.threads.len()
             )));
@@ -274,8 +341,31 @@ impl Model {
         Ok(t)
     }
 
+    /// The call stack of `thread`. Most records come from the thread of the record before,
+    /// whose stack is found without a table lookup.
+    #[inline(always)]
+    fn stack(&mut self, thread: u64) -> &mut VecDeque<u64> {
+        let k = match self.last_stack {
+            Some((t, k)) if t == thread => k,
+            _ => self.find_stack(thread),
+        };
+        &mut self.stack_list[k]
+    }
+
+    /// Where the stack of `thread` is in `stack_list` (a new one for a new thread).
+    #[inline(never)]
+    fn find_stack(&mut self, thread: u64) -> usize {
+        let fresh = self.stack_list.len();
+        let k = *self.stacks.entry(thread).or_insert(fresh);
+        if k == fresh {
+            self.stack_list.push(VecDeque::new());
+        }
+        self.last_stack = Some((thread, k));
+        k
+    }
+
     fn push_call(&mut self, thread: u64, method: u64) {
-        let st = self.stacks.entry(thread).or_default();
+        let st = self.stack(thread);
         if st.len() == STACK_LIMIT {
             st.pop_front();
         }
@@ -367,7 +457,7 @@ impl Model {
             }
             Kind::E => {
                 self.put_thread(w, f[1]);
-                let st = self.stacks.entry(f[1]).or_default();
+                let st = self.stack(f[1]);
                 let found = st.iter().rev().take(EXIT_SEARCH).position(|&m| m == f[0]);
                 match found {
                     Some(depth) => {
@@ -421,6 +511,10 @@ impl Model {
     }
 
     /// Reads one record whose kind code `c` (a record code, not a line code) was already read.
+    ///
+    /// Inlined into the decoder's loop (its one caller), where the record stays in registers
+    /// instead of being returned through memory.
+    #[inline(always)]
     pub fn decode(&mut self, c: u8, r: &mut StreamReader) -> Result<Record, StreamError> {
         let mut f = [0u64; MAX_FIELDS];
         let (kind, len) = match c {
@@ -434,7 +528,7 @@ impl Model {
                 let hits = r.byte(id::ALLOC_HITS)?;
                 let last = self.sites.get(&key).copied();
                 if hits != 0 && last.is_none() || hits > 7 {
-                    return Err(StreamError(format!(
+                    return Err(StreamError::new(format!(
                         "allocation prediction flags {hits} for site {site}, which has no history"
                     )));
                 }
@@ -460,14 +554,14 @@ impl Model {
                     0 => {
                         let obj = self.get_ref(r, id::D_OTHER)?;
                         if self.live.kill(obj).is_some() {
-                            return Err(StreamError(format!(
+                            return Err(StreamError::new(format!(
                                 "death of live object {obj} coded as a plain reference"
                             )));
                         }
                         obj
                     }
                     k => self.live.kill_rank(k - 1).ok_or_else(|| {
-                        StreamError(format!(
+                        StreamError::new(format!(
                             "death of live object number {}, which does not exist",
                             k - 1
                         ))
@@ -503,13 +597,13 @@ impl Model {
             code::E => {
                 f[1] = self.get_thread(r)?;
                 let e = r.varint(id::E_CODE)?;
-                let st = self.stacks.entry(f[1]).or_default();
+                let st = self.stack(f[1]);
                 if e == 0 {
                     f[0] = r.varint(id::E_MISS)?;
                 } else {
                     let depth = (e - 1) as usize;
                     if depth >= st.len() || depth >= EXIT_SEARCH {
-                        return Err(StreamError(format!(
+                        return Err(StreamError::new(format!(
                             "method exit {depth} frames down a stack of {}",
                             st.len()
                         )));
@@ -525,7 +619,7 @@ impl Model {
                 let obj = f[0];
                 f[1] = self.witness(obj, |predicted| match cc {
                     0 => predicted.ok_or_else(|| {
-                        StreamError(format!("witness of object {obj} has no predicted class"))
+                        StreamError::new(format!("witness of object {obj} has no predicted class"))
                     }),
                     _ => Ok(cc.wrapping_sub(1)),
                 })?;
@@ -544,7 +638,7 @@ impl Model {
                 };
                 (kind, 4)
             }
-            other => return Err(StreamError(format!("unknown record code {other}"))),
+            other => return Err(StreamError::new(format!("unknown record code {other}"))),
         };
         Ok(Record {
             kind,

@@ -25,6 +25,12 @@ pub struct Recent {
 }
 
 impl Recent {
+    /// Forgets every object, keeping the memory for the next block.
+    pub fn clear(&mut self) {
+        self.front_len = 0;
+        self.rest.clear();
+    }
+
     /// Number of objects known.
     pub fn count(&self) -> u64 {
         self.front_len as u64 + self.rest.len()
@@ -60,15 +66,29 @@ impl Recent {
         rank
     }
 
-    /// The object of rank `rank`, which becomes the most recent; `None` when there is no such
-    /// object.
-    #[inline]
-    pub fn take(&mut self, rank: u64) -> Option<u64> {
+    /// [`Recent::take`] for an object in the array of the most recent ones; `None` (and no
+    /// change) for a rank beyond it.
+    #[inline(always)]
+    pub fn take_front(&mut self, rank: u64) -> Option<u64> {
         if rank < self.front_len as u64 {
             let p = rank as usize;
             let obj = self.front[p];
-            self.front.copy_within(0..p, 1);
+            // Most ranks are 0 or 1: moves in place, not a call to `memmove`.
+            match p {
+                0 => {}
+                1 => self.front[1] = self.front[0],
+                _ => self.front.copy_within(0..p, 1),
+            }
             self.front[0] = obj;
+            return Some(obj);
+        }
+        None
+    }
+
+    /// The object of rank `rank`, which becomes the most recent; `None` when there is no such
+    /// object.
+    pub fn take(&mut self, rank: u64) -> Option<u64> {
+        if let Some(obj) = self.take_front(rank) {
             return Some(obj);
         }
         let older = self.rest.len();

@@ -82,6 +82,7 @@ pub fn unzigzag(v: u64) -> i64 {
 }
 
 /// Appends `v` as a LEB128 varint.
+#[inline]
 pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -102,17 +103,31 @@ impl StreamWriter {
     /// to (growing them by doubling copied each one several times).
     pub fn with_lines(lines: usize) -> StreamWriter {
         let mut w = StreamWriter::default();
-        w.streams[id::KIND].reserve(lines * 2);
-        w.streams[id::THREAD].reserve(lines);
+        w.reserve_lines(lines);
         w
     }
 
+    /// Makes room for `lines` more lines in the streams most lines write to.
+    pub fn reserve_lines(&mut self, lines: usize) {
+        self.streams[id::KIND].reserve(lines * 2);
+        self.streams[id::THREAD].reserve(lines);
+    }
+
+    /// Empties the streams, keeping their memory for the next block.
+    pub fn clear(&mut self) {
+        for s in &mut self.streams {
+            s.clear();
+        }
+    }
+
     /// Appends a varint to stream `s`.
+    #[inline]
     pub fn varint(&mut self, s: usize, v: u64) {
         put_varint(&mut self.streams[s], v);
     }
 
     /// Appends one byte to stream `s`.
+    #[inline]
     pub fn byte(&mut self, s: usize, b: u8) {
         self.streams[s].push(b);
     }
@@ -242,27 +257,59 @@ impl Packer {
 }
 
 /// A problem while reading the packed streams; the caller adds the block and file.
+///
+/// The message is boxed so that a `Result<u64, StreamError>`, which every field read returns,
+/// fits in two registers (a `String`, or a `Box<str>`, would make it three words, returned
+/// through memory).
 #[derive(Debug)]
-pub struct StreamError(pub String);
+#[allow(clippy::box_collection)]
+pub struct StreamError(Box<String>);
+
+impl StreamError {
+    /// An error saying `message`.
+    #[cold]
+    pub fn new(message: String) -> StreamError {
+        StreamError(Box::new(message))
+    }
+
+    /// What went wrong.
+    pub fn message(self) -> String {
+        *self.0
+    }
+}
 
 /// Largest declared stream size decompressed in one call into a buffer of that size; larger
 /// claims (a damaged file could declare any) are decompressed piece by piece.
 const ONE_CALL_MAX_BYTES: u64 = 64 << 20;
 
-/// Decompresses one zstd frame, refusing more than [`MAX_STREAM_BYTES`].
+/// Decompresses one zstd frame into `out` (replacing what it held), refusing more than
+/// [`MAX_STREAM_BYTES`]; `ctx` is the decompression context, made on first use and kept.
 ///
 /// A frame that declares its size (the encoder's always do) is decompressed in one call into a
 /// buffer of that size: the streaming decoder set up a window buffer of its own for every
-/// stream, a fifth of a decode's page faults.
-fn inflate(stored: &[u8]) -> Result<Vec<u8>, String> {
+/// stream, a fifth of a decode's page faults. `out` and `ctx` are kept from block to block by
+/// the caller: fresh ones for each block page-faulted in again (the allocator returns buffers
+/// this large to the system when they are freed).
+fn inflate_into(
+    stored: &[u8],
+    out: &mut Vec<u8>,
+    ctx: &mut Option<zstd::bulk::Decompressor<'static>>,
+) -> Result<(), String> {
+    out.clear();
     if let Ok(Some(size)) = zstd::zstd_safe::get_frame_content_size(stored) {
         if size > MAX_STREAM_BYTES {
             return Err("decompresses to more than 1 GiB".to_string());
         }
         if size <= ONE_CALL_MAX_BYTES {
-            let mut out = Vec::with_capacity(size as usize);
-            zstd::bulk::Decompressor::new()
-                .and_then(|mut d| d.decompress_to_buffer(stored, &mut out))
+            out.reserve(size as usize);
+            let d = match ctx {
+                Some(d) => d,
+                None => ctx.insert(
+                    zstd::bulk::Decompressor::new()
+                        .map_err(|e| format!("does not decompress: {e}"))?,
+                ),
+            };
+            d.decompress_to_buffer(stored, out)
                 .map_err(|e| format!("does not decompress: {e}"))?;
             if out.len() as u64 != size {
                 return Err(format!(
@@ -270,24 +317,28 @@ fn inflate(stored: &[u8]) -> Result<Vec<u8>, String> {
                     out.len()
                 ));
             }
-            return Ok(out);
+            return Ok(());
         }
     }
-    let mut out = Vec::new();
     let dec = zstd::stream::read::Decoder::new(stored).map_err(|e| e.to_string())?;
     dec.take(MAX_STREAM_BYTES + 1)
-        .read_to_end(&mut out)
+        .read_to_end(out)
         .map_err(|e| format!("does not decompress: {e}"))?;
     if out.len() as u64 > MAX_STREAM_BYTES {
         return Err("decompresses to more than 1 GiB".to_string());
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Reads the packed streams of one block.
+#[derive(Default)]
 pub struct StreamReader {
-    streams: Vec<Vec<u8>>,
+    /// The streams (each buffer kept for the next block's stream).
+    streams: [Vec<u8>; STREAM_COUNT],
     cursors: [usize; STREAM_COUNT],
+    /// The joined layout's frame, decompressed whole.
+    joined: Vec<u8>,
+    ctx: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 fn take_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
@@ -308,64 +359,73 @@ fn take_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 impl StreamReader {
-    /// Unpacks and decompresses the streams of one block (either layout of [`StreamWriter::pack`]).
+    /// Unpacks and decompresses the streams of one block (either layout of [`Packer::pack`]).
     pub fn unpack(packed: &[u8]) -> Result<StreamReader, StreamError> {
+        let mut r = StreamReader::default();
+        r.refill(packed)?;
+        Ok(r)
+    }
+
+    /// [`StreamReader::unpack`] into this reader, reusing its buffers: the streams of another
+    /// block replace those it held.
+    pub fn refill(&mut self, packed: &[u8]) -> Result<(), StreamError> {
+        self.cursors = [0; STREAM_COUNT];
+        for s in &mut self.streams {
+            s.clear();
+        }
         match packed.split_first() {
-            Some((0, rest)) => Self::unpack_split(rest),
-            Some((1, rest)) => Self::unpack_joined(rest),
-            Some((l, _)) => Err(StreamError(format!("unknown stream layout {l}"))),
-            None => Err(StreamError("no stream layout byte".to_string())),
+            Some((0, rest)) => self.unpack_split(rest),
+            Some((1, rest)) => self.unpack_joined(rest),
+            Some((l, _)) => Err(StreamError::new(format!("unknown stream layout {l}"))),
+            None => Err(StreamError::new("no stream layout byte".to_string())),
         }
     }
 
-    fn unpack_joined(frame: &[u8]) -> Result<StreamReader, StreamError> {
-        let all = inflate(frame).map_err(|e| StreamError(format!("joined streams: {e}")))?;
+    fn unpack_joined(&mut self, frame: &[u8]) -> Result<(), StreamError> {
+        inflate_into(frame, &mut self.joined, &mut self.ctx)
+            .map_err(|e| StreamError::new(format!("joined streams: {e}")))?;
+        let all = &self.joined;
         let mut pos = 0usize;
-        let bad = |what: &str| StreamError(format!("joined streams: {what}"));
-        let count = take_varint(&all, &mut pos).ok_or_else(|| bad("truncated stream count"))?;
+        let bad = |what: &str| StreamError::new(format!("joined streams: {what}"));
+        let count = take_varint(all, &mut pos).ok_or_else(|| bad("truncated stream count"))?;
         if count != STREAM_COUNT as u64 {
             return Err(bad(&format!(
                 "{count} streams; this version reads {STREAM_COUNT}"
             )));
         }
-        let mut lens = Vec::with_capacity(STREAM_COUNT);
-        for name in STREAM_NAMES {
-            let n = take_varint(&all, &mut pos)
+        let mut lens = [0usize; STREAM_COUNT];
+        for (name, len) in STREAM_NAMES.iter().zip(&mut lens) {
+            let n = take_varint(all, &mut pos)
                 .ok_or_else(|| bad(&format!("truncated length of `{name}`")))?;
-            lens.push(usize::try_from(n).map_err(|_| bad("stream too long"))?);
+            *len = usize::try_from(n).map_err(|_| bad("stream too long"))?;
         }
-        let mut streams = Vec::with_capacity(STREAM_COUNT);
-        for (name, n) in STREAM_NAMES.iter().zip(lens) {
+        for ((name, n), stream) in STREAM_NAMES.iter().zip(lens).zip(&mut self.streams) {
             let end = pos
                 .checked_add(n)
                 .filter(|&e| e <= all.len())
                 .ok_or_else(|| bad(&format!("stream `{name}` runs past the end")))?;
-            streams.push(all[pos..end].to_vec());
+            stream.extend_from_slice(&all[pos..end]);
             pos = end;
         }
         if pos != all.len() {
             return Err(bad("trailing bytes after the last stream"));
         }
-        Ok(StreamReader {
-            streams,
-            cursors: [0; STREAM_COUNT],
-        })
+        Ok(())
     }
 
-    fn unpack_split(packed: &[u8]) -> Result<StreamReader, StreamError> {
+    fn unpack_split(&mut self, packed: &[u8]) -> Result<(), StreamError> {
         let mut pos = 0usize;
         let bad = |what: &str, pos: usize| {
-            StreamError(format!("{what} at byte {} of the packed streams", pos + 1))
+            StreamError::new(format!("{what} at byte {} of the packed streams", pos + 1))
         };
         let count =
             take_varint(packed, &mut pos).ok_or_else(|| bad("truncated stream count", pos))?;
         if count != STREAM_COUNT as u64 {
-            return Err(StreamError(format!(
+            return Err(StreamError::new(format!(
                 "block has {count} streams; this version reads {STREAM_COUNT}"
             )));
         }
-        let mut streams = Vec::with_capacity(STREAM_COUNT);
-        for name in STREAM_NAMES {
+        for (name, stream) in STREAM_NAMES.iter().zip(&mut self.streams) {
             let at = pos;
             let head = take_varint(packed, &mut pos)
                 .ok_or_else(|| bad(&format!("truncated length of stream `{name}`"), at))?;
@@ -377,32 +437,30 @@ impl StreamReader {
             let stored = &packed[pos..end];
             pos = end;
             if head & 1 == 1 {
-                streams
-                    .push(inflate(stored).map_err(|e| bad(&format!("stream `{name}`: {e}"), at))?);
+                inflate_into(stored, stream, &mut self.ctx)
+                    .map_err(|e| bad(&format!("stream `{name}`: {e}"), at))?;
             } else {
-                streams.push(stored.to_vec());
+                stream.extend_from_slice(stored);
             }
         }
         if pos != packed.len() {
             return Err(bad("trailing bytes after the last stream", pos));
         }
-        Ok(StreamReader {
-            streams,
-            cursors: [0; STREAM_COUNT],
-        })
+        Ok(())
     }
 
+    #[cold]
     fn exhausted(&self, s: usize) -> StreamError {
-        StreamError(format!(
+        StreamError::new(format!(
             "stream `{}` ends early (byte {})",
             STREAM_NAMES[s], self.cursors[s]
         ))
     }
 
     /// Next varint of stream `s`.
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self, s: usize) -> Result<u64, StreamError> {
-        let mut pos = self.cursors[s];
+        let pos = self.cursors[s];
         // Most values are one byte.
         if let Some(&b) = self.streams[s].get(pos) {
             if b < 0x80 {
@@ -410,13 +468,20 @@ impl StreamReader {
                 return Ok(u64::from(b));
             }
         }
+        self.long_varint(s)
+    }
+
+    /// [`StreamReader::varint`] of a value of more than one byte (or a stream's end).
+    #[inline(never)]
+    fn long_varint(&mut self, s: usize) -> Result<u64, StreamError> {
+        let mut pos = self.cursors[s];
         let v = take_varint(&self.streams[s], &mut pos).ok_or_else(|| self.exhausted(s))?;
         self.cursors[s] = pos;
         Ok(v)
     }
 
     /// Next byte of stream `s`.
-    #[inline]
+    #[inline(always)]
     pub fn byte(&mut self, s: usize) -> Result<u8, StreamError> {
         let b = *self.streams[s]
             .get(self.cursors[s])
@@ -449,10 +514,10 @@ impl StreamReader {
     }
 
     /// Next length-prefixed byte string of stream `s`.
-    pub fn text(&mut self, s: usize) -> Result<Vec<u8>, StreamError> {
+    pub fn text(&mut self, s: usize) -> Result<&[u8], StreamError> {
         let n = self.varint(s)?;
         let n = usize::try_from(n).map_err(|_| self.exhausted(s))?;
-        Ok(self.bytes(s, n)?.to_vec())
+        self.bytes(s, n)
     }
 
     /// Names of streams with bytes left over (a corrupt or mismatched block).
