@@ -17,7 +17,7 @@
 use std::cell::Cell;
 use std::sync::OnceLock;
 
-use super::v2::{split, squash16};
+use super::v2::{code_bits, decode_bits, squash16, BitModel};
 use super::Tables;
 
 /// Slots of the order-1 and the byte-two-back tables: one per (byte, partial byte).
@@ -289,6 +289,17 @@ impl Predictor {
     }
 }
 
+impl BitModel for Predictor {
+    #[inline]
+    fn predict(&mut self) -> u32 {
+        Predictor::predict(self)
+    }
+    #[inline]
+    fn update(&mut self, bit: u32) {
+        Predictor::update(self, bit);
+    }
+}
+
 impl Drop for Predictor {
     fn drop(&mut self) {
         let slots = std::mem::take(&mut self.slots);
@@ -300,26 +311,7 @@ impl Drop for Predictor {
 pub fn encode(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len() / 3 + 16);
     let mut p = Predictor::new(data.len() as u64);
-    let (mut x1, mut x2) = (0u32, u32::MAX);
-    for &byte in data {
-        for k in (0..8).rev() {
-            let bit = u32::from(byte >> k) & 1;
-            let mid = split(x1, x2, p.predict());
-            if bit == 1 {
-                x2 = mid;
-            } else {
-                x1 = mid + 1;
-            }
-            p.update(bit);
-            while (x1 ^ x2) & 0xff00_0000 == 0 {
-                out.push((x2 >> 24) as u8);
-                x1 <<= 8;
-                x2 = (x2 << 8) | 255;
-            }
-        }
-    }
-    // Any value in [x1, x2] decodes correctly; four bytes of x1 pin it down.
-    out.extend_from_slice(&x1.to_be_bytes());
+    code_bits(data, &mut p, &mut out);
     out
 }
 
@@ -328,45 +320,12 @@ pub fn encode(data: &[u8]) -> Vec<u8> {
 /// [`super::v2::plausible_length`], which holds for this coder too).
 pub fn decode(coded: &[u8], len: u64) -> Result<Vec<u8>, String> {
     let mut p = Predictor::new(len);
-    let mut out = Vec::with_capacity(len.min(1 << 24) as usize);
-    let (mut x1, mut x2) = (0u32, u32::MAX);
-    // Bytes past the end read as 0; `at` counts every byte read, also those.
-    let mut at = 0usize;
-    let next = |at: &mut usize| {
-        let b = coded.get(*at).copied().unwrap_or(0);
-        *at += 1;
-        u32::from(b)
-    };
-    let mut x = 0u32;
-    for _ in 0..4 {
-        x = (x << 8) | next(&mut at);
-    }
-    for _ in 0..len {
-        let mut byte = 0u32;
-        for _ in 0..8 {
-            let mid = split(x1, x2, p.predict());
-            let bit = u32::from(x <= mid);
-            if bit == 1 {
-                x2 = mid;
-            } else {
-                x1 = mid + 1;
-            }
-            p.update(bit);
-            byte = (byte << 1) | bit;
-            while (x1 ^ x2) & 0xff00_0000 == 0 {
-                x1 <<= 8;
-                x2 = (x2 << 8) | 255;
-                x = (x << 8) | next(&mut at);
-            }
-        }
-        out.push(byte as u8);
-        // An honest stream is used up, to within the 4 bytes the coder ends with, exactly when
-        // the last byte is decoded: reading far past its end means damage.
-        if at > coded.len() + 8 {
-            return Err("light context-mixed section is cut short".to_string());
-        }
-    }
-    Ok(out)
+    decode_bits(
+        coded,
+        len,
+        &mut p,
+        "light context-mixed section is cut short",
+    )
 }
 
 #[cfg(test)]

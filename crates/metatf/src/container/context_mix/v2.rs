@@ -295,6 +295,17 @@ fn dot(w: &[i32; INPUTS], x: &[i32; INPUTS]) -> i32 {
     (d >> 16).clamp(-4095, 4095) as i32
 }
 
+impl BitModel for Predictor {
+    #[inline]
+    fn predict(&mut self) -> u32 {
+        Predictor::predict(self)
+    }
+    #[inline]
+    fn update(&mut self, bit: u32) {
+        Predictor::update(self, bit);
+    }
+}
+
 /// Splits `[x1, x2]` at the probability `p` (of 65536) of a 1: the 1 takes `[x1, mid]`.
 pub(super) fn split(x1: u32, x2: u32, p: u32) -> u32 {
     x1 + ((u64::from(x2 - x1) * u64::from(p)) >> 16) as u32
@@ -338,6 +349,21 @@ pub fn encode(data: &[u8], max_table_bits: u32) -> Vec<u8> {
 
 fn encode_into(data: &[u8], max_table_bits: u32, out: &mut Vec<u8>) {
     let mut p = Predictor::new(data.len() as u64, max_table_bits);
+    code_bits(data, &mut p, out);
+}
+
+/// What the binary arithmetic coder of version 2 (and of the light mixer, [`super::light`])
+/// asks its model: the probability of each next bit, then the bit.
+pub(super) trait BitModel {
+    /// The probability (of 65536) that the next bit is a 1.
+    fn predict(&mut self) -> u32;
+    /// Learns the bit that came.
+    fn update(&mut self, bit: u32);
+}
+
+/// Codes `data`, most significant bit first, with the probabilities of `p`, onto `out`.
+#[inline]
+pub(super) fn code_bits<P: BitModel>(data: &[u8], p: &mut P, out: &mut Vec<u8>) {
     let (mut x1, mut x2) = (0u32, u32::MAX);
     for &byte in data {
         for k in (0..8).rev() {
@@ -360,40 +386,15 @@ fn encode_into(data: &[u8], max_table_bits: u32, out: &mut Vec<u8>) {
     out.extend_from_slice(&x1.to_be_bytes());
 }
 
-/// Decompresses what [`compress`] wrote. Damaged input gives wrong bytes or an error, never a
-/// panic; the length is checked against [`MAX_LEN`].
-pub fn decompress(packed: &[u8]) -> Result<Vec<u8>, String> {
-    decompress_with_tables(packed, STREAM_TABLE_BITS)
-}
-
-/// Decompresses what [`compress_with_tables`] wrote with the same `max_table_bits`; damaged
-/// input as in [`decompress`].
-pub fn decompress_with_tables(packed: &[u8], max_table_bits: u32) -> Result<Vec<u8>, String> {
-    let mut c = Cursor::new(packed, "context-mixed stream");
-    let len = c.u64()?;
-    let coded = c.take(c.remaining())?;
-    // A bit costs at least log2(65536/65535) bits, so a coded byte holds at most about 45,000
-    // bytes: a larger claim is damage, refused before any work.
-    if len > MAX_LEN || !plausible_length(coded.len(), len) {
-        return Err(format!(
-            "context-mixed stream (version 2) of {} bytes claims {len} bytes",
-            coded.len()
-        ));
-    }
-    decode(coded, len, max_table_bits)
-}
-
-/// False when `coded_len` coded bytes cannot hold `len` bytes: a bit costs at least
-/// log2(65536/65535) bits, so no honest code expands more than 65,536 times.
-pub fn plausible_length(coded_len: usize, len: u64) -> bool {
-    len <= (coded_len as u64 + 1).saturating_mul(65536)
-}
-
-/// Decodes `len` bytes of what [`encode`] wrote with the same `max_table_bits`. Damaged input
-/// gives wrong bytes (the caller's checksum catches them) or an error, never a panic; the
-/// caller bounds `len` (see [`plausible_length`]).
-pub fn decode(coded: &[u8], len: u64, max_table_bits: u32) -> Result<Vec<u8>, String> {
-    let mut p = Predictor::new(len, max_table_bits);
+/// Decodes `len` bytes of what [`code_bits`] wrote with a model like `p`; `cut_short` is the
+/// error when the code runs out long before the bytes do.
+#[inline]
+pub(super) fn decode_bits<P: BitModel>(
+    coded: &[u8],
+    len: u64,
+    p: &mut P,
+    cut_short: &str,
+) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(len.min(1 << 24) as usize);
     let (mut x1, mut x2) = (0u32, u32::MAX);
     // Bytes past the end read as 0; `at` counts every byte read, also those.
@@ -430,10 +431,52 @@ pub fn decode(coded: &[u8], len: u64, max_table_bits: u32) -> Result<Vec<u8>, St
         // the last byte is decoded: reading far past its end means damage, so stop now rather
         // than decode up to the claimed length from zeros.
         if at > coded.len() + 8 {
-            return Err("context-mixed stream (version 2) is cut short".to_string());
+            return Err(cut_short.to_string());
         }
     }
     Ok(out)
+}
+
+/// Decompresses what [`compress`] wrote. Damaged input gives wrong bytes or an error, never a
+/// panic; the length is checked against [`MAX_LEN`].
+pub fn decompress(packed: &[u8]) -> Result<Vec<u8>, String> {
+    decompress_with_tables(packed, STREAM_TABLE_BITS)
+}
+
+/// Decompresses what [`compress_with_tables`] wrote with the same `max_table_bits`; damaged
+/// input as in [`decompress`].
+pub fn decompress_with_tables(packed: &[u8], max_table_bits: u32) -> Result<Vec<u8>, String> {
+    let mut c = Cursor::new(packed, "context-mixed stream");
+    let len = c.u64()?;
+    let coded = c.take(c.remaining())?;
+    // A bit costs at least log2(65536/65535) bits, so a coded byte holds at most about 45,000
+    // bytes: a larger claim is damage, refused before any work.
+    if len > MAX_LEN || !plausible_length(coded.len(), len) {
+        return Err(format!(
+            "context-mixed stream (version 2) of {} bytes claims {len} bytes",
+            coded.len()
+        ));
+    }
+    decode(coded, len, max_table_bits)
+}
+
+/// False when `coded_len` coded bytes cannot hold `len` bytes: a bit costs at least
+/// log2(65536/65535) bits, so no honest code expands more than 65,536 times.
+pub fn plausible_length(coded_len: usize, len: u64) -> bool {
+    len <= (coded_len as u64 + 1).saturating_mul(65536)
+}
+
+/// Decodes `len` bytes of what [`encode`] wrote with the same `max_table_bits`. Damaged input
+/// gives wrong bytes (the caller's checksum catches them) or an error, never a panic; the
+/// caller bounds `len` (see [`plausible_length`]).
+pub fn decode(coded: &[u8], len: u64, max_table_bits: u32) -> Result<Vec<u8>, String> {
+    let mut p = Predictor::new(len, max_table_bits);
+    decode_bits(
+        coded,
+        len,
+        &mut p,
+        "context-mixed stream (version 2) is cut short",
+    )
 }
 
 #[cfg(test)]
