@@ -82,6 +82,16 @@ enum Target {
     },
 }
 
+/// Bytes an output buffers before writing: binary output is written by the encoders in small
+/// pieces; text comes from the decoders in pieces of hundreds of kilobytes, which a buffer at
+/// least as large would copy once more (a larger piece goes past it untouched).
+fn buffer_size(content: Content) -> usize {
+    match content {
+        Content::Binary => 1 << 20,
+        Content::Text => 1 << 16,
+    }
+}
+
 /// Opens OUTPUT (or standard output) following the conventions above.
 pub fn create_output(path: Option<&Path>, force: bool, content: Content) -> CliResult<Output> {
     if is_std(path) {
@@ -111,7 +121,7 @@ pub fn create_output(path: Option<&Path>, force: bool, content: Content) -> CliR
                 .map_err(|e| CliError::input(format!("{}: {}", final_path.display(), e)))?;
             return Ok(Output {
                 name: final_path.display().to_string(),
-                target: Target::Special(BufWriter::with_capacity(1 << 20, file)),
+                target: Target::Special(BufWriter::with_capacity(buffer_size(content), file)),
             });
         }
     }
@@ -136,7 +146,7 @@ pub fn create_output(path: Option<&Path>, force: bool, content: Content) -> CliR
         name: final_path.display().to_string(),
         target: Target::File {
             temp,
-            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            writer: Some(BufWriter::with_capacity(buffer_size(content), file)),
             final_path,
         },
     })

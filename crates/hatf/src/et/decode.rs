@@ -10,7 +10,7 @@ use super::line::{classify, Kind, Line};
 use super::model::{code, Model, UOrder};
 use super::names;
 use super::pipeline;
-use super::print::{Printer, TextBuf};
+use super::print::{PrintTo, Printer, TextBuf};
 use super::streams::{id, StreamReader};
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note, ReadSeek};
@@ -251,10 +251,13 @@ fn block_text_to(
                 out.extend(streams.text(id::TEXT).map_err(|e| rfail(k, e.message()))?)
             }
             c => {
-                let r = model
-                    .decode(c, streams)
+                let mut sink = PrintTo {
+                    printer: &mut printer,
+                    out,
+                };
+                model
+                    .decode(c, streams, &mut sink)
                     .map_err(|e| rfail(k, e.message()))?;
-                printer.line(&r, out);
             }
         }
     }

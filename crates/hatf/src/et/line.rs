@@ -1,5 +1,7 @@
 //! One line of an Elephant Tracks text trace: what kind it is and its numeric fields.
 
+use super::print::DIGIT_PAIRS;
+
 /// The record kinds of ET2/ET3 text traces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -424,14 +426,6 @@ fn render_into(r: &Record, buf: &mut [u8; LINE_MAX]) -> usize {
     }
     n
 }
-
-/// Two decimal digits of each number below 100.
-const DIGIT_PAIRS: &[u8; 200] = b"\
-0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
 
 /// Number of decimal digits of `v` (below 10^8).
 #[inline]

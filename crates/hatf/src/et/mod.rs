@@ -21,7 +21,9 @@ pub mod names;
 mod pipeline;
 pub mod print;
 mod recent;
+mod stack;
 pub mod streams;
+mod witnessed;
 
 use encode::Flavour;
 use model::UOrder;

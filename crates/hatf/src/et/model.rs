@@ -4,13 +4,13 @@
 //! (which object a reference names, which method an exit leaves, which class a witness shows)
 //! the decoder makes too; only the difference from the prediction is stored.
 
-use std::collections::VecDeque;
-
 use super::id_hash::{id_map, IdMap};
 use super::line::{Kind, Record, MAX_FIELDS};
 use super::live::LiveSet;
 use super::recent::Recent;
+use super::stack::CallStack;
 use super::streams::{id, unzigzag, zigzag, StreamError, StreamReader, StreamWriter};
+use super::witnessed::{WitnessCache, Witnessed};
 
 /// How the fields of a `U` record are ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,16 +108,30 @@ pub mod code {
 
 /// Threads remembered in the move-to-front list.
 const THREADS: usize = 64;
-/// Deepest call stack remembered per thread.
-const STACK_LIMIT: usize = 1 << 16;
 /// How far below the top of the stack an exit is looked for.
 const EXIT_SEARCH: usize = 32;
 
-#[derive(Default, Clone, Copy)]
+#[derive(Clone, Copy)]
 struct ObjInfo {
     size: u64,
-    site: Option<(u64, bool)>,
+    /// Where its allocation site is in `Model::site_list` ([`NO_SITE`] when not allocated in
+    /// the block): an index, not the site's key, so that a witness reaches the site without a
+    /// second table lookup.
+    site: usize,
     class: Option<u64>,
+}
+
+/// [`ObjInfo::site`] of an object whose allocation the block has not seen.
+const NO_SITE: usize = usize::MAX;
+
+impl Default for ObjInfo {
+    fn default() -> Self {
+        ObjInfo {
+            size: 0,
+            site: NO_SITE,
+            class: None,
+        }
+    }
 }
 
 /// What an allocation site allocated last time.
@@ -128,20 +142,38 @@ struct SiteLast {
     length: u64,
 }
 
+/// What the model knows of an allocation site (a site number, and whether it is an `A` site).
+#[derive(Clone, Copy, Default)]
+struct Site {
+    /// What it allocated last time.
+    last: Option<SiteLast>,
+    /// The class last witnessed for an object it allocated.
+    class: Option<u64>,
+}
+
+/// Where [`Model::decode`] hands each record it reads.
+pub trait RecordSink {
+    /// Takes one record.
+    fn record(&mut self, r: &Record);
+}
+
 /// The per-block prediction state.
 pub struct Model {
     u_order: UOrder,
     /// Every object seen, ordered by last use: references are coded as move-to-front ranks.
     recent: Recent,
     info: IdMap<u64, ObjInfo>,
+    /// The last witnesses, a cache in front of `info`.
+    witnessed: WitnessCache,
     threads: Vec<u64>,
     /// Where each thread's call stack is in `stack_list`.
     stacks: IdMap<u64, usize>,
-    stack_list: Vec<VecDeque<u64>>,
+    stack_list: Vec<CallStack>,
     /// The thread of the stack used last, and where its stack is.
     last_stack: Option<(u64, usize)>,
-    sites: IdMap<(u64, bool), SiteLast>,
-    site_class: IdMap<(u64, bool), u64>,
+    /// Where each allocation site is in `site_list`.
+    sites: IdMap<(u64, bool), usize>,
+    site_list: Vec<Site>,
     last_death_time: u64,
     live: LiveSet,
     /// Every thread the encoder met in the block, for the container's index.
@@ -171,12 +203,13 @@ impl Model {
             u_order,
             recent: Recent::default(),
             info: id_map(),
+            witnessed: WitnessCache::default(),
             threads: Vec::new(),
             stacks: id_map(),
             stack_list: Vec::new(),
             last_stack: None,
             sites: id_map(),
-            site_class: id_map(),
+            site_list: Vec::new(),
             last_death_time: 0,
             seen_threads: std::collections::BTreeSet::new(),
             live: LiveSet::default(),
@@ -194,7 +227,7 @@ impl Model {
             mut info,
             mut stacks,
             mut sites,
-            mut site_class,
+            mut site_list,
             mut live,
             ..
         } = old;
@@ -202,24 +235,26 @@ impl Model {
         info.clear();
         stacks.clear();
         sites.clear();
-        site_class.clear();
+        site_list.clear();
         live.clear();
         self.recent = recent;
         self.info = info;
         self.stacks = stacks;
         self.sites = sites;
-        self.site_class = site_class;
+        self.site_list = site_list;
         self.live = live;
     }
 
     /// Marks `obj` as the most recently used object; returns its previous rank from the most
     /// recent (0 = it was already the most recent), or `None` when it is new.
+    #[inline]
     fn touch(&mut self, obj: u64) -> Option<u64> {
         self.recent.touch(obj)
     }
 
     /// Reference code: 0 null; 1 an object not seen before in this block (its id follows in
     /// `raw_id`); 2 + r the object used r distinct objects ago (move-to-front rank).
+    #[inline]
     fn put_ref(&mut self, w: &mut StreamWriter, s: usize, obj: u64) {
         if obj == 0 {
             w.varint(s, 0);
@@ -344,7 +379,7 @@ impl Model {
     /// The call stack of `thread`. Most records come from the thread of the record before,
     /// whose stack is found without a table lookup.
     #[inline(always)]
-    fn stack(&mut self, thread: u64) -> &mut VecDeque<u64> {
+    fn stack(&mut self, thread: u64) -> &mut CallStack {
         let k = match self.last_stack {
             Some((t, k)) if t == thread => k,
             _ => self.find_stack(thread),
@@ -358,37 +393,69 @@ impl Model {
         let fresh = self.stack_list.len();
         let k = *self.stacks.entry(thread).or_insert(fresh);
         if k == fresh {
-            self.stack_list.push(VecDeque::new());
+            self.stack_list.push(CallStack::default());
         }
         self.last_stack = Some((thread, k));
         k
     }
 
+    #[inline(always)]
     fn push_call(&mut self, thread: u64, method: u64) {
-        let st = self.stack(thread);
-        if st.len() == STACK_LIMIT {
-            st.pop_front();
-        }
-        st.push_back(method);
+        self.stack(thread).push(method);
     }
 
     /// A witness of `obj`: `choose` gets the class predicted for it (its last witnessed class,
     /// or else the last class witnessed for its allocation site) and returns the class, which
-    /// becomes the prediction for the object and its site. One table lookup for both steps.
+    /// becomes the prediction for the object and its site. No table lookup for an object in
+    /// the cache of recent witnesses whose class stays the same, one otherwise.
+    #[inline]
     fn witness<E>(
         &mut self,
         obj: u64,
         choose: impl FnOnce(Option<u64>) -> Result<u64, E>,
     ) -> Result<u64, E> {
+        if let Some(w) = self.witnessed.get(obj) {
+            // The cache holds what `info` holds: the object's class was witnessed, so it is
+            // the prediction.
+            let class = choose(Some(w.class))?;
+            if class != w.class {
+                if let Some(info) = self.info.get_mut(&obj) {
+                    info.class = Some(class);
+                }
+                self.witnessed.put(Witnessed { class, ..w });
+            }
+            if let Some(s) = self.site_list.get_mut(w.site) {
+                s.class = Some(class);
+            }
+            return Ok(class);
+        }
+        self.witness_uncached(obj, choose)
+    }
+
+    /// [`Model::witness`] of an object not in the cache.
+    #[inline(never)]
+    fn witness_uncached<E>(
+        &mut self,
+        obj: u64,
+        choose: impl FnOnce(Option<u64>) -> Result<u64, E>,
+    ) -> Result<u64, E> {
         let info = self.info.entry(obj).or_default();
-        let predicted = info
-            .class
-            .or_else(|| info.site.and_then(|s| self.site_class.get(&s).copied()));
+        let site = self.site_list.get_mut(info.site);
+        let predicted = match (info.class, &site) {
+            (Some(c), _) => Some(c),
+            (None, Some(s)) => s.class,
+            (None, None) => None,
+        };
         let class = choose(predicted)?;
         info.class = Some(class);
-        if let Some(s) = info.site {
-            self.site_class.insert(s, class);
+        if let Some(s) = site {
+            s.class = Some(class);
         }
+        self.witnessed.put(Witnessed {
+            obj,
+            class,
+            site: info.site,
+        });
         Ok(class)
     }
 
@@ -403,10 +470,10 @@ impl Model {
                 w.raw_id(obj);
                 self.touch(obj);
                 self.live.allocate(obj);
-                let key = (site, rec.kind == Kind::A);
+                let k = self.site_index((site, rec.kind == Kind::A));
                 w.varint(id::ALLOC_SITE, site);
                 let mut hits = 0u8;
-                if let Some(last) = self.sites.get(&key) {
+                if let Some(last) = &self.site_list[k].last {
                     hits |= u8::from(last.size == size);
                     hits |= u8::from(last.type_id == type_id) << 1;
                     hits |= u8::from(last.length == length) << 2;
@@ -421,7 +488,7 @@ impl Model {
                 if hits & 4 == 0 {
                     w.varint(id::ALLOC_LENGTH, length);
                 }
-                self.after_alloc(obj, key, size, type_id, length);
+                self.after_alloc(obj, k, size, type_id, length);
                 self.put_thread(w, thread);
             }
             Kind::D => {
@@ -458,7 +525,7 @@ impl Model {
             Kind::E => {
                 self.put_thread(w, f[1]);
                 let st = self.stack(f[1]);
-                let found = st.iter().rev().take(EXIT_SEARCH).position(|&m| m == f[0]);
+                let found = st.find(f[0], EXIT_SEARCH);
                 match found {
                     Some(depth) => {
                         w.varint(id::E_CODE, depth as u64 + 1);
@@ -491,42 +558,63 @@ impl Model {
         }
     }
 
-    fn after_alloc(&mut self, obj: u64, key: (u64, bool), size: u64, type_id: u64, length: u64) {
-        self.sites.insert(
-            key,
-            SiteLast {
-                size,
-                type_id,
-                length,
-            },
-        );
+    /// Where the site `key` is in `site_list` (a new entry for a new site).
+    #[inline]
+    fn site_index(&mut self, key: (u64, bool)) -> usize {
+        let fresh = self.site_list.len();
+        let k = *self.sites.entry(key).or_insert(fresh);
+        if k == fresh {
+            self.site_list.push(Site::default());
+        }
+        k
+    }
+
+    /// Remembers an allocation of `obj` at the site at `site` in `site_list`.
+    fn after_alloc(&mut self, obj: u64, site: usize, size: u64, type_id: u64, length: u64) {
+        self.site_list[site].last = Some(SiteLast {
+            size,
+            type_id,
+            length,
+        });
         self.info.insert(
             obj,
             ObjInfo {
                 size,
-                site: Some(key),
+                site,
                 class: None,
             },
         );
+        // Its class is no longer known.
+        self.witnessed.forget(obj);
     }
 
-    /// Reads one record whose kind code `c` (a record code, not a line code) was already read.
+    /// Reads one record whose kind code `c` (a record code, not a line code) was already read,
+    /// and hands it to `sink`.
     ///
     /// Inlined into the decoder's loop (its one caller), where the record stays in registers
-    /// instead of being returned through memory.
+    /// instead of being returned through memory; the sink is called (and inlined) in the branch
+    /// of each kind, where the record's kind and length are constants.
     #[inline(always)]
-    pub fn decode(&mut self, c: u8, r: &mut StreamReader) -> Result<Record, StreamError> {
+    pub fn decode(
+        &mut self,
+        c: u8,
+        r: &mut StreamReader,
+        sink: &mut impl RecordSink,
+    ) -> Result<(), StreamError> {
         let mut f = [0u64; MAX_FIELDS];
-        let (kind, len) = match c {
+        let mut done = |kind: Kind, len: usize, fields: [u64; MAX_FIELDS]| {
+            sink.record(&Record { kind, len, fields });
+        };
+        match c {
             code::N | code::A => {
                 let kind = if c == code::N { Kind::N } else { Kind::A };
                 let obj = r.raw_id()?;
                 self.touch(obj);
                 self.live.allocate(obj);
                 let site = r.varint(id::ALLOC_SITE)?;
-                let key = (site, kind == Kind::A);
+                let k = self.site_index((site, kind == Kind::A));
                 let hits = r.byte(id::ALLOC_HITS)?;
-                let last = self.sites.get(&key).copied();
+                let last = self.site_list[k].last;
                 if hits != 0 && last.is_none() || hits > 7 {
                     return Err(StreamError::new(format!(
                         "allocation prediction flags {hits} for site {site}, which has no history"
@@ -544,10 +632,10 @@ impl Model {
                     Some(l) if hits & 4 != 0 => l.length,
                     _ => r.varint(id::ALLOC_LENGTH)?,
                 };
-                self.after_alloc(obj, key, size, type_id, length);
+                self.after_alloc(obj, k, size, type_id, length);
                 let thread = self.get_thread(r)?;
                 f[..6].copy_from_slice(&[obj, size, type_id, site, length, thread]);
-                (kind, 6)
+                done(kind, 6, f);
             }
             code::D3 | code::D4 => {
                 f[0] = match r.varint(id::D_OBJECT)? {
@@ -574,9 +662,9 @@ impl Model {
                 if c == code::D4 {
                     let predicted = self.info.get(&f[0]).map_or(0, |i| i.size);
                     f[3] = predicted.wrapping_add(unzigzag(r.varint(id::D_SIZE)?) as u64);
-                    (Kind::D, 4)
+                    done(Kind::D, 4, f);
                 } else {
-                    (Kind::D, 3)
+                    done(Kind::D, 3, f);
                 }
             }
             code::U => {
@@ -585,14 +673,14 @@ impl Model {
                 f[v] = self.get_ref(r, id::U_VALUE)?;
                 f[fl] = r.varint(id::U_FIELD)?;
                 f[3] = self.get_thread(r)?;
-                (Kind::U, 4)
+                done(Kind::U, 4, f);
             }
             code::M => {
                 f[0] = r.varint(id::M_METHOD)?;
                 f[1] = self.get_ref(r, id::M_RECEIVER)?;
                 f[2] = self.get_thread(r)?;
                 self.push_call(f[2], f[0]);
-                (Kind::M, 3)
+                done(Kind::M, 3, f);
             }
             code::E => {
                 f[1] = self.get_thread(r)?;
@@ -602,16 +690,18 @@ impl Model {
                     f[0] = r.varint(id::E_MISS)?;
                 } else {
                     let depth = (e - 1) as usize;
-                    if depth >= st.len() || depth >= EXIT_SEARCH {
-                        return Err(StreamError::new(format!(
-                            "method exit {depth} frames down a stack of {}",
-                            st.len()
-                        )));
-                    }
-                    f[0] = st[st.len() - 1 - depth];
+                    f[0] = match st.below_top(depth) {
+                        Some(m) if depth < EXIT_SEARCH => m,
+                        _ => {
+                            return Err(StreamError::new(format!(
+                                "method exit {depth} frames down a stack of {}",
+                                st.len()
+                            )))
+                        }
+                    };
                     st.truncate(st.len() - depth - 1);
                 }
-                (Kind::E, 2)
+                done(Kind::E, 2, f);
             }
             code::W => {
                 f[0] = self.get_ref(r, id::W_OBJECT)?;
@@ -624,7 +714,7 @@ impl Model {
                     _ => Ok(cc.wrapping_sub(1)),
                 })?;
                 f[2] = self.get_thread(r)?;
-                (Kind::W, 3)
+                done(Kind::W, 3, f);
             }
             code::T | code::H | code::X => {
                 f[0] = r.varint(id::X_METHOD)?;
@@ -636,14 +726,10 @@ impl Model {
                     code::H => Kind::H,
                     _ => Kind::X,
                 };
-                (kind, 4)
+                done(kind, 4, f);
             }
             other => return Err(StreamError::new(format!("unknown record code {other}"))),
-        };
-        Ok(Record {
-            kind,
-            len,
-            fields: f,
-        })
+        }
+        Ok(())
     }
 }

@@ -9,6 +9,7 @@
 //! multiply-and-shift that divides by 100 or 10 exactly for its range).
 
 use super::line::{Record, MAX_FIELDS};
+use super::model::RecordSink;
 
 /// Spare bytes a [`TextBuf`] always has past its text: a line is printed there. More than the
 /// longest line (a letter, six fields of a space and 20 digits, a `\n`: 128 bytes) because
@@ -73,7 +74,7 @@ impl TextBuf {
     }
 
     /// The spare room past the text, where one line is printed before [`TextBuf::advance`].
-    #[inline]
+    #[inline(always)]
     pub fn room(&mut self) -> &mut [u8; LINE_ROOM] {
         if self.bytes.len() < self.len + LINE_ROOM {
             self.grow(0);
@@ -178,8 +179,8 @@ fn put_below_100(b: &mut [u8; LINE_ROOM], n: usize, v: u64) -> usize {
     n + 2 - single
 }
 
-/// Two decimal digits of each number below 100.
-const DIGIT_PAIRS: &[u8; 200] = b"\
+/// Two decimal digits of each number below 100 (also used by [`super::line`]'s renderer).
+pub(super) const DIGIT_PAIRS: &[u8; 200] = b"\
 0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
 4041424344454647484950515253545556575859\
@@ -264,7 +265,7 @@ impl Printer {
     }
 
     /// Appends `r` the canonical way and a `\n`.
-    #[inline]
+    #[inline(always)]
     pub fn line(&mut self, r: &Record, out: &mut TextBuf) {
         let b = out.room();
         b[0] = r.kind.letter();
@@ -310,6 +311,21 @@ impl Printer {
         n += self.last_len;
         b[n] = b'\n';
         out.advance(n + 1);
+    }
+}
+
+/// A [`Printer`] printing the records a model decodes into a text.
+pub struct PrintTo<'a> {
+    /// The printer.
+    pub printer: &'a mut Printer,
+    /// The text.
+    pub out: &'a mut TextBuf,
+}
+
+impl RecordSink for PrintTo<'_> {
+    #[inline(always)]
+    fn record(&mut self, r: &Record) {
+        self.printer.line(r, self.out);
     }
 }
 

@@ -53,8 +53,7 @@ impl Recent {
     #[inline]
     pub fn touch(&mut self, obj: u64) -> Option<u64> {
         if let Some(p) = self.front[..self.front_len].iter().position(|&o| o == obj) {
-            self.front.copy_within(0..p, 1);
-            self.front[0] = obj;
+            self.move_to_front(p);
             return Some(p as u64);
         }
         let older = self.rest.len();
@@ -66,6 +65,19 @@ impl Recent {
         rank
     }
 
+    /// Moves the object at `p` in the array to its front.
+    #[inline(always)]
+    fn move_to_front(&mut self, p: usize) {
+        let obj = self.front[p];
+        // Most ranks are 0 or 1: moves in place, not a call to `memmove`.
+        match p {
+            0 => {}
+            1 => self.front[1] = self.front[0],
+            _ => self.front.copy_within(0..p, 1),
+        }
+        self.front[0] = obj;
+    }
+
     /// [`Recent::take`] for an object in the array of the most recent ones; `None` (and no
     /// change) for a rank beyond it.
     #[inline(always)]
@@ -73,13 +85,7 @@ impl Recent {
         if rank < self.front_len as u64 {
             let p = rank as usize;
             let obj = self.front[p];
-            // Most ranks are 0 or 1: moves in place, not a call to `memmove`.
-            match p {
-                0 => {}
-                1 => self.front[1] = self.front[0],
-                _ => self.front.copy_within(0..p, 1),
-            }
-            self.front[0] = obj;
+            self.move_to_front(p);
             return Some(obj);
         }
         None

@@ -15,16 +15,16 @@ use super::line::Action;
 use super::line::ReplayLine;
 use super::{FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::model::pipeline::{self, BlockModel, Drain, Printing, RecordSink};
+use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::{hex_left, put_dec};
-use crate::alloc::text_out::TextOut;
+use crate::alloc::text_out::{Filled, TextOut};
 use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 
-/// Text buffered before it is written out: as large as the command line's output buffer,
-/// so that each piece goes straight to the file instead of being copied into that buffer.
-const FLUSH_AT: usize = 1 << 20;
+/// Bytes of text the buffer starts with room for: the lines between two flush points
+/// ([`pipeline::flush_point`]) and a batch's worth of room; it grows for longer ones.
+const TEXT_ROOM: usize = 1 << 20;
 /// Longest line: a 20-digit thread id, `: thread_done 0x` (the longest action), 16 digits, then
 /// two numbers of up to 20 digits (or `0x` and 16) with their spaces, and the newline.
 const LONGEST_LINE: usize = 20 + 2 + 14 + 16 + 2 * 21 + 1;
@@ -143,32 +143,18 @@ impl<'f, 'o> TextSink<'f, 'o> {
             threads_at: 0,
             verbatim_at: 0,
             keep: 0..u64::MAX,
-            text: TextOut::new(FLUSH_AT + (FLUSH_AT >> 2)),
+            text: TextOut::new(TEXT_ROOM),
         }
     }
 
-    fn flush(&mut self) -> Result<(), FormatError> {
-        self.out
-            .drain(&mut self.text)
-            .map_err(|e| write_error(self.file, e))
-    }
-}
-
-impl RecordSink for TextSink<'_, '_> {
-    fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
-        if self.independent {
-            self.tids.clear();
-        }
-        self.threads_at = 0;
-        self.verbatim_at = 0;
-        Ok(())
-    }
-
-    fn records(
+    /// Prints `records` (when `print`, and as far as `keep` says) or only follows
+    /// them: what [`RecordSink::records`] does but flush, leaving any text of a failed batch.
+    fn print(
         &mut self,
         block: &Block,
         first: u64,
         records: &[ModelRecord],
+        print: bool,
     ) -> Result<(), FormatError> {
         let file = self.file;
         let at = |k: u64, msg: String| FormatError {
@@ -187,7 +173,7 @@ impl RecordSink for TextSink<'_, '_> {
         let mut room = self.text.room(records.len() * LINE_ROOM);
         let mut used = 0;
         for (k, r) in (first..).zip(records) {
-            let keep = self.keep.contains(&k);
+            let keep = print && self.keep.contains(&k);
             match kinds::action(r.kind) {
                 Some(action) => {
                     let site = r.site as usize;
@@ -224,10 +210,46 @@ impl RecordSink for TextSink<'_, '_> {
         self.text.advance(used);
         self.threads_at = threads.position();
         self.verbatim_at = verbatim.position();
-        if self.text.len() >= FLUSH_AT {
+        Ok(())
+    }
+}
+
+impl RecordSink for TextSink<'_, '_> {
+    fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
+        if self.independent {
+            self.tids.clear();
+        }
+        self.threads_at = 0;
+        self.verbatim_at = 0;
+        Ok(())
+    }
+
+    fn records(
+        &mut self,
+        block: &Block,
+        first: u64,
+        records: &[ModelRecord],
+        print: bool,
+    ) -> Result<(), FormatError> {
+        let start = self.text.len();
+        if let Err(e) = self.print(block, first, records, print) {
+            self.text.truncate(start);
+            return Err(e);
+        }
+        if pipeline::flush_point(first + records.len() as u64) {
             self.flush()?;
         }
         Ok(())
+    }
+
+    fn take_printed(&mut self, text: Filled) {
+        self.out.take_printed(&mut self.text, text);
+    }
+
+    fn flush(&mut self) -> Result<(), FormatError> {
+        self.out
+            .drain(&mut self.text)
+            .map_err(|e| write_error(self.file, e))
     }
 
     fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
@@ -244,9 +266,9 @@ pub fn decode(
     let file = options.input_name.as_str();
     let mut reader = blocks::open(input, FORMAT, file)?;
     reader.set_threads(options.threads);
-    let mut out = BufWriter::with_capacity(1 << 16, output);
-    let lines = decode_blocks(&mut reader, &mut out, file, options.threads)?;
-    out.flush().map_err(|e| write_error(file, e))?;
+    // No buffer of its own: the text goes out in pieces of hundreds of kilobytes.
+    let lines = decode_blocks(&mut reader, output, file, options.threads)?;
+    output.flush().map_err(|e| write_error(file, e))?;
     Ok(lines)
 }
 
@@ -260,18 +282,9 @@ pub fn decode_blocks<R: Read>(
 ) -> Result<u64, FormatError> {
     let layout = blocks::model_layout(reader.header(), file)?;
     let independent = layout.independent();
-    // Slow to model and to print: the caller's thread prints (see `Printing`).
-    let printing = Printing::OnCaller;
-    pipeline::decode_blocks(
-        reader,
-        &ReplayKinds,
-        layout,
-        threads,
-        printing,
-        file,
-        out,
-        &|drain| Box::new(TextSink::new(file, drain, independent)),
-    )
+    pipeline::decode_blocks(reader, &ReplayKinds, layout, threads, file, out, &|drain| {
+        Box::new(TextSink::new(file, drain, independent))
+    })
 }
 
 /// Decodes only records `first..end` (see [`crate::seek::decode_records`]).
@@ -349,5 +362,71 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Encodes `text` with `format` and decodes it on two threads with the worker printing
+    /// as each `pattern` says; every decode must give `text` back.
+    fn check_sharing(format: &dyn crate::format::TraceFormat, text: &[u8]) {
+        let options = crate::format::EncodeOptions {
+            input_name: "t".into(),
+            keep_bad_lines: true,
+            ..crate::format::EncodeOptions::default()
+        };
+        let mut bin = Vec::new();
+        format.encode(&mut &text[..], &mut bin, &options).unwrap();
+        for pattern in [
+            0,
+            u64::MAX,
+            0x5555_5555_5555_5555,
+            0x0f0f_3c3c_00ff_ff00,
+            0x9e37_79b9_7f4a_7c15,
+        ] {
+            let mut reader = blocks::open(&bin[..], FORMAT, "t").unwrap();
+            let layout = blocks::model_layout(reader.header(), "t").unwrap();
+            let mut out = Vec::new();
+            let records = pipeline::decode_blocks_sharing(
+                &mut reader,
+                &ReplayKinds,
+                layout,
+                "t",
+                &mut out,
+                &|drain| Box::new(TextSink::new("t", drain, layout.independent())),
+                pattern,
+            )
+            .unwrap();
+            assert!(records > 8 * pipeline::BATCH as u64);
+            assert!(out == text, "pattern {pattern:#x}: text differs");
+        }
+    }
+
+    /// A small xorshift generator for test traces.
+    fn next(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    #[test]
+    fn any_sharing_of_the_printing_between_threads_gives_the_text_back() {
+        let mut text = Vec::new();
+        let (mut x, mut live) = (0x2545_f491_4f6c_dd1du64, Vec::new());
+        for i in 0..40_000u64 {
+            let r = next(&mut x);
+            // New threads keep appearing, so both sinks read the threads stream throughout.
+            let tid = 100 + r % 7 + i / 3_000 * 10;
+            if !r.is_multiple_of(3) || live.is_empty() {
+                let a = 0xb600_0000 + i * 0x40;
+                live.push(a);
+                text.extend(format!("{tid}: malloc {a:#x} {}\n", r % 300 + 1).bytes());
+            } else {
+                let a = live.swap_remove((r >> 20) as usize % live.len());
+                text.extend(format!("{tid}: free {a:#x}\n").bytes());
+            }
+            if i.is_multiple_of(7_919) {
+                text.extend_from_slice(b"a line that is not memory_replay\n");
+            }
+        }
+        check_sharing(&super::super::MemoryReplay, &text);
     }
 }

@@ -80,6 +80,11 @@ pub fn decode_record<K: KindTable + ?Sized>(
 /// [`decode_record`] does for each, with each shape's fields and extra value worked out once
 /// per shape instead of once per record, and no per-symbol choice between shapes and
 /// streams. On an error, `out` holds the records before the bad one.
+///
+/// Records go [`CHUNK`] at a time: their shapes are read first, then the site half runs over
+/// all of them, then the address half. The site half needs nothing from the address half and
+/// each reads streams of its own, so this gives what record-by-record decoding gives, and
+/// each loop keeps its own state in registers.
 #[inline(always)]
 pub fn decode_shaped<K: KindTable + ?Sized>(
     sites: &mut SiteHalf,
@@ -90,13 +95,79 @@ pub fn decode_shaped<K: KindTable + ?Sized>(
     out: &mut Vec<ModelRecord>,
     limit: usize,
 ) -> Result<bool, Bad> {
-    while out.len() < limit {
-        let Some(e) = shapes.next_entry(kinds)? else {
+    let mut entries = [Entry::BLANK; CHUNK];
+    loop {
+        let room = limit.saturating_sub(out.len()).min(CHUNK);
+        if room == 0 {
+            return Ok(!shapes.is_done());
+        }
+        let (n, bad_id) = shapes.next_entries(kinds, &mut entries[..room]);
+        let entries = &entries[..n];
+        // The records, with their kinds, go straight into `out` (one reserve, no per-record
+        // push); the halves fill in the rest, and a bad record cuts them back.
+        let start = out.len();
+        out.extend(entries.iter().map(|e| ModelRecord {
+            kind: e.kind(),
+            ..ModelRecord::default()
+        }));
+        let records = &mut out[start..];
+        let (sited, bad_site) = sites.decode_chunk(entries, records, c);
+        let (entries, records) = (&entries[..sited], &mut records[..sited]);
+        let (done, bad_addr) = decode_addresses(addrs, kinds, entries, records, shapes, c);
+        out.truncate(start + done);
+        // The first bad record's error: an address error is in a record before any site
+        // error (the address half ran only over records whose site half was good), and both
+        // come before a bad shape id.
+        if let Some(bad) = bad_addr.or(bad_site) {
+            return Err(bad);
+        }
+        if let Some(m) = bad_id {
+            return Err(m.into());
+        }
+        if n < room {
             return Ok(false);
-        };
-        out.push(decode_entry(sites, addrs, kinds, &e, shapes, c)?);
+        }
     }
-    Ok(!shapes.is_done())
+}
+
+/// Records [`decode_shaped`] takes at a time: enough that each half's loop runs long, few
+/// enough that their shapes and records stay in the first-level cache.
+const CHUNK: usize = 128;
+
+/// The address half of `records` (whose kind, site, size and extra value are decoded), of
+/// shapes `entries`: how many were decoded, and the error of the next one, if any.
+#[inline(always)]
+fn decode_addresses<K: KindTable + ?Sized>(
+    addrs: &mut AddrHalf,
+    kinds: &K,
+    entries: &[Entry],
+    records: &mut [ModelRecord],
+    shapes: &mut ShapeReader<'_>,
+    c: &mut Streamed<'_>,
+) -> (usize, Option<Bad>) {
+    let n = entries.len().min(records.len());
+    for i in 0..n {
+        let (e, r) = (&entries[i], &mut records[i]);
+        let shape = e.shape();
+        if matches!(shape, Shape::Free | Shape::Realloc) {
+            let freed = match shapes.free_of(e, &mut c[stream::FREE as usize]) {
+                Ok(v) => addrs.free(kinds, v, r.site, c),
+                Err(m) => Err(m.into()),
+            };
+            match freed {
+                Ok(a) if shape == Shape::Free => r.addr = a,
+                Ok(a) => r.old = a,
+                Err(bad) => return (i, Some(bad)),
+            }
+        }
+        if matches!(shape, Shape::Alloc | Shape::Realloc) {
+            match addrs.alloc(kinds, e.addr(), r.size, r.site, c) {
+                Ok(a) => r.addr = a,
+                Err(bad) => return (i, Some(bad)),
+            }
+        }
+    }
+    (n, None)
 }
 
 /// Reads the fields of a record of shape `e` (just read from `shapes`) with both halves.
@@ -138,6 +209,50 @@ pub fn decode_entry<K: KindTable + ?Sized>(
         r.addr = addrs.alloc(kinds, e.addr(), r.size, r.site, c)?;
     }
     Ok(r)
+}
+
+/// The site of a record of `kind` whose site symbol is `sym`, after a record at site `prev`
+/// when `seen` sites were seen: [`SiteHalf::site`] with the half's two numbers passed in, so
+/// that a loop over many records keeps them in registers.
+#[inline(always)]
+fn site_of(
+    sites: &mut SiteCaches,
+    prev: u32,
+    seen: u32,
+    kind: u8,
+    sym: u8,
+    c: &mut Streamed<'_>,
+) -> Result<u32, Bad> {
+    let sym = usize::from(sym);
+    let cache = sites.after(prev, kind);
+    match cache.get(sym) {
+        Some(s) => {
+            cache.promote(sym);
+            Ok(s)
+        }
+        None => site_miss(cache, sym, seen, c),
+    }
+}
+
+/// [`site_of`] for a site not in the cache (a new site, or an old one not seen lately), and
+/// for a symbol naming no entry.
+#[inline(never)]
+fn site_miss(
+    cache: &mut super::sites::SiteMtf,
+    sym: usize,
+    seen: u32,
+    c: &mut Streamed<'_>,
+) -> Result<u32, Bad> {
+    if sym != SITE_CACHE {
+        return Err(format!("site cache has no entry {sym}").into());
+    }
+    let id = c[stream::SITE_MISS as usize].u64()?;
+    let id = u32::try_from(id)
+        .ok()
+        .filter(|&id| id <= seen)
+        .ok_or_else(|| format!("site id {id} is beyond the {seen} seen"))?;
+    cache.touch(id);
+    Ok(id)
 }
 
 impl SiteHalf {
@@ -222,25 +337,14 @@ impl SiteHalf {
     /// The site of a record of `kind` whose site symbol is `sym`.
     #[inline(always)]
     fn site(&mut self, kind: u8, sym: u8, c: &mut Streamed<'_>) -> Result<u32, Bad> {
-        let sym = usize::from(sym);
-        let sites_seen = self.sites_seen;
-        let cache = self.sites.after(self.prev_site, kind);
-        let site = match cache.get(sym) {
-            Some(s) => {
-                cache.promote(sym);
-                s
-            }
-            None if sym == SITE_CACHE => {
-                let id = c[stream::SITE_MISS as usize].u64()?;
-                let id = u32::try_from(id)
-                    .ok()
-                    .filter(|&id| id <= sites_seen)
-                    .ok_or_else(|| format!("site id {id} is beyond the {sites_seen} seen"))?;
-                cache.touch(id);
-                id
-            }
-            None => return Err(format!("site cache has no entry {sym}").into()),
-        };
+        let site = site_of(
+            &mut self.sites,
+            self.prev_site,
+            self.sites_seen,
+            kind,
+            sym,
+            c,
+        )?;
         self.site_seen(site);
         Ok(site)
     }
@@ -262,6 +366,60 @@ impl SiteHalf {
             }
             None => Err(format!("size cache has no entry {sym}").into()),
         }
+    }
+
+    /// The site, size and extra value of each of `records` (of shapes `entries`, with their
+    /// kinds set, see [`decode_shaped`]): how many were decoded, and the error of the next
+    /// one, if any.
+    #[inline(always)]
+    fn decode_chunk(
+        &mut self,
+        entries: &[Entry],
+        records: &mut [ModelRecord],
+        c: &mut Streamed<'_>,
+    ) -> (usize, Option<Bad>) {
+        // The previous site and the site count in locals for the loop, back in the half at
+        // the end (also after an error: the records before it were decoded).
+        let (mut prev, mut seen) = (self.prev_site, self.sites_seen);
+        let n = entries.len().min(records.len());
+        let mut end = (n, None);
+        for i in 0..n {
+            let (e, r) = (&entries[i], &mut records[i]);
+            let shape = e.shape();
+            if shape == Shape::Bare {
+                continue;
+            }
+            let site = match site_of(&mut self.sites, prev, seen, r.kind, e.site(), c) {
+                Ok(site) => site,
+                Err(bad) => {
+                    end = (i, Some(bad));
+                    break;
+                }
+            };
+            r.site = site;
+            seen += u32::from(site == seen);
+            prev = site;
+            if matches!(shape, Shape::Alloc | Shape::Realloc) {
+                match self.size(site, e.size(), c) {
+                    Ok(size) => r.size = size,
+                    Err(bad) => {
+                        end = (i, Some(bad));
+                        break;
+                    }
+                }
+            }
+            if e.has_extra() {
+                match c[stream::EXTRA as usize].u64() {
+                    Ok(v) => r.extra = v,
+                    Err(m) => {
+                        end = (i, Some(m.into()));
+                        break;
+                    }
+                }
+            }
+        }
+        (self.prev_site, self.sites_seen) = (prev, seen);
+        end
     }
 
     /// Notes `site` as the latest (its cache entry was already touched).

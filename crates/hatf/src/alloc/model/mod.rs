@@ -10,6 +10,7 @@ pub mod key_table;
 pub mod live;
 pub mod pipeline;
 pub mod predict;
+pub mod seq_map;
 pub mod shapes;
 pub mod sites;
 pub mod split;

@@ -1,17 +1,11 @@
 //! Decoding a container's blocks into batches of typed model records, handed in file order to
 //! a [`RecordSink`] (the text renderer of a front end), whose text goes to a [`Drain`].
 //!
-//! Writing the text out (the kernel's copy into the page cache) costs about as much as the
-//! model and the printing together, and it must happen on the caller's thread, which owns the
-//! output. So with two threads or more, a worker thread runs the model and the sink, and hands
-//! each full text buffer back to the caller's thread, which reads and decompresses the blocks
-//! and writes the text: the two halves of a decode overlap whatever the block size. (Or, for
-//! formats whose records are slow to model and print, the worker runs only the model and the
-//! caller's thread prints too: `batch_handoff.rs`.) Memory
-//! stays bounded: at most [`IN_FLIGHT`] blocks are handed to the worker at a time and at most
-//! [`QUEUED`] text buffers wait. The sink sees the same batches, in the same order, whatever
-//! the thread count, so the output is the same; errors are reported for the first damaged
-//! record in file order, as when reading on one thread.
+//! With two threads or more, a worker thread runs the model while the caller's thread reads
+//! and decompresses the blocks and writes the text, and the printing is shared between the two
+//! as each has time for it (`batch_handoff.rs`). The text is written at the same points
+//! whatever the thread count ([`flush_point`]), so a decode that fails writes the same text
+//! before its error on one thread or several.
 
 use std::io::{Read, Write};
 use std::sync::mpsc;
@@ -20,7 +14,7 @@ use std::sync::Arc;
 use metatf::container::{Block, ContainerReader};
 
 use super::{shapes, KindTable, Layout, ModelRecord, State};
-use crate::alloc::blocks::{container_error, write_error};
+use crate::alloc::blocks::container_error;
 use crate::alloc::text_out::{Filled, TextOut};
 use crate::format::FormatError;
 
@@ -29,23 +23,47 @@ use crate::format::FormatError;
 /// writing it and the sink reading it (at 2^13 records, the stores into the batch were a tenth
 /// of the model's time).
 pub const BATCH: usize = 1 << 11;
-/// Text buffers the worker may fill ahead of the writing thread.
-const QUEUED: usize = 4;
+/// Text is written after every this many records of a block (four batches: a few hundred
+/// kilobytes of text, which stays in the cache between being printed and being copied out)
+/// and at the block's end.
+pub const FLUSH_RECORDS: u64 = 4 * BATCH as u64;
 /// Blocks handed to the worker and not yet finished by the sink.
 pub(super) const IN_FLIGHT: usize = 2;
 
+/// True when a sink that has printed the first `records` records of a block sends its text
+/// on (see [`FLUSH_RECORDS`]); the end of the block is one too. Sinks flush there and only
+/// there (and when [`Drain::HandOff`] needs it), so the text written before a failure does not
+/// depend on the thread count.
+#[inline]
+pub fn flush_point(records: u64) -> bool {
+    records.is_multiple_of(FLUSH_RECORDS)
+}
+
 /// What a front end does with the decoded records of a block.
+///
+/// A threaded decode has one sink on each thread, and each sees every record: it prints those
+/// it is given with `print`, and only follows the others (reads what they take from the
+/// block's other streams, such as a new thread's id), so that it can print any record after
+/// them.
 pub trait RecordSink {
     /// Called before the records of `block` (also for a block without records).
     fn block_start(&mut self, block: &Block) -> Result<(), FormatError>;
-    /// The next `records` of `block`; `first` counts the block's records before them.
+    /// The next `records` of `block`; `first` counts the block's records before them. Prints
+    /// them when `print`, else only follows them. On an error, none of their text is kept.
+    /// Flushes at a [`flush_point`].
     fn records(
         &mut self,
         block: &Block,
         first: u64,
         records: &[ModelRecord],
+        print: bool,
     ) -> Result<(), FormatError>;
-    /// Called after the last records of `block`, once their count was checked.
+    /// Takes `text`, printed by the other sink of a threaded decode for the records that
+    /// follow those whose text this sink holds, to be written after it.
+    fn take_printed(&mut self, text: Filled);
+    /// Sends the text held on its way.
+    fn flush(&mut self) -> Result<(), FormatError>;
+    /// Called after the last records of `block`, once their count was checked; flushes.
     fn block_end(&mut self, block: &Block) -> Result<(), FormatError>;
 }
 
@@ -80,7 +98,7 @@ impl BlockModel {
         let mut done = 0u64;
         let result = self.batches(kinds, block, &mut batch, &mut |b| {
             let n = b.len() as u64;
-            sink.records(block, done, b)?;
+            sink.records(block, done, b, true)?;
             done += n;
             Ok(())
         });
@@ -165,18 +183,33 @@ pub(super) fn check_count(file: &str, block: &Block, done: u64) -> Result<(), Fo
 pub enum Drain<'o> {
     /// Written to the output on the sink's own thread.
     Direct(&'o mut dyn Write),
-    /// Handed, buffer by buffer, to the thread that owns the output.
+    /// Handed, buffer by buffer, to the thread that owns the output (the worker's sink of a
+    /// threaded decode).
     HandOff(HandOff),
+    /// Written to the output with the text the other thread printed (the caller's sink of a
+    /// threaded decode).
+    Gather(Gather<'o>),
 }
 
 /// The worker's end of the text channel (see [`Drain::HandOff`]).
 pub struct HandOff {
-    full: mpsc::SyncSender<Msg>,
-    spare: mpsc::Receiver<Vec<u8>>,
+    pub(super) full: mpsc::SyncSender<Msg>,
+    pub(super) spare: mpsc::Receiver<Vec<u8>>,
+}
+
+/// The output of a threaded decode's caller, with the worker's text waiting to be written
+/// (see [`Drain::Gather`]).
+pub struct Gather<'o> {
+    pub(super) out: &'o mut dyn Write,
+    /// The worker's text, in order, to be written before the sink's own.
+    pub(super) pending: Vec<Filled>,
+    /// Where written buffers go back to the worker.
+    pub(super) spare: mpsc::Sender<Vec<u8>>,
 }
 
 impl Drain<'_> {
-    /// Sends the text of `text` on its way and empties it.
+    /// Sends the text of `text` on its way (after any text taken from the other thread) and
+    /// empties it.
     pub fn drain(&mut self, text: &mut TextOut) -> std::io::Result<()> {
         match self {
             Drain::Direct(w) => text.write_to(*w),
@@ -193,103 +226,100 @@ impl Drain<'_> {
                     )
                 })
             }
+            Drain::Gather(g) => {
+                for piece in g.pending.drain(..) {
+                    g.out.write_all(piece.text())?;
+                    // The worker may have stopped; then the buffer is simply dropped.
+                    let _ = g.spare.send(piece.into_buffer());
+                }
+                text.write_to(g.out)
+            }
+        }
+    }
+
+    /// Takes `printed`, text printed elsewhere that comes after `text`: kept as it is while
+    /// `text` is empty (the usual case: the worker prints runs of whole intervals between
+    /// [`flush_point`]s), else copied after it.
+    pub fn take_printed(&mut self, text: &mut TextOut, printed: Filled) {
+        match self {
+            Drain::Gather(g) if text.is_empty() => g.pending.push(printed),
+            Drain::Gather(g) => {
+                text.push(printed.text());
+                let _ = g.spare.send(printed.into_buffer());
+            }
+            Drain::Direct(_) | Drain::HandOff(_) => text.push(printed.text()),
         }
     }
 }
 
-/// What the worker tells the writing thread.
-enum Msg {
-    /// Text to write, in order.
+/// What the worker of a threaded decode tells the caller's thread, in order.
+pub(super) enum Msg {
+    /// The next records of the oldest unfinished block, and whether the worker printed them.
+    Records(Vec<ModelRecord>, bool),
+    /// Text the worker printed, for records sent before this message.
     Text(Filled),
-    /// The oldest unfinished block is done: its record count, or why it failed.
-    Block(Result<u64, FormatError>),
+    /// The model failed on the record after those sent for the block.
+    Failed(String),
+    /// The block's records are all sent.
+    End,
 }
 
 /// Makes the sink for a decode from where its text goes.
 pub type SinkMaker<'a> = dyn Fn(Drain<'a>) -> Box<dyn RecordSink + 'a> + Sync + 'a;
 
-/// Which thread prints the records when the model has a worker thread (see
-/// `batch_handoff.rs` for why it depends on the format).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Printing {
-    /// The worker prints; the caller's thread only reads blocks and writes text.
-    OnWorker,
-    /// The caller's thread prints the batches the worker decodes, and writes.
-    OnCaller,
-}
-
 /// Decodes every remaining block of `reader` into the sink `make_sink` makes, whose text goes
-/// to `output`; the model (and the sink, as `printing` says) on a worker thread when
-/// `threads` > 1. Returns the number of records. `layout` is the file's. The caller flushes
-/// `output`.
-#[allow(clippy::too_many_arguments)]
+/// to `output`; the model on a worker thread when `threads` > 1, the printing shared between
+/// it and the caller's thread. Returns the number of records. `layout` is the file's. The
+/// caller flushes `output`.
 pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
     reader: &mut ContainerReader<R>,
     kinds: &K,
     layout: Layout,
     threads: usize,
-    printing: Printing,
     file: &str,
     output: &'a mut dyn Write,
     make_sink: &SinkMaker<'a>,
 ) -> Result<u64, FormatError> {
-    if threads > 1 && printing == Printing::OnCaller {
-        let mut sink = make_sink(Drain::Direct(output));
-        return super::batch_handoff::decode_blocks(reader, kinds, layout, file, sink.as_mut());
+    if threads > 1 {
+        return super::batch_handoff::decode_blocks(
+            reader, kinds, layout, file, output, make_sink, None,
+        );
     }
-    if threads <= 1 {
-        let mut sink = make_sink(Drain::Direct(output));
-        let mut model = BlockModel::new(layout);
-        let mut records = 0u64;
-        while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
-            model.block(kinds, &block, file, sink.as_mut())?;
-            records += block.record_count;
-        }
-        return Ok(records);
+    let mut sink = make_sink(Drain::Direct(output));
+    let mut model = BlockModel::new(layout);
+    let mut records = 0u64;
+    while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
+        model.block(kinds, &block, file, sink.as_mut())?;
+        records += block.record_count;
     }
-    std::thread::scope(|scope| {
-        let (block_tx, block_rx) = mpsc::channel::<Arc<Block>>();
-        let (msg_tx, msg_rx) = mpsc::sync_channel::<Msg>(QUEUED);
-        let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
-        let drain = HandOff {
-            full: msg_tx.clone(),
-            spare: spare_rx,
-        };
-        scope.spawn(move || {
-            let mut sink = make_sink(Drain::HandOff(drain));
-            worker(kinds, layout, file, sink.as_mut(), &block_rx, &msg_tx);
-        });
-        // The channel ends are moved in, so they close when this returns, even early: the
-        // worker then stops at its next send or receive and the scope can join it.
-        drive(reader, file, output, block_tx, msg_rx, spare_tx)
-    })
+    Ok(records)
 }
 
-/// The worker: decodes the blocks it is handed, in order, into the sink, and says how each
-/// ended; stops after the first failure.
-fn worker<K: KindTable + ?Sized>(
+/// [`decode_blocks`] on two threads, the worker printing batch `k` when bit `k % 64` of
+/// `pattern` is set: for tests of the shared printing, whose choices otherwise depend on
+/// timing.
+#[cfg(test)]
+pub(crate) fn decode_blocks_sharing<'a, R: Read, K: KindTable + Sync + ?Sized>(
+    reader: &mut ContainerReader<R>,
     kinds: &K,
     layout: Layout,
     file: &str,
-    sink: &mut dyn RecordSink,
-    blocks: &mpsc::Receiver<Arc<Block>>,
-    out: &mpsc::SyncSender<Msg>,
-) {
-    let mut model = BlockModel::new(layout);
-    for block in blocks {
-        let result = model
-            .block(kinds, &block, file, sink)
-            .map(|()| block.record_count);
-        let failed = result.is_err();
-        // A closed channel means the writing side stopped: stop too.
-        if out.send(Msg::Block(result)).is_err() || failed {
-            return;
-        }
-    }
+    output: &'a mut dyn Write,
+    make_sink: &SinkMaker<'a>,
+    pattern: u64,
+) -> Result<u64, FormatError> {
+    super::batch_handoff::decode_blocks(
+        reader,
+        kinds,
+        layout,
+        file,
+        output,
+        make_sink,
+        Some(pattern),
+    )
 }
 
-/// Reads the blocks and hands each to the worker: the part of a threaded decode's calling side
-/// that does not depend on which thread prints.
+/// Reads the blocks and hands each to the worker: the calling side of a threaded decode.
 pub(super) struct Feeder<'r, R: Read> {
     reader: &'r mut ContainerReader<R>,
     blocks: mpsc::Sender<Arc<Block>>,
@@ -300,7 +330,6 @@ pub(super) struct Feeder<'r, R: Read> {
     /// channel closes, so a block it can no longer take is simply not handed over.
     worker_gone: bool,
 }
-
 impl<'r, R: Read> Feeder<'r, R> {
     /// A feeder of `reader`'s blocks to the worker at the other end of `blocks`.
     pub(super) fn new(
@@ -361,40 +390,5 @@ pub(super) fn stopped(file: &str) -> FormatError {
         file: file.to_string(),
         position: String::new(),
         message: "the decoding thread stopped unexpectedly".to_string(),
-    }
-}
-
-/// The writing side: reads blocks, hands them to the worker, writes the text it sends back.
-fn drive<R: Read>(
-    reader: &mut ContainerReader<R>,
-    file: &str,
-    output: &mut dyn Write,
-    blocks: mpsc::Sender<Arc<Block>>,
-    msgs: mpsc::Receiver<Msg>,
-    spare: mpsc::Sender<Vec<u8>>,
-) -> Result<u64, FormatError> {
-    let mut feeder = Feeder::new(reader, blocks);
-    let mut in_flight = 0usize;
-    let mut records = 0u64;
-    loop {
-        while in_flight < IN_FLIGHT && feeder.next(file).is_some() {
-            in_flight += 1;
-        }
-        if in_flight == 0 {
-            return feeder.finish(file, records);
-        }
-        match msgs.recv().map_err(|_| stopped(file))? {
-            Msg::Text(text) => {
-                output
-                    .write_all(text.text())
-                    .map_err(|e| write_error(file, e))?;
-                // The worker may have stopped; then the buffer is simply dropped.
-                let _ = spare.send(text.into_buffer());
-            }
-            Msg::Block(result) => {
-                records += result?;
-                in_flight -= 1;
-            }
-        }
     }
 }

@@ -197,6 +197,16 @@ pub struct Entry {
 const NO_FREE: u8 = u8::MAX;
 
 impl Entry {
+    /// A placeholder (a bare record of kind 0) for arrays that [`ShapeReader::next_entries`]
+    /// fills.
+    pub const BLANK: Entry = Entry {
+        bytes: [0; 4],
+        free: NO_FREE,
+        shape: Shape::Bare,
+        extra: false,
+        sized: 0,
+    };
+
     /// The record's kind code.
     #[inline]
     pub fn kind(&self) -> u8 {
@@ -351,13 +361,7 @@ impl<'a> ShapeReader<'a> {
             ids_at: 0,
             table: Cursor::new(table, "shape-table"),
             entries: Vec::new(),
-            current: Entry {
-                bytes: [0; 4],
-                free: NO_FREE,
-                sized: 0,
-                shape: Shape::Bare,
-                extra: false,
-            },
+            current: Entry::BLANK,
             previous_free: FREE_IN_SHAPE,
         }
     }
@@ -403,6 +407,50 @@ impl<'a> ShapeReader<'a> {
             return Ok(Some(self.entries[i]));
         }
         self.next_entry_slow(kinds).map(Some)
+    }
+
+    /// Reads the shapes of up to `into.len()` next records into `into`, in order: how many,
+    /// and the error that stopped it early, if any (the records before it are good). Fewer
+    /// and no error means the block's ids ended. What [`Self::next_entry`] does for each,
+    /// in a loop of its own: a batch decode takes a run of shapes at once, so the per-record
+    /// loop that follows reads them from an array instead of re-checking the id stream.
+    #[inline]
+    pub fn next_entries<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        into: &mut [Entry],
+    ) -> (usize, Option<String>) {
+        let mut n = 0;
+        while n < into.len() {
+            // The common case, as in `next_entry`: ids of one byte naming a known shape, read
+            // with the stream position in a register.
+            let ids = self.ids;
+            let entries = &self.entries[..];
+            let mut at = self.ids_at;
+            while let (Some(slot), Some(&b)) = (into.get_mut(n), ids.get(at)) {
+                match entries.get(usize::from(b)) {
+                    Some(&e) if b < 0x80 => {
+                        *slot = e;
+                        n += 1;
+                        at += 1;
+                    }
+                    _ => break,
+                }
+            }
+            self.ids_at = at;
+            if n == into.len() {
+                break;
+            }
+            match self.next_entry(kinds) {
+                Ok(Some(e)) => {
+                    into[n] = e;
+                    n += 1;
+                }
+                Ok(None) => break,
+                Err(m) => return (n, Some(m)),
+            }
+        }
+        (n, None)
     }
 
     /// [`Self::next_entry`] for a new shape, an id of several bytes, or a bad id.
@@ -884,6 +932,234 @@ mod tests {
         }
         // Nearly every damage is noticed: a changed shape throws the model off.
         assert!(failed > 1500, "{ok} decoded, {failed} refused");
+    }
+
+    /// Model streams and shapes of a synthetic memory-replay block: every shape (bare
+    /// verbatim lines, thread ends, mallocs, callocs with an extra value, frees of recent and
+    /// old blocks, reallocs), new and repeated sites and sizes, and allocations at live
+    /// addresses (flagged, with a relive rank).
+    fn replay_block(seed: u64, n: usize) -> (Streams, Packer) {
+        use crate::alloc::memory_replay::kinds as rk;
+        let mut x = seed;
+        let mut live: Vec<u64> = Vec::new();
+        let mut state = State::for_block();
+        let mut s = Streams::default();
+        let mut sites = 0u32;
+        for _ in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let site = ((x >> 33) % 12) as u32;
+            let site = site.min(sites);
+            let size = [16, 24, 40, 100, 4096][(x >> 45) as usize % 5] + (x >> 60) % 3;
+            let addr = 0x8000 + ((x >> 12) % 3000) * 16;
+            let r = match (x >> 8) % 16 {
+                0 => ModelRecord {
+                    kind: rk::VERBATIM,
+                    ..ModelRecord::default()
+                },
+                1 => ModelRecord {
+                    kind: rk::THREAD_DONE,
+                    site,
+                    ..ModelRecord::default()
+                },
+                2..=6 if !live.is_empty() => {
+                    // Mostly recent blocks, now and then an old one, now and then no block.
+                    let back = match (x >> 20) % 4 {
+                        0 => (x >> 24) as usize % live.len(),
+                        _ => (x >> 24) as usize % live.len().min(5),
+                    };
+                    let freed = if (x >> 30).is_multiple_of(23) {
+                        0x7777_0000 + (x >> 40) % 64 * 8
+                    } else {
+                        live.remove(live.len() - 1 - back)
+                    };
+                    ModelRecord {
+                        kind: rk::FREE,
+                        site,
+                        addr: freed,
+                        ..ModelRecord::default()
+                    }
+                }
+                7 | 8 if !live.is_empty() => {
+                    let old = live.remove((x >> 24) as usize % live.len());
+                    live.retain(|&a| a != addr);
+                    live.push(addr);
+                    ModelRecord {
+                        kind: rk::REALLOC,
+                        site,
+                        old,
+                        size,
+                        addr,
+                        ..ModelRecord::default()
+                    }
+                }
+                k => {
+                    // Allocations at a live address are kept live twice (a lost free).
+                    if (x >> 50).is_multiple_of(7) {
+                        live.retain(|&a| a != addr);
+                    }
+                    live.push(addr);
+                    ModelRecord {
+                        kind: if k == 9 { rk::CALLOC } else { rk::MALLOC },
+                        site,
+                        size,
+                        addr,
+                        extra: if k == 9 { (x >> 52) % 9 } else { 0 },
+                        ..ModelRecord::default()
+                    }
+                }
+            };
+            if ReplayKinds.shape(r.kind) != Shape::Bare {
+                sites = sites.max(site + 1);
+            }
+            state.encode(&ReplayKinds, &r, &mut s);
+        }
+        let mut p = Packer::default();
+        p.pack(&ReplayKinds, &s).unwrap();
+        (s, p)
+    }
+
+    /// A shaped block's sections: the model streams shapes do not replace and the large free
+    /// values.
+    fn shaped_sections<'a>(s: &'a Streams, free_rest: &'a [u8]) -> [&'a [u8]; stream::COUNT] {
+        let mut sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| s.bytes[i].as_slice());
+        for n in PACKED {
+            sections[n as usize] = &[];
+        }
+        sections[stream::FREE as usize] = free_rest;
+        sections
+    }
+
+    /// Decodes a block one record at a time (`next_kind`, then `State::decode`): the records,
+    /// and the error that stopped it or that `finish` gives.
+    fn decode_singles<K: KindTable>(
+        kinds: &K,
+        mut c: super::super::Cursors<'_>,
+    ) -> (Vec<ModelRecord>, Option<String>) {
+        let mut state = State::fresh(Layout::Shaped);
+        let mut out = Vec::new();
+        while let Some(kind) = c.next_kind(kinds) {
+            let r = kind.and_then(|kind| state.decode(kinds, kind, &mut c));
+            match r {
+                Ok(r) => out.push(r),
+                Err(m) => return (out, Some(m)),
+            }
+        }
+        (out, c.finish().err())
+    }
+
+    /// Decodes a block with `State::decode_into` in batches of `batch` records: the records,
+    /// and the error that stopped it or that `finish` gives.
+    fn decode_batches<K: KindTable>(
+        kinds: &K,
+        mut c: super::super::Cursors<'_>,
+        batch: usize,
+    ) -> (Vec<ModelRecord>, Option<String>) {
+        let mut state = State::fresh(Layout::Shaped);
+        let mut out = Vec::new();
+        loop {
+            let before = out.len();
+            match state.decode_into(kinds, &mut c, &mut out, before + batch) {
+                Ok(true) => assert_eq!(out.len(), before + batch, "a full batch"),
+                Ok(false) => return (out, c.finish().err()),
+                Err(e) => {
+                    assert_eq!(e.decoded, out.len() - before);
+                    return (out, Some(e.message));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn batches_of_any_size_decode_what_single_records_decode() {
+        let (s, p) = replay_block(21, 5000);
+        // Every shape and stream is exercised.
+        for n in [
+            stream::SITE_MISS,
+            stream::SIZE_MISS,
+            stream::EXTRA,
+            stream::RELIVE,
+        ] {
+            assert!(
+                !s.bytes[n as usize].is_empty(),
+                "{}",
+                stream::NAMES[n as usize]
+            );
+        }
+        assert!(!p.free_rest.is_empty());
+        let sections = shaped_sections(&s, &p.free_rest);
+        let cursors = || super::super::Cursors::shaped(sections, &p.ids, &p.table);
+        let (want, e) = decode_singles(&ReplayKinds, cursors());
+        assert_eq!((want.len(), e), (5000, None));
+        for batch in [1, 2, 127, 128, 129, 1000, 2048, 5000, 6000] {
+            let (got, e) = decode_batches(&ReplayKinds, cursors(), batch);
+            assert_eq!(e, None, "batch {batch}");
+            assert!(got == want, "batch {batch}");
+        }
+    }
+
+    #[test]
+    fn damaged_blocks_fail_in_batches_as_record_by_record() {
+        // Damage anywhere (shape ids and table, the free values, the site, size, extra,
+        // address, free-miss and relive streams): batch decoding must give back the same good
+        // records and the same error as decoding one record at a time, whichever half of
+        // which record of a run of records goes wrong first.
+        let mut x = 0x5851_f42d_4c95_7f2du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (s, p) = replay_block(22, 3000);
+        let damageable = [
+            stream::SITE_MISS,
+            stream::SIZE_MISS,
+            stream::ADDR_MISS,
+            stream::FREE_MISS,
+            stream::EXTRA,
+            stream::RELIVE,
+        ];
+        let (mut ok, mut failed) = (0, 0);
+        for round in 0..1500 {
+            let mut streams = Streams::default();
+            streams.bytes.clone_from(&s.bytes);
+            let mut parts = [p.ids.clone(), p.table.clone(), p.free_rest.clone()];
+            for _ in 0..1 + next() % 2 {
+                let pick = (next() % 9) as usize;
+                let part = match pick {
+                    0..=2 => &mut parts[pick],
+                    _ => &mut streams.bytes[damageable[pick - 3] as usize],
+                };
+                if part.is_empty() {
+                    continue;
+                }
+                let at = (next() % part.len() as u64) as usize;
+                match next() % 5 {
+                    0 => part.truncate(at),
+                    1 => part[at] ^= 0x80,
+                    _ => part[at] = next() as u8,
+                }
+            }
+            let [ids, table, free] = &parts;
+            let sections = shaped_sections(&streams, free);
+            let cursors = || super::super::Cursors::shaped(sections, ids, table);
+            let want = decode_singles(&ReplayKinds, cursors());
+            for batch in [1, 100, 2048] {
+                let got = decode_batches(&ReplayKinds, cursors(), batch);
+                assert!(
+                    got.0 == want.0,
+                    "round {round} batch {batch}: records differ"
+                );
+                assert_eq!(got.1, want.1, "round {round} batch {batch}");
+            }
+            match want.1 {
+                None => ok += 1,
+                Some(_) => failed += 1,
+            }
+        }
+        assert!(ok > 50 && failed > 500, "{ok} decoded, {failed} refused");
     }
 
     #[test]

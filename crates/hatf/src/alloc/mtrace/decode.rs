@@ -12,17 +12,17 @@ use metatf::container::Block;
 use super::kinds::{self, MtraceKinds};
 use super::{FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::model::pipeline::{self, BlockModel, Drain, Printing, RecordSink};
+use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::hex_left;
-use crate::alloc::text_out::{copy_spilling, TextOut};
+use crate::alloc::text_out::{copy_spilling, Filled, TextOut};
 use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note};
 
-/// Text buffered before it is written out: as large as the command line's output buffer,
-/// so that each piece goes straight to the file instead of being copied into that buffer.
-const FLUSH_AT: usize = 1 << 20;
+/// Bytes of text the buffer starts with room for: the lines between two flush points
+/// ([`pipeline::flush_point`]); it grows for longer ones.
+const TEXT_ROOM: usize = 1 << 20;
 
 /// The printed prefix (`@ CALLER `, or nothing for "no caller") of each call site, by site id,
 /// in one buffer followed by [`PAD`] bytes, so prefixes can be copied in fixed-length moves.
@@ -143,32 +143,18 @@ impl<'f, 'o> TextSink<'f, 'o> {
             strings_at: 0,
             verbatim_at: 0,
             keep: 0..u64::MAX,
-            text: TextOut::new(FLUSH_AT + (FLUSH_AT >> 2)),
+            text: TextOut::new(TEXT_ROOM),
         }
     }
 
-    fn flush(&mut self) -> Result<(), FormatError> {
-        self.out
-            .drain(&mut self.text)
-            .map_err(|e| write_error(self.file, e))
-    }
-}
-
-impl RecordSink for TextSink<'_, '_> {
-    fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
-        if self.independent {
-            self.callers.clear();
-        }
-        self.strings_at = 0;
-        self.verbatim_at = 0;
-        Ok(())
-    }
-
-    fn records(
+    /// Prints `records` (when `print`, and as far as `keep` says) or only follows them: what
+    /// [`RecordSink::records`] does but flush, leaving any text of a failed batch.
+    fn print(
         &mut self,
         block: &Block,
         first: u64,
         records: &[ModelRecord],
+        print: bool,
     ) -> Result<(), FormatError> {
         let file = self.file;
         let at = |k: u64, msg: String| FormatError {
@@ -185,7 +171,7 @@ impl RecordSink for TextSink<'_, '_> {
         );
         let text = &mut self.text;
         for (k, r) in (first..).zip(records) {
-            let keep = self.keep.contains(&k);
+            let keep = print && self.keep.contains(&k);
             let (op, size) = match r.kind {
                 kinds::MALLOC => (b'+', Some(r.size)),
                 kinds::FREE => (b'-', None),
@@ -240,10 +226,46 @@ impl RecordSink for TextSink<'_, '_> {
         }
         self.strings_at = strings.position();
         self.verbatim_at = verbatim.position();
-        if self.text.len() >= FLUSH_AT {
+        Ok(())
+    }
+}
+
+impl RecordSink for TextSink<'_, '_> {
+    fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
+        if self.independent {
+            self.callers.clear();
+        }
+        self.strings_at = 0;
+        self.verbatim_at = 0;
+        Ok(())
+    }
+
+    fn records(
+        &mut self,
+        block: &Block,
+        first: u64,
+        records: &[ModelRecord],
+        print: bool,
+    ) -> Result<(), FormatError> {
+        let start = self.text.len();
+        if let Err(e) = self.print(block, first, records, print) {
+            self.text.truncate(start);
+            return Err(e);
+        }
+        if pipeline::flush_point(first + records.len() as u64) {
             self.flush()?;
         }
         Ok(())
+    }
+
+    fn take_printed(&mut self, text: Filled) {
+        self.out.take_printed(&mut self.text, text);
+    }
+
+    fn flush(&mut self) -> Result<(), FormatError> {
+        self.out
+            .drain(&mut self.text)
+            .map_err(|e| write_error(self.file, e))
     }
 
     fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
@@ -263,18 +285,17 @@ pub fn decode(
     reader.set_threads(options.threads);
     let layout = blocks::model_layout(reader.header(), file)?;
     let independent = layout.independent();
-    let mut out = BufWriter::with_capacity(1 << 16, output);
+    // No buffer of its own: the text goes out in pieces of hundreds of kilobytes.
     let lines = pipeline::decode_blocks(
         &mut reader,
         &MtraceKinds,
         layout,
         options.threads,
-        Printing::OnWorker,
         file,
-        &mut out,
+        output,
         &|drain| Box::new(TextSink::new(file, drain, independent)),
     )?;
-    out.flush().map_err(|e| write_error(file, e))?;
+    output.flush().map_err(|e| write_error(file, e))?;
     Ok(lines)
 }
 
@@ -362,5 +383,75 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Encodes `text` with `format` and decodes it on two threads with the worker printing
+    /// as each `pattern` says; every decode must give `text` back.
+    fn check_sharing(format: &dyn crate::format::TraceFormat, text: &[u8]) {
+        let options = crate::format::EncodeOptions {
+            input_name: "t".into(),
+            keep_bad_lines: true,
+            ..crate::format::EncodeOptions::default()
+        };
+        let mut bin = Vec::new();
+        format.encode(&mut &text[..], &mut bin, &options).unwrap();
+        for pattern in [
+            0,
+            u64::MAX,
+            0x5555_5555_5555_5555,
+            0x0f0f_3c3c_00ff_ff00,
+            0x9e37_79b9_7f4a_7c15,
+        ] {
+            let mut reader = blocks::open(&bin[..], FORMAT, "t").unwrap();
+            let layout = blocks::model_layout(reader.header(), "t").unwrap();
+            let mut out = Vec::new();
+            let records = pipeline::decode_blocks_sharing(
+                &mut reader,
+                &MtraceKinds,
+                layout,
+                "t",
+                &mut out,
+                &|drain| Box::new(TextSink::new("t", drain, layout.independent())),
+                pattern,
+            )
+            .unwrap();
+            assert!(records > 8 * pipeline::BATCH as u64);
+            assert!(out == text, "pattern {pattern:#x}: text differs");
+        }
+    }
+
+    /// A small xorshift generator for test traces.
+    fn next(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    #[test]
+    fn any_sharing_of_the_printing_between_threads_gives_the_text_back() {
+        let mut text = b"= Start\n".to_vec();
+        let (mut x, mut live) = (0x9e37_79b9_7f4a_7c15u64, Vec::new());
+        for i in 0..40_000u64 {
+            let r = next(&mut x);
+            // New call sites keep appearing, so both sinks read the strings stream throughout.
+            let site = match r % 50 {
+                0 => String::new(),
+                c => format!("@ ./prog:[{:#x}] ", 0x4000 + c * 16 + i / 5_000),
+            };
+            if !r.is_multiple_of(3) || live.is_empty() {
+                let a = 0x5555_0000 + i * 0x40;
+                live.push(a);
+                text.extend(format!("{site}+ {a:#x} {:#x}\n", r % 300 + 1).bytes());
+            } else {
+                let a = live.swap_remove((r >> 20) as usize % live.len());
+                text.extend(format!("{site}- {a:#x}\n").bytes());
+            }
+            if i.is_multiple_of(7_919) {
+                text.extend_from_slice(b"a line that is not mtrace\n");
+            }
+        }
+        text.extend_from_slice(b"= End\n");
+        check_sharing(&super::super::Mtrace, &text);
     }
 }
