@@ -5,7 +5,8 @@ use std::io::{Read, Write};
 
 use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
-use super::line::{canonical_line_at, classify, classify_in, Kind, Line};
+use super::block_text::BlockText;
+use super::line::{classify, classify_in, Kind, Line, LineReader};
 use super::model::{code, u_order_vote, Model, UOrder};
 use super::names;
 use super::pipeline;
@@ -92,13 +93,17 @@ pub fn encode(
     let mut lines_read = 0u64;
     let mut carry = Vec::new();
     let mut at_end = false;
-    let texts = pipeline::BufferPool::new(threads + 1);
+    let texts = pipeline::BufferPool::<BlockText>::new(threads + 1);
+    let mut last_len = 0;
     let mut next = || -> Result<Option<RawBlock>, FormatError> {
         if at_end {
             return Ok(None);
         }
         let mut text = texts.take();
-        let lines = read_block(input, &mut carry, &mut text).map_err(|e| io_error(file, e))?;
+        let lines = text
+            .read_block(input, &mut carry, BLOCK_LINES, last_len)
+            .map_err(|e| io_error(file, e))?;
+        last_len = text.bytes().len();
         at_end = lines < BLOCK_LINES;
         // An empty input still gets one (empty) block; a trace of whole blocks gets none more.
         if lines == 0 && lines_read > 0 {
@@ -156,7 +161,7 @@ pub fn encode(
     let work = |worker: &mut Worker, raw: RawBlock| -> Result<Done, FormatError> {
         let modelled = model_block(
             flavour,
-            &raw.text,
+            raw.text.bytes(),
             raw.lines,
             raw.first_line,
             options,
@@ -167,7 +172,7 @@ pub fn encode(
         let mut streams = packer
             .pack(&worker.streams, level)
             .map_err(|e| io_error(file, e))?;
-        if options.level.is_none() && raw.text.len() > REPACK_RATIO * streams.len() {
+        if options.level.is_none() && raw.text.bytes().len() > REPACK_RATIO * streams.len() {
             streams = packer
                 .pack(&worker.streams, REPACK_LEVEL)
                 .map_err(|e| io_error(file, e))?;
@@ -179,7 +184,7 @@ pub fn encode(
         let done = Done {
             packed,
             lines: raw.lines as u64,
-            input_bytes: raw.text.len() as u64,
+            input_bytes: raw.text.bytes().len() as u64,
             bad_lines: modelled.bad_lines,
             threads: modelled.threads,
         };
@@ -228,7 +233,7 @@ struct Worker {
 
 /// One block of text as read.
 struct RawBlock {
-    text: Vec<u8>,
+    text: BlockText,
     /// Number of lines in `text` (each ends with `\n` but perhaps the last of the trace).
     lines: usize,
     /// 1-based number of the block's first line in the trace.
@@ -242,52 +247,6 @@ struct Done {
     input_bytes: u64,
     bad_lines: u64,
     threads: Vec<u64>,
-}
-
-/// Bytes read from the input at a time.
-const READ_CHUNK: usize = 1 << 20;
-
-/// Reads up to [`BLOCK_LINES`] lines: the text and how many lines it holds. `carry` holds
-/// what was read past the previous block's last line, and receives what is read past this
-/// one's. The last line of the input may lack its `\n`.
-fn read_block(
-    input: &mut dyn Read,
-    carry: &mut Vec<u8>,
-    text: &mut Vec<u8>,
-) -> std::io::Result<usize> {
-    text.clear();
-    text.extend_from_slice(carry);
-    carry.clear();
-    let mut lines = 0;
-    let mut scanned = 0;
-    loop {
-        // Counting is done a chunk at a time; only the chunk where the block ends is walked
-        // newline by newline.
-        let found = memchr::memchr_iter(b'\n', &text[scanned..]).count();
-        if lines + found < BLOCK_LINES {
-            lines += found;
-        } else {
-            for p in memchr::memchr_iter(b'\n', &text[scanned..]) {
-                lines += 1;
-                if lines == BLOCK_LINES {
-                    let cut = scanned + p + 1;
-                    carry.extend_from_slice(&text[cut..]);
-                    text.truncate(cut);
-                    return Ok(lines);
-                }
-            }
-        }
-        scanned = text.len();
-        // `read_to_end` fills the spare capacity without zeroing it first.
-        text.reserve(READ_CHUNK);
-        let n = input.take(READ_CHUNK as u64).read_to_end(text)?;
-        if n == 0 {
-            if text.last().is_some_and(|&b| b != b'\n') {
-                lines += 1;
-            }
-            return Ok(lines);
-        }
-    }
 }
 
 /// The lines of a block's text: where each starts and ends (without its `\n`), and whether
@@ -316,14 +275,21 @@ struct Modelled {
 /// Decides a block's `U` order by majority of the records that show it.
 fn block_order(flavour: &Flavour, text: &[u8]) -> UOrder {
     let (mut fv, mut vf) = (0u64, 0u64);
-    // Only `U` lines vote: the first line, and those after a `\n` found by a search for
-    // "\nU", which skips the other lines at memory speed.
-    let starts = std::iter::once(0)
-        .filter(|_| text.first() == Some(&b'U'))
-        .chain(memchr::memmem::find_iter(text, b"\nU").map(|p| p + 1));
+    // Only `U` lines vote: those starting with a `U` found by a search, which skips the other
+    // lines at memory speed. A search for one byte, then a look at the byte before, is
+    // faster than one for "\nU" (a `U` inside a line is rare: records hold digits).
+    let starts = memchr::memchr_iter(b'U', text).filter(|&p| p == 0 || text[p - 1] == b'\n');
+    let mut reader = LineReader::default();
     for start in starts {
-        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |p| start + p);
-        if let Line::Canonical(r) | Line::Spelled(r) = classify_in(text, start, end) {
+        // Canonical lines (most) are read by the fast reader; the others are classified.
+        let line = match reader.read(text, start) {
+            Some((r, _)) => Line::Canonical(r),
+            None => {
+                let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |p| start + p);
+                classify_in(text, start, end)
+            }
+        };
+        if let Line::Canonical(r) | Line::Spelled(r) = line {
             match u_order_vote(&r) {
                 Some(UOrder::HolderFieldValue) => fv += 1,
                 Some(UOrder::HolderValueField) => vf += 1,
@@ -337,44 +303,6 @@ fn block_order(flavour: &Flavour, text: &[u8]) -> UOrder {
         UOrder::HolderValueField
     } else {
         flavour.default_order
-    }
-}
-
-/// One line, parsed: its number in the block, where it is in the text, whether it ends with
-/// `\n`, and what it holds.
-struct Parsed {
-    k: usize,
-    start: usize,
-    end: usize,
-    terminated: bool,
-    line: Line,
-}
-
-/// Parses every line of the block, in order, handing each to `give` until it returns false.
-fn parse_lines(text: &[u8], mut give: impl FnMut(Parsed) -> bool) {
-    let mut start = 0;
-    let mut k = 0;
-    while start < text.len() {
-        // Most lines are canonical records, read straight through to their `\n`; any other
-        // line is found first and classified.
-        let (line, end) = match canonical_line_at(text, start) {
-            Some((r, end)) => (Line::Canonical(r), end),
-            None => {
-                let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |p| start + p);
-                (classify_in(text, start, end), end)
-            }
-        };
-        if !give(Parsed {
-            k,
-            start,
-            end,
-            terminated: end < text.len(),
-            line,
-        }) {
-            return;
-        }
-        start = end + 1;
-        k += 1;
     }
 }
 
@@ -406,62 +334,89 @@ fn model_block(
     };
     w.clear();
     w.reserve_lines(lines);
-    let mut step = |p: Parsed| -> Result<(), FormatError> {
-        let line = &text[p.start..p.end];
-        if let Line::Bad { column, reason } = &p.line {
-            if !options.keep_bad_lines {
-                return Err(FormatError {
-                    file: options.input_name.clone(),
-                    position: format!("{}:{}", first_line + p.k as u64, column),
-                    message: format!(
-                        "not an Elephant Tracks record: {reason}\n  | {}\n  (use --keep-bad-lines to store such lines verbatim)",
-                        String::from_utf8_lossy(line)
-                    ),
-                });
-            }
-            bad_lines += 1;
-        }
-        if !p.terminated {
-            w.byte(id::KIND, code::UNTERMINATED);
-            w.text(id::TEXT, line);
-            return Ok(());
-        }
-        match p.line {
-            Line::Canonical(r) if !(r.kind == Kind::W && r.fields[1] == u64::MAX) => {
-                model.encode(&r, w)
-            }
-            Line::Canonical(_) | Line::Spelled(_) => {
-                w.byte(id::KIND, code::SPELLED);
-                w.text(id::TEXT, line);
-            }
-            Line::Blank => w.byte(id::KIND, code::BLANK),
-            Line::Comment | Line::WhiteSpace => {
-                w.byte(id::KIND, code::COMMENT);
-                w.text(id::TEXT, line);
-            }
-            Line::Bad { .. } => {
-                w.byte(id::KIND, code::BAD);
-                w.text(id::TEXT, line);
+    let mut reader = LineReader::default();
+    let mut start = 0;
+    let mut k = 0u64;
+    while start < text.len() {
+        // Most lines are canonical records ending with `\n`, read straight through and
+        // handed to the model with nothing in between: wrapping each in a `Line` (with its
+        // place in the text) to share one path with the other lines moved some 50
+        // instructions of copies per line (`callgrind`).
+        if let Some((r, end)) = reader.read(text, start) {
+            if end < text.len() && !(r.kind == Kind::W && r.fields[1] == u64::MAX) {
+                model.encode(&r, w);
+                start = end + 1;
+                k += 1;
+                continue;
             }
         }
-        Ok(())
-    };
-    let mut failed = None;
-    parse_lines(text, |p| match step(p) {
-        Ok(()) => true,
-        Err(e) => {
-            failed = Some(e);
-            false
-        }
-    });
-    if let Some(e) = failed {
-        return Err(e);
+        let end = other_line(text, start, first_line + k, options, model, w)?;
+        bad_lines += end.1;
+        start = end.0 + 1;
+        k += 1;
     }
     Ok(Modelled {
         order,
         bad_lines,
         threads: model.threads_seen(),
     })
+}
+
+/// Encodes the line at `text[start]` that is not a canonical record ending with `\n` (or is
+/// a `W` record whose class the model cannot code); `number` is its line number in the trace.
+/// Returns where the line ends (its `\n`, or the end of `text`) and 1 for a bad line kept,
+/// else 0.
+#[cold]
+#[inline(never)]
+fn other_line(
+    text: &[u8],
+    start: usize,
+    number: u64,
+    options: &EncodeOptions,
+    model: &mut Model,
+    w: &mut StreamWriter,
+) -> Result<(usize, u64), FormatError> {
+    let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |p| start + p);
+    let parsed = classify_in(text, start, end);
+    let line = &text[start..end];
+    let mut bad = 0;
+    if let Line::Bad { column, reason } = &parsed {
+        if !options.keep_bad_lines {
+            return Err(FormatError {
+                file: options.input_name.clone(),
+                position: format!("{number}:{column}"),
+                message: format!(
+                    "not an Elephant Tracks record: {reason}\n  | {}\n  (use --keep-bad-lines to store such lines verbatim)",
+                    String::from_utf8_lossy(line)
+                ),
+            });
+        }
+        bad = 1;
+    }
+    if end == text.len() {
+        w.byte(id::KIND, code::UNTERMINATED);
+        w.text(id::TEXT, line);
+        return Ok((end, bad));
+    }
+    match parsed {
+        Line::Canonical(r) if !(r.kind == Kind::W && r.fields[1] == u64::MAX) => {
+            model.encode(&r, w)
+        }
+        Line::Canonical(_) | Line::Spelled(_) => {
+            w.byte(id::KIND, code::SPELLED);
+            w.text(id::TEXT, line);
+        }
+        Line::Blank => w.byte(id::KIND, code::BLANK),
+        Line::Comment | Line::WhiteSpace => {
+            w.byte(id::KIND, code::COMMENT);
+            w.text(id::TEXT, line);
+        }
+        Line::Bad { .. } => {
+            w.byte(id::KIND, code::BAD);
+            w.text(id::TEXT, line);
+        }
+    }
+    Ok((end, bad))
 }
 
 /// Per-stream sizes of the first block of a trace (raw bytes, zstd bytes), for measurements.

@@ -10,6 +10,7 @@ use crate::format::{
     DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, StatsReport, TraceFormat,
 };
 
+mod block_text;
 pub mod check;
 pub mod decode;
 pub mod encode;

@@ -225,12 +225,15 @@ impl Model {
         let Model {
             mut recent,
             mut info,
+            mut witnessed,
             mut stacks,
             mut sites,
             mut site_list,
             mut live,
             ..
         } = old;
+        witnessed.clear();
+        self.witnessed = witnessed;
         recent.clear();
         info.clear();
         stacks.clear();
@@ -254,7 +257,7 @@ impl Model {
 
     /// Reference code: 0 null; 1 an object not seen before in this block (its id follows in
     /// `raw_id`); 2 + r the object used r distinct objects ago (move-to-front rank).
-    #[inline]
+    #[inline(always)]
     fn put_ref(&mut self, w: &mut StreamWriter, s: usize, obj: u64) {
         if obj == 0 {
             w.varint(s, 0);
@@ -460,6 +463,10 @@ impl Model {
     }
 
     /// Writes one record into the streams (its kind code included).
+    ///
+    /// Inlined into the encoder's loop, where the record just read stays in registers instead
+    /// of being stored for the call and loaded again.
+    #[inline(always)]
     pub fn encode(&mut self, rec: &Record, w: &mut StreamWriter) {
         w.byte(id::KIND, kind_code(rec));
         let f = &rec.fields;

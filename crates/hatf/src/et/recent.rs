@@ -11,7 +11,7 @@
 
 use super::live::LiveSet;
 
-/// Objects kept in the array.
+/// Objects kept in the array (a multiple of 4, see [`Recent::find_in_front`]).
 pub const FRONT: usize = 32;
 
 /// The move-to-front list of a block's objects.
@@ -50,9 +50,20 @@ impl Recent {
 
     /// Marks `obj` as the most recently used object; returns its previous rank (0 = it was
     /// already the most recent), or `None` when it is new.
-    #[inline]
+    #[inline(always)]
     pub fn touch(&mut self, obj: u64) -> Option<u64> {
-        if let Some(p) = self.front[..self.front_len].iter().position(|&o| o == obj) {
+        // Half the references of a trace are to the object named last (javac-tests: 52 %):
+        // answered here, inlined in the caller, with no call and no search.
+        if self.front[0] == obj && self.front_len > 0 {
+            return Some(0);
+        }
+        self.touch_other(obj)
+    }
+
+    /// [`Recent::touch`] of an object that is not the most recent one.
+    #[inline(never)]
+    fn touch_other(&mut self, obj: u64) -> Option<u64> {
+        if let Some(p) = self.find_in_front(obj) {
             self.move_to_front(p);
             return Some(p as u64);
         }
@@ -63,6 +74,23 @@ impl Recent {
             .map(|r| self.front_len as u64 + (older - 1 - r));
         self.push_front(obj);
         rank
+    }
+
+    /// Where `obj` is in the array, if it is.
+    ///
+    /// The whole array is compared four words at a time, with no branch inside a group (a
+    /// search word by word was a fifth of [`Recent::touch`]); the slots past `front_len` hold
+    /// objects of an earlier block, so a first match there means no match.
+    #[inline(always)]
+    fn find_in_front(&self, obj: u64) -> Option<usize> {
+        for (g, group) in self.front.chunks_exact(4).enumerate() {
+            let hit = (group[0] == obj) | (group[1] == obj) | (group[2] == obj) | (group[3] == obj);
+            if hit {
+                let p = 4 * g + group.iter().position(|&o| o == obj).unwrap_or(0);
+                return (p < self.front_len).then_some(p);
+            }
+        }
+        None
     }
 
     /// Moves the object at `p` in the array to its front.
@@ -112,14 +140,22 @@ impl Recent {
 mod tests {
     use super::*;
 
-    /// The ranks are those of a plain move-to-front list, and `take` undoes `touch`.
+    /// The ranks are those of a plain move-to-front list, and `take` undoes `touch`, before
+    /// and after the list is cleared.
     #[test]
     fn ranks_are_move_to_front_ranks() {
         let mut list: Vec<u64> = Vec::new();
         let mut enc = Recent::default();
         let mut dec = Recent::default();
         let mut x = 7u64;
-        for _ in 0..50_000 {
+        for step in 0..50_000 {
+            // A new block halfway: the array's slots still hold the old objects, which must
+            // not be found.
+            if step == 25_000 {
+                list.clear();
+                enc.clear();
+                dec.clear();
+            }
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);

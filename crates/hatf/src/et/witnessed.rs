@@ -9,7 +9,11 @@
 //! again), so it changes no prediction.
 
 /// Slots of the cache (a power of two).
-const SLOTS: usize = 64;
+///
+/// javac-tests, 1,004,195 witnesses: 145,410 missed a cache of 64 slots, 92,935 one of 512
+/// and 59,913 one of 4,096 (`callgrind`); a miss is a probe of the object table, megabytes
+/// big and out of cache. 4,096 slots are 128 KiB, which the level-2 cache holds.
+const SLOTS: usize = 4096;
 
 /// What the cache knows of one witnessed object.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -25,14 +29,25 @@ pub struct Witnessed {
 
 /// A direct-mapped cache of [`Witnessed`] objects.
 pub struct WitnessCache {
-    slots: [Option<Witnessed>; SLOTS],
+    /// On the heap: the model that holds the cache is moved by value.
+    slots: Box<[Option<Witnessed>; SLOTS]>,
 }
 
 impl Default for WitnessCache {
     fn default() -> Self {
+        let slots: Box<[Option<Witnessed>]> = vec![None; SLOTS].into_boxed_slice();
         WitnessCache {
-            slots: [None; SLOTS],
+            slots: slots
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("SLOTS slots")),
         }
+    }
+}
+
+impl WitnessCache {
+    /// Forgets every object (for another block), keeping the memory.
+    pub fn clear(&mut self) {
+        self.slots.fill(None);
     }
 }
 

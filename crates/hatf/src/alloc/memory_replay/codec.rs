@@ -239,9 +239,9 @@ impl ParsedLines {
 }
 
 /// Parses the lines of one chunk (on a worker thread).
-fn parse_chunk(text: &[u8], out: &mut ParsedLines, keep_bad_lines: bool) -> u64 {
+fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool) -> u64 {
     let mut last = NO_ID;
-    for_each_line_of(text, |i, at, raw| {
+    for_each_line_of(chunk, |i, at, raw| {
         if out.error.is_some() {
             return;
         }
@@ -254,7 +254,8 @@ fn parse_chunk(text: &[u8], out: &mut ParsedLines, keep_bad_lines: bool) -> u64 
         }
         let text = &raw[..len];
         // Most lines are exactly as the recorder prints them: one quick pass takes those.
-        let parsed = match line::parse_canonical(text) {
+        // (The line is read with the rest of the chunk after it: its last word needs no copy.)
+        let parsed = match line::parse_canonical_in(&chunk[at..], len) {
             Some(l) => Some(l),
             None => {
                 let core = text.strip_suffix(b"\r").unwrap_or(text);

@@ -1,7 +1,10 @@
 //! One Android `memory_replay` line: `<tid>: <action> <ptr> [args]`, parsed and printed the
 //! way the recorder (bionic's malloc debug `record_allocs`) prints it.
 
-use crate::alloc::text_num::{parse_dec, parse_hex_digits, push_0x, push_dec};
+use crate::alloc::text_num::{
+    dec_value8, hex_value8, not_dec_digits, not_lower_hex_digits, parse_dec, parse_hex_digits,
+    push_0x, push_dec, word_at,
+};
 
 /// The action of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,26 +213,86 @@ pub fn parse_checked(text: &[u8]) -> Result<(ReplayLine, bool), LineError> {
     Ok((line, canonical))
 }
 
-/// Reads a line in exactly the recorder's form from left to right, one byte at a time.
+/// A word of text ([`word_at`]) holding `lit` in its low bytes.
+const fn lit(lit: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let mut i = 0;
+    while i < lit.len() {
+        w[i] = lit[i];
+        i += 1;
+    }
+    u64::from_le_bytes(w)
+}
+
+/// The low `n` bytes of a word.
+const fn low_bytes(n: usize) -> u64 {
+    if n >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * n)) - 1
+    }
+}
+
+/// True for `0`-`9` and `a`-`f`.
+fn is_lower_hex(b: u8) -> bool {
+    matches!(b, b'0'..=b'9' | b'a'..=b'f')
+}
+
+/// Reads a line in exactly the recorder's form from left to right, eight bytes at a time: the
+/// line is `text[..len]`; bytes past it (the next lines of a chunk) may be read into a word but
+/// never decide anything.
 struct Canonical<'a> {
     text: &'a [u8],
+    len: usize,
     at: usize,
 }
 
 impl Canonical<'_> {
-    /// Takes `lit` when the text goes on with it.
-    #[inline]
-    fn lit(&mut self, lit: &[u8]) -> Option<()> {
-        let end = self.at + lit.len();
-        (self.text.get(self.at..end)? == lit).then(|| self.at = end)
+    /// Takes `n` bytes (at most 8) when they are `lit`'s ([`lit`]).
+    #[inline(always)]
+    fn lit(&mut self, lit: u64, n: usize) -> Option<()> {
+        let end = self.at + n;
+        (end <= self.len && word_at(self.text, self.at) & low_bytes(n) == lit)
+            .then(|| self.at = end)
+    }
+
+    /// Takes a space.
+    #[inline(always)]
+    fn space(&mut self) -> Option<()> {
+        (self.at < self.len && self.text[self.at] == b' ').then(|| self.at += 1)
+    }
+
+    /// How many of the (up to 8) bytes of `w`, read at `at`, are digits by `not_digits`
+    /// before the first that is not, counting only bytes of the line.
+    #[inline(always)]
+    fn run(&self, not_digits: u64, at: usize) -> usize {
+        ((not_digits.trailing_zeros() / 8) as usize).min(self.len - at.min(self.len))
     }
 
     /// A decimal number as printed: digits, no leading zero unless it is `0`, fits a `u64`.
-    #[inline]
+    #[inline(always)]
     fn dec(&mut self) -> Option<u64> {
+        let w = word_at(self.text, self.at);
+        let n = self.run(not_dec_digits(w), self.at);
+        if n == 8 {
+            return self.long_dec();
+        }
+        if n == 0 || (n > 1 && w as u8 == b'0') {
+            return None;
+        }
+        // The digits' values, moved up so that the bytes after them drop out and zeros
+        // (leading zeros) come in below.
+        let v = dec_value8((w ^ 0x3030_3030_3030_3030) << (8 * (8 - n)));
+        self.at += n;
+        Some(v)
+    }
+
+    /// [`Canonical::dec`] for 8 digits or more, one byte at a time.
+    #[cold]
+    fn long_dec(&mut self) -> Option<u64> {
         let start = self.at;
         let mut v = 0u64;
-        while let Some(&b) = self.text.get(self.at) {
+        while let Some(&b) = self.text[..self.len].get(self.at) {
             let d = b.wrapping_sub(b'0');
             if d > 9 {
                 break;
@@ -237,44 +300,63 @@ impl Canonical<'_> {
             v = v.checked_mul(10)?.checked_add(u64::from(d))?;
             self.at += 1;
         }
-        let n = self.at - start;
-        (n == 1 || (n > 1 && self.text[start] != b'0')).then_some(v)
+        (self.text[start] != b'0').then_some(v)
     }
 
     /// `0x` and 1 to 16 lower-case hex digits, no leading zero unless it is `0x0`.
-    #[inline]
+    #[inline(always)]
     fn hex(&mut self) -> Option<u64> {
-        self.lit(b"0x")?;
-        let start = self.at;
-        let mut v = 0u64;
-        while let Some(&b) = self.text.get(self.at) {
-            let d = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => b - b'a' + 10,
-                _ => break,
-            };
-            v = (v << 4) | u64::from(d);
-            self.at += 1;
+        self.lit(lit(b"0x"), 2)?;
+        let w = word_at(self.text, self.at);
+        let n = self.run(not_lower_hex_digits(w), self.at);
+        let (v, digits) = match n {
+            0 => return None,
+            1..=7 => (hex_value8(w << (8 * (8 - n))), n),
+            _ => {
+                let w2 = word_at(self.text, self.at + 8);
+                let n2 = self.run(not_lower_hex_digits(w2), self.at + 8);
+                let next = self.at + 16;
+                if n2 == 8 && next < self.len && is_lower_hex(self.text[next]) {
+                    return None; // More than 16 digits.
+                }
+                let v = match n2 {
+                    0 => hex_value8(w),
+                    _ => (hex_value8(w) << (4 * n2)) | hex_value8(w2 << (8 * (8 - n2))),
+                };
+                (v, 8 + n2)
+            }
+        };
+        if digits > 1 && w as u8 == b'0' {
+            return None;
         }
-        let n = self.at - start;
-        (n == 1 || (n > 1 && n <= 16 && self.text[start] != b'0')).then_some(v)
+        self.at += digits;
+        Some(v)
     }
 
     /// The action's name and the space after it.
-    #[inline]
+    #[inline(always)]
     fn action(&mut self) -> Option<Action> {
-        let rest = &self.text[self.at..];
-        let (action, len) = match rest.first()? {
-            b'm' if rest.starts_with(b"malloc ") => (Action::Malloc, 7),
-            b'm' if rest.starts_with(b"memalign ") => (Action::Memalign, 9),
-            b'f' if rest.starts_with(b"free ") => (Action::Free, 5),
-            b'r' if rest.starts_with(b"realloc ") => (Action::Realloc, 8),
-            b'c' if rest.starts_with(b"calloc ") => (Action::Calloc, 7),
-            b't' if rest.starts_with(b"thread_done ") => (Action::ThreadDone, 12),
+        let w = word_at(self.text, self.at);
+        let (action, len) = match w as u8 {
+            b'm' if w & low_bytes(7) == lit(b"malloc ") => (Action::Malloc, 7),
+            b'm' if w == lit(b"memalign") && self.text.get(self.at + 8) == Some(&b' ') => {
+                (Action::Memalign, 9)
+            }
+            b'f' if w & low_bytes(5) == lit(b"free ") => (Action::Free, 5),
+            b'r' if w == lit(b"realloc ") => (Action::Realloc, 8),
+            b'c' if w & low_bytes(7) == lit(b"calloc ") => (Action::Calloc, 7),
+            b't' if w == lit(b"thread_d")
+                && word_at(self.text, self.at + 8) & low_bytes(4) == lit(b"one ") =>
+            {
+                (Action::ThreadDone, 12)
+            }
             _ => return None,
         };
-        self.at += len;
-        Some(action)
+        let end = self.at + len;
+        (end <= self.len).then(|| {
+            self.at = end;
+            action
+        })
     }
 }
 
@@ -285,31 +367,39 @@ impl Canonical<'_> {
 /// a quarter of an encode.
 #[inline]
 pub fn parse_canonical(text: &[u8]) -> Option<ReplayLine> {
-    let mut c = Canonical { text, at: 0 };
+    parse_canonical_in(text, text.len())
+}
+
+/// [`parse_canonical`] of the line `text[..len]`, where `text` may go on past the line (with
+/// the rest of a chunk): numbers are read a word at a time, and a word that reaches past the
+/// line then needs no copying. What follows the line never changes the result.
+#[inline]
+pub fn parse_canonical_in(text: &[u8], len: usize) -> Option<ReplayLine> {
+    let mut c = Canonical { text, len, at: 0 };
     let tid = c.dec()?;
-    c.lit(b": ")?;
+    c.lit(lit(b": "), 2)?;
     let action = c.action()?;
     let ptr = c.hex()?;
     let (a, b) = match action {
         Action::Free | Action::ThreadDone => (0, 0),
         Action::Malloc => {
-            c.lit(b" ")?;
+            c.space()?;
             (c.dec()?, 0)
         }
         Action::Realloc => {
-            c.lit(b" ")?;
+            c.space()?;
             let old = c.hex()?;
-            c.lit(b" ")?;
+            c.space()?;
             (old, c.dec()?)
         }
         Action::Calloc | Action::Memalign => {
-            c.lit(b" ")?;
+            c.space()?;
             let a = c.dec()?;
-            c.lit(b" ")?;
+            c.space()?;
             (a, c.dec()?)
         }
     };
-    (c.at == text.len()).then_some(ReplayLine {
+    (c.at == len).then_some(ReplayLine {
         tid,
         action,
         ptr,
@@ -471,6 +561,12 @@ mod tests {
                                 .filter(|&(_, canonical)| canonical)
                                 .map(|(l, _)| l);
                             assert_eq!(parse_canonical(text.as_bytes()), slow, "{text:?}");
+                            // What follows the line in a chunk never changes the result.
+                            for next in ["\n", "\n0123456789abcdef0", "\n7: free 0x1"] {
+                                let chunk = format!("{text}{next}");
+                                let got = parse_canonical_in(chunk.as_bytes(), text.len());
+                                assert_eq!(got, slow, "{text:?} then {next:?}");
+                            }
                             canonical += usize::from(slow.is_some());
                         }
                     }

@@ -64,13 +64,39 @@ impl ClassState {
         &self.freed[..self.freed_len]
     }
 
+    /// Appends a freed address (the list has room).
+    #[inline(always)]
+    fn push(&mut self, addr: u64) {
+        self.freed[self.freed_len] = addr;
+        self.freed_len += 1;
+    }
+
+    /// Drops all but the newest `keep` freed entries (`keep` <= `freed_len`).
+    fn keep_newest(&mut self, keep: usize) {
+        let n = self.freed_len.min(self.freed.len());
+        self.freed.copy_within(n - keep..n, 0);
+        self.freed_len = keep;
+    }
+
+    /// Drops the freed entry at `i` (< `freed_len`).
+    #[inline(always)]
+    fn remove_at(&mut self, i: usize) {
+        let n = self.freed_len;
+        // The newest entry (most often) goes without a copy: a copy of no entries was still a
+        // call to `memmove`.
+        if i + 1 < n {
+            self.freed.copy_within(i + 1..n.min(2 * LIFO_DEPTH), i);
+        }
+        self.freed_len = n - 1;
+    }
+
     /// Drops the newest freed entry equal to `addr`, if any (the block is in use again).
     #[inline(always)]
     fn forget(&mut self, addr: u64) {
         let n = self.freed_len;
         // Most reused blocks are the newest freed one (the LIFO guess): drop it without a copy.
         if n > 0 && self.freed[n - 1] == addr {
-            self.freed_len = n - 1;
+            self.remove_at(n - 1);
             return;
         }
         let mut i = n.min(self.freed.len());
@@ -285,6 +311,18 @@ impl AddrPredictor {
             &mut self.recent,
             class.key,
         );
+        // A LIFO guess names its entry: the encoder gives the smallest LIFO symbol that
+        // matches (see `classify_allocated`), so no newer entry holds the address and the
+        // entry is the one `forget` would search for.
+        let s = usize::from(symbol);
+        if s < LIFO_DEPTH.min(st.freed_len) {
+            let i = st.freed_len - 1 - s;
+            let addr = st.freed[i];
+            st.last = Some(addr);
+            st.remove_at(i);
+            self.moved_to(class.step, addr, symbol);
+            return Ok(addr);
+        }
         let addr = match symbol {
             guess::LAST_FREED => self.last_freed,
             guess::AFTER_PREVIOUS => self.after_previous,
@@ -294,10 +332,6 @@ impl AddrPredictor {
                 Some(a) => a.wrapping_add(class.step),
                 None => return Err(unavailable(symbol)),
             },
-            // LIFO0..: the newest freed block of the class first.
-            s if usize::from(s) < LIFO_DEPTH.min(st.freed_len) => {
-                st.freed[st.freed_len - 1 - usize::from(s)]
-            }
             s => return Err(unavailable(s)),
         };
         st.last = Some(addr);
@@ -347,11 +381,9 @@ impl AddrPredictor {
         );
         if st.freed_len == 2 * LIFO_DEPTH {
             // Keep the newest; only LIFO_DEPTH of them are ever guessed.
-            st.freed.copy_within(LIFO_DEPTH.., 0);
-            st.freed_len -= LIFO_DEPTH;
+            st.keep_newest(LIFO_DEPTH);
         }
-        st.freed[st.freed_len] = addr;
-        st.freed_len += 1;
+        st.push(addr);
         self.last_freed = addr;
     }
 }
@@ -359,6 +391,55 @@ impl AddrPredictor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_class_state_keeps_the_list_a_plain_search_keeps() {
+        // Against a list kept by plain searches, through pushes, cuts, removals of the newest
+        // entry, of older ones and of absent addresses, with repeated addresses.
+        let mut st = ClassState::default();
+        let mut plain: Vec<u64> = Vec::new();
+        let mut x = 77u64;
+        let (mut absent, mut removed_older) = (0, 0);
+        for step in 0..200_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let addr = 0x1000 + ((x >> 20) % 40) * 48;
+            match (x >> 60) % 4 {
+                0 | 1 => {
+                    if plain.len() == 2 * LIFO_DEPTH {
+                        plain.drain(..LIFO_DEPTH);
+                        st.keep_newest(LIFO_DEPTH);
+                    }
+                    plain.push(addr);
+                    st.push(addr);
+                }
+                2 if !plain.is_empty() && x.is_multiple_of(5) => {
+                    // A LIFO guess: the newest entry equal to it.
+                    let k = (x >> 8) as usize % plain.len().min(LIFO_DEPTH);
+                    let i = plain.len() - 1 - k;
+                    if plain[i + 1..].contains(&plain[i]) {
+                        continue;
+                    }
+                    plain.remove(i);
+                    st.remove_at(i);
+                }
+                _ => {
+                    absent += usize::from(!plain.contains(&addr));
+                    if let Some(i) = plain.iter().rposition(|&a| a == addr) {
+                        removed_older += usize::from(i + 1 < plain.len());
+                        plain.remove(i);
+                    }
+                    st.forget(addr);
+                }
+            }
+            assert_eq!(st.freed(), &plain[..], "step {step}");
+        }
+        assert!(
+            absent > 1000 && removed_older > 1000,
+            "{absent} {removed_older}"
+        );
+    }
 
     #[test]
     fn reuse_of_a_freed_block_is_guessed() {
@@ -421,11 +502,13 @@ mod tests {
     #[test]
     fn resolve_allocated_is_resolve_then_allocated() {
         // Two predictors fed the same events, one through each path, must agree on every
-        // guess (all 13 symbols, available or not) after every step.
+        // guess (all 13 symbols, available or not) after every step. A LIFO symbol is one an
+        // encoder gives: the smallest that names its address (see `resolve_allocated`).
         let g = Class::glibc;
         let (mut a, mut b) = (AddrPredictor::default(), AddrPredictor::default());
         let mut x = 0x1000u64;
-        for step in 0..2000u64 {
+        let mut older_lifo = 0;
+        for step in 0..20_000u64 {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
@@ -439,6 +522,12 @@ mod tests {
             let symbol = ((x >> 40) % 13) as u8;
             let delta = ((x >> 12) % 4096) as i64 - 2048;
             let expected = a.resolve(class, symbol, delta);
+            if symbol < LIFO_DEPTH as u8 {
+                if (0..symbol).any(|s| a.resolve(class, s, 0) == expected) {
+                    continue;
+                }
+                older_lifo += usize::from(symbol > 0 && expected.is_ok());
+            }
             let got = b.resolve_allocated(class, symbol, delta);
             assert_eq!(got, expected, "step {step}");
             if let Ok(addr) = expected {
@@ -452,5 +541,9 @@ mod tests {
                 );
             }
         }
+        assert!(
+            older_lifo > 100,
+            "LIFO symbols past the newest: {older_lifo}"
+        );
     }
 }

@@ -255,6 +255,40 @@ fn site_miss(
     Ok(id)
 }
 
+/// The site symbol of `site`, not at the front of `cache` (the front is checked inline): its
+/// position, or a miss with the site id appended to `misses`; the cache is updated.
+#[inline(never)]
+fn site_symbol(cache: &mut super::sites::SiteMtf, site: u32, misses: &mut Vec<u8>) -> u8 {
+    match cache.find(site) {
+        Some(i) => {
+            cache.promote(i);
+            i as u8
+        }
+        None => {
+            put_u64(misses, u64::from(site));
+            cache.insert_new(site);
+            SITE_CACHE as u8
+        }
+    }
+}
+
+/// [`site_symbol`] for a size and its site's size cache: inline, as the size cache of some
+/// traces misses for nearly every record (memory-replay threads ask for sizes all over).
+#[inline(always)]
+fn size_symbol(sizes: &mut super::sites::SizeMtf, size: u64, misses: &mut Vec<u8>) -> u8 {
+    match sizes.find(size) {
+        Some(i) => {
+            sizes.promote(i);
+            i as u8
+        }
+        None => {
+            put_u64(misses, size);
+            sizes.insert_new(size);
+            SIZE_CACHE as u8
+        }
+    }
+}
+
 impl SiteHalf {
     /// Back to a fresh half, keeping the memory of its tables.
     pub fn clear(&mut self) {
@@ -268,8 +302,10 @@ impl SiteHalf {
         self.sites_seen
     }
 
-    /// Appends the kind, site, size and extra value of `r` to their streams.
-    #[inline]
+    /// Appends the kind, site, size and extra value of `r` to their streams. Inlined into the
+    /// encoders' per-record loops: as a call, saving and restoring registers around it was a
+    /// sixth of its instructions.
+    #[inline(always)]
     pub fn encode<K: KindTable + ?Sized>(&mut self, kinds: &K, r: &ModelRecord, out: &mut Streams) {
         let o = &mut out.bytes;
         o[stream::KIND as usize].push(r.kind);
@@ -277,32 +313,22 @@ impl SiteHalf {
         if shape == Shape::Bare {
             return;
         }
+        // The front entry of each cache is the commonest answer: checked inline, the rest of
+        // the search and the misses out of line, so the common path needs few registers.
         let cache = self.sites.after(self.prev_site, r.kind);
-        match cache.find(r.site) {
-            Some(i) => {
-                o[stream::SITE as usize].push(i as u8);
-                cache.promote(i);
-            }
-            None => {
-                o[stream::SITE as usize].push(SITE_CACHE as u8);
-                put_u64(&mut o[stream::SITE_MISS as usize], u64::from(r.site));
-                cache.touch(r.site);
-            }
-        }
+        let sym = match cache.get(0) {
+            Some(s) if s == r.site => 0,
+            _ => site_symbol(cache, r.site, &mut o[stream::SITE_MISS as usize]),
+        };
+        o[stream::SITE as usize].push(sym);
         self.site_seen(r.site);
         if matches!(shape, Shape::Alloc | Shape::Realloc) {
             let sizes = self.sites.sizes(r.site);
-            match sizes.find(r.size) {
-                Some(i) => {
-                    o[stream::SIZE as usize].push(i as u8);
-                    sizes.promote(i);
-                }
-                None => {
-                    o[stream::SIZE as usize].push(SIZE_CACHE as u8);
-                    put_u64(&mut o[stream::SIZE_MISS as usize], r.size);
-                    sizes.touch(r.size);
-                }
-            }
+            let sym = match sizes.get(0) {
+                Some(s) if s == r.size => 0,
+                _ => size_symbol(sizes, r.size, &mut o[stream::SIZE_MISS as usize]),
+            };
+            o[stream::SIZE as usize].push(sym);
         }
         if kinds.has_extra(r.kind) {
             put_u64(&mut o[stream::EXTRA as usize], r.extra);
@@ -361,7 +387,11 @@ impl SiteHalf {
             }
             None if sym == SIZE_CACHE => {
                 let size = c[stream::SIZE_MISS as usize].u64()?;
-                sizes.touch(size);
+                // The encoder writes a miss only for a size its cache lacks, so the search of
+                // `touch` would find nothing (the size caches of some traces miss for most
+                // records). In a damaged block the size may be cached already: it is then
+                // cached twice, which decodes garbage but never panics.
+                sizes.insert_new(size);
                 Ok(size)
             }
             None => Err(format!("size cache has no entry {sym}").into()),

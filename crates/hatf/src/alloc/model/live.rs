@@ -163,6 +163,10 @@ impl LiveSet {
     /// will look up first (a hint only).
     #[inline]
     pub fn prefetch(&self, addr: u64) {
+        // A decoder's set has no map to fetch from (and calls this for every block).
+        if self.rank_only {
+            return;
+        }
         self.seq_of.prefetch(addr);
     }
 

@@ -51,6 +51,11 @@ fn carries(shape: Shape) -> (bool, bool, bool) {
     (site, free, sized)
 }
 
+/// [`Packer::pack`]'s flags of what a kind's records carry (see [`carries`]).
+const HAS_SITE: u8 = 1;
+const HAS_FREE: u8 = 2;
+const SIZED: u8 = 4;
+
 /// The encoder's side: packs one block's streams into shapes, keeping its buffers.
 #[derive(Debug, Default)]
 pub struct Packer {
@@ -91,6 +96,19 @@ impl Packer {
         self.known.clear();
         self.recent.clear();
         self.recent.resize(RECENT, (NO_KEY, 0));
+        // What each kind's records carry, asked of the kind table once per block rather
+        // than once per record.
+        let carried: [u8; 256] = std::array::from_fn(|kind| {
+            let (site, free, sized) = carries(kinds.shape(kind as u8));
+            let flag = |carried: bool, flag: u8| if carried { flag } else { 0 };
+            flag(site, HAS_SITE) | flag(free, HAS_FREE) | flag(sized, SIZED)
+        });
+        // As an array, so that a slot needs no bounds check.
+        let recent: &mut [(u64, u32); RECENT] = self
+            .recent
+            .as_mut_slice()
+            .try_into()
+            .map_err(|_| "internal error: the shape cache has the wrong size".to_string())?;
         let b = &s.bytes;
         let mut site = Cursor::new(&b[stream::SITE as usize], "site");
         let mut size = Cursor::new(&b[stream::SIZE as usize], "size");
@@ -98,19 +116,16 @@ impl Packer {
         let mut free = Cursor::new(&b[stream::FREE as usize], "free");
         let mut previous_free = FREE_IN_SHAPE;
         for &kind in &b[stream::KIND as usize] {
-            let (has_site, has_free, sized) = carries(kinds.shape(kind));
-            let mut def = [kind, 0, 0, 0, 0];
-            let mut n = 1;
+            let carries = carried[usize::from(kind)];
+            // The shape's key is its definition, byte `i` of the key being byte `i` of the
+            // definition (the kind, then the symbols the kind carries, in table order).
             let mut key = u64::from(kind);
-            let mut put = |v: u8, key: &mut u64| {
-                def[n] = v;
-                *key |= u64::from(v) << (8 * n);
-                n += 1;
-            };
-            if has_site {
-                put(site.byte()?, &mut key);
+            let mut n = 1;
+            if carries & HAS_SITE != 0 {
+                key |= u64::from(site.byte()?) << 8;
+                n = 2;
             }
-            if has_free {
+            if carries & HAS_FREE != 0 {
                 let v = free.u64()?;
                 let sym = if v < FREE_IN_SHAPE {
                     v
@@ -122,25 +137,31 @@ impl Packer {
                     previous_free = v;
                     FREE_IN_SHAPE
                 };
-                put(sym as u8, &mut key);
+                key |= sym << (8 * n);
+                n += 1;
             }
-            if sized {
-                put(size.byte()?, &mut key);
-                put(addr.byte()?, &mut key);
+            if carries & SIZED != 0 {
+                key |= u64::from(size.byte()?) << (8 * n);
+                key |= u64::from(addr.byte()?) << (8 * n + 8);
+                n += 2;
             }
-            let cached = &mut self.recent[slot(key)];
+            let cached = &mut recent[slot(key)];
             let id = if cached.0 == key {
                 cached.1
             } else {
                 let next = self.known.len() as u32;
                 let id = *self.known.entry(key).or_insert(next);
                 if id == next {
-                    self.table.extend_from_slice(&def[..n]);
+                    self.table.extend_from_slice(&key.to_le_bytes()[..n]);
                 }
                 *cached = (key, id);
                 id
             };
-            put_u64(&mut self.ids, u64::from(id));
+            if id < 0x80 {
+                self.ids.push(id as u8);
+            } else {
+                put_u64(&mut self.ids, u64::from(id));
+            }
         }
         for c in [&site, &size, &addr, &free] {
             if !c.is_empty() {
@@ -428,13 +449,23 @@ impl<'a> ShapeReader<'a> {
             let entries = &self.entries[..];
             let mut at = self.ids_at;
             while let (Some(slot), Some(&b)) = (into.get_mut(n), ids.get(at)) {
-                match entries.get(usize::from(b)) {
-                    Some(&e) if b < 0x80 => {
+                // Ids of two bytes too (a block of more than 128 shapes has many), read as
+                // `next_entry` reads them.
+                let (i, len) = if b < 0x80 {
+                    (usize::from(b), 1)
+                } else {
+                    match ids.get(at + 1) {
+                        Some(&b2) if b2 < 0x80 => (usize::from(b & 0x7f) | usize::from(b2) << 7, 2),
+                        _ => break,
+                    }
+                };
+                match entries.get(i) {
+                    Some(&e) => {
                         *slot = e;
                         n += 1;
-                        at += 1;
+                        at += len;
                     }
-                    _ => break,
+                    None => break,
                 }
             }
             self.ids_at = at;
@@ -1097,6 +1128,33 @@ mod tests {
             assert_eq!(e, None, "batch {batch}");
             assert!(got == want, "batch {batch}");
         }
+    }
+
+    #[test]
+    fn batches_read_two_byte_shape_ids_as_single_records_do() {
+        // Enough records for more than 128 shapes, so that many ids take two bytes (the batch
+        // reader's inner loop reads those itself).
+        let (s, p) = replay_block(23, 40_000);
+        let two_byte = p.ids.iter().filter(|&&b| b >= 0x80).count();
+        assert!(two_byte > 1000, "only {two_byte} two-byte ids");
+        let sections = shaped_sections(&s, &p.free_rest);
+        let cursors = || super::super::Cursors::shaped(sections, &p.ids, &p.table);
+        let (want, e) = decode_singles(&ReplayKinds, cursors());
+        assert_eq!((want.len(), e), (40_000, None));
+        for batch in [1, 128, 2048, 40_000] {
+            let (got, e) = decode_batches(&ReplayKinds, cursors(), batch);
+            assert_eq!(e, None, "batch {batch}");
+            assert!(got == want, "batch {batch}");
+        }
+        // A two-byte id naming a shape not yet defined is refused after the good records, as
+        // one at a time.
+        let mut ids = p.ids.clone();
+        let at = ids.iter().position(|&b| b >= 0x80).expect("a two-byte id");
+        ids[at + 1] = 0x7f;
+        let cursors = || super::super::Cursors::shaped(sections, &ids, &p.table);
+        let want = decode_singles(&ReplayKinds, cursors());
+        assert!(want.1.as_deref().is_some_and(|m| m.contains("not defined")));
+        assert_eq!(decode_batches(&ReplayKinds, cursors(), 2048), want);
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl ParsedLines {
     /// comparison then saves hashing the caller.
     fn caller(&mut self, chunk: &[u8], at: usize, len: usize, last: u32, seed: u64) -> u32 {
         let c = &chunk[at..at + len];
-        let same = |(a, l, _): (usize, usize, u64)| l == len && &chunk[a..a + l] == c;
+        let same = |(a, l, _): (usize, usize, u64)| l == len && same_text(&chunk[a..a + l], c);
         if last != NO_SITE && same(self.callers[last as usize]) {
             return last;
         }
@@ -127,7 +127,7 @@ impl ParsedLines {
     /// [`ParsedLines::caller`] through the hash of the caller's text.
     fn caller_by_hash(&mut self, chunk: &[u8], at: usize, len: usize, seed: u64) -> u32 {
         let c = &chunk[at..at + len];
-        let same = |(a, l, _): (usize, usize, u64)| l == len && &chunk[a..a + l] == c;
+        let same = |(a, l, _): (usize, usize, u64)| l == len && same_text(&chunk[a..a + l], c);
         let hash = caller_hash(seed, c);
         let mut i = self.by_hash.get(&hash).copied().unwrap_or(NO_SITE);
         while i != NO_SITE {
@@ -153,11 +153,58 @@ const TAIL_SLOTS: usize = 256;
 /// compared.
 #[inline]
 fn tail_slot(c: &[u8]) -> usize {
-    let mut w = [0u8; 8];
-    let tail = &c[c.len().saturating_sub(8)..];
-    w[..tail.len()].copy_from_slice(tail);
-    let x = (u64::from_le_bytes(w) ^ c.len() as u64).wrapping_mul(LANE_B);
+    let x = (tail_word(c) ^ c.len() as u64).wrapping_mul(LANE_B);
     (x >> 56) as usize
+}
+
+/// The last 8 bytes of `c` as a word (zero-padded at the top when `c` is shorter).
+#[inline]
+fn tail_word(c: &[u8]) -> u64 {
+    match c.len().checked_sub(8) {
+        Some(i) => word(c, i),
+        None => {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        }
+    }
+}
+
+/// The 8 bytes of `c` from `i` as a word.
+#[inline]
+fn word(c: &[u8], i: usize) -> u64 {
+    let w = &c[i..i + 8];
+    u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+}
+
+/// Whether two texts of the same length are equal. Compared in line, 16 bytes at a time with
+/// the last block overlapping the one before: most callers are 20 to 100 bytes, and a `memcmp`
+/// call per line cost more than the comparison itself.
+#[inline]
+fn same_text(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 16 {
+        if n < 8 {
+            return a == b;
+        }
+        return word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8);
+    }
+    let block = |s: &[u8], i: usize| -> [u8; 16] {
+        let mut w = [0u8; 16];
+        w.copy_from_slice(&s[i..i + 16]);
+        w
+    };
+    let mut i = 0;
+    while i + 16 < n {
+        if block(a, i) != block(b, i) {
+            return false;
+        }
+        i += 16;
+    }
+    block(a, n - 16) == block(b, n - 16)
 }
 
 /// Multiplies and folds the 128-bit product: the mixing step of [`caller_hash`].
@@ -179,11 +226,7 @@ const LANE_B: u64 = 0x9e37_79b9_7f4a_7c15;
 /// advance; a collision costs only a comparison, never a wrong site (every table compares the
 /// text).
 fn caller_hash(seed: u64, c: &[u8]) -> u64 {
-    let word = |i: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&c[i..i + 8]);
-        u64::from_le_bytes(w)
-    };
+    let word = |i: usize| word(c, i);
     let n = c.len();
     let (mut a, mut b) = (seed ^ n as u64, seed.rotate_left(32));
     if n >= 16 {
@@ -225,60 +268,115 @@ fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, seed: 
         }
         let terminated = raw.last() == Some(&b'\n');
         let len = raw.len() - usize::from(terminated);
-        let text = &raw[..len];
-        let mut p = ParsedLine {
-            addr: 0,
-            size: 0,
-            index: NO_SITE,
-            kind: kinds::VERBATIM,
-            bad: false,
-        };
         if !terminated {
             // Only the last line can lack its `\n`; store it as is.
-            p.kind = kinds::VERBATIM_UNTERMINATED;
+            let p = ParsedLine {
+                kind: kinds::VERBATIM_UNTERMINATED,
+                ..VERBATIM_LINE
+            };
             out.push_verbatim(p, at, len);
             return;
         }
         // Most lines are operations exactly as glibc prints them: one quick pass takes those.
-        // The fields of an operation line: its caller (a slice of `text`, after `@ `) numbered
-        // in the chunk.
-        let mut take_op = |p: &mut ParsedLine, out: &mut ParsedLines, op: OpLine<'_>| {
-            p.kind = kind_of(op.op);
-            if let Some(c) = op.caller {
-                p.index = out.caller(chunk, at + 2, c.len(), last_caller, seed);
-                last_caller = p.index;
+        // (The line is built in registers and stored once: filling it in through a closure
+        // stored its fields apart and read them back whole, which stalled.)
+        match line::parse_canonical_op(&raw[..len]) {
+            Some(op) => {
+                let p = out.op_line(chunk, at, &op, &mut last_caller, seed);
+                out.lines.push(p);
             }
-            p.size = op.size;
-            p.addr = op.addr;
-        };
-        if let Some(op) = line::parse_canonical_op(text) {
-            take_op(&mut p, out, op);
-            out.lines.push(p);
-            return;
-        }
-        // A `\r` before the `\n` is not glibc's; parse without it and let the canonical-form
-        // check below keep such a line verbatim.
-        let core = text.strip_suffix(b"\r").unwrap_or(text);
-        match line::parse_checked(core) {
-            Ok((Line::Marker(m), _)) if m == b"Start" && core == text => p.kind = kinds::START,
-            Ok((Line::Marker(m), _)) if m == b"End" && core == text => p.kind = kinds::END,
-            Ok((Line::Marker(_), _)) => {}
-            // Parses, but glibc would have printed it differently (CRLF, case, padding): the
-            // line stays verbatim.
-            Ok((Line::Op(_), canonical)) if !canonical || core.len() != text.len() => {}
-            Ok((Line::Op(op), _)) => take_op(&mut p, out, op),
-            Err(_) if keep_bad_lines => p.bad = true,
-            Err(e) => {
-                out.error = Some((i, at, len, e));
-                return;
-            }
-        }
-        if p.kind == kinds::VERBATIM {
-            out.push_verbatim(p, at, len);
-        } else {
-            out.lines.push(p);
+            None => parse_other_line(
+                chunk,
+                i,
+                at,
+                len,
+                out,
+                keep_bad_lines,
+                &mut last_caller,
+                seed,
+            ),
         }
     })
+}
+
+/// A verbatim line, before its kind and index are set.
+const VERBATIM_LINE: ParsedLine = ParsedLine {
+    addr: 0,
+    size: 0,
+    index: NO_SITE,
+    kind: kinds::VERBATIM,
+    bad: false,
+};
+
+impl ParsedLines {
+    /// The parsed line of operation `op`, whose line starts at `at` in `chunk` (so its caller,
+    /// if any, at `at + 2`); `last_caller` is the caller index of the line before, updated.
+    #[inline]
+    fn op_line(
+        &mut self,
+        chunk: &[u8],
+        at: usize,
+        op: &OpLine<'_>,
+        last_caller: &mut u32,
+        seed: u64,
+    ) -> ParsedLine {
+        let index = match op.caller {
+            Some(c) => {
+                let i = self.caller(chunk, at + 2, c.len(), *last_caller, seed);
+                *last_caller = i;
+                i
+            }
+            None => NO_SITE,
+        };
+        ParsedLine {
+            addr: op.addr,
+            size: op.size,
+            index,
+            kind: kind_of(op.op),
+            bad: false,
+        }
+    }
+}
+
+/// Parses a terminated line that is not an operation exactly as glibc prints it: a marker, a
+/// line that glibc would have printed differently (kept verbatim), or one that does not parse
+/// (kept verbatim with `keep_bad_lines`, else the chunk's error).
+#[cold]
+#[allow(clippy::too_many_arguments)]
+fn parse_other_line(
+    chunk: &[u8],
+    i: u64,
+    at: usize,
+    len: usize,
+    out: &mut ParsedLines,
+    keep_bad_lines: bool,
+    last_caller: &mut u32,
+    seed: u64,
+) {
+    let text = &chunk[at..at + len];
+    let mut p = VERBATIM_LINE;
+    // A `\r` before the `\n` is not glibc's; parse without it and let the canonical-form
+    // check below keep such a line verbatim.
+    let core = text.strip_suffix(b"\r").unwrap_or(text);
+    match line::parse_checked(core) {
+        Ok((Line::Marker(m), _)) if m == b"Start" && core == text => p.kind = kinds::START,
+        Ok((Line::Marker(m), _)) if m == b"End" && core == text => p.kind = kinds::END,
+        Ok((Line::Marker(_), _)) => {}
+        // Parses, but glibc would have printed it differently (CRLF, case, padding): the
+        // line stays verbatim.
+        Ok((Line::Op(_), canonical)) if !canonical || core.len() != text.len() => {}
+        Ok((Line::Op(op), _)) => p = out.op_line(chunk, at, &op, last_caller, seed),
+        Err(_) if keep_bad_lines => p.bad = true,
+        Err(e) => {
+            out.error = Some((i, at, len, e));
+            return;
+        }
+    }
+    if p.kind == kinds::VERBATIM {
+        out.push_verbatim(p, at, len);
+    } else {
+        out.lines.push(p);
+    }
 }
 
 /// Everything the encoder keeps between lines.

@@ -4,7 +4,7 @@
 //! with ADDR printed by `%p` (`0x…`, or `(nil)` for NULL) and SIZE by `%#lx` (`0x…`, or `0` for
 //! zero). The caller itself may contain spaces, so a line is taken apart from the right.
 
-use crate::alloc::text_num::{parse_hex_digits, push_0x};
+use crate::alloc::text_num::{classes, hex_value8, parse_hex_digits, push_0x, word_at};
 
 /// The operation of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,8 +203,8 @@ enum Spelled {
 }
 
 /// Reads the number token that ends at `end` backwards, when it is spelled as glibc prints
-/// numbers and has a space before it: its value, spelling, and where that space is.
-#[inline]
+/// numbers and has a space before it: its value, spelling, and where that space is. One byte
+/// at a time: for lines shorter than a [`Tail`] and tokens that start before it.
 fn number_before(text: &[u8], end: usize) -> Option<(u64, Spelled, usize)> {
     let head = &text[..end];
     if head.ends_with(b" (nil)") {
@@ -249,18 +249,132 @@ fn op_before(text: &[u8], space: usize) -> Option<(u8, Option<usize>)> {
     }
 }
 
+/// Bytes at the end of a line that [`Tail`] classifies at once: enough for the operation and
+/// both numbers of nearly every line (`+ 0x55d2155594a0 0xeb8` is 22).
+const TAIL: usize = 32;
+
+/// The last [`TAIL`] bytes of a line, classified ([`classes`]): where its spaces and
+/// lower-case hex digits are, so that a number token is found and checked with a few bit
+/// operations, and read a word at a time.
+struct Tail {
+    /// Where the tail starts in the line.
+    base: usize,
+    /// Bit `i`: byte `base + i` is a lower-case hex digit.
+    hex: u64,
+    /// Bit `i`: byte `base + i` is a space.
+    spaces: u64,
+}
+
+impl Tail {
+    /// The tail of `text`, which has at least [`TAIL`] bytes.
+    #[inline(always)]
+    fn of(text: &[u8]) -> Tail {
+        let base = text.len() - TAIL;
+        let mut b = [0u8; TAIL];
+        b.copy_from_slice(&text[base..]);
+        let c = classes(&b);
+        Tail {
+            base,
+            hex: u64::from(c.digits | c.letters),
+            spaces: u64::from(c.spaces),
+        }
+    }
+
+    /// [`number_before`], from the masks: the token is what follows the last space before
+    /// `end`, and it must be `(nil)`, `0`, or `0x` and 1 to 16 lower-case hex digits without
+    /// a leading zero. (The byte-wise reading takes exactly those: the digits it reads back
+    /// over stop at the `x`, and ` 0x` must come before them.)
+    #[inline(always)]
+    fn number_before(&self, text: &[u8], end: usize) -> Option<(u64, Spelled, usize)> {
+        let e = end.wrapping_sub(self.base);
+        let below = if e <= TAIL {
+            self.spaces & ((1u64 << e) - 1)
+        } else {
+            0
+        };
+        if below == 0 {
+            // The token starts before the tail (or `end` is not in it).
+            return number_before(text, end);
+        }
+        let space = self.base + 63 - below.leading_zeros() as usize;
+        let tok = &text[space + 1..end];
+        match tok {
+            [b'0'] => Some((0, Spelled::Zero, space)),
+            b"(nil)" => Some((0, Spelled::Nil, space)),
+            [b'0', b'x', first, digits @ ..] if *first != b'0' && digits.len() < 16 => {
+                // All of `first..end` are hex digits.
+                let from = space + 3 - self.base;
+                let want = (1u64 << e) - (1u64 << from);
+                (self.hex & want == want)
+                    .then(|| (hex_before(text, end, e - from), Spelled::Hex, space))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The value of the `n` lower-case hex digits (1 to 16, checked already) that end at `end`,
+/// read a word at a time.
+#[inline(always)]
+fn hex_before(text: &[u8], end: usize, n: usize) -> u64 {
+    // Each word is the 8 bytes before a point; the bytes before the digits are zeroed, to
+    // read as leading zeros.
+    let top = |w: u64, digits: usize| w & (u64::MAX << (64 - 8 * digits));
+    if n <= 8 && end >= 8 {
+        hex_value8(top(word_at(text, end - 8), n))
+    } else if end >= 16 {
+        let high = hex_value8(top(word_at(text, end - 16), n - 8));
+        (high << 32) | hex_value8(word_at(text, end - 8))
+    } else {
+        // Too near the line start for whole words.
+        parse_hex_digits(&text[end - n..end]).unwrap_or(0)
+    }
+}
+
 /// Parses `text` (one line without its `\n`) when it is an operation line exactly as glibc
 /// prints it; `None` for anything else (a marker, a line that does not parse, or one that
 /// parses but prints back differently), which [`parse_checked`] then sorts out. It gives what
 /// `parse_checked` gives for such a line, reading the numbers backwards once from the line's
 /// end instead of splitting tokens and checking them apart: that was half of a parsing
-/// worker.
+/// worker. Lines of at least [`TAIL`] bytes (all with a caller) find their numbers through a
+/// [`Tail`].
 #[inline]
 pub fn parse_canonical_op(text: &[u8]) -> Option<OpLine<'_>> {
-    if text.starts_with(b"= ") {
-        return None;
+    if text.len() >= TAIL {
+        parse_op_with(text, &Tail::of(text))
+    } else {
+        parse_op_with(text, &Bytewise)
     }
-    let (last, last_spelled, s1) = number_before(text, text.len())?;
+}
+
+/// Reads the number token that ends at a position, as [`number_before`] does.
+trait NumberBefore {
+    fn number_before(&self, text: &[u8], end: usize) -> Option<(u64, Spelled, usize)>;
+}
+
+/// [`number_before`] itself.
+struct Bytewise;
+
+impl NumberBefore for Bytewise {
+    #[inline(always)]
+    fn number_before(&self, text: &[u8], end: usize) -> Option<(u64, Spelled, usize)> {
+        number_before(text, end)
+    }
+}
+
+impl NumberBefore for Tail {
+    #[inline(always)]
+    fn number_before(&self, text: &[u8], end: usize) -> Option<(u64, Spelled, usize)> {
+        Tail::number_before(self, text, end)
+    }
+}
+
+/// [`parse_canonical_op`] with `number_before` reading the number token that ends at a
+/// position (as [`number_before`] does).
+#[inline(always)]
+fn parse_op_with<'a>(text: &'a [u8], numbers: &impl NumberBefore) -> Option<OpLine<'a>> {
+    // (A marker, `= …`, fails below: `=` is no operation, nor `= ` a caller's `@ `.)
+    let (last, last_spelled, s1) = numbers.number_before(text, text.len())?;
     let (op, addr, size, op_space) = match op_before(text, s1) {
         Some((c @ (b'-' | b'<'), op_space)) => {
             if last_spelled == Spelled::Zero {
@@ -273,7 +387,7 @@ pub fn parse_canonical_op(text: &[u8]) -> Option<OpLine<'_>> {
             if last_spelled == Spelled::Nil {
                 return None;
             }
-            let (addr, addr_spelled, s2) = number_before(text, s1)?;
+            let (addr, addr_spelled, s2) = numbers.number_before(text, s1)?;
             if addr_spelled == Spelled::Zero {
                 return None;
             }
@@ -471,12 +585,17 @@ mod tests {
                     for d in parts {
                         for sep in [" ", "  "] {
                             let text = [a, b, c, d].join(sep);
-                            let slow = match parse_checked(text.as_bytes()) {
-                                Ok((Line::Op(l), true)) => Some(l),
-                                _ => None,
-                            };
-                            assert_eq!(parse_canonical_op(text.as_bytes()), slow, "{text:?}");
-                            checked += usize::from(slow.is_some());
+                            // Short lines are read byte by byte; after a long caller, through
+                            // a `Tail`, whose window the tokens may start before.
+                            for head in ["", "@ /usr/lib/libfoo.so.1:(f+10)[0x6f930] "] {
+                                let text = format!("{head}{text}");
+                                let slow = match parse_checked(text.as_bytes()) {
+                                    Ok((Line::Op(l), true)) => Some(l),
+                                    _ => None,
+                                };
+                                assert_eq!(parse_canonical_op(text.as_bytes()), slow, "{text:?}");
+                                checked += usize::from(slow.is_some());
+                            }
                         }
                     }
                 }
