@@ -15,7 +15,8 @@
 #             timed by GNU time
 #   --keep    keep the work folder (decompressed inputs, outputs) and print where it is
 # Environment: HATF_CORPUS (default: ../shared/corpus from the repository root),
-#   CARGO_TARGET_DIR (where hatf is built), BENCH_TMP (parent of the work folder, default /tmp).
+#   CARGO_TARGET_DIR (where hatf is built), BENCH_TMP (parent of the work folder, default /tmp),
+#   HATF_BIN (time this hatf binary instead of building the repository's).
 # Tools that are missing (hyperfine, GNU time, zstd, xz, gzip, unzip, bzip2, gcc) are installed
 # with apt-get. Run it under `nice -n 19` on a shared machine.
 set -euo pipefail
@@ -30,7 +31,7 @@ while [[ $# -gt 0 ]]; do
         --quick) QUICK=1; RUNS=1 ;;
         --runs) RUNS="$2"; shift ;;
         --keep) KEEP=1 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         -*) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
         *) EXTRA+=("$(cd "$(dirname "$1")" && pwd)/$(basename "$1")") ;;
     esac
@@ -57,8 +58,13 @@ if [[ ${#need_pkgs[@]} -gt 0 ]]; then
 fi
 
 # --- hatf --------------------------------------------------------------------------------
-log "building hatf (release)"
-(cd "$ROOT" && cargo build --release --locked -p hatf-cli >&2)
+if [[ -n ${HATF_BIN:-} ]]; then
+    [[ -x $HATF_BIN ]] || { log "HATF_BIN=$HATF_BIN is not an executable file"; exit 2; }
+    log "timing $HATF_BIN (HATF_BIN), not the repository's build"
+else
+    log "building hatf (release)"
+    (cd "$ROOT" && cargo build --release --locked -p hatf-cli >&2)
+fi
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 OUTDIR=$ROOT/target/bench
 mkdir -p "$OUTDIR"
@@ -67,7 +73,7 @@ WORK=$(mktemp -d "${BENCH_TMP:-/tmp}/hatf-bench.XXXXXX")
 if [[ $KEEP -eq 0 ]]; then trap 'rm -rf "$WORK"' EXIT; fi
 mkdir -p "$WORK/in" "$WORK/out"
 # A private copy, so a rebuild during the run cannot change the binary being measured.
-cp "$TARGET/release/hatf" "$WORK/hatf"
+cp "${HATF_BIN:-$TARGET/release/hatf}" "$WORK/hatf"
 HATF=$WORK/hatf
 
 # --- inputs ------------------------------------------------------------------------------

@@ -16,7 +16,8 @@
 #   TRACE      plain-text traces to use instead of the corpus ones
 # Environment: HATF_CORPUS (default: ../shared/corpus from the repository root),
 #   CARGO_TARGET_DIR (where hatf is built), BENCH_TMP (parent of the work folder; default
-#   /dev/shm when it exists, so that file I/O is not what is measured, else /tmp).
+#   /dev/shm when it exists, so that file I/O is not what is measured, else /tmp), HATF_BIN
+#   (time this hatf binary instead of building the repository's).
 # Missing tools (hyperfine, GNU time, zstd, unzip) are installed with apt-get. Run it on a
 # quiet machine: the two tools' times are compared, and other work moves both.
 set -euo pipefail
@@ -49,14 +50,19 @@ if [[ ${#need_pkgs[@]} -gt 0 ]]; then
         { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y "${need_pkgs[@]}" >/dev/null; }
 fi
 
-log "building hatf (release)"
-(cd "$ROOT" && cargo build --release --locked -p hatf-cli >&2)
+if [[ -n ${HATF_BIN:-} ]]; then
+    [[ -x $HATF_BIN ]] || { log "HATF_BIN=$HATF_BIN is not an executable file"; exit 2; }
+    log "timing $HATF_BIN (HATF_BIN), not the repository's build"
+else
+    log "building hatf (release)"
+    (cd "$ROOT" && cargo build --release --locked -p hatf-cli >&2)
+fi
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 TMP_PARENT=${BENCH_TMP:-$([[ -d /dev/shm ]] && echo /dev/shm || echo /tmp)}
 WORK=$(mktemp -d "$TMP_PARENT/hatf-versus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 # A private copy, so a rebuild during the run cannot change the binary being measured.
-cp "$TARGET/release/hatf" "$WORK/hatf"
+cp "${HATF_BIN:-$TARGET/release/hatf}" "$WORK/hatf"
 HATF=$WORK/hatf
 
 LABELS=()
