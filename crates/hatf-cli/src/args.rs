@@ -115,7 +115,8 @@ pub struct EncodeArgs {
     /// files about a fifth larger; `--level 19` gives the smallest.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub level: Option<i32>,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores, one for a text file under 16 MiB); the output is
+    /// the same.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Store lines that do not parse verbatim (they come back on decode) instead of failing.
@@ -139,7 +140,8 @@ pub struct DecodeArgs {
     /// Only records A..B (counted from 0, B exclusive; either end may be left out).
     #[arg(long, value_name = "A..B")]
     pub records: Option<String>,
-    /// Threads decompressing blocks (default: all cores); the output is the same.
+    /// Threads decompressing blocks (default: all cores, one for a file under 16 KiB); the
+    /// output is the same.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Folder to write the stored name files into.

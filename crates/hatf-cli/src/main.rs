@@ -11,6 +11,7 @@ mod progress;
 mod record_range;
 mod runtime_error;
 mod text_input;
+mod thread_choice;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -26,7 +27,6 @@ pub struct Verbosity {
 }
 
 fn main() -> ExitCode {
-    malloc_tuning::bound_retained_memory();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -39,6 +39,10 @@ fn main() -> ExitCode {
             };
         }
     };
+    malloc_tuning::bound_retained_memory(match cli.command {
+        Command::Encode(_) => malloc_tuning::ENCODING_MMAP_THRESHOLD,
+        _ => malloc_tuning::DEFAULT_MMAP_THRESHOLD,
+    });
     data_stdout::reserve();
     let verbosity = Verbosity {
         quiet: cli.quiet,

@@ -5,10 +5,25 @@
 //! there, freed but resident: measured on a 757 MB mtrace log encoded on two threads, 138 MB of
 //! peak RSS for 45 MB of live heap. A fixed threshold returns every large buffer to the system
 //! when it is freed (85 MB). Other platforms and allocators are left alone.
+//!
+//! Encoding uses 1 MiB, the other commands 256 KiB. Every buffer above the threshold is fresh
+//! pages from the kernel at each allocation, each page a fault when first written: at 256 KiB
+//! an encode mapped, faulted in and unmapped the zstd context of each short section and many
+//! of a block's stream buffers, section after section (125 of the 915 page faults of encoding
+//! the 2.2 MB sample trace). Encoding's peak RSS stays bounded at 1 MiB: the 784 MB `mtrace`
+//! log made of seven copies of python-json encodes in 39 MB (37 MB at 256 KiB). Decoding gains
+//! little from it (24 of 490 faults on the sample) and holds a few MB more (an Elephant
+//! Tracks decode 36-39 MB instead of 32-36 MB), so it keeps 256 KiB.
 
-/// Fixes the mmap threshold at 256 KiB (which also stops its dynamic growth).
+/// The mmap threshold of an encode.
+pub const ENCODING_MMAP_THRESHOLD: i32 = 1 << 20;
+/// The mmap threshold of every other command.
+pub const DEFAULT_MMAP_THRESHOLD: i32 = 256 << 10;
+
+/// Fixes the mmap threshold at `bytes` (which also stops its dynamic growth): blocks at least
+/// this large are mapped on their own, and unmapped when freed.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn bound_retained_memory() {
+pub fn bound_retained_memory(bytes: i32) {
     /// `M_MMAP_THRESHOLD` from glibc's `<malloc.h>`.
     const M_MMAP_THRESHOLD: i32 = -3;
     extern "C" {
@@ -16,10 +31,10 @@ pub fn bound_retained_memory() {
     }
     // SAFETY: mallopt only changes allocator tuning; called once, before any other thread runs.
     unsafe {
-        mallopt(M_MMAP_THRESHOLD, 256 << 10);
+        mallopt(M_MMAP_THRESHOLD, bytes);
     }
 }
 
 /// Nothing to tune outside glibc.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn bound_retained_memory() {}
+pub fn bound_retained_memory(_bytes: i32) {}

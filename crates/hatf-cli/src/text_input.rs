@@ -49,14 +49,20 @@ pub fn known_formats() -> String {
     names.join(", ")
 }
 
-/// Reads up to [`DETECT_BYTES`] from `reader` and returns them with a reader over the whole input.
-pub fn read_head<R: Read>(mut reader: R, name: &str) -> CliResult<(Vec<u8>, Replayed<R>)> {
+/// Reads up to [`DETECT_BYTES`] from `reader` and returns a reader over the whole input, which
+/// replays them first; [`head_of`] shows them.
+pub fn read_head<R: Read>(mut reader: R, name: &str) -> CliResult<Replayed<R>> {
     let mut head = Vec::with_capacity(DETECT_BYTES);
     (&mut reader)
         .take(DETECT_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
-    Ok((head.clone(), Cursor::new(head).chain(reader)))
+    Ok(Cursor::new(head).chain(reader))
+}
+
+/// The first bytes [`read_head`] read (all of them while none were read through the result).
+pub fn head_of<R>(whole: &Replayed<R>) -> &[u8] {
+    whole.get_ref().0.get_ref()
 }
 
 /// Opens `path` as a text trace: text is read as is (format from `from`), binary is decoded.
@@ -64,9 +70,9 @@ pub fn open_text_trace(path: &Path, from: &str) -> CliResult<TextTrace> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path)
         .map_err(|e| CliError::input(format!("{name}: cannot open: {e}")))?;
-    let (head, whole) = read_head(std::io::BufReader::with_capacity(1 << 20, file), &name)?;
-    if !looks_like_container(&head) {
-        let format = choose_format(from, &head, &name)?;
+    let whole = read_head(std::io::BufReader::with_capacity(1 << 20, file), &name)?;
+    if !looks_like_container(head_of(&whole)) {
+        let format = choose_format(from, head_of(&whole), &name)?;
         return Ok(TextTrace {
             format,
             reader: Box::new(whole),

@@ -2,10 +2,11 @@
 
 use crate::args::DecodeArgs;
 use crate::error::{CliError, CliResult};
-use crate::io::{create_output, open_input, Content};
+use crate::io::{create_output, open_input, Content, BINARY_READ_AHEAD};
 use crate::peek::container_header;
 use crate::progress;
 use crate::record_range;
+use crate::thread_choice;
 use crate::Verbosity;
 use hatf::format::{self, DecodeOptions};
 
@@ -20,7 +21,12 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
         return Err(CliError::usage("--threads must be at least 1"));
     }
     let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Text)?;
-    let input = progress::track(open_input(args.input.as_deref())?, verbosity, "decoding");
+    let input = progress::track(
+        open_input(args.input.as_deref(), BINARY_READ_AHEAD)?,
+        verbosity,
+        "decoding",
+    );
+    let input_len = input.len;
     let (header, mut whole) = container_header(input.reader, &input.name)?;
     let stored = header.format.as_str();
     if let Some(to) = &args.to {
@@ -47,7 +53,12 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
     let options = DecodeOptions {
         input_name: input.name.clone(),
         names_dir: args.names.clone(),
-        threads: args.threads.unwrap_or_else(super::encode::default_threads),
+        threads: thread_choice::threads_for(
+            args.threads,
+            input_len,
+            thread_choice::DECODE_ONE_THREAD_BELOW,
+            thread_choice::all_cores,
+        ),
     };
     if let Some((first, end)) = range {
         return decode_range(args, &options, chosen, first, end, verbosity, output);

@@ -2,10 +2,11 @@
 
 use crate::args::{CompressArg, EncodeArgs};
 use crate::error::{CliError, CliResult};
-use crate::io::{create_output, open_input, Content};
+use crate::io::{create_output, open_input, Content, TEXT_READ_AHEAD};
 use crate::progress;
 use crate::runtime_error::from_runtime;
-use crate::text_input::{choose_format, read_head};
+use crate::text_input::{choose_format, head_of, read_head, DETECT_BYTES};
+use crate::thread_choice;
 use crate::Verbosity;
 use hatf::format::{Compression, EncodeOptions};
 
@@ -22,11 +23,21 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     }
     // The output is opened first so that a refusal (existing file, terminal) costs no work.
     let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
-    let input = progress::track(open_input(args.input.as_deref())?, verbosity, "encoding");
+    let input = progress::track(
+        open_input(args.input.as_deref(), TEXT_READ_AHEAD)?,
+        verbosity,
+        "encoding",
+    );
+    let input_len = input.len;
 
     // Detection needs the first bytes; they are read once and then put back in front of the rest.
-    let (head, mut whole) = read_head(input.reader, &input.name)?;
-    let chosen = choose_format(&args.from, &head, &input.name)?;
+    let mut whole = read_head(input.reader, &input.name)?;
+    // A head shorter than asked for is the whole input: its length is known even from a pipe.
+    let input_len = input_len.or_else(|| {
+        let head = head_of(&whole);
+        (head.len() < DETECT_BYTES).then_some(head.len() as u64)
+    });
+    let chosen = choose_format(&args.from, head_of(&whole), &input.name)?;
     if verbosity.verbose {
         eprintln!(
             "hatf: {}: detected format `{}` ({})",
@@ -65,7 +76,12 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
             CompressArg::Zstd => Compression::Zstd,
         },
         level: args.level,
-        threads: args.threads.unwrap_or_else(default_threads),
+        threads: thread_choice::threads_for(
+            args.threads,
+            thread_choice::encode_len(input_len, head_of(&whole)),
+            thread_choice::ENCODE_ONE_THREAD_BELOW,
+            thread_choice::all_cores,
+        ),
         keep_bad_lines: args.keep_bad_lines,
         names_dir: args.names.clone(),
     };
@@ -105,15 +121,9 @@ fn encode_text(args: &EncodeArgs) -> CliResult {
         _ => 3,
     });
     let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
-    let input = open_input(args.input.as_deref())?;
+    let input = open_input(args.input.as_deref(), TEXT_READ_AHEAD)?;
     let text = std::io::BufReader::new(input.reader);
     metatf::encode_text(&dtd, &dtd_name, text, output.writer(), codec, level)
         .map_err(|e| from_runtime(&input.name, e))?;
     output.commit()
-}
-
-pub(crate) fn default_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
 }

@@ -2,14 +2,14 @@
 
 use crate::args::VerifyArgs;
 use crate::error::CliResult;
-use crate::io::open_input;
+use crate::io::{open_input, BINARY_READ_AHEAD};
 use crate::runtime_error::from_runtime;
 use crate::Verbosity;
 use metatf::container::ContainerReader;
 
 /// Runs `hatf verify`.
 pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> CliResult {
-    let input = open_input(Some(&args.file))?;
+    let input = open_input(Some(&args.file), BINARY_READ_AHEAD)?;
     let name = input.name.clone();
     let mut reader = ContainerReader::new(input.reader).map_err(|e| from_runtime(&name, e))?;
     let mut blocks = 0u64;

@@ -6,11 +6,11 @@ use metatf::container::{Block, ContainerReader};
 
 use super::check::thread_of;
 use super::encode::STREAMS_SECTION;
-use super::line::{classify, Kind, Line};
+use super::line::{classify, Kind, Line, MAX_FIELDS};
 use super::model::{code, Model, UOrder};
 use super::names;
 use super::pipeline;
-use super::print::{PrintTo, Printer, TextBuf};
+use super::print::{PrintTo, Printer, TextBuf, HUGE_PAGE, LINE_ROOM};
 use super::streams::{id, StreamReader};
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note, ReadSeek};
@@ -90,7 +90,7 @@ pub fn decode(
         let fresh = || {
             let mut t = pieces.take();
             if t.capacity() == 0 {
-                t = TextBuf::with_capacity(WRITE_BYTES);
+                t = TextBuf::huge_page();
             }
             t.clear();
             t
@@ -113,7 +113,7 @@ pub fn decode(
                     emit(std::mem::replace(text, fresh()));
                     Ok(())
                 };
-                block_text_to(&block, scratch, &mut out, Some((WRITE_BYTES, &mut hand_on)))
+                block_text_to(&block, scratch, &mut out, Some((PIECE_BYTES, &mut hand_on)))
                     .map_err(|e| match e {
                         TextError::Block(m) => block_error(&file, at, &block, m),
                         TextError::Write(e) => write_error(e),
@@ -170,10 +170,18 @@ fn block_text(block: &Block, out: &mut TextBuf) -> Result<(), String> {
 }
 
 /// Text printed between two writes by [`block_text_to`] when a block is written as it is
-/// decoded, and per piece handed from a decoding worker to the writing thread. At least the
+/// decoded on the calling thread. At least the
 /// CLI's output buffer (1 MiB), which then passes each piece straight to the file instead of
 /// copying it (pieces of 128 KiB were copied: 6 % of a decode's instructions).
 const WRITE_BYTES: usize = 1 << 20;
+
+/// Text per piece handed from a decoding worker to the writing thread: a piece fills one
+/// huge page ([`TextBuf::huge_page`]), a line's room included, without growing.
+const PIECE_BYTES: usize = HUGE_PAGE - 2 * LINE_ROOM;
+
+/// Most bytes a record the model decodes prints: a letter, six fields of a space and 20
+/// digits, a `\n`.
+const LONGEST_RECORD_LINE: usize = 1 + MAX_FIELDS * 21 + 1;
 
 /// Where [`block_text_to`] hands its text once it holds at least the given number of bytes:
 /// the sink writes it out and clears it, or swaps in a fresh buffer.
@@ -227,7 +235,9 @@ fn block_text_to(
             model.reset(order);
             model
         }
-        None => scratch.model.insert(Model::new(order)),
+        None => scratch
+            .model
+            .insert(Model::for_decoding(order, block.record_count)),
     };
     let mut printer = Printer::default();
     let rfail = |k: u64, msg: String| {
@@ -236,29 +246,43 @@ fn block_text_to(
             block.first_record.saturating_add(k).saturating_add(1)
         )
     };
-    for k in 0..block.record_count {
-        if let Some((_, write)) = write.as_mut().filter(|(bytes, _)| out.len() >= *bytes) {
-            write(out).map_err(TextError::Write)?;
-        }
-        let c = streams.byte(id::KIND).map_err(|e| rfail(k, e.message()))?;
-        match c {
-            code::BLANK => out.push(b'\n'),
-            code::COMMENT | code::SPELLED | code::BAD => {
-                out.extend(streams.text(id::TEXT).map_err(|e| rfail(k, e.message()))?);
-                out.push(b'\n');
+    let mut k = 0u64;
+    while k < block.record_count {
+        // Records printed before the text is next measured: as many lines of the longest
+        // record as fit below the hand-on size (a comment's line may go past it; the text
+        // grows), instead of a test per record.
+        let batch = match write.as_mut() {
+            Some((bytes, write)) => {
+                if out.len() >= *bytes {
+                    write(out).map_err(TextError::Write)?;
+                }
+                (bytes.saturating_sub(out.len()) / LONGEST_RECORD_LINE).max(1) as u64
             }
-            code::UNTERMINATED => {
-                out.extend(streams.text(id::TEXT).map_err(|e| rfail(k, e.message()))?)
+            None => u64::MAX,
+        };
+        let end = block.record_count.min(k.saturating_add(batch));
+        while k < end {
+            let c = streams.byte(id::KIND).map_err(|e| rfail(k, e.message()))?;
+            match c {
+                code::BLANK => out.push(b'\n'),
+                code::COMMENT | code::SPELLED | code::BAD => {
+                    out.extend(streams.text(id::TEXT).map_err(|e| rfail(k, e.message()))?);
+                    out.push(b'\n');
+                }
+                code::UNTERMINATED => {
+                    out.extend(streams.text(id::TEXT).map_err(|e| rfail(k, e.message()))?)
+                }
+                c => {
+                    let mut sink = PrintTo {
+                        printer: &mut printer,
+                        out,
+                    };
+                    model
+                        .decode(c, streams, &mut sink)
+                        .map_err(|e| rfail(k, e.message()))?;
+                }
             }
-            c => {
-                let mut sink = PrintTo {
-                    printer: &mut printer,
-                    out,
-                };
-                model
-                    .decode(c, streams, &mut sink)
-                    .map_err(|e| rfail(k, e.message()))?;
-            }
+            k += 1;
         }
     }
     let left = streams.leftovers();
@@ -374,4 +398,68 @@ fn write_names(block: &metatf::container::Block, options: &DecodeOptions) -> Res
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{EncodeOptions, TraceFormat};
+
+    /// A block handed on in pieces of any size (pieces are measured once per batch of
+    /// records, and comments can be longer than a batch's room) gives its text whole and in
+    /// order.
+    #[test]
+    fn pieces_of_any_size_join_into_the_block_text() {
+        let mut text = String::new();
+        for k in 0..4000u64 {
+            match k % 9 {
+                0 => text.push_str(&format!("# note {k} {}\n", "x".repeat((k % 700) as usize))),
+                1 => text.push('\n'),
+                2 => text.push_str(&format!("M {} 0 1496724653\n", k % 300)),
+                3 => text.push_str(&format!("E {} 1496724653\n", k % 300)),
+                _ => text.push_str(&format!(
+                    "W {} {} {}\n",
+                    100_000_000 + k * 7919 % 5000,
+                    k % 40,
+                    1_496_724_653 + k % 3
+                )),
+            }
+        }
+        text.push_str("E 3 1496724653");
+        let mut packed = Vec::new();
+        super::super::ET3
+            .encode(&mut text.as_bytes(), &mut packed, &EncodeOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut reader = ContainerReader::new(&packed[..]).expect("a container");
+        let block = reader.next_block().expect("a block").expect("one block");
+        let mut whole = TextBuf::default();
+        block_text(&block, &mut whole).expect("decodes");
+        assert!(whole.as_slice() == text.as_bytes());
+        for bytes in [0, 1, 100, 129, 4096, PIECE_BYTES] {
+            let mut pieces = Vec::new();
+            let mut joined = Vec::new();
+            let mut sink = |t: &mut TextBuf| {
+                pieces.push(t.len());
+                joined.extend_from_slice(t.as_slice());
+                t.clear();
+                Ok(())
+            };
+            let mut out = TextBuf::huge_page();
+            let mut scratch = Scratch::default();
+            if block_text_to(&block, &mut scratch, &mut out, Some((bytes, &mut sink))).is_err() {
+                panic!("pieces of {bytes} bytes: an error");
+            }
+            assert!(joined == text.as_bytes(), "pieces of {bytes} bytes");
+            // A piece goes out as soon as it holds `bytes`: only a comment takes it further
+            // than one record line.
+            let longest_comment = 1000;
+            assert!(
+                pieces
+                    .iter()
+                    .all(|&n| n < bytes + LONGEST_RECORD_LINE + longest_comment),
+                "pieces of {bytes} bytes: {:?}",
+                pieces.iter().max()
+            );
+        }
+    }
 }

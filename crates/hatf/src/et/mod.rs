@@ -21,6 +21,7 @@ pub mod model;
 pub mod names;
 mod pipeline;
 pub mod print;
+mod rank_list;
 mod recent;
 mod stack;
 pub mod streams;

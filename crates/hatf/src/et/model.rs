@@ -199,11 +199,27 @@ fn kind_code(r: &Record) -> u8 {
 impl Model {
     /// A fresh state for a block whose `U` records use `u_order`.
     pub fn new(u_order: UOrder) -> Model {
+        Model::with_parts(u_order, WitnessCache::default(), Recent::default())
+    }
+
+    /// [`Model::new`] for decoding a block of `records` records: a small block gets a small
+    /// witness cache, and the list of objects is kept for reading ranks
+    /// ([`Recent::for_decoding`]). The predictions are those of [`Model::new`].
+    pub fn for_decoding(u_order: UOrder, records: u64) -> Model {
+        Model::with_parts(
+            u_order,
+            WitnessCache::for_records(records),
+            Recent::for_decoding(),
+        )
+    }
+
+    /// A fresh state with these (empty) witness cache and list of objects.
+    fn with_parts(u_order: UOrder, witnessed: WitnessCache, recent: Recent) -> Model {
         Model {
             u_order,
-            recent: Recent::default(),
+            recent,
             info: id_map(),
-            witnessed: WitnessCache::default(),
+            witnessed,
             threads: Vec::new(),
             stacks: id_map(),
             stack_list: Vec::new(),
@@ -221,26 +237,24 @@ impl Model {
     /// (over a third of the page faults of a javac-tests decode). The tables are only looked
     /// up, never walked, so how much room they have changes no prediction.
     pub fn reset(&mut self, u_order: UOrder) {
-        let old = std::mem::replace(self, Model::new(u_order));
+        let mut witnessed = std::mem::replace(&mut self.witnessed, WitnessCache::for_records(0));
+        witnessed.clear();
+        let recent = std::mem::take(&mut self.recent);
+        let old = std::mem::replace(self, Model::with_parts(u_order, witnessed, recent));
         let Model {
-            mut recent,
             mut info,
-            mut witnessed,
             mut stacks,
             mut sites,
             mut site_list,
             mut live,
             ..
         } = old;
-        witnessed.clear();
-        self.witnessed = witnessed;
-        recent.clear();
+        self.recent.clear();
         info.clear();
         stacks.clear();
         sites.clear();
         site_list.clear();
         live.clear();
-        self.recent = recent;
         self.info = info;
         self.stacks = stacks;
         self.sites = sites;
@@ -291,9 +305,14 @@ impl Model {
     /// objects holds.
     #[inline(never)]
     fn get_other_ref(&mut self, r: &mut StreamReader, c: u64) -> Result<u64, StreamError> {
-        let obj = match c {
-            0 => return Ok(0),
-            1 => r.raw_id()?,
+        match c {
+            0 => Ok(0),
+            1 => {
+                // The encoder codes an object as new only when its list does not hold it.
+                let obj = r.raw_id()?;
+                self.recent.push_new(obj);
+                Ok(obj)
+            }
             _ => {
                 let rank = c - 2;
                 let n = self.recent.count();
@@ -302,13 +321,11 @@ impl Model {
                         "object reference of rank {rank}, but only {n} objects are known"
                     )));
                 }
-                return self.recent.take(rank).ok_or_else(|| {
+                self.recent.take(rank).ok_or_else(|| {
                     StreamError::new(format!("object reference of rank {rank} is stale"))
-                });
+                })
             }
-        };
-        self.touch(obj);
-        Ok(obj)
+        }
     }
 
     /// The threads of the records encoded so far, ascending.

@@ -102,11 +102,11 @@ where
 }
 
 /// Most pieces of one item [`streamed`] lets wait for the sink: a worker that gets this far
-/// ahead waits, so that the memory in flight is bounded (the decoder's pieces are 1 MiB).
-/// Enough for a worker to print most of a block ahead of the writer: with 4, javac-tests
-/// decodes had 6,700 page faults instead of 9,000-11,000 but took 10 % longer (workers idle),
-/// with 16 they take as long as with 64 (9,400 faults).
-pub const PIECES_AHEAD: usize = 16;
+/// ahead waits, so that the memory in flight is bounded (the decoder's pieces are 2 MiB).
+/// Enough for a worker to print a whole block (13 MB) ahead of the writer: with 1 MiB pieces,
+/// 4 ahead gave javac-tests decodes 6,700 page faults instead of 9,000-11,000 but took 10 %
+/// longer (workers idle), 16 as long as 64 (9,400 faults).
+pub const PIECES_AHEAD: usize = 8;
 
 /// What a worker sends about one item: a piece of its output, or the end of it.
 enum Msg<P, E> {

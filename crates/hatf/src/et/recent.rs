@@ -9,26 +9,56 @@
 //! those of one set over all objects, at the cost of a scan of a few words for most references
 //! instead of two tree walks and two hash-table updates.
 
+use super::id_hash::{id_map, IdMap};
 use super::live::LiveSet;
+use super::rank_list::RankList;
 
 /// Objects kept in the array (a multiple of 4, see [`Recent::find_in_front`]).
 pub const FRONT: usize = 32;
 
 /// The move-to-front list of a block's objects.
-#[derive(Default)]
 pub struct Recent {
     /// The most recent objects, most recent first; `front_len` of them are used.
     front: [u64; FRONT],
     front_len: usize,
-    /// The older objects, by when they left the array, oldest first.
-    rest: LiveSet,
+    /// The older objects, by when they left the array.
+    rest: Older,
+    /// A decoder's list: every object it holds, so that a new one is put in front without a
+    /// search (see [`Recent::for_decoding`]).
+    seen: Option<IdMap<u64, ()>>,
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        Recent {
+            front: [0; FRONT],
+            front_len: 0,
+            rest: Older::Tree(LiveSet::default()),
+            seen: None,
+        }
+    }
 }
 
 impl Recent {
+    /// A list for a decoder, which reads most references as ranks: its older objects are a
+    /// [`RankList`], without a table from id to place (an update for each object entering or
+    /// leaving them), and a set of the ids it holds tells a new object (most objects
+    /// allocated) from one to look for. The ranks are those of [`Recent::default`]'s list.
+    pub fn for_decoding() -> Recent {
+        Recent {
+            rest: Older::Bits(RankList::default()),
+            seen: Some(id_map()),
+            ..Recent::default()
+        }
+    }
+
     /// Forgets every object, keeping the memory for the next block.
     pub fn clear(&mut self) {
         self.front_len = 0;
         self.rest.clear();
+        if let Some(seen) = &mut self.seen {
+            seen.clear();
+        }
     }
 
     /// Number of objects known.
@@ -40,12 +70,22 @@ impl Recent {
     #[inline]
     fn push_front(&mut self, obj: u64) {
         if self.front_len == FRONT {
-            self.rest.allocate(self.front[FRONT - 1]);
+            self.rest.push(self.front[FRONT - 1]);
         } else {
             self.front_len += 1;
         }
         self.front.copy_within(0..self.front_len - 1, 1);
         self.front[0] = obj;
+    }
+
+    /// Puts `obj`, which the list does not hold (the encoder coded it as new), at the front:
+    /// what [`Recent::touch`] does for such an object, without looking for it first.
+    #[inline]
+    pub fn push_new(&mut self, obj: u64) {
+        if let Some(seen) = &mut self.seen {
+            seen.insert(obj, ());
+        }
+        self.push_front(obj);
     }
 
     /// Marks `obj` as the most recently used object; returns its previous rank (0 = it was
@@ -63,15 +103,18 @@ impl Recent {
     /// [`Recent::touch`] of an object that is not the most recent one.
     #[inline(never)]
     fn touch_other(&mut self, obj: u64) -> Option<u64> {
+        if let Some(seen) = &mut self.seen {
+            if seen.insert(obj, ()).is_none() {
+                // Not in the list: nothing to look for.
+                self.push_front(obj);
+                return None;
+            }
+        }
         if let Some(p) = self.find_in_front(obj) {
             self.move_to_front(p);
             return Some(p as u64);
         }
-        let older = self.rest.len();
-        let rank = self
-            .rest
-            .kill(obj)
-            .map(|r| self.front_len as u64 + (older - 1 - r));
+        let rank = self.rest.remove(obj).map(|r| self.front_len as u64 + r);
         self.push_front(obj);
         rank
     }
@@ -125,14 +168,66 @@ impl Recent {
         if let Some(obj) = self.take_front(rank) {
             return Some(obj);
         }
-        let older = self.rest.len();
-        let r = rank - self.front_len as u64;
-        if r >= older {
-            return None;
-        }
-        let obj = self.rest.kill_rank(older - 1 - r)?;
+        let obj = self.rest.take(rank - self.front_len as u64)?;
         self.push_front(obj);
         Some(obj)
+    }
+}
+
+/// The objects older than the array: an encoder's, searched by id, in a [`LiveSet`] ordered
+/// oldest first; a decoder's, mostly read by rank, in a [`RankList`].
+enum Older {
+    Tree(LiveSet),
+    Bits(RankList),
+}
+
+impl Older {
+    fn len(&self) -> u64 {
+        match self {
+            Older::Tree(s) => s.len(),
+            Older::Bits(l) => l.len(),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Older::Tree(s) => s.clear(),
+            Older::Bits(l) => l.clear(),
+        }
+    }
+
+    /// Puts `obj` at the newest end.
+    #[inline]
+    fn push(&mut self, obj: u64) {
+        match self {
+            Older::Tree(s) => s.allocate(obj),
+            Older::Bits(l) => l.push(obj),
+        }
+    }
+
+    /// Removes `obj` if it is there; returns its rank from the newest.
+    fn remove(&mut self, obj: u64) -> Option<u64> {
+        match self {
+            Older::Tree(s) => {
+                let older = s.len();
+                s.kill(obj).map(|r| older - 1 - r)
+            }
+            Older::Bits(l) => l.remove(obj),
+        }
+    }
+
+    /// Removes and returns the object of rank `rank` from the newest.
+    fn take(&mut self, rank: u64) -> Option<u64> {
+        match self {
+            Older::Tree(s) => {
+                let older = s.len();
+                if rank >= older {
+                    return None;
+                }
+                s.kill_rank(older - 1 - rank)
+            }
+            Older::Bits(l) => l.take_from_newest(rank),
+        }
     }
 }
 
@@ -147,6 +242,9 @@ mod tests {
         let mut list: Vec<u64> = Vec::new();
         let mut enc = Recent::default();
         let mut dec = Recent::default();
+        // A decoder's list, told of new objects by `push_new` (references coded as new) or
+        // `touch` (allocations, which may name an object it holds).
+        let mut fresh = Recent::for_decoding();
         let mut x = 7u64;
         for step in 0..50_000 {
             // A new block halfway: the array's slots still hold the old objects, which must
@@ -155,6 +253,7 @@ mod tests {
                 list.clear();
                 enc.clear();
                 dec.clear();
+                fresh.clear();
             }
             x = x
                 .wrapping_mul(6364136223846793005)
@@ -171,12 +270,20 @@ mod tests {
             list.insert(0, obj);
             let got = enc.touch(obj);
             assert_eq!(got, expect.map(|p| p as u64));
+            let allocation = (x >> 8).is_multiple_of(5);
             match got {
                 Some(rank) => assert_eq!(dec.take(rank), Some(obj)),
                 None => assert_eq!(dec.touch(obj), None),
             }
+            match (allocation, got) {
+                (true, _) => assert_eq!(fresh.touch(obj), got, "step {step}"),
+                (false, Some(rank)) => assert_eq!(fresh.take(rank), Some(obj), "step {step}"),
+                (false, None) => fresh.push_new(obj),
+            }
             assert_eq!(enc.count(), list.len() as u64);
+            assert_eq!(fresh.count(), list.len() as u64);
         }
         assert_eq!(dec.take(dec.count()), None);
+        assert_eq!(fresh.take(fresh.count()), None);
     }
 }

@@ -18,7 +18,7 @@ pub struct CallStack {
 
 impl CallStack {
     /// Number of frames kept.
-    #[inline]
+    #[inline(always)]
     pub fn len(&self) -> usize {
         self.frames.len() - self.base
     }
@@ -42,14 +42,14 @@ impl CallStack {
     }
 
     /// The frame `depth` below the top (0 = the top), if kept.
-    #[inline]
+    #[inline(always)]
     pub fn below_top(&self, depth: usize) -> Option<u64> {
         let i = self.len().checked_sub(depth + 1)?;
         Some(self.frames[self.base + i])
     }
 
     /// Keeps only the oldest `len` frames (no change when there are fewer).
-    #[inline]
+    #[inline(always)]
     pub fn truncate(&mut self, len: usize) {
         self.frames.truncate(self.base + len);
     }

@@ -29,6 +29,66 @@ const TEXT_ROOM: usize = 1 << 20;
 /// two numbers of up to 20 digits (or `0x` and 16) with their spaces, and the newline.
 const LONGEST_LINE: usize = 20 + 2 + 14 + 16 + 2 * 21 + 1;
 
+/// How the line of a record of one kind code is printed: its action's text (`ACTION 0x`,
+/// padded for a fixed-length copy) and that text's length (0 for a kind with no action), and
+/// what follows the pointer. [`TextSink`] keeps one per kind code, so that a line takes one
+/// table entry where finding its action and then the action's text were two `match`es a line.
+#[derive(Debug, Clone, Copy)]
+struct LineKind {
+    name: [u8; 16],
+    len: u8,
+    tail: Tail,
+}
+
+/// What a line prints after its pointer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tail {
+    /// Nothing (`free`, `thread_done`).
+    Nothing,
+    /// ` SIZE` (`malloc`).
+    Size,
+    /// ` 0xOLD SIZE` (`realloc`).
+    OldSize,
+    /// ` EXTRA SIZE` (`calloc`, `memalign`).
+    ExtraSize,
+}
+
+impl LineKind {
+    /// The entry of a kind code that has no action.
+    const NONE: LineKind = LineKind {
+        name: [0; 16],
+        len: 0,
+        tail: Tail::Nothing,
+    };
+
+    /// The entry of the kind code of `action`.
+    fn of(action: Action) -> LineKind {
+        let (name, len) = action_text(action);
+        let tail = match action {
+            Action::Free | Action::ThreadDone => Tail::Nothing,
+            Action::Malloc => Tail::Size,
+            Action::Realloc => Tail::OldSize,
+            Action::Calloc | Action::Memalign => Tail::ExtraSize,
+        };
+        LineKind {
+            name: *name,
+            len: len as u8,
+            tail,
+        }
+    }
+}
+
+/// The [`LineKind`] of every kind code.
+fn line_kinds() -> Box<[LineKind; 256]> {
+    let mut t = Box::new([LineKind::NONE; 256]);
+    for (kind, entry) in t.iter_mut().enumerate() {
+        if let Some(action) = kinds::action(kind as u8) {
+            *entry = LineKind::of(action);
+        }
+    }
+    t
+}
+
 /// `ACTION 0x` as printed before the pointer, padded for a fixed-length copy, and its length.
 fn action_text(action: Action) -> (&'static [u8; 16], usize) {
     match action {
@@ -71,35 +131,34 @@ fn render(out: &mut TextOut, l: &ReplayLine) {
         Action::Free | Action::ThreadDone => {}
     }
     let room = out.room(LINE_ROOM);
-    let n = render_record(room, &prefix(l.tid), l.action, &r);
+    let n = render_record(room, &prefix(l.tid), &LineKind::of(l.action), &r);
     out.advance(n);
 }
 
 /// Room a line of [`render_record`] may write into (its fixed-length copies spill).
 const LINE_ROOM: usize = LONGEST_LINE + 32;
 
-/// Writes the line of record `r`, whose action is `action`, of the thread whose prefix is
-/// `prefix`, at the start of `room` (at least [`LINE_ROOM`] bytes): what [`line::render`]
-/// prints for the line the record was made from (malloc: `size`; calloc and memalign:
-/// `extra`, `size`; realloc: `old`, `size`). Returns its length.
+/// Writes the line of record `r`, whose kind prints as `kind` (one with an action), of the
+/// thread whose prefix is `prefix`, at the start of `room` (at least [`LINE_ROOM`] bytes):
+/// what [`line::render`] prints for the line the record was made from (malloc: `size`; calloc
+/// and memalign: `extra`, `size`; realloc: `old`, `size`). Returns its length.
 #[inline(always)]
-fn render_record(room: &mut [u8], prefix: &Prefix, action: Action, r: &ModelRecord) -> usize {
+fn render_record(room: &mut [u8], prefix: &Prefix, kind: &LineKind, r: &ModelRecord) -> usize {
     let room = &mut room[..LINE_ROOM];
     room[..32].copy_from_slice(prefix);
     let mut n = usize::from(prefix[31]);
-    let (name, len) = action_text(action);
-    room[n..n + 16].copy_from_slice(name);
-    n += len;
+    room[n..n + 16].copy_from_slice(&kind.name);
+    n += usize::from(kind.len);
     let (digits, len) = hex_left(r.addr);
     room[n..n + 16].copy_from_slice(&digits);
     n += len;
-    match action {
-        Action::Free | Action::ThreadDone => {}
-        Action::Malloc => {
+    match kind.tail {
+        Tail::Nothing => {}
+        Tail::Size => {
             room[n] = b' ';
             n = put_dec(room, n + 1, r.size);
         }
-        Action::Realloc => {
+        Tail::OldSize => {
             room[n..n + 3].copy_from_slice(b" 0x");
             let (digits, len) = hex_left(r.old);
             room[n + 3..n + 19].copy_from_slice(&digits);
@@ -107,7 +166,7 @@ fn render_record(room: &mut [u8], prefix: &Prefix, action: Action, r: &ModelReco
             room[n] = b' ';
             n = put_dec(room, n + 1, r.size);
         }
-        Action::Calloc | Action::Memalign => {
+        Tail::ExtraSize => {
             room[n] = b' ';
             n = put_dec(room, n + 1, r.extra);
             room[n] = b' ';
@@ -131,6 +190,8 @@ struct TextSink<'f, 'o> {
     /// The records of each block (counted from its first) whose text is written.
     keep: Range<u64>,
     text: TextOut,
+    /// How each kind code prints.
+    kinds: Box<[LineKind; 256]>,
 }
 
 impl<'f, 'o> TextSink<'f, 'o> {
@@ -144,6 +205,7 @@ impl<'f, 'o> TextSink<'f, 'o> {
             verbatim_at: 0,
             keep: 0..u64::MAX,
             text: TextOut::new(TEXT_ROOM),
+            kinds: line_kinds(),
         }
     }
 
@@ -172,10 +234,15 @@ impl<'f, 'o> TextSink<'f, 'o> {
         // Room for every line of the batch, taken once; a verbatim line (rare) ends a run.
         let mut room = self.text.room(records.len() * LINE_ROOM);
         let mut used = 0;
+        // Every record of the batch is kept when printing a whole block (the common case):
+        // then no record needs its own test.
+        let end = first.saturating_add(records.len() as u64);
+        let whole = print && self.keep.start <= first && end <= self.keep.end;
         for (k, r) in (first..).zip(records) {
-            let keep = print && self.keep.contains(&k);
-            match kinds::action(r.kind) {
-                Some(action) => {
+            let keep = whole || print && self.keep.contains(&k);
+            let kind = &self.kinds[usize::from(r.kind)];
+            match kind.len {
+                1.. => {
                     let site = r.site as usize;
                     if site == self.tids.len() {
                         // The first use of a thread: its id is next in the threads stream.
@@ -186,10 +253,10 @@ impl<'f, 'o> TextSink<'f, 'o> {
                         .get(site)
                         .ok_or_else(|| at(k, format!("unknown thread {site}")))?;
                     if keep {
-                        used += render_record(&mut room[used..], prefix, action, r);
+                        used += render_record(&mut room[used..], prefix, kind, r);
                     }
                 }
-                None if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED => {
+                0 if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED => {
                     let n = verbatim.u64().map_err(|m| at(k, m))?;
                     let n =
                         usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
@@ -204,7 +271,7 @@ impl<'f, 'o> TextSink<'f, 'o> {
                         used = 0;
                     }
                 }
-                None => return Err(at(k, format!("unknown record kind {}", r.kind))),
+                0 => return Err(at(k, format!("unknown record kind {}", r.kind))),
             }
         }
         self.text.advance(used);
@@ -360,6 +427,22 @@ mod tests {
                     got.write_to(&mut back).unwrap();
                     assert_eq!(back, want);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn every_kind_code_prints_as_its_action() {
+        let table = line_kinds();
+        for kind in 0..=255u8 {
+            let entry = &table[usize::from(kind)];
+            match kinds::action(kind) {
+                Some(action) => {
+                    let (name, len) = action_text(action);
+                    assert_eq!((&entry.name, usize::from(entry.len)), (name, len));
+                    assert_eq!(kinds::of(action), kind);
+                }
+                None => assert_eq!(entry.len, 0, "kind {kind}"),
             }
         }
     }

@@ -6,6 +6,7 @@ mod decode;
 mod events;
 pub mod kinds;
 pub mod line;
+mod window;
 pub mod zip;
 
 pub use events::{for_each_event, read_events};

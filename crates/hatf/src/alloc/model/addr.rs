@@ -111,6 +111,18 @@ impl ClassState {
     }
 }
 
+/// The slots of [`AddrPredictor::recent`], a fixed number: a slot is found by its index alone,
+/// with no length to check (a cache allocated on first use had a check of its length on
+/// every lookup).
+#[derive(Debug, Clone)]
+struct RecentClasses(Box<[(u64, u32); RECENT]>);
+
+impl Default for RecentClasses {
+    fn default() -> Self {
+        RecentClasses(Box::new([(0, 0); RECENT]))
+    }
+}
+
 /// Allocator-shaped address predictor, identical in encoder and decoder.
 #[derive(Debug, Default)]
 pub struct AddrPredictor {
@@ -123,7 +135,7 @@ pub struct AddrPredictor {
     /// last key looked up there and its index + 1 in `states` (0 = none). A program uses a
     /// few dozen classes at a time, so nearly every lookup (two per record) is answered
     /// here, with one load and no probing, and the state's load need not wait for it.
-    recent: Vec<(u64, u32)>,
+    recent: RecentClasses,
     last_freed: u64,
     after_previous: u64,
     top: u64,
@@ -131,7 +143,7 @@ pub struct AddrPredictor {
 
 /// The error for an address guess that a (damaged) stream names but the state lacks.
 #[cold]
-fn unavailable(symbol: u8) -> String {
+pub(super) fn unavailable(symbol: u8) -> String {
     format!("address guess {symbol} is not available here")
 }
 
@@ -163,7 +175,7 @@ impl AddrPredictor {
     pub fn clear(&mut self) {
         self.classes.clear();
         self.states.clear();
-        self.recent.fill((0, 0));
+        self.recent.0.fill((0, 0));
         self.last_freed = 0;
         self.after_previous = 0;
         self.top = 0;
@@ -218,14 +230,13 @@ impl AddrPredictor {
     fn state<'s>(
         classes: &mut KeyTable,
         states: &'s mut Vec<ClassState>,
-        recent: &mut Vec<(u64, u32)>,
+        recent: &mut RecentClasses,
         key: u64,
     ) -> &'s mut ClassState {
-        if let Some(&(k, r)) = recent.get(recent_slot(key)) {
-            let i = (r as usize).wrapping_sub(1);
-            if k == key && i < states.len() {
-                return &mut states[i];
-            }
+        let (k, r) = recent.0[recent_slot(key)];
+        let i = (r as usize).wrapping_sub(1);
+        if k == key && i < states.len() {
+            return &mut states[i];
         }
         Self::state_slow(classes, states, recent, key)
     }
@@ -236,7 +247,7 @@ impl AddrPredictor {
     fn state_slow<'s>(
         classes: &mut KeyTable,
         states: &'s mut Vec<ClassState>,
-        recent: &mut Vec<(u64, u32)>,
+        recent: &mut RecentClasses,
         key: u64,
     ) -> &'s mut ClassState {
         let next = states.len();
@@ -244,12 +255,9 @@ impl AddrPredictor {
         if i == next {
             states.push(ClassState::default());
         }
-        if recent.is_empty() {
-            recent.resize(RECENT, (0, 0));
-        }
         // A class takes a record to create, so there are fewer than u32::MAX; were there
         // more, the entry would say "none".
-        recent[recent_slot(key)] = (key, u32::try_from(i + 1).unwrap_or(0));
+        recent.0[recent_slot(key)] = (key, u32::try_from(i + 1).unwrap_or(0));
         &mut states[i]
     }
 

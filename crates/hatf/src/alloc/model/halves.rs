@@ -113,7 +113,12 @@ pub fn decode_shaped<K: KindTable + ?Sized>(
         let records = &mut out[start..];
         let (sited, bad_site) = sites.decode_chunk(entries, records, c);
         let (entries, records) = (&entries[..sited], &mut records[..sited]);
-        let (done, bad_addr) = decode_addresses(addrs, kinds, entries, records, shapes, c);
+        // Whether the live set keeps an address map is tested once a chunk, not at every
+        // allocation and free (a decoder of the current layouts keeps none).
+        let (done, bad_addr) = match addrs.live.keeps_no_map() {
+            true => decode_addresses::<K, true>(addrs, kinds, entries, records, shapes, c),
+            false => decode_addresses::<K, false>(addrs, kinds, entries, records, shapes, c),
+        };
         out.truncate(start + done);
         // The first bad record's error: an address error is in a record before any site
         // error (the address half ran only over records whose site half was good), and both
@@ -136,8 +141,13 @@ const CHUNK: usize = 128;
 
 /// The address half of `records` (whose kind, site, size and extra value are decoded), of
 /// shapes `entries`: how many were decoded, and the error of the next one, if any.
-#[inline(always)]
-fn decode_addresses<K: KindTable + ?Sized>(
+///
+/// Not inlined (a call per chunk of [`CHUNK`] records): inlined into the batch loop, the
+/// loop's own values (the shape reader, the output, the limit) took registers that the
+/// per-record work then kept on the stack (about 4 % of a memory-replay decode's
+/// instructions).
+#[inline(never)]
+fn decode_addresses<K: KindTable + ?Sized, const NO_MAP: bool>(
     addrs: &mut AddrHalf,
     kinds: &K,
     entries: &[Entry],
@@ -146,12 +156,12 @@ fn decode_addresses<K: KindTable + ?Sized>(
     c: &mut Streamed<'_>,
 ) -> (usize, Option<Bad>) {
     let n = entries.len().min(records.len());
-    for i in 0..n {
-        let (e, r) = (&entries[i], &mut records[i]);
+    // Zipped, not indexed: two bounds checks a record fewer.
+    for (i, (e, r)) in entries.iter().zip(records.iter_mut()).enumerate() {
         let shape = e.shape();
         if matches!(shape, Shape::Free | Shape::Realloc) {
             let freed = match shapes.free_of(e, &mut c[stream::FREE as usize]) {
-                Ok(v) => addrs.free(kinds, v, r.site, c),
+                Ok(v) => addrs.free::<K, NO_MAP>(kinds, v, r.site, c),
                 Err(m) => Err(m.into()),
             };
             match freed {
@@ -161,7 +171,7 @@ fn decode_addresses<K: KindTable + ?Sized>(
             }
         }
         if matches!(shape, Shape::Alloc | Shape::Realloc) {
-            match addrs.alloc(kinds, e.addr(), r.size, r.site, c) {
+            match addrs.alloc::<K, NO_MAP>(kinds, e.addr(), r.size, r.site, c) {
                 Ok(a) => r.addr = a,
                 Err(bad) => return (i, Some(bad)),
             }
@@ -198,7 +208,7 @@ pub fn decode_entry<K: KindTable + ?Sized>(
     }
     if matches!(shape, Shape::Free | Shape::Realloc) {
         let v = shapes.free_of(e, &mut c[stream::FREE as usize])?;
-        let freed = addrs.free(kinds, v, r.site, c)?;
+        let freed = addrs.free::<K, false>(kinds, v, r.site, c)?;
         if shape == Shape::Free {
             r.addr = freed;
         } else {
@@ -206,7 +216,7 @@ pub fn decode_entry<K: KindTable + ?Sized>(
         }
     }
     if sized {
-        r.addr = addrs.alloc(kinds, e.addr(), r.size, r.site, c)?;
+        r.addr = addrs.alloc::<K, false>(kinds, e.addr(), r.size, r.site, c)?;
     }
     Ok(r)
 }
@@ -400,8 +410,8 @@ impl SiteHalf {
 
     /// The site, size and extra value of each of `records` (of shapes `entries`, with their
     /// kinds set, see [`decode_shaped`]): how many were decoded, and the error of the next
-    /// one, if any.
-    #[inline(always)]
+    /// one, if any. Not inlined, for the reason given at [`decode_addresses`].
+    #[inline(never)]
     fn decode_chunk(
         &mut self,
         entries: &[Entry],
@@ -528,7 +538,9 @@ impl AddrHalf {
         }
         if matches!(shape, Shape::Free | Shape::Realloc) {
             let v = c.free_value()?;
-            let freed = self.free(kinds, v, r.site, &mut c.c).map_err(|b| *b)?;
+            let freed = self
+                .free::<K, false>(kinds, v, r.site, &mut c.c)
+                .map_err(|b| *b)?;
             if shape == Shape::Free {
                 r.addr = freed;
             } else {
@@ -538,26 +550,28 @@ impl AddrHalf {
         if matches!(shape, Shape::Alloc | Shape::Realloc) {
             let sym = c.addr_symbol()?;
             r.addr = self
-                .alloc(kinds, sym, r.size, r.site, &mut c.c)
+                .alloc::<K, false>(kinds, sym, r.size, r.site, &mut c.c)
                 .map_err(|b| *b)?;
         }
         Ok(())
     }
 
     /// The address of a new block of `size` bytes at `site` whose address symbol is `sym`;
-    /// the block becomes live.
+    /// the block becomes live. `NO_MAP`: the live set is known to keep no address map
+    /// ([`LiveSet::prefetch_known`]).
     #[inline(always)]
-    fn alloc<K: KindTable + ?Sized>(
+    fn alloc<K: KindTable + ?Sized, const NO_MAP: bool>(
         &mut self,
         kinds: &K,
-        mut sym: u8,
+        sym: u8,
         size: u64,
         site: u32,
         c: &mut Streamed<'_>,
     ) -> Result<u64, Bad> {
-        let relive = self.flag_relive && sym & addr::guess::RELIVE != 0;
-        if relive {
-            sym &= !addr::guess::RELIVE;
+        // An allocation at a live address (rare) goes out of line, so the common path keeps
+        // no flag in a register.
+        if sym & addr::guess::RELIVE != 0 {
+            return self.alloc_flagged(kinds, sym, size, site, c);
         }
         let delta = if sym == addr::guess::MISS {
             c[stream::ADDR_MISS as usize].i64()?
@@ -566,17 +580,51 @@ impl AddrHalf {
         };
         let class = kinds.size_class(size, site);
         let a = self.addr.resolve_allocated(class, sym, delta)?;
-        if relive {
-            self.retire_relive(a, &mut c[stream::RELIVE as usize])?;
+        self.allocated::<NO_MAP>(a, size);
+        Ok(a)
+    }
+
+    /// [`Self::alloc`] for a symbol with [`addr::guess::RELIVE`] set: in a layout that flags
+    /// allocations at live addresses, the live block there is retired first (its rank is in
+    /// the relive stream); in another, no guess has that number.
+    #[cold]
+    #[inline(never)]
+    fn alloc_flagged<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        sym: u8,
+        size: u64,
+        site: u32,
+        c: &mut Streamed<'_>,
+    ) -> Result<u64, Bad> {
+        if !self.flag_relive {
+            return Err(addr::unavailable(sym).into());
         }
+        let sym = sym & !addr::guess::RELIVE;
+        let delta = if sym == addr::guess::MISS {
+            c[stream::ADDR_MISS as usize].i64()?
+        } else {
+            0
+        };
+        let class = kinds.size_class(size, site);
+        let a = self.addr.resolve_allocated(class, sym, delta)?;
+        self.retire_relive(a, &mut c[stream::RELIVE as usize])?;
+        self.allocated::<false>(a, size);
+        Ok(a)
+    }
+
+    /// A new block of `size` bytes is at `a` (its address symbol decoded): it becomes the
+    /// previous allocation and, unless null, joins the live blocks.
+    #[inline(always)]
+    fn allocated<const NO_MAP: bool>(&mut self, a: u64, size: u64) {
         self.prev_alloc = a;
         if a != 0 {
-            self.live.insert_sized(a, size);
+            self.live.insert_known::<NO_MAP>(a, size);
         }
         // The next block is most likely carved right after this one: start fetching its
         // live-table entry now, so its insert does not wait for memory.
-        self.live.prefetch(self.addr.after_previous());
-        Ok(a)
+        self.live
+            .prefetch_known::<NO_MAP>(self.addr.after_previous());
     }
 
     /// Where the delta of a free of an unknown block counts from.
@@ -612,9 +660,10 @@ impl AddrHalf {
         }
     }
 
-    /// The address freed by a record at `site` whose free value is `v`.
+    /// The address freed by a record at `site` whose free value is `v` (`NO_MAP` as for
+    /// [`Self::alloc`]).
     #[inline(always)]
-    fn free<K: KindTable + ?Sized>(
+    fn free<K: KindTable + ?Sized, const NO_MAP: bool>(
         &mut self,
         kinds: &K,
         v: u64,
@@ -640,7 +689,7 @@ impl AddrHalf {
                 })?;
                 self.freed(kinds, addr, size, site);
                 // A freed block is the likeliest next one of its class (LIFO reuse).
-                self.live.prefetch(addr);
+                self.live.prefetch_known::<NO_MAP>(addr);
                 Ok(addr)
             }
         }

@@ -163,8 +163,22 @@ impl LiveSet {
     /// will look up first (a hint only).
     #[inline]
     pub fn prefetch(&self, addr: u64) {
+        self.prefetch_known::<false>(addr);
+    }
+
+    /// True for a set made by [`LiveSet::by_rank_only`], which keeps no address map.
+    #[inline]
+    pub fn keeps_no_map(&self) -> bool {
+        self.rank_only
+    }
+
+    /// [`LiveSet::prefetch`] by a caller that knows, when `NO_MAP`, that the set keeps no map
+    /// ([`LiveSet::keeps_no_map`]): a decoder's loop over many records tests that once, not
+    /// at every allocation and free.
+    #[inline(always)]
+    pub fn prefetch_known<const NO_MAP: bool>(&self, addr: u64) {
         // A decoder's set has no map to fetch from (and calls this for every block).
-        if self.rank_only {
+        if NO_MAP || self.rank_only {
             return;
         }
         self.seq_of.prefetch(addr);
@@ -189,19 +203,32 @@ impl LiveSet {
     /// rank that block had (counted from the newest, before this insertion) is returned.
     #[inline(always)]
     pub fn insert_sized(&mut self, addr: u64, size: u64) -> Option<usize> {
+        self.insert_known::<false>(addr, size)
+    }
+
+    /// [`LiveSet::insert_sized`] by a caller that knows, when `NO_MAP`, that the set keeps no
+    /// map (see [`LiveSet::prefetch_known`]).
+    #[inline(always)]
+    pub fn insert_known<const NO_MAP: bool>(&mut self, addr: u64, size: u64) -> Option<usize> {
+        debug_assert!(!NO_MAP || self.rank_only);
         if self.blocks.len().is_multiple_of(64) {
             self.word_full();
         }
         let seq = self.blocks.len();
         // A set kept by rank only has nothing to look up: see `by_rank_only`.
-        let replaced = match self.rank_only {
+        let replaced = match NO_MAP || self.rank_only {
             true => None,
             false => self.replace(addr, seq),
         };
         self.blocks.push((addr, size));
-        let w = seq / 64;
-        self.alive[w] |= 1 << (seq % 64);
-        self.counts[w] += 1;
+        // The newest block is in the filling word, which is always the last (`word_full`
+        // starts one at every multiple of 64, and a compaction leaves the last one filling):
+        // taken as the last, it needs no bounds check.
+        debug_assert_eq!(seq / 64 + 1, self.alive.len());
+        if let (Some(bits), Some(count)) = (self.alive.last_mut(), self.counts.last_mut()) {
+            *bits |= 1 << (seq % 64);
+            *count += 1;
+        }
         self.live += 1;
         replaced
     }
@@ -266,6 +293,13 @@ impl LiveSet {
         let w = seq / 64;
         self.alive[w] &= !(1 << (seq % 64));
         self.counts[w] -= 1;
+        self.retired_in(w);
+    }
+
+    /// What [`Self::retire`] does once the block's live bit and its word's count are cleared:
+    /// the finger, the tree and the live count.
+    #[inline(always)]
+    fn retired_in(&mut self, w: usize) {
         if w < self.finger.0 {
             self.finger.1 -= 1;
         }
@@ -327,24 +361,34 @@ impl LiveSet {
         if rank >= self.live {
             return None;
         }
-        let pos = self.seq_of_rank(rank);
-        Some(self.take(pos))
+        let pos = match self.take_newest(rank) {
+            Some(pos) => pos,
+            None => {
+                let pos = self.seq_of_old_rank(rank);
+                self.retire(pos);
+                pos
+            }
+        };
+        debug_assert!(!self.is_alive(pos));
+        Some(self.blocks[pos])
     }
 
-    /// The number of the live block of rank `rank` (< the live count).
+    /// Retires the live block of rank `rank` (< the live count) if it is in the newest words,
+    /// and returns its number; `None` (and nothing retired) for an older block.
     #[inline(always)]
-    fn seq_of_rank(&mut self, rank: usize) -> usize {
+    fn take_newest(&mut self, rank: usize) -> Option<usize> {
         // Most frees are of recent blocks: the counts of the newest words find a small rank
         // without the tree.
         // The newest words hold at most 64 blocks each: a larger rank is older than all of
         // them, and counting through them first would only find that out.
         if rank >= 64 * (SCAN_WORDS + 1) {
-            return self.seq_of_old_rank(rank);
+            return None;
         }
         // A plain countdown over slices of one length: an inclusive range walked backwards
-        // and two bounds checks per word were a tenth of a free's instructions.
+        // and two bounds checks per word were a tenth of a free's instructions. The block's
+        // bit and count are cleared here, where the slices are known to hold its word.
         let n = self.alive.len().min(self.counts.len());
-        let (alive, counts) = (&self.alive[..n], &self.counts[..n]);
+        let (alive, counts) = (&mut self.alive[..n], &mut self.counts[..n]);
         let oldest = n.saturating_sub(SCAN_WORDS + 1);
         let mut left = rank;
         let mut w = n;
@@ -352,15 +396,20 @@ impl LiveSet {
             w -= 1;
             let c = usize::from(counts[w]);
             if c > left {
-                return w * 64 + select_from_top(alive[w], c, left) as usize;
+                let bit = select_from_top(alive[w], c, left);
+                alive[w] &= !(1 << bit);
+                counts[w] -= 1;
+                self.retired_in(w);
+                return Some(w * 64 + bit as usize);
             }
             left -= c;
         }
-        self.seq_of_old_rank(rank)
+        None
     }
 
-    /// [`Self::seq_of_rank`] for a block older than the newest words (kept out of line so
-    /// that the common case stays short).
+    /// The number of the live block of rank `rank` (< the live count) when it is older than
+    /// the newest words that [`Self::take_newest`] looks at (kept out of line so that the
+    /// common case stays short).
     #[inline(never)]
     fn seq_of_old_rank(&mut self, rank: usize) -> usize {
         let last = self.alive.len() - 1;
@@ -409,15 +458,6 @@ impl LiveSet {
         // Words before `pos` hold fewer than the wanted count; word `pos` holds the rest.
         self.finger = (pos, want + 1 - left as usize);
         pos * 64 + select(self.alive[pos], left - 1) as usize
-    }
-
-    /// Retires live number `pos`; its address and size. The map entry is left stale (see the
-    /// module comment).
-    #[inline(always)]
-    fn take(&mut self, pos: usize) -> (u64, u64) {
-        debug_assert!(self.is_alive(pos));
-        self.retire(pos);
-        self.blocks[pos]
     }
 
     /// Live blocks in the sealed words before word `w`.
@@ -669,6 +709,46 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Both kinds of set against a plain list of the live blocks (oldest first), through
+        /// inserts and removals of the newest blocks, of the oldest (a queue) and of any:
+        /// removing by rank (the decoder's set, its inserts told it keeps no map) must give
+        /// the list's block, and removing that block by address (the encoder's set) its rank.
+        #[test]
+        fn removing_by_rank_is_removing_from_a_list(
+            start in 0usize..1500,
+            ops in proptest::collection::vec((0u8..5, proptest::prelude::any::<u16>()), 1..4000)
+        ) {
+            // `start` inserts first, so that ranks beyond the newest words (the tree and the
+            // finger) are asked for; the removals that follow make compactions.
+            let mut list: Vec<(u64, u64)> = Vec::new();
+            let mut enc = LiveSet::new();
+            let mut dec = LiveSet::by_rank_only();
+            let ops = std::iter::repeat_n((0, 0), start).chain(ops);
+            for (next, (op, x)) in (0u64..).zip(ops) {
+                if op < 2 || list.is_empty() {
+                    let block = (16 * next + 16, next);
+                    enc.insert_sized(block.0, block.1);
+                    dec.insert_known::<true>(block.0, block.1);
+                    list.push(block);
+                    continue;
+                }
+                let len = list.len();
+                let rank = match op {
+                    2 => usize::from(x) % len.min(8),
+                    3 => len - 1 - usize::from(x) % len.min(4),
+                    _ => usize::from(x) % len,
+                };
+                let block = list.remove(len - 1 - rank);
+                proptest::prop_assert_eq!(dec.remove_rank_sized(rank), Some(block));
+                proptest::prop_assert_eq!(enc.remove_sized(block.0), Some((rank, block.1)));
+                proptest::prop_assert_eq!(dec.len(), list.len());
+            }
+            proptest::prop_assert_eq!(dec.remove_rank_sized(list.len()), None);
+            proptest::prop_assert_eq!(enc.len(), list.len());
         }
     }
 

@@ -527,6 +527,29 @@ mod tests {
     }
 
     #[test]
+    fn a_flagged_symbol_in_a_layout_without_flags_is_an_error() {
+        // `alloc-model-2` streams whose first allocation's address symbol has bit 7 set: no
+        // guess has that number there.
+        let recs = dense_records(5);
+        let mut enc = State::fresh(Layout::Fresh);
+        let mut streams = Streams::default();
+        for r in &recs {
+            enc.encode(&MtraceKinds, r, &mut streams);
+        }
+        let sym = streams.bytes[stream::ADDR as usize][0];
+        streams.bytes[stream::ADDR as usize][0] = sym | addr::guess::RELIVE;
+        let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| &streams.bytes[i][..]);
+        let mut c = Cursors::new(sections);
+        let mut out = Vec::new();
+        let err = State::fresh(Layout::Fresh)
+            .decode_into(&MtraceKinds, &mut c, &mut out, usize::MAX)
+            .expect_err("the flag is noticed");
+        let want = format!("address guess {} is not available here", sym | 0x80);
+        assert_eq!(err.message, want);
+        assert_eq!(out.len(), err.decoded);
+    }
+
+    #[test]
     fn a_restarted_state_codes_as_a_fresh_one() {
         let mut used = State::for_block();
         let mut scratch = Streams::default();
