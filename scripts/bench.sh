@@ -228,7 +228,7 @@ REPORT=$WORK/report.md
     echo "### Benchmark: hatf vs general-purpose compressors"
     echo
     echo "Date $STAMP; machine: $(nproc) cores, $CPU, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo) RAM;" \
-        "hatf $COMMIT$DIRTY (release build, default settings = all cores); compressors with one thread."
+        "hatf $COMMIT$DIRTY (release build, default settings: all cores, one thread for small inputs); compressors with one thread."
     echo "Times are medians of $RUNS hyperfine run(s) (a single run is timed by GNU time; zstd -19 and xz -9 compression always run once), wall clock, files on $(df -h --output=fstype "$WORK" | tail -1 | tr -d ' ')."
     echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Mode: $([[ $QUICK -eq 1 ]] && echo quick || echo full)."
     echo
