@@ -56,7 +56,10 @@ const HAS_SITE: u8 = 1;
 const HAS_FREE: u8 = 2;
 const SIZED: u8 = 4;
 
-/// The encoder's side: packs one block's streams into shapes, keeping its buffers.
+/// The encoder's side: packs one block's streams into shapes, keeping its buffers. A block
+/// is packed at once ([`Packer::pack`]) or in parts as its address streams come
+/// ([`Packer::start`], [`Packer::pack_part`], [`Packer::finish`]): the same bytes either way,
+/// since packing is one pass in record order.
 #[derive(Debug, Default)]
 pub struct Packer {
     /// Varint shape id per record.
@@ -73,6 +76,16 @@ pub struct Packer {
     /// multiply and one load where the map cost several (the packing runs on the encoder's
     /// busiest thread).
     recent: Vec<(u64, u32)>,
+    /// What each kind's records carry ([`HAS_SITE`], [`HAS_FREE`], [`SIZED`]), asked of the
+    /// kind table once per block rather than once per record (256 entries once started).
+    carried: Vec<u8>,
+    /// Records of the block packed so far (bytes of its kind stream).
+    records: usize,
+    /// Bytes of the block's site and size streams read so far.
+    site_at: usize,
+    size_at: usize,
+    /// The previous free value too large for a shape.
+    previous_free: u64,
 }
 
 /// Slots of [`Packer::recent`] (a power of two).
@@ -86,36 +99,97 @@ fn slot(key: u64) -> usize {
     (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT.trailing_zeros())) as usize
 }
 
+/// The error of a model stream with bytes no record read.
+fn left_over(c: &Cursor<'_>) -> Result<(), String> {
+    if c.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "internal error: {} bytes of a model stream left over after the block's last record",
+        c.remaining()
+    ))
+}
+
 impl Packer {
     /// Packs the kind, site, size, address and free streams of `s` (one block, written by the
     /// model for `kinds`); an error if the streams do not hold what the kinds say.
     pub fn pack<K: KindTable + ?Sized>(&mut self, kinds: &K, s: &Streams) -> Result<(), String> {
+        self.start(kinds);
+        let b = &s.bytes;
+        self.pack_part(
+            s,
+            b[stream::KIND as usize].len(),
+            &b[stream::ADDR as usize],
+            &b[stream::FREE as usize],
+        )?;
+        self.finish(s)
+    }
+
+    /// Starts packing a block of records of `kinds`.
+    pub fn start<K: KindTable + ?Sized>(&mut self, kinds: &K) {
         self.ids.clear();
         self.table.clear();
         self.free_rest.clear();
         self.known.clear();
         self.recent.clear();
         self.recent.resize(RECENT, (NO_KEY, 0));
-        // What each kind's records carry, asked of the kind table once per block rather
-        // than once per record.
-        let carried: [u8; 256] = std::array::from_fn(|kind| {
-            let (site, free, sized) = carries(kinds.shape(kind as u8));
+        self.carried.clear();
+        self.carried.extend((0..=u8::MAX).map(|kind| {
+            let (site, free, sized) = carries(kinds.shape(kind));
             let flag = |carried: bool, flag: u8| if carried { flag } else { 0 };
             flag(site, HAS_SITE) | flag(free, HAS_FREE) | flag(sized, SIZED)
-        });
-        // As an array, so that a slot needs no bounds check.
+        }));
+        self.records = 0;
+        self.site_at = 0;
+        self.size_at = 0;
+        self.previous_free = FREE_IN_SHAPE;
+    }
+
+    /// Records of the started block packed so far.
+    pub fn records(&self) -> usize {
+        self.records
+    }
+
+    /// Packs the next `records` records of the started block: their kind, site and size
+    /// symbols are the next ones of `s` (the block's streams, as far as they are written),
+    /// their address and free symbols all of `addr` and `free`.
+    pub fn pack_part(
+        &mut self,
+        s: &Streams,
+        records: usize,
+        addr: &[u8],
+        free: &[u8],
+    ) -> Result<(), String> {
+        let b = &s.bytes;
+        let kinds = self
+            .records
+            .checked_add(records)
+            .and_then(|end| b[stream::KIND as usize].get(self.records..end))
+            .ok_or_else(|| {
+                format!(
+                    "internal error: {records} records to pack after {} but the kind stream \
+                     has {}",
+                    self.records,
+                    b[stream::KIND as usize].len()
+                )
+            })?;
+        // As arrays, so that a kind or a slot needs no bounds check.
+        let carried: &[u8; 256] = self
+            .carried
+            .as_slice()
+            .try_into()
+            .map_err(|_| "internal error: the packer was not started".to_string())?;
         let recent: &mut [(u64, u32); RECENT] = self
             .recent
             .as_mut_slice()
             .try_into()
             .map_err(|_| "internal error: the shape cache has the wrong size".to_string())?;
-        let b = &s.bytes;
-        let mut site = Cursor::new(&b[stream::SITE as usize], "site");
-        let mut size = Cursor::new(&b[stream::SIZE as usize], "size");
-        let mut addr = Cursor::new(&b[stream::ADDR as usize], "addr");
-        let mut free = Cursor::new(&b[stream::FREE as usize], "free");
-        let mut previous_free = FREE_IN_SHAPE;
-        for &kind in &b[stream::KIND as usize] {
+        let mut site = Cursor::starting_at(&b[stream::SITE as usize], self.site_at, "site");
+        let mut size = Cursor::starting_at(&b[stream::SIZE as usize], self.size_at, "size");
+        let mut addr = Cursor::new(addr, "addr");
+        let mut free = Cursor::new(free, "free");
+        let mut previous_free = self.previous_free;
+        for &kind in kinds {
             let carries = carried[usize::from(kind)];
             // The shape's key is its definition, byte `i` of the key being byte `i` of the
             // definition (the kind, then the symbols the kind carries, in table order).
@@ -163,16 +237,36 @@ impl Packer {
                 put_u64(&mut self.ids, u64::from(id));
             }
         }
-        for c in [&site, &size, &addr, &free] {
-            if !c.is_empty() {
-                return Err(format!(
-                    "internal error: {} bytes of a model stream left over after the block's \
-                     last record",
-                    c.remaining()
-                ));
-            }
+        self.records += records;
+        self.site_at = site.position();
+        self.size_at = size.position();
+        self.previous_free = previous_free;
+        // The part's address and free symbols are its records' alone.
+        left_over(&addr)?;
+        left_over(&free)
+    }
+
+    /// Ends the started block, whose streams are `s`: an error if some of its records or
+    /// site and size symbols were not packed.
+    pub fn finish(&self, s: &Streams) -> Result<(), String> {
+        let b = &s.bytes;
+        let kinds = b[stream::KIND as usize].len();
+        if self.records != kinds {
+            return Err(format!(
+                "internal error: {} of the block's {kinds} records packed",
+                self.records
+            ));
         }
-        Ok(())
+        left_over(&Cursor::starting_at(
+            &b[stream::SITE as usize],
+            self.site_at,
+            "site",
+        ))?;
+        left_over(&Cursor::starting_at(
+            &b[stream::SIZE as usize],
+            self.size_at,
+            "size",
+        ))
     }
 
     /// The sections of a block: the model's streams of `s` that shapes do not replace, the
@@ -741,6 +835,103 @@ mod tests {
                 .unwrap();
             packed_streams_equal(&s, &u);
         }
+    }
+
+    /// Where each record's address and free symbols end in `s`'s address and free streams.
+    fn symbol_ends<K: KindTable>(kinds: &K, s: &Streams) -> Vec<(usize, usize)> {
+        let mut addr = 0;
+        let mut free = Cursor::new(&s.bytes[stream::FREE as usize], "free");
+        let mut ends = vec![(0, 0)];
+        for &kind in &s.bytes[stream::KIND as usize] {
+            let (_, has_free, sized) = carries(kinds.shape(kind));
+            if has_free {
+                free.u64().unwrap();
+            }
+            addr += usize::from(sized);
+            ends.push((addr, free.position()));
+        }
+        ends
+    }
+
+    /// Packs `s` in parts of `part` records, the address and free symbols of each part
+    /// apart, as the split encoder does.
+    fn pack_in_parts<K: KindTable>(kinds: &K, s: &Streams, part: usize) -> Packer {
+        let ends = symbol_ends(kinds, s);
+        let (addr, free) = (
+            &s.bytes[stream::ADDR as usize],
+            &s.bytes[stream::FREE as usize],
+        );
+        let mut p = Packer::default();
+        p.start(kinds);
+        let records = ends.len() - 1;
+        let mut at = 0;
+        while at < records {
+            let to = (at + part).min(records);
+            let (a, f) = (ends[at], ends[to]);
+            // The streams as far as the caller wrote them: the kinds, sites and sizes of the
+            // part's records and maybe some after.
+            p.pack_part(s, to - at, &addr[a.0..f.0], &free[a.1..f.1])
+                .unwrap();
+            at = to;
+        }
+        assert_eq!(p.records(), records);
+        p.finish(s).unwrap();
+        p
+    }
+
+    #[test]
+    fn packing_in_parts_of_any_size_gives_the_bytes_of_one_pack() {
+        let mut blocks = vec![streams(1), streams(2)];
+        blocks.push(replay_block(5, 30_000).0);
+        for (i, s) in blocks.iter().enumerate() {
+            let replay = i == 2;
+            let mut whole = Packer::default();
+            if replay {
+                whole.pack(&ReplayKinds, s).unwrap();
+            } else {
+                whole.pack(&MtraceKinds, s).unwrap();
+            }
+            assert!(!whole.free_rest.is_empty());
+            let records = s.bytes[stream::KIND as usize].len();
+            for part in [1, 2, 7, 100, 4095, 4096, 4097, records, records + 1] {
+                let p = if replay {
+                    pack_in_parts(&ReplayKinds, s, part)
+                } else {
+                    pack_in_parts(&MtraceKinds, s, part)
+                };
+                assert_eq!(p.ids, whole.ids, "block {i}, parts of {part}");
+                assert_eq!(p.table, whole.table, "block {i}, parts of {part}");
+                assert_eq!(p.free_rest, whole.free_rest, "block {i}, parts of {part}");
+            }
+        }
+    }
+
+    #[test]
+    fn parts_that_do_not_match_the_streams_are_internal_errors() {
+        let s = streams(3);
+        let ends = symbol_ends(&MtraceKinds, &s);
+        let (addr, free) = (
+            &s.bytes[stream::ADDR as usize],
+            &s.bytes[stream::FREE as usize],
+        );
+        let records = ends.len() - 1;
+        let mut p = Packer::default();
+        // Not started.
+        assert!(p.pack_part(&s, 1, &[], &[]).is_err());
+        p.start(&MtraceKinds);
+        // More records than the kind stream has.
+        let e = p.pack_part(&s, records + 1, addr, free).unwrap_err();
+        assert!(e.contains("internal error"), "{e}");
+        // A part with a symbol too many.
+        p.start(&MtraceKinds);
+        let (a, f) = ends[10];
+        let e = p.pack_part(&s, 10, &addr[..a + 1], &free[..f]).unwrap_err();
+        assert!(e.contains("left over"), "{e}");
+        // A block not packed to its end.
+        p.start(&MtraceKinds);
+        p.pack_part(&s, 10, &addr[..a], &free[..f]).unwrap();
+        let e = p.finish(&s).unwrap_err();
+        assert!(e.contains("10 of the block's"), "{e}");
     }
 
     #[test]
