@@ -6,6 +6,7 @@
 //! kinds beyond the first [`DENSE_KINDS`] seen, go to hash maps instead: a front end that broke
 //! the numbering rule still gets the same caches, and memory stays bounded.
 
+use super::predict::Mtf;
 use crate::alloc::fast_hash::FastMap;
 
 /// Entries of a site cache (the symbol `SITE_CACHE` is a miss).
@@ -20,104 +21,9 @@ const DENSE_KINDS: usize = 8;
 const SPARSE: u8 = u8::MAX;
 
 /// Move-to-front cache of sites.
-pub type SiteMtf = Recent<u32, SITE_CACHE>;
+pub type SiteMtf = Mtf<u32, SITE_CACHE>;
 /// Move-to-front cache of sizes.
-pub type SizeMtf = Recent<u64, SIZE_CACHE>;
-
-/// A move-to-front list of up to `N` values: what `predict::Mtf` keeps, position for
-/// position, with the searches and insertions the site half's encoder wants. A size cache
-/// misses for most records of some traces (memory-replay threads ask for sizes all over), so
-/// the miss path matters: the search compares every entry without stopping early (a fixed
-/// number of compares, no mispredicted exit), and a value known to be absent goes in front
-/// without being searched for again.
-#[derive(Debug, Clone, Copy)]
-pub struct Recent<T: Copy + PartialEq + Default, const N: usize> {
-    items: [T; N],
-    len: usize,
-}
-
-impl<T: Copy + PartialEq + Default, const N: usize> Default for Recent<T, N> {
-    fn default() -> Self {
-        Recent {
-            items: [T::default(); N],
-            len: 0,
-        }
-    }
-}
-
-impl<T: Copy + PartialEq + Default, const N: usize> Recent<T, N> {
-    /// Position of `v`, if cached.
-    #[inline(always)]
-    pub fn find(&self, v: T) -> Option<usize> {
-        // One bit per position holding `v` (at most one does), among the first `len`.
-        let mut hits = 0u32;
-        for (i, &x) in self.items.iter().enumerate() {
-            hits |= u32::from(x == v) << i;
-        }
-        hits &= (1u32 << self.len.min(N)) - 1;
-        (hits != 0).then_some(hits.trailing_zeros() as usize)
-    }
-
-    /// The value at `i`, if that many are cached.
-    #[inline(always)]
-    pub fn get(&self, i: usize) -> Option<T> {
-        // `len` is at most `N`: saying so spares a bounds check.
-        if i < self.len.min(N) {
-            Some(self.items[i])
-        } else {
-            None
-        }
-    }
-
-    /// Moves the value at position `i` (one of those cached) to the front: what
-    /// [`Recent::touch`] of that value does, without searching for it (cached values are
-    /// distinct).
-    #[inline(always)]
-    pub fn promote(&mut self, i: usize) {
-        debug_assert!(i < self.len);
-        // The front value (the commonest symbol) stays where it is.
-        if i == 0 {
-            return;
-        }
-        let v = self.items[i];
-        self.shift_down(i);
-        self.items[0] = v;
-    }
-
-    /// Puts `v`, which is not cached, in front (dropping the last value when full): what
-    /// [`Recent::touch`] does for it, without the search. (Were `v` cached, it would be
-    /// cached twice: positions still name values, but not the ones `touch` would leave.)
-    #[inline(always)]
-    pub fn insert_new(&mut self, v: T) {
-        if self.len < N {
-            self.len += 1;
-        }
-        self.shift_down(self.len - 1);
-        self.items[0] = v;
-    }
-
-    /// Moves `v` to the front (inserting it, dropping the last one when full).
-    #[inline]
-    pub fn touch(&mut self, v: T) {
-        match self.find(v) {
-            Some(i) => self.promote(i),
-            None => self.insert_new(v),
-        }
-    }
-
-    /// Every position from 1 to `i` takes its predecessor's value: a fixed number of
-    /// conditional moves, where `copy_within` of a variable length was a `memmove` call.
-    #[inline(always)]
-    fn shift_down(&mut self, i: usize) {
-        let mut j = N - 1;
-        while j > 0 {
-            if j <= i {
-                self.items[j] = self.items[j - 1];
-            }
-            j -= 1;
-        }
-    }
-}
+pub type SizeMtf = Mtf<u64, SIZE_CACHE>;
 
 /// The site and size caches of one model state.
 #[derive(Debug)]
@@ -228,57 +134,6 @@ impl SiteCaches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::model::predict::Mtf;
-
-    /// Random finds, gets, promotions, touches and insertions of new values give the same
-    /// answers as the plain move-to-front list, position for position.
-    fn same_as_mtf<const N: usize>(seed: u64, values: u64) {
-        let mut x = seed;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let mut fast: Recent<u64, N> = Recent::default();
-        let mut plain: Mtf<u64, N> = Mtf::default();
-        for _ in 0..20_000 {
-            let v = next() % values;
-            let found = plain.find(v);
-            assert_eq!(fast.find(v), found, "find {v}");
-            match (next() % 3, found) {
-                (0, _) => {
-                    fast.touch(v);
-                    plain.touch(v);
-                }
-                (1, Some(i)) => {
-                    fast.promote(i);
-                    plain.promote(i);
-                }
-                (1, None) => {
-                    fast.insert_new(v);
-                    plain.touch(v);
-                }
-                _ => {}
-            }
-            for i in 0..N + 2 {
-                assert_eq!(fast.get(i), plain.get(i), "position {i}");
-            }
-        }
-    }
-
-    #[test]
-    fn recent_lists_keep_the_order_of_a_move_to_front_list() {
-        for seed in 1..6 {
-            same_as_mtf::<8>(seed, 12);
-            same_as_mtf::<8>(seed, 5);
-            same_as_mtf::<4>(seed, 7);
-            same_as_mtf::<4>(seed, 3);
-        }
-        // The value a new list's empty entries hold is not found.
-        let r: Recent<u32, 8> = Recent::default();
-        assert_eq!((r.find(0), r.get(0)), (None, None));
-    }
 
     #[test]
     fn dense_and_sparse_entries_are_kept_apart_and_remembered() {
