@@ -41,31 +41,11 @@ CORPUS=${HATF_CORPUS:-$ROOT/../shared/corpus}
 
 log() { echo "bench: $*" >&2; }
 
-# --- tools -------------------------------------------------------------------------------
-need_pkgs=()
-command -v hyperfine >/dev/null || need_pkgs+=(hyperfine)
-[[ -x /usr/bin/time ]] || need_pkgs+=(time)
-for t in zstd xz gzip unzip bzip2 gcc; do
-    command -v "$t" >/dev/null || need_pkgs+=("$t")
-done
-[[ " ${need_pkgs[*]} " == *" xz "* ]] && need_pkgs=("${need_pkgs[@]/#xz/xz-utils}")
-if [[ ${#need_pkgs[@]} -gt 0 ]]; then
-    log "installing ${need_pkgs[*]}"
-    SUDO=""
-    [[ $(id -u) -ne 0 ]] && SUDO=sudo
-    $SUDO apt-get install -y "${need_pkgs[@]}" >/dev/null ||
-        { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y "${need_pkgs[@]}" >/dev/null; }
-fi
-
-# --- hatf --------------------------------------------------------------------------------
-if [[ -n ${HATF_BIN:-} ]]; then
-    [[ -x $HATF_BIN ]] || { log "HATF_BIN=$HATF_BIN is not an executable file"; exit 2; }
-    log "timing $HATF_BIN (HATF_BIN), not the repository's build"
-else
-    log "building hatf (release)"
-    (cd "$ROOT" && cargo build --release --locked -p hatf-cli >&2)
-fi
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# --- tools and hatf ----------------------------------------------------------------------
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+bench_install hyperfine time zstd xz gzip unzip bzip2 gcc
+bench_hatf "$ROOT"
 OUTDIR=$ROOT/target/bench
 mkdir -p "$OUTDIR"
 
@@ -73,7 +53,7 @@ WORK=$(mktemp -d "${BENCH_TMP:-/tmp}/hatf-bench.XXXXXX")
 if [[ $KEEP -eq 0 ]]; then trap 'rm -rf "$WORK"' EXIT; fi
 mkdir -p "$WORK/in" "$WORK/out"
 # A private copy, so a rebuild during the run cannot change the binary being measured.
-cp "${HATF_BIN:-$TARGET/release/hatf}" "$WORK/hatf"
+cp "$HATF_BUILT" "$WORK/hatf"
 HATF=$WORK/hatf
 
 # --- inputs ------------------------------------------------------------------------------

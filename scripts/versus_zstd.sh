@@ -39,30 +39,15 @@ done
 CORPUS=${HATF_CORPUS:-$ROOT/../shared/corpus}
 log() { echo "versus_zstd: $*" >&2; }
 
-need_pkgs=()
-command -v hyperfine >/dev/null || need_pkgs+=(hyperfine)
-[[ -x /usr/bin/time ]] || need_pkgs+=(time)
-for t in zstd unzip; do command -v "$t" >/dev/null || need_pkgs+=("$t"); done
-if [[ ${#need_pkgs[@]} -gt 0 ]]; then
-    log "installing ${need_pkgs[*]}"
-    SUDO=; [[ $(id -u) -ne 0 ]] && SUDO=sudo
-    $SUDO apt-get install -y "${need_pkgs[@]}" >/dev/null ||
-        { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y "${need_pkgs[@]}" >/dev/null; }
-fi
-
-if [[ -n ${HATF_BIN:-} ]]; then
-    [[ -x $HATF_BIN ]] || { log "HATF_BIN=$HATF_BIN is not an executable file"; exit 2; }
-    log "timing $HATF_BIN (HATF_BIN), not the repository's build"
-else
-    log "building hatf (release)"
-    (cd "$ROOT" && cargo build --release --locked -p hatf-cli >&2)
-fi
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+bench_install hyperfine time zstd unzip
+bench_hatf "$ROOT"
 TMP_PARENT=${BENCH_TMP:-$([[ -d /dev/shm ]] && echo /dev/shm || echo /tmp)}
 WORK=$(mktemp -d "$TMP_PARENT/hatf-versus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 # A private copy, so a rebuild during the run cannot change the binary being measured.
-cp "${HATF_BIN:-$TARGET/release/hatf}" "$WORK/hatf"
+cp "$HATF_BUILT" "$WORK/hatf"
 HATF=$WORK/hatf
 
 LABELS=()

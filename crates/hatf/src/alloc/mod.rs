@@ -18,6 +18,7 @@ pub mod mtrace;
 pub mod native;
 pub mod paper;
 pub mod raw_store;
+pub mod spin_recv;
 pub mod stats;
 pub mod text_lines;
 pub mod text_num;

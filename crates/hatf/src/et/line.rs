@@ -650,6 +650,33 @@ pub fn push_decimal(out: &mut Vec<u8>, v: u64) {
 mod tests {
     use super::*;
 
+    /// Walks the lines of `text`, checking that `read` (a quick reader, called at the start
+    /// of each line) finds a canonical line, ending where the line ends, exactly where
+    /// classifying the line alone finds one; returns how many it found.
+    fn canonical_as_classified(
+        text: &[u8],
+        mut read: impl FnMut(&[u8], usize) -> Option<(Record, usize)>,
+    ) -> usize {
+        let (mut start, mut canonical) = (0, 0);
+        while start < text.len() {
+            let end = text[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |p| start + p);
+            let want = classify(&text[start..end]);
+            match read(text, start) {
+                Some((r, e)) => {
+                    assert_eq!(e, end, "line at {start}");
+                    assert_eq!(want, Line::Canonical(r), "line at {start}");
+                    canonical += 1;
+                }
+                None => assert!(!matches!(want, Line::Canonical(_)), "line at {start}"),
+            }
+            start = end + 1;
+        }
+        canonical
+    }
+
     #[test]
     fn canonical_lines_render_back() {
         for l in [
@@ -740,24 +767,7 @@ mod tests {
         }
         // The last lines again without the final newline: every distance from the end.
         text.extend_from_slice(b"E 1234567890123 4294967295\nM 18446744073709551615 0 7");
-        let mut start = 0;
-        let mut canonical = 0;
-        while start < text.len() {
-            let end = text[start..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(text.len(), |p| start + p);
-            let want = classify(&text[start..end]);
-            match canonical_line_at(&text, start) {
-                Some((r, e)) => {
-                    assert_eq!(e, end, "line at {start}");
-                    assert_eq!(want, Line::Canonical(r), "line at {start}");
-                    canonical += 1;
-                }
-                None => assert!(!matches!(want, Line::Canonical(_)), "line at {start}"),
-            }
-            start = end + 1;
-        }
+        let canonical = canonical_as_classified(&text, canonical_line_at);
         assert!(canonical > 1000, "{canonical} canonical lines");
     }
 
@@ -808,23 +818,7 @@ mod tests {
             text.push(b'\n');
         }
         let mut reader = LineReader::default();
-        let (mut start, mut canonical) = (0, 0);
-        while start < text.len() {
-            let end = text[start..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(text.len(), |p| start + p);
-            let want = classify(&text[start..end]);
-            match reader.read(&text, start) {
-                Some((r, e)) => {
-                    assert_eq!(e, end, "line at {start}");
-                    assert_eq!(want, Line::Canonical(r), "line at {start}");
-                    canonical += 1;
-                }
-                None => assert!(!matches!(want, Line::Canonical(_)), "line at {start}"),
-            }
-            start = end + 1;
-        }
+        let canonical = canonical_as_classified(&text, |t, at| reader.read(t, at));
         assert!(canonical > 10_000, "{canonical} canonical lines");
     }
 
@@ -832,24 +826,7 @@ mod tests {
     #[test]
     fn canonical_lines_found_in_place() {
         let text = b"E 1 2\nE 1  2\nW 3 4 5\n\n# c\nE 01 2\nD 1 2 3 4\nE 1 2\rE 1 2";
-        let mut start = 0;
-        let mut found = 0;
-        while start < text.len() {
-            let end = text[start..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(text.len(), |p| start + p);
-            match canonical_line_at(text, start) {
-                Some((r, e)) => {
-                    assert_eq!(e, end);
-                    assert_eq!(classify(&text[start..end]), Line::Canonical(r));
-                    found += 1;
-                }
-                None => assert!(!matches!(classify(&text[start..end]), Line::Canonical(_))),
-            }
-            start = end + 1;
-        }
-        assert_eq!(found, 3);
+        assert_eq!(canonical_as_classified(text, canonical_line_at), 3);
     }
 
     /// The bit-mask test of field counts and the letter table say what the lists say.

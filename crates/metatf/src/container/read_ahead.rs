@@ -33,21 +33,43 @@ pub(crate) struct RawBlock {
 /// codec 4, where starting a thread costs tens of microseconds.
 const SPLIT_CONTEXT_MIXED: u64 = 16 << 10;
 
-/// Decompresses and checks the sections of a block read by the reader. With `split`, a block
-/// with at least [`SPLIT_CONTEXT_MIXED`] bytes in two or more context-mixed sections has about
-/// half of those decompressed on a second, scoped thread: a short trace's one block is then
-/// not decoded on one core while the other waits. The block, and the error (the first
-/// failing section's, in order), are the same either way.
+/// Zstandard-compressed bytes (uncompressed) the first block a reader hands out must hold
+/// before [`decode_raw`] splits its zstd sections with a second thread: nothing else runs
+/// while that block is decompressed (its caller and the thread that will decode it wait), and
+/// a large one takes a millisecond or two (memory-replay systemui's one block: 1.5 MB of
+/// streams), where starting a thread costs tens of microseconds. Later blocks are
+/// decompressed while the caller works on the ones before, so a second thread would only
+/// take a core from it.
+const SPLIT_FIRST_ZSTD: u64 = 512 << 10;
+
+/// How [`decode_raw`] may share a block's decompression with a second, scoped thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Split {
+    /// Not at all (the reader's own thread decompresses every block).
+    No,
+    /// Context-mixed sections, when worth it.
+    ContextMixed,
+    /// Context-mixed sections, else zstd sections, when worth it: for the first block.
+    First,
+}
+
+/// Decompresses and checks the sections of a block read by the reader. Unless `split` is
+/// [`Split::No`], a block with at least [`SPLIT_CONTEXT_MIXED`] bytes in two or more
+/// context-mixed sections has about half of those decompressed on a second, scoped thread: a
+/// short trace's one block is then not decoded on one core while the other waits; with
+/// [`Split::First`], the same goes for a block with at least [`SPLIT_FIRST_ZSTD`] bytes in
+/// two or more zstd sections. The block, and the error (the first failing section's, in
+/// order), are the same either way.
 pub(crate) fn decode_raw(
     raw: RawBlock,
     decompressor: &mut Decompressor,
-    split: bool,
+    split: Split,
 ) -> Result<Block, Error> {
     let descriptors = &raw.header.sections;
-    let helper = if split {
-        helper_sections(descriptors)
-    } else {
-        Vec::new()
+    let helper = match split {
+        Split::No => Vec::new(),
+        Split::ContextMixed => helper_sections(descriptors, false),
+        Split::First => helper_sections(descriptors, true),
     };
     let mut sections = Vec::with_capacity(raw.stored.len());
     if helper.is_empty() {
@@ -67,7 +89,8 @@ pub(crate) fn decode_raw(
         }
         let mut results = std::thread::scope(|scope| {
             let helped = scope.spawn(|| {
-                // The context mixers keep no state in a decompressor: a fresh one costs nothing.
+                // The context mixers keep no state in a decompressor: a fresh one costs
+                // nothing; a zstd context is made once for the block.
                 let mut own = Decompressor::new();
                 theirs
                     .into_iter()
@@ -108,20 +131,34 @@ pub(crate) fn decode_raw(
     })
 }
 
-/// The context-mixed sections [`decode_raw`] gives to its helper thread when they are worth a
-/// thread (none otherwise): longest first, each to the side with fewer context-mixed bytes so
-/// far, so the two threads finish at about the same time.
-fn helper_sections(descriptors: &[SectionDescriptor]) -> Vec<usize> {
+/// The sections [`decode_raw`] gives to its helper thread when they are worth a thread (none
+/// otherwise): the context-mixed ones, or with `zstd_too` and too few of those, the zstd ones;
+/// longest first, each to the side with fewer such bytes so far, so the two threads finish at
+/// about the same time.
+fn helper_sections(descriptors: &[SectionDescriptor], zstd_too: bool) -> Vec<usize> {
+    let mixed = balanced(
+        descriptors,
+        |c| matches!(c, Codec::ContextMix | Codec::LightContextMix),
+        SPLIT_CONTEXT_MIXED,
+    );
+    if !mixed.is_empty() || !zstd_too {
+        return mixed;
+    }
+    balanced(descriptors, |c| c == Codec::Zstd, SPLIT_FIRST_ZSTD)
+}
+
+/// The half of the sections of a codec `wanted` says yes to that go to the helper thread, when
+/// there are two or more holding at least `threshold` bytes in all (none otherwise).
+fn balanced(
+    descriptors: &[SectionDescriptor],
+    wanted: impl Fn(Codec) -> bool,
+    threshold: u64,
+) -> Vec<usize> {
     let mut mixed: Vec<usize> = (0..descriptors.len())
-        .filter(|&i| {
-            matches!(
-                descriptors[i].codec,
-                Codec::ContextMix | Codec::LightContextMix
-            )
-        })
+        .filter(|&i| wanted(descriptors[i].codec))
         .collect();
     let bytes: u64 = mixed.iter().map(|&i| descriptors[i].uncompressed_len).sum();
-    if mixed.len() < 2 || bytes < SPLIT_CONTEXT_MIXED {
+    if mixed.len() < 2 || bytes < threshold {
         return Vec::new();
     }
     mixed.sort_by_key(|&i| std::cmp::Reverse(descriptors[i].uncompressed_len));
@@ -217,7 +254,12 @@ impl DecodePool {
                         // A panic in a codec becomes this block's error, so the reader never
                         // waits for a block that will not come.
                         let block = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            decode_raw(raw, &mut decompressor, true)
+                            let split = if seq == 0 {
+                                Split::First
+                            } else {
+                                Split::ContextMixed
+                            };
+                            decode_raw(raw, &mut decompressor, split)
                         }))
                         .unwrap_or_else(|_| {
                             decompressor = Decompressor::new();
@@ -276,5 +318,54 @@ impl Drop for DecodePool {
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(number: u8, codec: Codec, uncompressed_len: u64) -> SectionDescriptor {
+        SectionDescriptor {
+            number,
+            element_width: 1,
+            codec,
+            uncompressed_len,
+            stored_len: 0,
+            stored_crc: 0,
+            uncompressed_crc: 0,
+        }
+    }
+
+    #[test]
+    fn zstd_sections_are_split_only_for_a_large_first_block() {
+        let big = [
+            section(1, Codec::Zstd, 300 << 10),
+            section(2, Codec::None, 900 << 10),
+            section(3, Codec::Zstd, 100 << 10),
+            section(4, Codec::Zstd, 250 << 10),
+        ];
+        assert!(helper_sections(&big, false).is_empty());
+        // Longest first, each to the lighter side: 300 K stays, 250 K goes, 100 K goes.
+        assert_eq!(helper_sections(&big, true), [3, 2]);
+        let small = [
+            section(1, Codec::Zstd, 300 << 10),
+            section(2, Codec::Zstd, 100 << 10),
+        ];
+        assert!(helper_sections(&small, true).is_empty());
+        let one = [section(1, Codec::Zstd, 4 << 20)];
+        assert!(helper_sections(&one, true).is_empty());
+    }
+
+    #[test]
+    fn context_mixed_sections_come_first() {
+        let mixed = [
+            section(1, Codec::ContextMix, 20 << 10),
+            section(2, Codec::Zstd, 600 << 10),
+            section(3, Codec::LightContextMix, 10 << 10),
+            section(4, Codec::Zstd, 600 << 10),
+        ];
+        assert_eq!(helper_sections(&mixed, false), [2]);
+        assert_eq!(helper_sections(&mixed, true), [2]);
     }
 }

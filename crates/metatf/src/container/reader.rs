@@ -9,7 +9,7 @@ use super::dtd_storage::{DtdIdentity, DtdStorage};
 use super::framing::{crc, Positioned};
 use super::header::ContainerHeader;
 use super::index::{encode_entry, read_index, IndexEntry, Trailer, TRAILER_LEN};
-use super::read_ahead::{decode_raw, DecodePool, RawBlock};
+use super::read_ahead::{decode_raw, DecodePool, RawBlock, Split};
 use super::{BLOCK_MAGIC, INDEX_MAGIC, INDEX_THREADS_MAGIC, MAX_BLOCK_THREADS};
 use crate::error::Error;
 
@@ -178,7 +178,7 @@ impl<R: Read> ContainerReader<R> {
             None => Ok(None),
             Some(raw) => {
                 let descriptors = raw.header.sections.clone();
-                let block = decode_raw(raw, &mut self.decompressor, false)?;
+                let block = decode_raw(raw, &mut self.decompressor, Split::No)?;
                 self.last = descriptors;
                 Ok(Some(block))
             }

@@ -587,3 +587,58 @@ fn blocks_read_ahead_are_dropped_when_the_reader_seeks() {
         assert!(r.next_block().unwrap().is_none());
     }
 }
+
+/// A first block with enough zstd bytes has its sections split between two threads
+/// (`read_ahead::Split::First`): what it reads, and the error of a damaged section (the first
+/// failing one's, in order), are what one thread reads.
+#[test]
+fn a_large_first_block_split_between_threads_reads_as_one_thread_does() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut noise = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|i| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                // Half random, half runs: zstd has literals and matches to decode.
+                if i % 64 < 32 {
+                    (x >> 56) as u8
+                } else {
+                    (i / 64) as u8
+                }
+            })
+            .collect()
+    };
+    let sections: Vec<Vec<u8>> = vec![noise(400_000), noise(300_000), noise(5), noise(200_000)];
+    let mut w = ContainerWriter::new(Vec::new(), &header()).unwrap();
+    for _ in 0..2 {
+        let data: Vec<SectionData> = sections
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| SectionData {
+                number: i as u8 + 1,
+                element_width: 1,
+                codec: Codec::Zstd,
+                level: 1,
+                bytes,
+            })
+            .collect();
+        w.write_block(1, &data).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let (one, err) = read_all_threads(&bytes, 1);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(one.len(), 2);
+    for (i, want) in sections.iter().enumerate() {
+        assert_eq!(&one[0].section(i as u8 + 1).unwrap().bytes, want);
+    }
+    assert_eq!(read_all_threads(&bytes, 2), (one, None));
+    // Damage inside the stored sections of the first block: each error as one thread's.
+    for at in (200..bytes.len() / 2).step_by(bytes.len() / 40) {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x41;
+        assert_eq!(
+            read_all_threads(&damaged, 2),
+            read_all_threads(&damaged, 1),
+            "byte {at} flipped"
+        );
+    }
+}

@@ -32,6 +32,7 @@ use super::pipeline::{
     SinkMaker, Stop, IN_FLIGHT,
 };
 use super::{KindTable, Layout, ModelRecord};
+use crate::alloc::spin_recv::{recv_spinning, SPIN};
 use crate::format::FormatError;
 
 /// Messages the worker may send ahead of the caller's thread.
@@ -254,8 +255,10 @@ fn drive<R: Read>(
     spare: mpsc::Sender<Vec<ModelRecord>>,
     busy: &Busy,
 ) -> Result<u64, FormatError> {
-    // The caller's thread counts from here, the worker from its start.
+    // The caller's thread counts from here, the worker from its start; the time spent
+    // polling for messages is not work.
     let start = thread_cpu_ns();
+    let mut polled = 0u64;
     let mut feeder = Feeder::new(reader, blocks);
     let mut in_flight: VecDeque<Arc<Block>> = VecDeque::new();
     let mut records = 0u64;
@@ -276,10 +279,12 @@ fn drive<R: Read>(
                 Ok(msg) => msg,
                 Err(mpsc::TryRecvError::Disconnected) => return Err(stopped(file)),
                 Err(mpsc::TryRecvError::Empty) => {
-                    busy.caller_waits(thread_cpu_ns().saturating_sub(start));
-                    let msg = msgs.recv().map_err(|_| stopped(file));
+                    busy.caller_waits(thread_cpu_ns().saturating_sub(start + polled));
+                    // Polled first: a parked caller costs the worker a wake-up per batch.
+                    let (msg, spun) = recv_spinning(&msgs, SPIN);
+                    polled += u64::try_from(spun.as_nanos()).unwrap_or(u64::MAX);
                     busy.caller_works();
-                    msg?
+                    msg.map_err(|_| stopped(file))?
                 }
             };
             match msg {
