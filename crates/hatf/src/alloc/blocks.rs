@@ -193,6 +193,36 @@ impl<W: Write> BlockWriter<W> {
         Ok(())
     }
 
+    /// Starts compressing `streams`, some of the next block's (empty ones are left out), on
+    /// the container writer's worker threads, before [`BlockWriter::block`] writes the block
+    /// with the same streams among its others (see `ContainerWriter::compress_ahead`). Does
+    /// nothing when the codec of a stream could still depend on the block's other streams
+    /// (the context mixers are chosen for small blocks only, and these streams alone do not
+    /// show the block is too large for them), nor with one thread.
+    pub fn block_ahead(&mut self, streams: &[(u8, &[u8])]) -> Result<(), FormatError> {
+        let known_len: usize = streams.iter().map(|(_, b)| b.len()).sum();
+        if known_len <= CONTEXT_MIX_BLOCK.max(FAST_CONTEXT_MIX_BLOCK) {
+            return Ok(());
+        }
+        let level = self.level_now();
+        // The block holds more than `known_len` bytes, so the codec of each section is that
+        // of any block of its size.
+        let sections: Vec<SectionData<'_>> = streams
+            .iter()
+            .filter(|(_, b)| !b.is_empty())
+            .map(|&(number, bytes)| SectionData {
+                number,
+                element_width: 1,
+                codec: self.codec_for(bytes.len(), known_len, level),
+                level,
+                bytes,
+            })
+            .collect();
+        self.inner
+            .compress_ahead(&sections)
+            .map_err(|e| container_error(&self.file, e))
+    }
+
     /// The input's name, for errors.
     pub fn file(&self) -> &str {
         &self.file

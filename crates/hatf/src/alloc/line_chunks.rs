@@ -258,12 +258,24 @@ impl Text {
     }
 }
 
+/// How much smaller than the full chunk size the first chunk is (see [`ChunkReader::chunk`]).
+const FIRST_CHUNK_DIVISOR: usize = 16;
+
 /// Cuts the input into chunks of whole lines.
 struct ChunkReader<'a> {
     input: &'a mut (dyn Read + Send),
     /// Bytes read after the last line end handed out (the start of a line).
     carry: Vec<u8>,
+    /// Bytes of the next chunk: the first is 1/[`FIRST_CHUNK_DIVISOR`] of `full`, and each
+    /// next one twice the one before, up to `full`. Why: nothing downstream starts before the
+    /// first chunk is parsed (the model's thread, then the encoder's address thread, wait for
+    /// it), so a small first chunk starts them sooner (a 256 KiB chunk is about half a
+    /// millisecond of parsing), while the chunks after it, parsed while the first is
+    /// modelled, soon reach the full size that keeps hand-overs rare. Which lines share a
+    /// chunk never reaches the output.
     chunk: usize,
+    /// The chunk size asked for.
+    full: usize,
     done: bool,
 }
 
@@ -272,7 +284,8 @@ impl<'a> ChunkReader<'a> {
         ChunkReader {
             input,
             carry: Vec::new(),
-            chunk,
+            chunk: (chunk / FIRST_CHUNK_DIVISOR).max(1),
+            full: chunk.max(1),
             done: false,
         }
     }
@@ -286,10 +299,12 @@ impl<'a> ChunkReader<'a> {
         // past a `BufReader` of that capacity straight into this buffer, instead of being
         // copied through the reader's own buffer.
         let mut target = self.chunk + self.carry.len();
+        self.chunk = (2 * self.chunk).min(self.full);
         if text.buf.len() < target {
-            // Room for a longer carried line next time too, so the buffer is not grown (and
-            // its new pages faulted in) at nearly every chunk.
-            let room = target + self.chunk / 16;
+            // Room for a full-size chunk (the first chunks are smaller) and for a longer
+            // carried line next time too, so the buffer is not grown (and its new pages
+            // faulted in) at nearly every chunk.
+            let room = target.max(self.full + self.carry.len()) + self.full / 16;
             if text.buf.is_empty() {
                 // A new zeroed allocation, not `resize`: a buffer this large is fresh pages
                 // from the kernel (zero already), so only the pages the input fills are ever
@@ -572,6 +587,24 @@ mod tests {
             }
         }
         assert_eq!(run(b"", 3, 2, 8, None).0, vec![]);
+    }
+
+    #[test]
+    fn the_first_chunks_are_small_and_grow_to_the_chunk_size() {
+        // 20-byte lines, chunks of 3,200 bytes: the first chunk is about a sixteenth of that,
+        // each next one about twice the one before, until the full size.
+        let text: Vec<u8> = (0..2000)
+            .flat_map(|i| format!("{i:019}\n").into_bytes())
+            .collect();
+        let mut src = &text[..];
+        let mut reader = ChunkReader::new(&mut src, 3200);
+        let mut chunk = Text::default();
+        let mut sizes = Vec::new();
+        while reader.next(&mut chunk).unwrap() {
+            sizes.push(chunk.len);
+        }
+        assert_eq!(sizes[..6], [200, 400, 800, 1600, 3200, 3200]);
+        assert_eq!(sizes.iter().sum::<usize>(), text.len());
     }
 
     #[test]

@@ -85,17 +85,146 @@ pub fn hex_digits(v: u64) -> ([u8; 16], usize) {
 /// The hex digits of `v` (its shortest form, as [`push_hex`] prints it) at the start of 16
 /// bytes, and how many there are: for printing with one fixed-length copy whose zeros past the
 /// digits are overwritten by what is printed next.
-#[inline]
+#[inline(always)]
 pub fn hex_left(v: u64) -> ([u8; 16], usize) {
-    let digits = ((67 - (v | 1).leading_zeros()) / 4) as usize;
-    if digits <= 8 {
-        // Most addresses of a 32-bit process, and sizes: half the work.
-        let mut buf = [b'0'; 16];
-        buf[..8].copy_from_slice(&hex8((v as u32) << (32 - 4 * digits)));
-        return (buf, digits);
+    // Shifting the leading zero nibbles out puts the first digit first; the zeros shifted in
+    // print as the `0`s past the digits.
+    let zeros = (v | 1).leading_zeros();
+    (hex16(v << (zeros & !3)), 16 - (zeros / 4) as usize)
+}
+
+/// The 16 hex digits of `v` (lower case, zero-padded, most significant first), with SSE2 (part
+/// of every x86-64 processor): a decode prints one or two addresses a line, and spreading the
+/// nibbles and turning them into digits a whole vector at a time takes about a dozen
+/// instructions, where two 8-digit words took over thirty.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn hex16(v: u64) -> [u8; 16] {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_and_si128, _mm_cmpgt_epi8, _mm_cvtsi64_si128, _mm_set1_epi8,
+        _mm_srli_epi64, _mm_storeu_si128, _mm_unpacklo_epi8,
+    };
+    let mut out = [0u8; 16];
+    // SAFETY: SSE2 is enabled on every x86_64 target; the one store writes the 16 bytes of
+    // `out`.
+    unsafe {
+        // The most significant byte first, so that its nibbles become the first two digits.
+        let x = _mm_cvtsi64_si128(v.swap_bytes() as i64);
+        let low4 = _mm_set1_epi8(0x0f);
+        let high = _mm_and_si128(_mm_srli_epi64::<4>(x), low4);
+        let low = _mm_and_si128(x, low4);
+        // Byte 2k is the high nibble of byte k, 2k + 1 its low nibble.
+        let nibbles = _mm_unpacklo_epi8(high, low);
+        // `0` to `9` from `'0'`, and `a` to `f` from `'a' - 10` (`'0'` plus 39).
+        let letters = _mm_and_si128(
+            _mm_cmpgt_epi8(nibbles, _mm_set1_epi8(9)),
+            _mm_set1_epi8((b'a' - b'0' - 10) as i8),
+        );
+        let digits = _mm_add_epi8(_mm_add_epi8(nibbles, _mm_set1_epi8(b'0' as i8)), letters);
+        _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), digits);
     }
-    let (buf, _) = hex_digits(v << (64 - 4 * digits));
-    (buf, digits)
+    out
+}
+
+/// The 16 hex digits of `v` (portable form).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn hex16(v: u64) -> [u8; 16] {
+    hex_digits(v).0
+}
+
+/// For each number below 256: its hex digits in the low bytes, then a zero byte, and in the
+/// top byte how many digits there are. Nearly every size of an `mtrace` line is below 0x100
+/// (perl-hash and python-json: 99 %): one load and one 4-byte store print them, where
+/// spreading the nibbles of a word was two dozen instructions.
+static HEX2: [u32; 256] = {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut t = [0u32; 256];
+    let mut v = 0;
+    while v < 256 {
+        let (high, low) = (DIGITS[v >> 4] as u32, DIGITS[v & 15] as u32);
+        t[v] = if v < 16 {
+            low | 1 << 24
+        } else {
+            high | low << 8 | 2 << 24
+        };
+        v += 1;
+    }
+    t
+};
+
+/// The lower-case hex digits of `v` in the low bytes of a word (the first digit lowest), and
+/// how many there are, for `v` below 256 (`None` from there on); the bytes past the digits
+/// hold anything. Made for one 4-byte store whose bytes past the number are overwritten by
+/// what is printed next.
+#[inline(always)]
+pub fn hex_short(v: u64) -> Option<(u32, usize)> {
+    let entry = *HEX2.get(usize::try_from(v).ok()?)?;
+    Some((entry, (entry >> 24) as usize))
+}
+
+/// For each number below 1000: its decimal digits in the low bytes, then bytes left zero up
+/// to the top byte, which holds how many digits there are. Most sizes of a `memory_replay`
+/// line are below 1000 (systemui: 97 %): one load and one 4-byte store print them.
+static DEC3: [u32; 1000] = {
+    let mut t = [0u32; 1000];
+    let mut v = 0;
+    while v < 1000 {
+        let len = if v < 10 {
+            1
+        } else if v < 100 {
+            2
+        } else {
+            3
+        };
+        let (mut k, mut x, mut entry) = (len, v, (len as u32) << 24);
+        while k > 0 {
+            k -= 1;
+            entry |= (b'0' as u32 + (x % 10) as u32) << (8 * k);
+            x /= 10;
+        }
+        t[v] = entry;
+        v += 1;
+    }
+    t
+};
+
+/// The eight decimal digits of `v` (below 10^8, leading zeros kept) as byte values 0 to 9,
+/// the first digit in the lowest byte: no loop, no table, no division instruction.
+#[inline(always)]
+fn dec8_values(v: u64) -> u64 {
+    // Two 32-bit lanes of four digits each, the leading four in the low lane.
+    let x = (v / 10_000) | ((v % 10_000) << 32);
+    // x / 100 in each lane: exact below 10^4, as 5243 / 2^19 is 1/100 within 2.1e-7; the
+    // products stay below 2^26, inside their lane.
+    let hundreds = ((x * 5243) >> 19) & 0x0000_007f_0000_007f;
+    let x = hundreds | ((x - hundreds * 100) << 16);
+    // x / 10 in each 16-bit lane: exact below 100 (103 / 2^10).
+    let tens = ((x * 103) >> 10) & 0x000f_000f_000f_000f;
+    tens | ((x - tens * 10) << 8)
+}
+
+/// The decimal digits of `v` in the low bytes of a word (the first digit lowest), and how
+/// many there are, for `v` below 10^8 (`None` from there on); the bytes past the digits hold
+/// anything. Made for one 8-byte store whose bytes past the number are overwritten by
+/// what is printed next: a number below 1000 (most sizes of a `memory_replay` line:
+/// systemui 97 %) is one table entry, a longer one eight digits made at once and its leading
+/// zeros shifted out, where [`put_dec`] takes a division and a table look-up per two digits
+/// and a loop.
+#[inline(always)]
+pub fn dec_left(v: u64) -> Option<(u64, usize)> {
+    if v < 1000 {
+        let entry = DEC3[v as usize];
+        return Some((u64::from(entry), (entry >> 24) as usize));
+    }
+    if v < 100_000_000 {
+        let values = dec8_values(v);
+        // Leading zero digits are the zero bytes at the low end (`v` >= 1000: not all).
+        let zeros = values.trailing_zeros() & !7;
+        let digits = (values | 0x3030_3030_3030_3030) >> zeros;
+        return Some((digits, 8 - (zeros / 8) as usize));
+    }
+    None
 }
 
 /// The 8 hex digits of `v`, most significant first.
@@ -432,6 +561,77 @@ mod tests {
             let (buf, n) = hex_left(v);
             assert_eq!(&buf[..n], format!("{v:x}").as_bytes());
             assert!(buf[n..].iter().all(|&b| b == b'0'));
+        }
+    }
+
+    /// Values at every length boundary of a printer with `base` digits up to `max_digits`:
+    /// each power, one less, one more, and a number with every digit different from zero.
+    fn boundaries(base: u64, max_digits: u32) -> Vec<u64> {
+        let mut vs = vec![0, 1, u64::MAX, u64::MAX - 1, 1 << 63];
+        for p in 1..max_digits {
+            let t = base.pow(p);
+            vs.extend([
+                t - 1,
+                t,
+                t + 1,
+                t / base * (base - 1) + t / 3,
+                t.saturating_mul(base - 1),
+            ]);
+        }
+        vs
+    }
+
+    #[test]
+    fn left_aligned_hex_matches_std_at_every_length() {
+        let mut vs = boundaries(16, 16);
+        // Every nibble value in every position.
+        for shift in (0..64).step_by(4) {
+            for nibble in 0..16u64 {
+                vs.push(nibble << shift);
+                vs.push((nibble << shift) | 1);
+            }
+        }
+        for v in vs {
+            let (buf, n) = hex_left(v);
+            let want = format!("{v:x}");
+            assert_eq!(&buf[..n], want.as_bytes(), "{v:#x}");
+            assert!(buf[n..].iter().all(|&b| b == b'0'), "{v:#x}");
+            assert_eq!(hex16(v), *format!("{v:016x}").as_bytes(), "{v:#x}");
+        }
+    }
+
+    #[test]
+    fn short_hex_matches_std_below_256_and_declines_the_rest() {
+        for v in 0..256u64 {
+            let (word, n) = hex_short(v).unwrap();
+            assert_eq!(
+                &word.to_le_bytes()[..n],
+                format!("{v:x}").as_bytes(),
+                "{v:#x}"
+            );
+        }
+        for v in [256u64, 0x1000, u64::MAX, 1 << 32, 1 << 63] {
+            assert_eq!(hex_short(v), None, "{v:#x}");
+        }
+    }
+
+    #[test]
+    fn left_aligned_decimal_matches_std_at_every_length() {
+        for v in boundaries(10, 20) {
+            let want = v.to_string();
+            match dec_left(v) {
+                Some((word, n)) => {
+                    assert!(v < 100_000_000, "{v}");
+                    assert_eq!(&word.to_le_bytes()[..n], want.as_bytes(), "{v}");
+                }
+                None => assert!(v >= 100_000_000, "{v}"),
+            }
+        }
+        // Every number below 10^4 (the table and the first of the eight-digit words), and
+        // the eight-digit words' lanes at their edges.
+        for v in (0..10_000).chain([99_999_999, 10_009_999, 10_000_001, 12_345_678, 90_000_009]) {
+            let (word, n) = dec_left(v).unwrap();
+            assert_eq!(&word.to_le_bytes()[..n], v.to_string().as_bytes(), "{v}");
         }
     }
 

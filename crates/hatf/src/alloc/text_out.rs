@@ -2,11 +2,14 @@
 //!
 //! A decode prints a million short lines a second or more; appending each piece to a `Vec`
 //! costs a capacity check and a `memcpy` call per piece, more than printing the numbers. This
-//! buffer instead hands out room for a whole line, into which pieces are written with copies
-//! of fixed length (a few vector moves, no call), some of them spilling past the piece into
-//! room the next piece overwrites.
+//! buffer instead hands out room for a batch of lines, into which pieces are written with
+//! copies of fixed length (a few vector moves, no call), some of them spilling past the piece
+//! into room the next piece overwrites; a line is printed in a [`Window`], where no store needs
+//! a bounds check.
 
 use std::io::Write;
+
+use super::text_num::{dec_left, hex_left, hex_short, put_dec};
 
 /// Bytes of room past any line, so fixed-length copies may spill.
 pub const SPILL: usize = 64;
@@ -116,6 +119,72 @@ impl Filled {
     }
 }
 
+/// Bytes of a line's window: every offset a `u8` can hold, and then the longest fixed-length
+/// store ([`MAX_STORE`] bytes).
+pub const WINDOW: usize = 256 + MAX_STORE;
+
+/// The longest store [`put`] makes.
+pub const MAX_STORE: usize = 32;
+
+/// Room for one line, where its pieces are stored at offsets that are `u8`s: every store of
+/// up to [`MAX_STORE`] bytes at any such offset is inside the window, so the compiler drops
+/// the bounds checks (a comparison and a branch each, five or six a line) with no `unsafe`.
+/// Every line (or, for `mtrace`, every line's part after its caller) printed this way is
+/// shorter than 256 bytes, so its offsets never wrap.
+pub type Window = [u8; WINDOW];
+
+/// The window at `room[at..]`, which must have [`WINDOW`] bytes: the caller takes room for a
+/// batch of lines and a window once, rather than a check per line.
+#[inline(always)]
+pub fn window(room: &mut [u8], at: usize) -> &mut Window {
+    room[at..]
+        .first_chunk_mut()
+        .expect("room for a line's window is taken before printing it")
+}
+
+/// Stores `bytes` at `w[at..]`: a fixed-length move, whatever the offset.
+#[inline(always)]
+pub fn put<const K: usize>(w: &mut Window, at: u8, bytes: &[u8; K]) {
+    const { assert!(K <= MAX_STORE) };
+    let at = usize::from(at);
+    w[at..at + K].copy_from_slice(bytes);
+}
+
+/// Prints `v` in lower-case hex (its shortest form, no prefix) at `w[at..]`; returns the end.
+/// Stores 16 bytes.
+#[inline(always)]
+pub fn put_hex(w: &mut Window, at: u8, v: u64) -> u8 {
+    let (digits, n) = hex_left(v);
+    put(w, at, &digits);
+    at.wrapping_add(n as u8)
+}
+
+/// [`put_hex`] for a number that is usually below 256 (a size): such a number is one table
+/// entry and a 4-byte store.
+#[inline(always)]
+pub fn put_hex_short(w: &mut Window, at: u8, v: u64) -> u8 {
+    match hex_short(v) {
+        Some((digits, n)) => {
+            put(w, at, &digits.to_le_bytes());
+            at.wrapping_add(n as u8)
+        }
+        None => put_hex(w, at, v),
+    }
+}
+
+/// Prints `v` in decimal at `w[at..]`; returns the end. Stores 8 bytes for a number below
+/// 10^8.
+#[inline(always)]
+pub fn put_decimal(w: &mut Window, at: u8, v: u64) -> u8 {
+    match dec_left(v) {
+        Some((digits, n)) => {
+            put(w, at, &digits.to_le_bytes());
+            at.wrapping_add(n as u8)
+        }
+        None => put_dec(w, usize::from(at), v) as u8,
+    }
+}
+
 /// Copies `src` (the first `len` bytes of `src_slack`) to the start of `dst`, with bytes past
 /// `src`'s end copied too, which land in `dst` past the copy, where the caller writes next:
 /// one fixed 64-byte move when `src` is that short and both slices have 64 bytes, else 16
@@ -169,6 +238,58 @@ mod tests {
         let mut out = Vec::new();
         t.write_to(&mut out).unwrap();
         assert_eq!(out, b"x");
+    }
+
+    #[test]
+    fn window_stores_print_numbers_at_any_offset() {
+        let values = [
+            0u64,
+            1,
+            9,
+            10,
+            0xf,
+            0x10,
+            0xff,
+            0x100,
+            999,
+            1000,
+            0xfff,
+            0x1000,
+            99_999_999,
+            100_000_000,
+            0xdead_beef,
+            u64::MAX,
+        ];
+        for at in [0u8, 1, 7, 100, 200, 239, 255] {
+            for v in values {
+                let mut room = vec![b'#'; WINDOW + 3];
+                let w = window(&mut room, 3);
+                let end = put_hex(w, at, v);
+                let hex = format!("{v:x}");
+                if usize::from(at) + hex.len() < 256 {
+                    assert_eq!(usize::from(end), usize::from(at) + hex.len());
+                    let printed = &w[usize::from(at)..usize::from(end)];
+                    assert_eq!(printed, hex.as_bytes(), "{v:#x} at {at}");
+                }
+                let end = put_decimal(w, at, v);
+                let dec = v.to_string();
+                if usize::from(at) + dec.len() < 256 {
+                    assert_eq!(usize::from(end), usize::from(at) + dec.len());
+                    let printed = &w[usize::from(at)..usize::from(end)];
+                    assert_eq!(printed, dec.as_bytes(), "{v} at {at}");
+                }
+                let end = put_hex_short(w, at, v);
+                if usize::from(at) + hex.len() < 256 {
+                    assert_eq!(usize::from(end), usize::from(at) + hex.len());
+                    let printed = &w[usize::from(at)..usize::from(end)];
+                    assert_eq!(printed, hex.as_bytes(), "{v:#x} at {at}");
+                }
+                put(w, at, b"ab");
+                assert_eq!(w[usize::from(at)..usize::from(at) + 2], *b"ab");
+                // Nothing before the window is touched.
+                assert_eq!(room[..3], *b"###");
+            }
+        }
     }
 
     #[test]

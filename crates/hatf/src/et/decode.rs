@@ -7,11 +7,10 @@ use metatf::container::{Block, ContainerReader};
 use super::check::thread_of;
 use super::encode::STREAMS_SECTION;
 use super::line::{classify, Kind, Line, MAX_FIELDS};
-use super::model::{code, Model, UOrder};
+use super::model::{Model, UOrder};
 use super::names;
 use super::pipeline;
 use super::print::{PrintTo, Printer, TextBuf, HUGE_PAGE, LINE_ROOM};
-use super::streamed::{self, Help};
 use super::streams::{id, StreamReader};
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note, ReadSeek};
@@ -101,13 +100,11 @@ pub fn decode(
         // (javac-tests on 2 cores: ~40 ms in the kernel copying 76 MB into the file against
         // ~45 ms of decoding). With a worker per core the writer fell behind and wrote the
         // last ~15 ms alone, and the three threads' page faults and writes contended in the
-        // kernel (system time 60 ms instead of 41): 74 -> 65 ms wall. The writer still waited
-        // for the worker half of the time, so it decodes a block itself when it has waited
-        // that long (javac-tests, quiet machine: 60 -> 53 ms; peak memory 24 -> 51 MB, as
-        // that block's text waits for its turn).
-        streamed::streamed(
+        // kernel (system time 60 ms instead of 41): 74 -> 65 ms wall. (The writer decoding a
+        // block itself when it had waited that long gained 12 % while the decoding took 733 M
+        // instructions, and lost 2-6 % at 565 M, the writer then being the busier thread.)
+        pipeline::streamed(
             threads - 1,
-            Help::WhenIdle,
             || {
                 let item = match first.take() {
                     Some(b) => Some(b),
@@ -224,7 +221,37 @@ struct Scratch {
 
 /// [`block_text`], handing the text to `write` (when given) whenever it holds the sink's
 /// number of bytes, and at the end, instead of collecting all of it in `out`.
+///
+/// The block is decoded with its problems checked once per batch of lines (see
+/// [`StreamReader::failed`]); a damaged block is decoded again, checking after every line, to
+/// name the line where it went wrong. The text handed to `write` is always that of lines
+/// already checked.
 fn block_text_to(
+    block: &Block,
+    scratch: &mut Scratch,
+    out: &mut TextBuf,
+    write: Option<TextSink<'_>>,
+) -> Result<(), TextError> {
+    match lines_to::<false>(block, scratch, out, write) {
+        Err(TextError::Block(batch)) => {
+            let mut text = TextBuf::default();
+            match lines_to::<true>(block, scratch, &mut text, None) {
+                Err(TextError::Block(line)) => Err(TextError::Block(line)),
+                // Not met again (it cannot be: a decode depends only on the block).
+                _ => Err(TextError::Block(batch)),
+            }
+        }
+        done => done,
+    }
+}
+
+/// Most lines decoded between two checks of the streams: a damaged block's garbage is never
+/// more than this many lines of text, whatever number of records its header claims.
+const CHECK_LINES: u64 = 4096;
+
+/// [`block_text_to`]'s decode: its problems checked after every line when `EACH_LINE`, else
+/// after each batch of at most [`CHECK_LINES`] lines.
+fn lines_to<const EACH_LINE: bool>(
     block: &Block,
     scratch: &mut Scratch,
     out: &mut TextBuf,
@@ -250,12 +277,7 @@ fn block_text_to(
             .insert(Model::for_decoding(order, block.record_count)),
     };
     let mut printer = Printer::default();
-    let rfail = |k: u64, msg: String| {
-        format!(
-            "line {} (record {k} of the block): {msg}",
-            block.first_record.saturating_add(k).saturating_add(1)
-        )
-    };
+    let line_of = |k: u64| block.first_record.saturating_add(k).saturating_add(1);
     let mut k = 0u64;
     while k < block.record_count {
         // Records printed before the text is next measured: as many lines of the longest
@@ -270,29 +292,38 @@ fn block_text_to(
             }
             None => u64::MAX,
         };
-        let end = block.record_count.min(k.saturating_add(batch));
-        while k < end {
-            let c = streams.byte(id::KIND).map_err(|e| rfail(k, e.message()))?;
-            match c {
-                code::BLANK => out.push(b'\n'),
-                code::COMMENT | code::SPELLED | code::BAD => {
-                    out.extend(streams.text(id::TEXT).map_err(|e| rfail(k, e.message()))?);
-                    out.push(b'\n');
-                }
-                code::UNTERMINATED => {
-                    out.extend(streams.text(id::TEXT).map_err(|e| rfail(k, e.message()))?)
-                }
-                c => {
-                    let mut sink = PrintTo {
-                        printer: &mut printer,
-                        out,
-                    };
-                    model
-                        .decode(c, streams, &mut sink)
-                        .map_err(|e| rfail(k, e.message()))?;
-                }
+        let start = k;
+        let end = block
+            .record_count
+            .min(k.saturating_add(batch.min(CHECK_LINES)));
+        let mut sink = PrintTo {
+            printer: &mut printer,
+            out,
+        };
+        // Counted down to 0, not up to `end`: one test a line on a counter the compiler keeps
+        // in memory, not a load, an add, a store and a comparison with another.
+        let mut left = end - k;
+        while left > 0 {
+            let c = streams.byte(id::KIND);
+            model.decode(c, streams, &mut sink);
+            if EACH_LINE && streams.failed() {
+                break;
             }
-            k += 1;
+            left -= 1;
+        }
+        k = end - left;
+        if let Some(e) = streams.take_failure() {
+            let at = if EACH_LINE {
+                format!("line {} (record {k} of the block)", line_of(k))
+            } else {
+                format!(
+                    "lines {} to {} (records {start} to {} of the block)",
+                    line_of(start),
+                    line_of(end - 1),
+                    end - 1
+                )
+            };
+            return Err(TextError::Block(format!("{at}: {}", e.message())));
         }
     }
     let left = streams.leftovers();
@@ -414,6 +445,65 @@ fn write_names(block: &metatf::container::Block, options: &DecodeOptions) -> Res
 mod tests {
     use super::*;
     use crate::format::{EncodeOptions, TraceFormat};
+
+    /// A block claiming more records than its streams hold fails at the first missing line,
+    /// named exactly as a check after every line names it, having handed on only checked
+    /// text (a prefix of the trace's); a claim of billions of records fails as quickly.
+    #[test]
+    fn a_block_short_of_records_names_the_first_missing_line() {
+        let mut text = String::new();
+        for k in 0..10_000u64 {
+            text.push_str(&format!(
+                "M {} 0 1496724653\nE {} 1496724653\n",
+                k % 70,
+                k % 70
+            ));
+        }
+        let mut packed = Vec::new();
+        super::super::ET3
+            .encode(&mut text.as_bytes(), &mut packed, &EncodeOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut reader = ContainerReader::new(&packed[..]).expect("a container");
+        let mut block = reader.next_block().expect("a block").expect("one block");
+        assert_eq!(block.record_count, 20_000);
+        for claim in [20_001, 20_500, u64::MAX] {
+            block.record_count = claim;
+            let mut joined = Vec::new();
+            let mut sink = |t: &mut TextBuf| {
+                joined.extend_from_slice(t.as_slice());
+                t.clear();
+                Ok(())
+            };
+            let mut out = TextBuf::default();
+            let got = block_text_to(
+                &block,
+                &mut Scratch::default(),
+                &mut out,
+                Some((100, &mut sink)),
+            );
+            let Err(TextError::Block(m)) = got else {
+                panic!("claim {claim}: no block error");
+            };
+            assert!(
+                m.starts_with(
+                    "line 20001 (record 20000 of the block): stream `control` ends early"
+                ),
+                "claim {claim}: {m}"
+            );
+            assert!(text.as_bytes().starts_with(&joined), "claim {claim}");
+            assert!(
+                joined.len() > text.len() / 2,
+                "claim {claim}: checked text handed on"
+            );
+        }
+        // Fewer records than the streams hold.
+        block.record_count = 19_999;
+        let m = block_text(&block, &mut TextBuf::default()).expect_err("bytes left over");
+        assert!(
+            m.starts_with("bytes left over in streams control, thread"),
+            "{m}"
+        );
+    }
 
     /// A block handed on in pieces of any size (pieces are measured once per batch of
     /// records, and comments can be longer than a batch's room) gives its text whole and in

@@ -24,7 +24,6 @@ pub mod print;
 mod rank_list;
 mod recent;
 mod stack;
-mod streamed;
 pub mod streams;
 mod witnessed;
 

@@ -151,10 +151,14 @@ struct Site {
     class: Option<u64>,
 }
 
-/// Where [`Model::decode`] hands each record it reads.
+/// Where [`Model::decode`] hands each line it reads.
 pub trait RecordSink {
     /// Takes one record.
     fn record(&mut self, r: &Record);
+
+    /// Takes a line stored as text, followed by a `\n` when `newline` (all but an
+    /// unterminated last line).
+    fn text(&mut self, bytes: &[u8], newline: bool);
 }
 
 /// The per-block prediction state.
@@ -169,8 +173,9 @@ pub struct Model {
     /// Where each thread's call stack is in `stack_list`.
     stacks: IdMap<u64, usize>,
     stack_list: Vec<CallStack>,
-    /// The thread of the stack used last, and where its stack is.
-    last_stack: Option<(u64, usize)>,
+    /// The thread of the stack used last, and where its stack is (`usize::MAX`, past the end
+    /// of `stack_list`, for none: one test then tells both).
+    last_stack: (u64, usize),
     /// Where each allocation site is in `site_list`.
     sites: IdMap<(u64, bool), usize>,
     site_list: Vec<Site>,
@@ -223,7 +228,7 @@ impl Model {
             threads: Vec::new(),
             stacks: id_map(),
             stack_list: Vec::new(),
-            last_stack: None,
+            last_stack: (0, usize::MAX),
             sites: id_map(),
             site_list: Vec::new(),
             last_death_time: 0,
@@ -286,17 +291,19 @@ impl Model {
         }
     }
 
+    /// Reads a reference coded by [`Model::put_ref`] from stream `s` (0, null, for a code the
+    /// list cannot answer, after telling `r`).
     #[inline(always)]
-    fn get_ref(&mut self, r: &mut StreamReader, s: usize) -> Result<u64, StreamError> {
-        let c = r.varint(s)?;
+    fn get_ref(&mut self, r: &mut StreamReader, s: usize) -> u64 {
+        let c = r.varint(s);
         // Most references are to one of the last few objects.
         if c >= 2 {
             if let Some(obj) = self.recent.take_front(c - 2) {
-                return Ok(obj);
+                return obj;
             }
         }
         if c == 0 {
-            return Ok(0);
+            return 0;
         }
         self.get_other_ref(r, c)
     }
@@ -304,25 +311,29 @@ impl Model {
     /// [`Model::get_ref`] of a new object (code 1) or an older one than the array of recent
     /// objects holds.
     #[inline(never)]
-    fn get_other_ref(&mut self, r: &mut StreamReader, c: u64) -> Result<u64, StreamError> {
+    fn get_other_ref(&mut self, r: &mut StreamReader, c: u64) -> u64 {
         match c {
-            0 => Ok(0),
+            0 => 0,
             1 => {
                 // The encoder codes an object as new only when its list does not hold it.
-                let obj = r.raw_id()?;
+                let obj = r.raw_id();
                 self.recent.push_new(obj);
-                Ok(obj)
+                obj
             }
             _ => {
                 let rank = c - 2;
                 let n = self.recent.count();
                 if rank >= n {
-                    return Err(StreamError::new(format!(
+                    r.fail(StreamError::new(format!(
                         "object reference of rank {rank}, but only {n} objects are known"
                     )));
+                    return 0;
                 }
-                self.recent.take(rank).ok_or_else(|| {
-                    StreamError::new(format!("object reference of rank {rank} is stale"))
+                self.recent.take(rank).unwrap_or_else(|| {
+                    r.fail(StreamError::new(format!(
+                        "object reference of rank {rank} is stale"
+                    )));
+                    0
                 })
             }
         }
@@ -365,44 +376,48 @@ impl Model {
     }
 
     #[inline(always)]
-    fn get_thread(&mut self, r: &mut StreamReader) -> Result<u64, StreamError> {
-        let p = r.varint(id::THREAD)?;
+    fn get_thread(&mut self, r: &mut StreamReader) -> u64 {
         // Most records come from the thread of the record before.
-        if p == 0 {
+        if r.zero_thread_code() {
             if let Some(&t) = self.threads.first() {
-                return Ok(t);
+                return t;
             }
+            return self.get_other_thread(r, 0);
         }
+        let p = r.varint(id::THREAD);
         self.get_other_thread(r, p)
     }
 
     /// [`Model::get_thread`] of a thread other than the last one, whose code `p` was read.
     #[inline(never)]
-    fn get_other_thread(&mut self, r: &mut StreamReader, p: u64) -> Result<u64, StreamError> {
+    fn get_other_thread(&mut self, r: &mut StreamReader, p: u64) -> u64 {
         let t = if p < self.threads.len() as u64 {
             self.threads.remove(p as usize)
         } else if p == self.threads.len() as u64 {
             if self.threads.len() == THREADS {
                 self.threads.pop();
             }
-            r.varint(id::THREAD_NEW)?
+            r.varint(id::THREAD_NEW)
         } else {
-            return Err(StreamError::new(format!(
+            r.fail(StreamError::new(format!(
                 "thread code {p}, but only {} threads are known",
                 self.threads.len()
             )));
+            return 0;
         };
         self.threads.insert(0, t);
-        Ok(t)
+        t
     }
 
     /// The call stack of `thread`. Most records come from the thread of the record before,
     /// whose stack is found without a table lookup.
     #[inline(always)]
     fn stack(&mut self, thread: u64) -> &mut CallStack {
-        let k = match self.last_stack {
-            Some((t, k)) if t == thread => k,
-            _ => self.find_stack(thread),
+        let (t, k) = self.last_stack;
+        let k = if t == thread && k < self.stack_list.len() {
+            k
+        } else {
+            self.find_stack(thread)
         };
         &mut self.stack_list[k]
     }
@@ -415,7 +430,7 @@ impl Model {
         if k == fresh {
             self.stack_list.push(CallStack::default());
         }
-        self.last_stack = Some((thread, k));
+        self.last_stack = (thread, k);
         k
     }
 
@@ -428,37 +443,39 @@ impl Model {
     /// or else the last class witnessed for its allocation site) and returns the class, which
     /// becomes the prediction for the object and its site. No table lookup for an object in
     /// the cache of recent witnesses whose class stays the same, one otherwise.
-    #[inline]
-    fn witness<E>(
-        &mut self,
-        obj: u64,
-        choose: impl FnOnce(Option<u64>) -> Result<u64, E>,
-    ) -> Result<u64, E> {
+    ///
+    /// Inlined (a call, with its arguments and result through memory, was a third of a
+    /// decoded witness's instructions); the rest of the work is in
+    /// [`Model::witness_uncached`].
+    #[inline(always)]
+    fn witness(&mut self, obj: u64, choose: impl FnOnce(Option<u64>) -> u64) -> u64 {
         if let Some(w) = self.witnessed.get(obj) {
             // The cache holds what `info` holds: the object's class was witnessed, so it is
             // the prediction.
-            let class = choose(Some(w.class))?;
+            let class = choose(Some(w.class));
             if class != w.class {
-                if let Some(info) = self.info.get_mut(&obj) {
-                    info.class = Some(class);
-                }
-                self.witnessed.put(Witnessed { class, ..w });
+                self.witness_changed(w, class);
             }
             if let Some(s) = self.site_list.get_mut(w.site) {
                 s.class = Some(class);
             }
-            return Ok(class);
+            return class;
         }
         self.witness_uncached(obj, choose)
     }
 
+    /// [`Model::witness`] of a cached object `w` whose class became `class`.
+    #[inline(never)]
+    fn witness_changed(&mut self, w: Witnessed, class: u64) {
+        if let Some(info) = self.info.get_mut(&w.obj) {
+            info.class = Some(class);
+        }
+        self.witnessed.put(Witnessed { class, ..w });
+    }
+
     /// [`Model::witness`] of an object not in the cache.
     #[inline(never)]
-    fn witness_uncached<E>(
-        &mut self,
-        obj: u64,
-        choose: impl FnOnce(Option<u64>) -> Result<u64, E>,
-    ) -> Result<u64, E> {
+    fn witness_uncached(&mut self, obj: u64, choose: impl FnOnce(Option<u64>) -> u64) -> u64 {
         let info = self.info.entry(obj).or_default();
         let site = self.site_list.get_mut(info.site);
         let predicted = match (info.class, &site) {
@@ -466,7 +483,7 @@ impl Model {
             (None, Some(s)) => s.class,
             (None, None) => None,
         };
-        let class = choose(predicted)?;
+        let class = choose(predicted);
         info.class = Some(class);
         if let Some(s) = site {
             s.class = Some(class);
@@ -476,7 +493,7 @@ impl Model {
             class,
             site: info.site,
         });
-        Ok(class)
+        class
     }
 
     /// Writes one record into the streams (its kind code included).
@@ -564,12 +581,12 @@ impl Model {
             Kind::W => {
                 self.put_ref(w, id::W_OBJECT, f[0]);
                 let class = f[1];
-                let _ = self.witness(f[0], |predicted| {
+                self.witness(f[0], |predicted| {
                     match predicted {
                         Some(p) if p == class => w.varint(id::W_CLASS, 0),
                         _ => w.varint(id::W_CLASS, class.wrapping_add(1)),
                     }
-                    Ok::<u64, std::convert::Infallible>(class)
+                    class
                 });
                 self.put_thread(w, f[2]);
             }
@@ -612,19 +629,20 @@ impl Model {
         self.witnessed.forget(obj);
     }
 
-    /// Reads one record whose kind code `c` (a record code, not a line code) was already read,
-    /// and hands it to `sink`.
+    /// Reads one line whose kind code `c` was already read from the `kind` stream, and hands
+    /// it to `sink`: a record the model decodes, or a line stored as text.
+    ///
+    /// A damaged block's problems do not stop the decode here: they are reported to `r`
+    /// ([`StreamReader::fail`]; the caller checks [`StreamReader::failed`]), and the line is
+    /// then garbage or missing. Every value is taken as it comes, so garbage costs no more
+    /// than a damaged stream's values would.
     ///
     /// Inlined into the decoder's loop (its one caller), where the record stays in registers
     /// instead of being returned through memory; the sink is called (and inlined) in the branch
-    /// of each kind, where the record's kind and length are constants.
+    /// of each kind, where the record's kind and length are constants. The line codes are
+    /// matched here with the record codes, in one jump table.
     #[inline(always)]
-    pub fn decode(
-        &mut self,
-        c: u8,
-        r: &mut StreamReader,
-        sink: &mut impl RecordSink,
-    ) -> Result<(), StreamError> {
+    pub fn decode(&mut self, c: u8, r: &mut StreamReader, sink: &mut impl RecordSink) {
         let mut f = [0u64; MAX_FIELDS];
         let mut done = |kind: Kind, len: usize, fields: [u64; MAX_FIELDS]| {
             sink.record(&Record { kind, len, fields });
@@ -632,60 +650,66 @@ impl Model {
         match c {
             code::N | code::A => {
                 let kind = if c == code::N { Kind::N } else { Kind::A };
-                let obj = r.raw_id()?;
+                let obj = r.raw_id();
                 self.touch(obj);
                 self.live.allocate(obj);
-                let site = r.varint(id::ALLOC_SITE)?;
+                let site = r.varint(id::ALLOC_SITE);
                 let k = self.site_index((site, kind == Kind::A));
-                let hits = r.byte(id::ALLOC_HITS)?;
+                let hits = r.byte(id::ALLOC_HITS);
                 let last = self.site_list[k].last;
                 if hits != 0 && last.is_none() || hits > 7 {
-                    return Err(StreamError::new(format!(
+                    r.fail(StreamError::new(format!(
                         "allocation prediction flags {hits} for site {site}, which has no history"
                     )));
+                    return;
                 }
                 let size = match last {
                     Some(l) if hits & 1 != 0 => l.size,
-                    _ => r.varint(id::ALLOC_SIZE)?,
+                    _ => r.varint(id::ALLOC_SIZE),
                 };
                 let type_id = match last {
                     Some(l) if hits & 2 != 0 => l.type_id,
-                    _ => r.varint(id::ALLOC_TYPE)?,
+                    _ => r.varint(id::ALLOC_TYPE),
                 };
                 let length = match last {
                     Some(l) if hits & 4 != 0 => l.length,
-                    _ => r.varint(id::ALLOC_LENGTH)?,
+                    _ => r.varint(id::ALLOC_LENGTH),
                 };
                 self.after_alloc(obj, k, size, type_id, length);
-                let thread = self.get_thread(r)?;
+                let thread = self.get_thread(r);
                 f[..6].copy_from_slice(&[obj, size, type_id, site, length, thread]);
                 done(kind, 6, f);
             }
             code::D3 | code::D4 => {
-                f[0] = match r.varint(id::D_OBJECT)? {
+                f[0] = match r.varint(id::D_OBJECT) {
                     0 => {
-                        let obj = self.get_ref(r, id::D_OTHER)?;
+                        let obj = self.get_ref(r, id::D_OTHER);
                         if self.live.kill(obj).is_some() {
-                            return Err(StreamError::new(format!(
+                            r.fail(StreamError::new(format!(
                                 "death of live object {obj} coded as a plain reference"
                             )));
+                            return;
                         }
                         obj
                     }
-                    k => self.live.kill_rank(k - 1).ok_or_else(|| {
-                        StreamError::new(format!(
-                            "death of live object number {}, which does not exist",
-                            k - 1
-                        ))
-                    })?,
+                    k => match self.live.kill_rank(k - 1) {
+                        Some(obj) => obj,
+                        None => {
+                            r.fail(StreamError::new(format!(
+                                "death of live object number {}, which does not exist",
+                                k - 1
+                            )));
+                            return;
+                        }
+                    },
                 };
-                f[1] = self.get_thread(r)?;
-                let dt = unzigzag(r.varint(id::D_TIME)?);
+                f[1] = self.get_thread(r);
+                let dt = unzigzag(r.varint(id::D_TIME));
                 f[2] = self.last_death_time.wrapping_add(dt as u64);
                 self.last_death_time = f[2];
                 if c == code::D4 {
                     let predicted = self.info.get(&f[0]).map_or(0, |i| i.size);
-                    f[3] = predicted.wrapping_add(unzigzag(r.varint(id::D_SIZE)?) as u64);
+                    f[3] = predicted.wrapping_add(unzigzag(r.varint(id::D_SIZE)) as u64);
                     done(Kind::D, 4, f);
                 } else {
                     done(Kind::D, 3, f);
@@ -693,58 +717,67 @@ impl Model {
             }
             code::U => {
                 let (h, v, fl) = self.u_order.positions();
-                f[h] = self.get_ref(r, id::U_HOLDER)?;
-                f[v] = self.get_ref(r, id::U_VALUE)?;
-                f[fl] = r.varint(id::U_FIELD)?;
-                f[3] = self.get_thread(r)?;
+                f[h] = self.get_ref(r, id::U_HOLDER);
+                f[v] = self.get_ref(r, id::U_VALUE);
+                f[fl] = r.varint(id::U_FIELD);
+                f[3] = self.get_thread(r);
                 done(Kind::U, 4, f);
             }
             code::M => {
-                f[0] = r.varint(id::M_METHOD)?;
-                f[1] = self.get_ref(r, id::M_RECEIVER)?;
-                f[2] = self.get_thread(r)?;
+                f[0] = r.varint(id::M_METHOD);
+                f[1] = self.get_ref(r, id::M_RECEIVER);
+                f[2] = self.get_thread(r);
                 self.push_call(f[2], f[0]);
                 done(Kind::M, 3, f);
             }
             code::E => {
-                f[1] = self.get_thread(r)?;
-                let e = r.varint(id::E_CODE)?;
+                f[1] = self.get_thread(r);
+                let e = r.varint(id::E_CODE);
                 let st = self.stack(f[1]);
                 if e == 0 {
-                    f[0] = r.varint(id::E_MISS)?;
+                    f[0] = r.varint(id::E_MISS);
                 } else {
                     let depth = (e - 1) as usize;
-                    f[0] = match st.below_top(depth) {
-                        Some(m) if depth < EXIT_SEARCH => m,
-                        _ => {
-                            return Err(StreamError::new(format!(
-                                "method exit {depth} frames down a stack of {}",
-                                st.len()
-                            )))
+                    let exit = if depth < EXIT_SEARCH {
+                        st.exit(depth)
+                    } else {
+                        None
+                    };
+                    f[0] = match exit {
+                        Some(m) => m,
+                        None => {
+                            let len = st.len();
+                            r.fail(StreamError::new(format!(
+                                "method exit {depth} frames down a stack of {len}"
+                            )));
+                            return;
                         }
                     };
-                    st.truncate(st.len() - depth - 1);
                 }
                 done(Kind::E, 2, f);
             }
             code::W => {
-                f[0] = self.get_ref(r, id::W_OBJECT)?;
-                let cc = r.varint(id::W_CLASS)?;
+                f[0] = self.get_ref(r, id::W_OBJECT);
+                let cc = r.varint(id::W_CLASS);
                 let obj = f[0];
-                f[1] = self.witness(obj, |predicted| match cc {
-                    0 => predicted.ok_or_else(|| {
-                        StreamError::new(format!("witness of object {obj} has no predicted class"))
-                    }),
-                    _ => Ok(cc.wrapping_sub(1)),
-                })?;
-                f[2] = self.get_thread(r)?;
+                f[1] = self.witness(obj, |predicted| match (cc, predicted) {
+                    (0, Some(p)) => p,
+                    (0, None) => {
+                        r.fail(StreamError::new(format!(
+                            "witness of object {obj} has no predicted class"
+                        )));
+                        0
+                    }
+                    _ => cc.wrapping_sub(1),
+                });
+                f[2] = self.get_thread(r);
                 done(Kind::W, 3, f);
             }
             code::T | code::H | code::X => {
-                f[0] = r.varint(id::X_METHOD)?;
-                f[1] = self.get_ref(r, id::X_OBJECT)?;
-                f[2] = self.get_ref(r, id::X_OBJECT)?;
-                f[3] = self.get_thread(r)?;
+                f[0] = r.varint(id::X_METHOD);
+                f[1] = self.get_ref(r, id::X_OBJECT);
+                f[2] = self.get_ref(r, id::X_OBJECT);
+                f[3] = self.get_thread(r);
                 let kind = match c {
                     code::T => Kind::T,
                     code::H => Kind::H,
@@ -752,8 +785,10 @@ impl Model {
                 };
                 done(kind, 4, f);
             }
-            other => return Err(StreamError::new(format!("unknown record code {other}"))),
+            code::BLANK => sink.text(&[], true),
+            code::COMMENT | code::SPELLED | code::BAD => sink.text(r.text(id::TEXT), true),
+            code::UNTERMINATED => sink.text(r.text(id::TEXT), false),
+            other => r.fail(StreamError::new(format!("unknown record code {other}"))),
         }
-        Ok(())
     }
 }

@@ -101,9 +101,22 @@ impl TextBuf {
     /// The spare room past the text, where one line is printed before [`TextBuf::advance`].
     #[inline(always)]
     pub fn room(&mut self) -> &mut [u8; LINE_ROOM] {
-        if self.bytes.len() < self.end + LINE_ROOM {
-            self.grow(0);
+        let end = self.end;
+        // Written so that the test for room is also the slice's bounds check (a test, and
+        // then the slice's two, were ten instructions a line).
+        if end <= self.bytes.len() && self.bytes.len() - end >= LINE_ROOM {
+            return self.bytes[end..]
+                .first_chunk_mut::<LINE_ROOM>()
+                .expect("room was just measured");
         }
+        self.grown_room()
+    }
+
+    /// [`TextBuf::room`] when the bytes must grow first.
+    #[cold]
+    #[inline(never)]
+    fn grown_room(&mut self) -> &mut [u8; LINE_ROOM] {
+        self.grow(0);
         self.bytes[self.end..]
             .first_chunk_mut::<LINE_ROOM>()
             .expect("a TextBuf keeps LINE_ROOM spare bytes")
@@ -429,6 +442,13 @@ impl RecordSink for PrintTo<'_> {
     #[inline(always)]
     fn record(&mut self, r: &Record) {
         self.printer.line(r, self.out);
+    }
+
+    fn text(&mut self, bytes: &[u8], newline: bool) {
+        self.out.extend(bytes);
+        if newline {
+            self.out.push(b'\n');
+        }
     }
 }
 

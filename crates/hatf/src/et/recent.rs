@@ -144,7 +144,7 @@ impl Recent {
         match p {
             0 => {}
             1 => self.front[1] = self.front[0],
-            _ => self.front.copy_within(0..p, 1),
+            _ => shift_up(&mut self.front, p),
         }
         self.front[0] = obj;
     }
@@ -171,6 +171,40 @@ impl Recent {
         let obj = self.rest.take(rank - self.front_len as u64)?;
         self.push_front(obj);
         Some(obj)
+    }
+}
+
+/// Moves `front[..p]` one place up, to `front[1..=p]` (what `copy_within(0..p, 1)` does), four
+/// words at a time from the top: most moves are a few words, for which the call to `memmove`
+/// and its dispatch on the length cost more than the moves (javac-tests: 513,000 calls, 15
+/// instructions of call and setup each, and 14 in `memmove`).
+#[inline(always)]
+fn shift_up(front: &mut [u64; FRONT], p: usize) {
+    let mut top = p.min(FRONT - 1);
+    while top >= 4 {
+        let four: [u64; 4] = [
+            front[top - 4],
+            front[top - 3],
+            front[top - 2],
+            front[top - 1],
+        ];
+        front[top - 3..=top].copy_from_slice(&four);
+        top -= 4;
+    }
+    // The last one to three, from the top down (written out: as a loop, the compiler made it
+    // a call to `memmove` again).
+    match top {
+        3 => {
+            front[3] = front[2];
+            front[2] = front[1];
+            front[1] = front[0];
+        }
+        2 => {
+            front[2] = front[1];
+            front[1] = front[0];
+        }
+        1 => front[1] = front[0],
+        _ => {}
     }
 }
 
@@ -234,6 +268,18 @@ impl Older {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`shift_up`] moves what `copy_within` moves, for every length.
+    #[test]
+    fn shift_up_is_copy_within() {
+        for p in 0..FRONT {
+            let mut a: [u64; FRONT] = std::array::from_fn(|i| i as u64 * 7 + 1);
+            let mut b = a;
+            shift_up(&mut a, p);
+            b.copy_within(0..p, 1);
+            assert_eq!(a, b, "p = {p}");
+        }
+    }
 
     /// The ranks are those of a plain move-to-front list, and `take` undoes `touch`, before
     /// and after the list is cleared.

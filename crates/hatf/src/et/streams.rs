@@ -258,9 +258,8 @@ impl Packer {
 
 /// A problem while reading the packed streams; the caller adds the block and file.
 ///
-/// The message is boxed so that a `Result<u64, StreamError>`, which every field read returns,
-/// fits in two registers (a `String`, or a `Box<str>`, would make it three words, returned
-/// through memory).
+/// The message is boxed so that the reader's `Option<StreamError>` is one word, and
+/// [`StreamReader::failed`], asked once per batch of lines, a test of it against null.
 #[derive(Debug)]
 #[allow(clippy::box_collection)]
 pub struct StreamError(Box<String>);
@@ -331,6 +330,14 @@ fn inflate_into(
 }
 
 /// Reads the packed streams of one block.
+///
+/// Reads never fail on the spot: a read past a stream's end gives 0 (an empty text) and the
+/// reader remembers the first such shortfall, or the first problem the model reports with
+/// [`StreamReader::fail`], for the caller to check once per batch of records
+/// ([`StreamReader::failed`]). A `Result` per field read was a test and a branch on every one
+/// of them, and on every value the model computes from them (javac-tests: about a tenth of
+/// the decode's instructions); the values read past the end are only ever garbage of a block
+/// that fails, which the model takes like any damaged stream's values.
 #[derive(Default)]
 pub struct StreamReader {
     /// The streams (each buffer kept for the next block's stream).
@@ -339,6 +346,11 @@ pub struct StreamReader {
     /// The joined layout's frame, decompressed whole.
     joined: Vec<u8>,
     ctx: Option<zstd::bulk::Decompressor<'static>>,
+    /// The first read past a stream's end, or the first problem the model reported.
+    failure: Option<StreamError>,
+    /// Where the run of zero bytes at the `thread` stream's cursor ends (see
+    /// [`StreamReader::zero_thread_code`]); at or before the cursor when not known.
+    thread_zeros_end: usize,
 }
 
 fn take_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
@@ -370,6 +382,8 @@ impl StreamReader {
     /// block replace those it held.
     pub fn refill(&mut self, packed: &[u8]) -> Result<(), StreamError> {
         self.cursors = [0; STREAM_COUNT];
+        self.failure = None;
+        self.thread_zeros_end = 0;
         for s in &mut self.streams {
             s.clear();
         }
@@ -449,31 +463,55 @@ impl StreamReader {
         Ok(())
     }
 
+    /// Remembers `e` as the block's problem, unless an earlier one is known: what went wrong
+    /// first is what the block's error names.
     #[cold]
-    fn exhausted(&self, s: usize) -> StreamError {
-        StreamError::new(format!(
-            "stream `{}` ends early (byte {})",
-            STREAM_NAMES[s], self.cursors[s]
-        ))
+    #[inline(never)]
+    pub fn fail(&mut self, e: StreamError) {
+        if self.failure.is_none() {
+            self.failure = Some(e);
+        }
     }
 
-    /// Next varint of stream `s`.
+    /// True once a read ran past a stream's end or [`StreamReader::fail`] was called.
     #[inline(always)]
-    pub fn varint(&mut self, s: usize) -> Result<u64, StreamError> {
+    pub fn failed(&self) -> bool {
+        self.failure.is_some()
+    }
+
+    /// The first problem met since the streams were unpacked, if any (and forgets it).
+    pub fn take_failure(&mut self) -> Option<StreamError> {
+        self.failure.take()
+    }
+
+    /// Notes that stream `s` ended before a read.
+    #[cold]
+    #[inline(never)]
+    fn exhausted(&mut self, s: usize) {
+        let e = StreamError::new(format!(
+            "stream `{}` ends early (byte {})",
+            STREAM_NAMES[s], self.cursors[s]
+        ));
+        self.fail(e);
+    }
+
+    /// Next varint of stream `s` (0 past its end).
+    #[inline(always)]
+    pub fn varint(&mut self, s: usize) -> u64 {
         let pos = self.cursors[s];
         let stream = &self.streams[s];
         // Most values are one byte.
         if let Some(&b) = stream.get(pos) {
             if b < 0x80 {
                 self.cursors[s] = pos + 1;
-                return Ok(u64::from(b));
+                return u64::from(b);
             }
             // Most others are two (method ids, field ids, sizes from 128 to 16383): read here,
             // not in a call (1.2 million of them in javac-tests, a method id on every `M`).
             if let Some(&b1) = stream.get(pos + 1) {
                 if b1 < 0x80 {
                     self.cursors[s] = pos + 2;
-                    return Ok(u64::from(b & 0x7f) | (u64::from(b1) << 7));
+                    return u64::from(b & 0x7f) | (u64::from(b1) << 7);
                 }
             }
         }
@@ -482,51 +520,123 @@ impl StreamReader {
 
     /// [`StreamReader::varint`] of a value of more than two bytes (or a stream's end).
     #[inline(never)]
-    fn long_varint(&mut self, s: usize) -> Result<u64, StreamError> {
+    fn long_varint(&mut self, s: usize) -> u64 {
         let mut pos = self.cursors[s];
-        let v = take_varint(&self.streams[s], &mut pos).ok_or_else(|| self.exhausted(s))?;
-        self.cursors[s] = pos;
-        Ok(v)
-    }
-
-    /// Next byte of stream `s`.
-    #[inline(always)]
-    pub fn byte(&mut self, s: usize) -> Result<u8, StreamError> {
-        let b = *self.streams[s]
-            .get(self.cursors[s])
-            .ok_or_else(|| self.exhausted(s))?;
-        self.cursors[s] += 1;
-        Ok(b)
-    }
-
-    fn bytes(&mut self, s: usize, n: usize) -> Result<&[u8], StreamError> {
-        let start = self.cursors[s];
-        let end = start
-            .checked_add(n)
-            .filter(|&e| e <= self.streams[s].len())
-            .ok_or_else(|| self.exhausted(s))?;
-        self.cursors[s] = end;
-        Ok(&self.streams[s][start..end])
-    }
-
-    /// Next id of the raw-id stream (see [`StreamWriter::raw_id`]).
-    pub fn raw_id(&mut self) -> Result<u64, StreamError> {
-        let b = self.bytes(id::RAW_ID, 4)?;
-        let v = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-        if v != 0xffff_ffff {
-            return Ok(u64::from(v));
+        match take_varint(&self.streams[s], &mut pos) {
+            Some(v) => {
+                self.cursors[s] = pos;
+                v
+            }
+            None => {
+                self.exhausted(s);
+                0
+            }
         }
-        let b = self.bytes(id::RAW_ID, 8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_be_bytes(a))
     }
 
-    /// Next length-prefixed byte string of stream `s`.
-    pub fn text(&mut self, s: usize) -> Result<&[u8], StreamError> {
-        let n = self.varint(s)?;
-        let n = usize::try_from(n).map_err(|_| self.exhausted(s))?;
-        self.bytes(s, n)
+    /// Reads the next value of the `thread` stream if it is 0 (the thread of the record
+    /// before, as most are), and says whether it was.
+    ///
+    /// A zero byte is a whole varint, so the length of the run of them at the cursor is
+    /// measured once (eight bytes at a time) and each record's code then costs a comparison
+    /// with the run's end, instead of a varint read and a test of the value.
+    #[inline(always)]
+    pub fn zero_thread_code(&mut self) -> bool {
+        let pos = self.cursors[id::THREAD];
+        if pos < self.thread_zeros_end {
+            self.cursors[id::THREAD] = pos + 1;
+            return true;
+        }
+        self.measure_thread_zeros()
+    }
+
+    /// [`StreamReader::zero_thread_code`] past the run of zeros measured last: measures the
+    /// next one.
+    #[inline(never)]
+    fn measure_thread_zeros(&mut self) -> bool {
+        let pos = self.cursors[id::THREAD];
+        let rest = self.streams[id::THREAD].get(pos..).unwrap_or_default();
+        // Runs are measured up to this many bytes at a time, so that a long stream of zeros
+        // is not walked ahead of the records (the walk stops there and goes on later).
+        const MEASURE: usize = 4096;
+        let rest = &rest[..rest.len().min(MEASURE)];
+        let mut run = 0;
+        let mut words = rest.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes(w.try_into().expect("eight bytes"));
+            if w != 0 {
+                run += (w.trailing_zeros() / 8) as usize;
+                break;
+            }
+            run += 8;
+        }
+        if run == rest.len() - words.remainder().len() {
+            run += words.remainder().iter().take_while(|&&b| b == 0).count();
+        }
+        if run == 0 {
+            return false;
+        }
+        self.thread_zeros_end = pos + run;
+        self.cursors[id::THREAD] = pos + 1;
+        true
+    }
+
+    /// Next byte of stream `s` (0 past its end).
+    #[inline(always)]
+    pub fn byte(&mut self, s: usize) -> u8 {
+        let pos = self.cursors[s];
+        match self.streams[s].get(pos) {
+            Some(&b) => {
+                self.cursors[s] = pos + 1;
+                b
+            }
+            None => {
+                self.exhausted(s);
+                0
+            }
+        }
+    }
+
+    /// The next `n` bytes of stream `s` (none past its end).
+    fn bytes(&mut self, s: usize, n: usize) -> &[u8] {
+        let start = self.cursors[s];
+        match start.checked_add(n).filter(|&e| e <= self.streams[s].len()) {
+            Some(end) => {
+                self.cursors[s] = end;
+                &self.streams[s][start..end]
+            }
+            None => {
+                self.exhausted(s);
+                &[]
+            }
+        }
+    }
+
+    /// Next id of the raw-id stream (see [`StreamWriter::raw_id`]; 0 past its end).
+    pub fn raw_id(&mut self) -> u64 {
+        let Some(&b) = self.bytes(id::RAW_ID, 4).first_chunk::<4>() else {
+            return 0;
+        };
+        let v = u32::from_be_bytes(b);
+        if v != 0xffff_ffff {
+            return u64::from(v);
+        }
+        match self.bytes(id::RAW_ID, 8).first_chunk::<8>() {
+            Some(&b) => u64::from_be_bytes(b),
+            None => 0,
+        }
+    }
+
+    /// Next length-prefixed byte string of stream `s` (empty past its end).
+    pub fn text(&mut self, s: usize) -> &[u8] {
+        let n = self.varint(s);
+        match usize::try_from(n) {
+            Ok(n) => self.bytes(s, n),
+            Err(_) => {
+                self.exhausted(s);
+                &[]
+            }
+        }
     }
 
     /// Names of streams with bytes left over (a corrupt or mismatched block).
@@ -542,8 +652,52 @@ impl StreamReader {
 mod tests {
     use super::*;
 
+    /// Thread codes read through [`StreamReader::zero_thread_code`] (and [`StreamReader::varint`]
+    /// when it says no) are the codes written, across runs of zeros of every length (also
+    /// past the measuring limit and at the stream's end), with other streams read between.
+    #[test]
+    fn zero_thread_codes_read_back() {
+        let mut codes = Vec::new();
+        let mut x = 17u64;
+        for run in [
+            0usize, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 4095, 4096, 4097, 10_000,
+        ] {
+            codes.extend(std::iter::repeat_n(0u64, run));
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            codes.push(1 + (x >> 33) % 300);
+        }
+        for _ in 0..20_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            codes.push(if x >> 61 == 0 { 1 + (x >> 20) % 200 } else { 0 });
+        }
+        codes.extend([0, 0, 0]);
+        let mut w = StreamWriter::default();
+        for (k, &c) in codes.iter().enumerate() {
+            w.varint(id::THREAD, c);
+            w.varint(id::D_TIME, k as u64);
+        }
+        let packed = Packer::default().pack(&w, 3).expect("packs");
+        let mut r = StreamReader::unpack(&packed).expect("unpacks");
+        for (k, &c) in codes.iter().enumerate() {
+            let got = if r.zero_thread_code() {
+                0
+            } else {
+                r.varint(id::THREAD)
+            };
+            assert_eq!(got, c, "code {k}");
+            assert_eq!(r.varint(id::D_TIME), k as u64);
+        }
+        assert!(r.leftovers().is_empty() && !r.failed());
+        assert!(!r.zero_thread_code());
+        assert!(!r.failed(), "a code looked for, not read");
+    }
+
     /// Varints of every length read back as written (the one- and two-byte fast paths and the
-    /// general one), and a stream that ends inside a varint is an error, not a value.
+    /// general one), and a stream that ends inside a varint is a failure, not a value.
     #[test]
     fn varints_of_every_length_read_back() {
         let mut values = vec![0u64, 1, 127, 128, 255, 16_383, 16_384, u64::MAX];
@@ -560,10 +714,17 @@ mod tests {
         let packed = Packer::default().pack(&w, 3).expect("packs");
         let mut r = StreamReader::unpack(&packed).expect("unpacks");
         for &v in &values {
-            assert_eq!(r.varint(id::E_MISS).expect("a value"), v);
-            assert_eq!(r.byte(id::KIND).expect("a byte"), 7);
+            assert_eq!(r.varint(id::E_MISS), v);
+            assert_eq!(r.byte(id::KIND), 7);
         }
-        assert!(r.varint(id::E_MISS).is_err());
-        assert!(r.varint(id::X_METHOD).is_err());
+        assert!(!r.failed());
+        assert_eq!(r.varint(id::E_MISS), 0);
+        let e = r.take_failure().expect("read past the end").message();
+        assert!(e.contains("`e_miss` ends early"), "{e}");
+        // The first shortfall is the one remembered.
+        assert_eq!(r.varint(id::X_METHOD), 0);
+        assert_eq!(r.byte(id::E_MISS), 0);
+        let e = r.take_failure().expect("read past the end").message();
+        assert!(e.contains("`x_method` ends early (byte 0)"), "{e}");
     }
 }

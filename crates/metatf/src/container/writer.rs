@@ -8,7 +8,7 @@ use super::block::{check_descriptor, BlockHeader, SectionData, SectionDescriptor
 use super::codec::Codec;
 use super::contexts::Compressor;
 use super::dtd_storage::{DtdIdentity, DtdStorage};
-use super::framing::Counted;
+use super::framing::{crc, Counted};
 use super::header::ContainerHeader;
 use super::index::{encode_index, IndexEntry, Trailer};
 use super::parallel::{compress_longest_first, Compressed, OwnedSection, Pool};
@@ -26,8 +26,10 @@ pub struct ContainerWriter<W: Write> {
     next_record: u64,
     /// Worker threads compressing blocks, when more than one thread was asked for.
     pool: Option<Pool>,
-    /// Blocks handed to the pool and not yet written: (sequence number, record count).
-    waiting: VecDeque<(u64, u64)>,
+    /// Blocks handed to the pool and not yet written.
+    waiting: VecDeque<Waiting>,
+    /// Sections of the next block already handed to the pool ([`Self::compress_ahead`]).
+    ahead: Option<Ahead>,
     submitted: u64,
     threads: usize,
     /// Thread ids of each block handed to `write_block`, when any block was given some.
@@ -40,6 +42,35 @@ pub struct ContainerWriter<W: Write> {
     /// Compresses on the caller's thread (one thread), keeping its zstd context from one
     /// section of a block to the next.
     compressor: Compressor,
+}
+
+/// A block handed to the pool and not yet written.
+struct Waiting {
+    /// The pool's sequence number of the block's sections (those not compressed ahead).
+    seq: u64,
+    record_count: u64,
+    /// Where the block's sections go when some were compressed ahead.
+    merge: Option<Merge>,
+}
+
+/// How the sections of a block compressed ahead and those compressed with the block make
+/// up the block, in the order [`ContainerWriter::write_block`] was given them.
+struct Merge {
+    /// The pool's sequence number of the sections compressed ahead.
+    ahead_seq: u64,
+    /// Per section of the block: `(true, i)` for the `i`-th section compressed ahead,
+    /// `(false, i)` for the `i`-th compressed with the block.
+    order: Vec<(bool, usize)>,
+    /// Per section compressed ahead: its length and the CRC-32 of the bytes the block was
+    /// given, which the compressed section must have been made from.
+    expected: Vec<(u64, u32)>,
+}
+
+/// Sections handed to [`ContainerWriter::compress_ahead`] for the next block.
+struct Ahead {
+    seq: u64,
+    /// Number, codec and level of each, in the order handed.
+    sections: Vec<(u8, Codec, i32)>,
 }
 
 impl<W: Write> ContainerWriter<W> {
@@ -82,6 +113,7 @@ impl<W: Write> ContainerWriter<W> {
             next_record: 0,
             pool: None,
             waiting: VecDeque::new(),
+            ahead: None,
             submitted: 0,
             threads: 1,
             block_threads: Vec::new(),
@@ -126,14 +158,45 @@ impl<W: Write> ContainerWriter<W> {
         self.next_record
     }
 
-    /// Compresses and writes one block holding `record_count` records. Section numbers must be
-    /// distinct within the block; each section is at most 1 GiB. With several threads the
-    /// block may be written during a later call; errors then surface there.
-    pub fn write_block(
-        &mut self,
-        record_count: u64,
-        sections: &[SectionData<'_>],
-    ) -> Result<(), Error> {
+    /// Starts compressing some sections of the next block now, on the worker threads, before
+    /// the block's other sections are known: [`Self::write_block`] then takes them from the
+    /// pool instead of compressing them again, and must be given the same sections (number,
+    /// codec, level and bytes; checked) among the block's. With one thread (no workers) this
+    /// does nothing and the block's sections are all compressed by `write_block`; the file is
+    /// the same byte for byte either way, as each section is compressed on its own. A second
+    /// call before the block is written does nothing.
+    ///
+    /// Why: an encoder whose streams are finished at different times (the allocation model's
+    /// site streams when the input ends, its address streams only when a worker thread has
+    /// caught up) gets the first compressed while it waits for the others, rather than all at
+    /// the end, one after another, with nothing else to do.
+    pub fn compress_ahead(&mut self, sections: &[SectionData<'_>]) -> Result<(), Error> {
+        if self.pool.is_none() || self.ahead.is_some() {
+            return Ok(());
+        }
+        self.check_sections(sections)?;
+        let owned = owned_sections(sections);
+        let seq = self.submitted;
+        if let Some(pool) = self.pool.as_mut() {
+            pool.submit(seq, owned).map_err(|source| Error::Io {
+                offset: self.out.pos,
+                source,
+            })?;
+        }
+        self.submitted += 1;
+        self.ahead = Some(Ahead {
+            seq,
+            sections: sections
+                .iter()
+                .map(|s| (s.number, s.codec, s.level))
+                .collect(),
+        });
+        Ok(())
+    }
+
+    /// Checks what can be checked of a block's sections before compressing them: at most
+    /// [`MAX_SECTIONS_PER_BLOCK`], distinct numbers, valid descriptors.
+    fn check_sections(&self, sections: &[SectionData<'_>]) -> Result<(), Error> {
         if sections.len() > MAX_SECTIONS_PER_BLOCK {
             return Err(Error::invalid(format!(
                 "a block holds at most {MAX_SECTIONS_PER_BLOCK} sections, not {}",
@@ -147,7 +210,6 @@ impl<W: Write> ContainerWriter<W> {
                     s.number
                 )));
             }
-            // What can be checked before compressing is checked now, on the caller's thread.
             let d = SectionDescriptor {
                 number: s.number,
                 element_width: s.element_width,
@@ -159,6 +221,19 @@ impl<W: Write> ContainerWriter<W> {
             };
             check_descriptor(&d, self.out.pos).map_err(|e| Error::invalid(e.to_string()))?;
         }
+        Ok(())
+    }
+
+    /// Compresses and writes one block holding `record_count` records. Section numbers must be
+    /// distinct within the block; each section is at most 1 GiB. With several threads the
+    /// block may be written during a later call; errors then surface there.
+    pub fn write_block(
+        &mut self,
+        record_count: u64,
+        sections: &[SectionData<'_>],
+    ) -> Result<(), Error> {
+        // What can be checked before compressing is checked now, on the caller's thread.
+        self.check_sections(sections)?;
         let next = self
             .next_record
             .checked_add(record_count)
@@ -180,24 +255,34 @@ impl<W: Write> ContainerWriter<W> {
             let compressed = compressed?;
             return self.put_block(record_count, compressed);
         };
-        // The bytes are copied so the caller can reuse its buffers while a worker compresses.
-        let owned = sections
-            .iter()
-            .map(|s| OwnedSection {
-                number: s.number,
-                element_width: s.element_width,
-                codec: s.codec,
-                level: s.level,
-                bytes: s.bytes.to_vec(),
-            })
-            .collect::<Vec<_>>();
+        // Sections compressed ahead are taken from the pool; the others are submitted now.
+        let merge = match self.ahead.take() {
+            None => None,
+            Some(ahead) => Some(merge_with_ahead(&ahead, sections)?),
+        };
+        let owned = match &merge {
+            None => owned_sections(sections),
+            Some(m) => {
+                let rest: Vec<SectionData<'_>> = sections
+                    .iter()
+                    .zip(&m.order)
+                    .filter(|(_, (ahead, _))| !ahead)
+                    .map(|(s, _)| *s)
+                    .collect();
+                owned_sections(&rest)
+            }
+        };
         let seq = self.submitted;
         pool.submit(seq, owned).map_err(|source| Error::Io {
             offset: self.out.pos,
             source,
         })?;
         self.submitted += 1;
-        self.waiting.push_back((seq, record_count));
+        self.waiting.push_back(Waiting {
+            seq,
+            record_count,
+            merge,
+        });
         // Bound the blocks in flight, and so the memory they hold: one per thread, while the
         // caller prepares the next.
         while self.waiting.len() > self.threads {
@@ -208,15 +293,27 @@ impl<W: Write> ContainerWriter<W> {
 
     /// Waits for the oldest block in the pool and writes it.
     fn write_oldest(&mut self) -> Result<(), Error> {
-        let Some((seq, record_count)) = self.waiting.pop_front() else {
+        let Some(Waiting {
+            seq,
+            record_count,
+            merge,
+        }) = self.waiting.pop_front()
+        else {
             return Ok(());
         };
         let offset = self.out.pos;
-        let compressed = match self.pool.as_mut() {
-            Some(pool) => pool.take(seq),
-            None => Err(std::io::Error::other("no compression pool")),
-        }
-        .map_err(|source| Error::Io { offset, source })?;
+        let io = |source| Error::Io { offset, source };
+        let Some(pool) = self.pool.as_mut() else {
+            return Err(io(std::io::Error::other("no compression pool")));
+        };
+        let compressed = pool.take(seq).map_err(io)?;
+        let compressed = match merge {
+            None => compressed,
+            Some(m) => {
+                let ahead = pool.take(m.ahead_seq).map_err(io)?;
+                merged(m, ahead, compressed)?
+            }
+        };
         self.put_block(record_count, compressed)
     }
 
@@ -283,4 +380,88 @@ impl<W: Write> ContainerWriter<W> {
         })?;
         Ok(self.out.inner)
     }
+}
+/// Copies of `sections`' bytes for the pool, so the caller can reuse its buffers while a
+/// worker compresses.
+fn owned_sections(sections: &[SectionData<'_>]) -> Vec<OwnedSection> {
+    sections
+        .iter()
+        .map(|s| OwnedSection {
+            number: s.number,
+            element_width: s.element_width,
+            codec: s.codec,
+            level: s.level,
+            bytes: s.bytes.to_vec(),
+        })
+        .collect()
+}
+
+/// Where each of a block's `sections` comes from, given the sections compressed `ahead`:
+/// an error unless each of those is among them with the same codec and level.
+fn merge_with_ahead(ahead: &Ahead, sections: &[SectionData<'_>]) -> Result<Merge, Error> {
+    let mut order = Vec::with_capacity(sections.len());
+    let mut expected = vec![None; ahead.sections.len()];
+    let mut rest = 0;
+    for s in sections {
+        match ahead.sections.iter().position(|&(n, ..)| n == s.number) {
+            Some(i) => {
+                let (_, codec, level) = ahead.sections[i];
+                if (codec, level) != (s.codec, s.level) {
+                    return Err(Error::invalid(format!(
+                        "section {} was compressed ahead with another codec or level",
+                        s.number
+                    )));
+                }
+                expected[i] = Some((s.bytes.len() as u64, crc(s.bytes)));
+                order.push((true, i));
+            }
+            None => {
+                order.push((false, rest));
+                rest += 1;
+            }
+        }
+    }
+    let expected = expected
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            Error::invalid("a section compressed ahead is not in the block".to_string())
+        })?;
+    Ok(Merge {
+        ahead_seq: ahead.seq,
+        order,
+        expected,
+    })
+}
+
+/// A block's compressed sections in their order, from those compressed ahead and the
+/// `rest`; an error if a section compressed ahead was made from other bytes than the
+/// block's.
+fn merged(
+    m: Merge,
+    ahead: Vec<Compressed>,
+    rest: Vec<Compressed>,
+) -> Result<Vec<Compressed>, Error> {
+    let mut ahead: Vec<Option<Compressed>> = ahead.into_iter().map(Some).collect();
+    let mut rest: Vec<Option<Compressed>> = rest.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(m.order.len());
+    for (is_ahead, i) in m.order {
+        let taken = if is_ahead {
+            let c = ahead.get_mut(i).and_then(Option::take);
+            let (len, crc) = m.expected.get(i).copied().unwrap_or_default();
+            let same = |c: &Compressed| {
+                c.descriptor.uncompressed_len == len && c.descriptor.uncompressed_crc == crc
+            };
+            if !c.as_ref().is_some_and(same) {
+                return Err(Error::invalid(
+                    "a section compressed ahead differs from the block's".to_string(),
+                ));
+            }
+            c
+        } else {
+            rest.get_mut(i).and_then(Option::take)
+        };
+        out.push(taken.ok_or_else(|| Error::invalid("a section went missing".to_string()))?);
+    }
+    Ok(out)
 }

@@ -111,6 +111,13 @@ impl Encoder {
         self.ended_tids.extend(self.threads.keys().copied());
         self.ended_records = self.records;
         self.records = 0;
+        // The block's streams that the model's address thread does not write are final: they
+        // are compressed while that thread finishes the block (the last block's would
+        // otherwise be compressed after it, with the rest).
+        let mut ahead = self.model.site_sections();
+        ahead.push((THREADS, &self.ended_threads_new));
+        ahead.push((VERBATIM, &self.ended_verbatim));
+        out.block_ahead(&ahead)?;
         // Each block starts a fresh model (docs/FORMAT.md §6.1; `end_block` restarted it):
         // any block decodes on its own.
         self.threads.clear();

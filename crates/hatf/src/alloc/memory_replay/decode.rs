@@ -17,8 +17,8 @@ use super::{FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
 use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
 use crate::alloc::model::ModelRecord;
-use crate::alloc::text_num::{hex_left, put_dec};
-use crate::alloc::text_out::{Filled, TextOut};
+use crate::alloc::text_num::put_dec;
+use crate::alloc::text_out::{put, put_decimal, put_hex, window, Filled, TextOut, Window, WINDOW};
 use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 
@@ -79,8 +79,8 @@ impl LineKind {
 }
 
 /// The [`LineKind`] of every kind code.
-fn line_kinds() -> Box<[LineKind; 256]> {
-    let mut t = Box::new([LineKind::NONE; 256]);
+fn line_kinds() -> [LineKind; 256] {
+    let mut t = [LineKind::NONE; 256];
     for (kind, entry) in t.iter_mut().enumerate() {
         if let Some(action) = kinds::action(kind as u8) {
             *entry = LineKind::of(action);
@@ -130,51 +130,45 @@ fn render(out: &mut TextOut, l: &ReplayLine) {
         Action::Realloc => (r.old, r.size) = (l.a, l.b),
         Action::Free | Action::ThreadDone => {}
     }
-    let room = out.room(LINE_ROOM);
-    let n = render_record(room, &prefix(l.tid), &LineKind::of(l.action), &r);
+    let room = out.room(WINDOW);
+    let n = render_record(window(room, 0), &prefix(l.tid), &LineKind::of(l.action), &r);
     out.advance(n);
 }
 
-/// Room a line of [`render_record`] may write into (its fixed-length copies spill).
-const LINE_ROOM: usize = LONGEST_LINE + 32;
+// Every line fits a window with its offsets as `u8`s.
+const _: () = assert!(LONGEST_LINE < 256);
 
 /// Writes the line of record `r`, whose kind prints as `kind` (one with an action), of the
-/// thread whose prefix is `prefix`, at the start of `room` (at least [`LINE_ROOM`] bytes):
-/// what [`line::render`] prints for the line the record was made from (malloc: `size`; calloc
-/// and memalign: `extra`, `size`; realloc: `old`, `size`). Returns its length.
+/// thread whose prefix is `prefix`, at the start of window `w`: what [`line::render`] prints
+/// for the line the record was made from (malloc: `size`; calloc and memalign: `extra`,
+/// `size`; realloc: `old`, `size`). Returns its length.
 #[inline(always)]
-fn render_record(room: &mut [u8], prefix: &Prefix, kind: &LineKind, r: &ModelRecord) -> usize {
-    let room = &mut room[..LINE_ROOM];
-    room[..32].copy_from_slice(prefix);
-    let mut n = usize::from(prefix[31]);
-    room[n..n + 16].copy_from_slice(&kind.name);
-    n += usize::from(kind.len);
-    let (digits, len) = hex_left(r.addr);
-    room[n..n + 16].copy_from_slice(&digits);
-    n += len;
+fn render_record(w: &mut Window, prefix: &Prefix, kind: &LineKind, r: &ModelRecord) -> usize {
+    put(w, 0, prefix);
+    let n = prefix[31];
+    put(w, n, &kind.name);
+    let mut n = put_hex(w, n.wrapping_add(kind.len), r.addr);
     match kind.tail {
         Tail::Nothing => {}
         Tail::Size => {
-            room[n] = b' ';
-            n = put_dec(room, n + 1, r.size);
+            put(w, n, b" ");
+            n = put_decimal(w, n.wrapping_add(1), r.size);
         }
         Tail::OldSize => {
-            room[n..n + 3].copy_from_slice(b" 0x");
-            let (digits, len) = hex_left(r.old);
-            room[n + 3..n + 19].copy_from_slice(&digits);
-            n += 3 + len;
-            room[n] = b' ';
-            n = put_dec(room, n + 1, r.size);
+            put(w, n, b" 0x");
+            n = put_hex(w, n.wrapping_add(3), r.old);
+            put(w, n, b" ");
+            n = put_decimal(w, n.wrapping_add(1), r.size);
         }
         Tail::ExtraSize => {
-            room[n] = b' ';
-            n = put_dec(room, n + 1, r.extra);
-            room[n] = b' ';
-            n = put_dec(room, n + 1, r.size);
+            put(w, n, b" ");
+            n = put_decimal(w, n.wrapping_add(1), r.extra);
+            put(w, n, b" ");
+            n = put_decimal(w, n.wrapping_add(1), r.size);
         }
     }
-    room[n] = b'\n';
-    n + 1
+    put(w, n, b"\n");
+    usize::from(n) + 1
 }
 
 /// Prints decoded records as `memory_replay` text.
@@ -191,7 +185,7 @@ struct TextSink<'f, 'o> {
     keep: Range<u64>,
     text: TextOut,
     /// How each kind code prints.
-    kinds: Box<[LineKind; 256]>,
+    kinds: [LineKind; 256],
 }
 
 impl<'f, 'o> TextSink<'f, 'o> {
@@ -218,6 +212,25 @@ impl<'f, 'o> TextSink<'f, 'o> {
         records: &[ModelRecord],
         print: bool,
     ) -> Result<(), FormatError> {
+        // Every record of the batch is kept when printing a whole block (the common case):
+        // then no record needs its own test.
+        let end = first.saturating_add(records.len() as u64);
+        if print && self.keep.start <= first && end <= self.keep.end {
+            self.print_run::<true>(block, first, records, print)
+        } else {
+            self.print_run::<false>(block, first, records, print)
+        }
+    }
+
+    /// [`Self::print`], with every record kept when `ALL`.
+    #[inline(always)]
+    fn print_run<const ALL: bool>(
+        &mut self,
+        block: &Block,
+        first: u64,
+        records: &[ModelRecord],
+        print: bool,
+    ) -> Result<(), FormatError> {
         let file = self.file;
         let at = |k: u64, msg: String| FormatError {
             file: file.to_string(),
@@ -231,50 +244,53 @@ impl<'f, 'o> TextSink<'f, 'o> {
             self.verbatim_at,
             "verbatim",
         );
-        // Room for every line of the batch, taken once; a verbatim line (rare) ends a run.
-        let mut room = self.text.room(records.len() * LINE_ROOM);
+        let Self {
+            text,
+            tids,
+            kinds,
+            keep: keep_range,
+            ..
+        } = self;
+        // Room for every line of the batch and a window, taken once; a verbatim line (rare)
+        // ends a run.
+        let batch_room = records.len() * LONGEST_LINE + WINDOW;
+        let mut room = text.room(batch_room);
         let mut used = 0;
-        // Every record of the batch is kept when printing a whole block (the common case):
-        // then no record needs its own test.
-        let end = first.saturating_add(records.len() as u64);
-        let whole = print && self.keep.start <= first && end <= self.keep.end;
         for (k, r) in (first..).zip(records) {
-            let keep = whole || print && self.keep.contains(&k);
-            let kind = &self.kinds[usize::from(r.kind)];
-            match kind.len {
-                1.. => {
-                    let site = r.site as usize;
-                    if site == self.tids.len() {
+            let keep = ALL || print && keep_range.contains(&k);
+            let kind = &kinds[usize::from(r.kind)];
+            if kind.len > 0 {
+                let site = r.site as usize;
+                let prefix = match tids.get(site) {
+                    Some(p) => p,
+                    None if site == tids.len() => {
                         // The first use of a thread: its id is next in the threads stream.
-                        self.tids.push(prefix(threads.u64().map_err(|m| at(k, m))?));
+                        tids.push(prefix(threads.u64().map_err(|m| at(k, m))?));
+                        &tids[site]
                     }
-                    let prefix = self
-                        .tids
-                        .get(site)
-                        .ok_or_else(|| at(k, format!("unknown thread {site}")))?;
-                    if keep {
-                        used += render_record(&mut room[used..], prefix, kind, r);
-                    }
+                    None => return Err(at(k, format!("unknown thread {site}"))),
+                };
+                if keep {
+                    used += render_record(window(room, used), prefix, kind, r);
                 }
-                0 if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED => {
-                    let n = verbatim.u64().map_err(|m| at(k, m))?;
-                    let n =
-                        usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
-                    let line = verbatim.take(n).map_err(|m| at(k, m))?;
-                    if keep {
-                        self.text.advance(used);
-                        self.text.push(line);
-                        if r.kind == kinds::VERBATIM {
-                            self.text.push(b"\n");
-                        }
-                        room = self.text.room(records.len() * LINE_ROOM);
-                        used = 0;
+            } else if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED {
+                let n = verbatim.u64().map_err(|m| at(k, m))?;
+                let n = usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
+                let line = verbatim.take(n).map_err(|m| at(k, m))?;
+                if keep {
+                    text.advance(used);
+                    text.push(line);
+                    if r.kind == kinds::VERBATIM {
+                        text.push(b"\n");
                     }
+                    room = text.room(batch_room);
+                    used = 0;
                 }
-                0 => return Err(at(k, format!("unknown record kind {}", r.kind))),
+            } else {
+                return Err(at(k, format!("unknown record kind {}", r.kind)));
             }
         }
-        self.text.advance(used);
+        text.advance(used);
         self.threads_at = threads.position();
         self.verbatim_at = verbatim.position();
         Ok(())
@@ -399,7 +415,29 @@ mod tests {
 
     #[test]
     fn render_prints_what_line_render_prints() {
-        let values = [0u64, 1, 9, 10, 99, 100, 0xb602_7400, u64::MAX, 1 << 63];
+        // Every length boundary of the decimal printer (the table below 1000, eight digits at
+        // once below 10^8, the loop above) and of the hex one.
+        let values = [
+            0u64,
+            1,
+            9,
+            10,
+            99,
+            100,
+            999,
+            1000,
+            9999,
+            10_000,
+            99_999_999,
+            100_000_000,
+            0xf,
+            0x10,
+            0xffff_ffff,
+            0x1_0000_0000,
+            0xb602_7400,
+            u64::MAX,
+            1 << 63,
+        ];
         let actions = [
             Action::Malloc,
             Action::Calloc,
@@ -409,23 +447,25 @@ mod tests {
             Action::ThreadDone,
         ];
         for action in actions {
-            for tid in [0u64, 186, u64::MAX] {
-                for v in values {
-                    let l = ReplayLine {
-                        tid,
-                        action,
-                        ptr: v,
-                        a: v.rotate_left(7),
-                        b: v / 3,
-                    };
-                    let mut want = b"x\n".to_vec();
-                    line::render(&l, &mut want);
-                    let mut got = TextOut::new(0);
-                    got.push(b"x\n");
-                    render(&mut got, &l);
-                    let mut back = Vec::new();
-                    got.write_to(&mut back).unwrap();
-                    assert_eq!(back, want);
+            for tid in [0u64, 9, 10, 186, 99_999_999, 100_000_000, u64::MAX] {
+                for (i, &v) in values.iter().enumerate() {
+                    for (j, &a) in values.iter().enumerate() {
+                        let l = ReplayLine {
+                            tid,
+                            action,
+                            ptr: v,
+                            a,
+                            b: values[(i + j) % values.len()],
+                        };
+                        let mut want = b"x\n".to_vec();
+                        line::render(&l, &mut want);
+                        let mut got = TextOut::new(0);
+                        got.push(b"x\n");
+                        render(&mut got, &l);
+                        let mut back = Vec::new();
+                        got.write_to(&mut back).unwrap();
+                        assert_eq!(back, want);
+                    }
                 }
             }
         }

@@ -52,8 +52,10 @@ impl Class {
 /// What the predictor remembers about one size class.
 #[derive(Debug, Clone, Copy, Default)]
 struct ClassState {
-    /// Freed addresses, oldest first; `freed[..freed_len]` are valid.
-    freed: [u64; 2 * LIFO_DEPTH],
+    /// Freed addresses, oldest first; `freed[..freed_len]` are valid, and `freed_len` is at
+    /// most `2 * LIFO_DEPTH`. The `LIFO_DEPTH` entries past that are room for
+    /// [`ClassState::remove_at`]'s copy of a fixed length.
+    freed: [u64; 3 * LIFO_DEPTH],
     freed_len: usize,
     /// The last block allocated in the class.
     last: Option<u64>,
@@ -73,7 +75,7 @@ impl ClassState {
 
     /// Drops all but the newest `keep` freed entries (`keep` <= `freed_len`).
     fn keep_newest(&mut self, keep: usize) {
-        let n = self.freed_len.min(self.freed.len());
+        let n = self.freed_len.min(2 * LIFO_DEPTH);
         self.freed.copy_within(n - keep..n, 0);
         self.freed_len = keep;
     }
@@ -85,7 +87,16 @@ impl ClassState {
         // The newest entry (most often) goes without a copy: a copy of no entries was still a
         // call to `memmove`.
         if i + 1 < n {
-            self.freed.copy_within(i + 1..n.min(2 * LIFO_DEPTH), i);
+            // The entries after `i` are few (a LIFO guess names one of the newest
+            // `LIFO_DEPTH`): copying `LIFO_DEPTH` of them, a fixed length, is a few moves,
+            // where the copy of the exact, variable length was a call to `memmove`. What is
+            // copied past the list's end is never read.
+            let fixed_end = i + 1 + LIFO_DEPTH;
+            if n <= fixed_end && fixed_end <= self.freed.len() {
+                self.freed.copy_within(i + 1..fixed_end, i);
+            } else {
+                self.freed.copy_within(i + 1..n.min(2 * LIFO_DEPTH), i);
+            }
         }
         self.freed_len = n - 1;
     }
@@ -99,12 +110,22 @@ impl ClassState {
             self.remove_at(n - 1);
             return;
         }
-        let mut i = n.min(self.freed.len());
-        while i > 1 {
+        self.forget_older(addr, 1);
+    }
+
+    /// [`Self::forget`] of an address known not to be among the newest `skip` entries: only
+    /// the older ones are searched. A decoder knows that much from the symbol the encoder
+    /// chose (see [`AddrPredictor::resolve_allocated`]), and the search of the entries a
+    /// guess had already ruled out was most of the work of an allocation that no LIFO guess
+    /// named.
+    #[inline(always)]
+    fn forget_older(&mut self, addr: u64, skip: usize) {
+        let n = self.freed_len.min(self.freed.len());
+        let mut i = n.saturating_sub(skip);
+        while i > 0 {
             i -= 1;
-            if self.freed[i - 1] == addr {
-                self.freed.copy_within(i..n, i - 1);
-                self.freed_len = n - 1;
+            if self.freed[i] == addr {
+                self.remove_at(i);
                 return;
             }
         }
@@ -328,22 +349,30 @@ impl AddrPredictor {
             let addr = st.freed[i];
             st.last = Some(addr);
             st.remove_at(i);
-            self.moved_to(class.step, addr, symbol);
+            // Every LIFO symbol moves the guesses alike: named as the first, the tests of
+            // `moved_to` for the other symbols fold away.
+            self.moved_to(class.step, addr, guess::LIFO0);
             return Ok(addr);
         }
-        let addr = match symbol {
-            guess::LAST_FREED => self.last_freed,
-            guess::AFTER_PREVIOUS => self.after_previous,
-            guess::TOP => self.top,
-            guess::MISS => self.after_previous.wrapping_add(delta as u64),
+        // The encoder tries the guesses in a fixed order (see `classify_allocated`): the
+        // newest freed block first, and every LIFO guess before giving a miss. So the newest
+        // entry does not hold the address of another symbol, and none of the newest
+        // `LIFO_DEPTH` holds that of a miss: the search for the entry to forget skips them.
+        // (In a damaged block this forgets a different entry, which decodes garbage but
+        // never panics.)
+        let (addr, ruled_out) = match symbol {
+            guess::LAST_FREED => (self.last_freed, 1),
+            guess::AFTER_PREVIOUS => (self.after_previous, 1),
+            guess::TOP => (self.top, 1),
+            guess::MISS => (self.after_previous.wrapping_add(delta as u64), LIFO_DEPTH),
             guess::CLASS_NEXT => match st.last {
-                Some(a) => a.wrapping_add(class.step),
+                Some(a) => (a.wrapping_add(class.step), 1),
                 None => return Err(unavailable(symbol)),
             },
             s => return Err(unavailable(s)),
         };
         st.last = Some(addr);
-        st.forget(addr);
+        st.forget_older(addr, ruled_out);
         self.moved_to(class.step, addr, symbol);
         Ok(addr)
     }
@@ -407,7 +436,7 @@ mod tests {
         let mut st = ClassState::default();
         let mut plain: Vec<u64> = Vec::new();
         let mut x = 77u64;
-        let (mut absent, mut removed_older) = (0, 0);
+        let (mut absent, mut removed_older, mut skipped_found) = (0, 0, 0);
         for step in 0..200_000u64 {
             x = x
                 .wrapping_mul(6364136223846793005)
@@ -432,6 +461,17 @@ mod tests {
                     plain.remove(i);
                     st.remove_at(i);
                 }
+                2 if x.is_multiple_of(3) => {
+                    // An address known not to be among the newest `skip`: only the older
+                    // entries are searched.
+                    let skip = (x >> 8) as usize % (LIFO_DEPTH + 2);
+                    let older = plain.len().saturating_sub(skip);
+                    if let Some(i) = plain[..older].iter().rposition(|&a| a == addr) {
+                        skipped_found += 1;
+                        plain.remove(i);
+                    }
+                    st.forget_older(addr, skip);
+                }
                 _ => {
                     absent += usize::from(!plain.contains(&addr));
                     if let Some(i) = plain.iter().rposition(|&a| a == addr) {
@@ -444,8 +484,8 @@ mod tests {
             assert_eq!(st.freed(), &plain[..], "step {step}");
         }
         assert!(
-            absent > 1000 && removed_older > 1000,
-            "{absent} {removed_older}"
+            absent > 1000 && removed_older > 1000 && skipped_found > 1000,
+            "{absent} {removed_older} {skipped_found}"
         );
     }
 
@@ -510,12 +550,13 @@ mod tests {
     #[test]
     fn resolve_allocated_is_resolve_then_allocated() {
         // Two predictors fed the same events, one through each path, must agree on every
-        // guess (all 13 symbols, available or not) after every step. A LIFO symbol is one an
-        // encoder gives: the smallest that names its address (see `resolve_allocated`).
+        // guess (all 13 symbols, available or not) after every step. A symbol naming an
+        // address is one an encoder gives, the one `classify` picks (the decoder relies on
+        // that order, see `resolve_allocated`).
         let g = Class::glibc;
         let (mut a, mut b) = (AddrPredictor::default(), AddrPredictor::default());
         let mut x = 0x1000u64;
-        let mut older_lifo = 0;
+        let (mut older_lifo, mut forgotten) = (0, 0);
         for step in 0..20_000u64 {
             x = x
                 .wrapping_mul(6364136223846793005)
@@ -530,11 +571,15 @@ mod tests {
             let symbol = ((x >> 40) % 13) as u8;
             let delta = ((x >> 12) % 4096) as i64 - 2048;
             let expected = a.resolve(class, symbol, delta);
-            if symbol < LIFO_DEPTH as u8 {
-                if (0..symbol).any(|s| a.resolve(class, s, 0) == expected) {
+            if let Ok(addr) = expected {
+                if a.classify(class, addr).0 != symbol {
                     continue;
                 }
-                older_lifo += usize::from(symbol > 0 && expected.is_ok());
+                let lifo = symbol < LIFO_DEPTH as u8;
+                older_lifo += usize::from(lifo && symbol > 0);
+                // Another symbol whose address is among the freed ones: the entry must go.
+                let listed = a.classes.get(class.key).map(|i| a.states[i].freed());
+                forgotten += usize::from(!lifo && listed.is_some_and(|f| f.contains(&addr)));
             }
             let got = b.resolve_allocated(class, symbol, delta);
             assert_eq!(got, expected, "step {step}");
@@ -550,8 +595,8 @@ mod tests {
             }
         }
         assert!(
-            older_lifo > 100,
-            "LIFO symbols past the newest: {older_lifo}"
+            older_lifo > 100 && forgotten > 100,
+            "LIFO symbols past the newest: {older_lifo}, freed blocks named otherwise: {forgotten}"
         );
     }
 }

@@ -429,15 +429,28 @@ impl SiteHalf {
             if shape == Shape::Bare {
                 continue;
             }
-            let site = match site_of(&mut self.sites, prev, seen, r.kind, e.site(), c) {
-                Ok(site) => site,
-                Err(bad) => {
-                    end = (i, Some(bad));
-                    break;
+            // A cached site was seen before (the cache takes sites from misses, which are at
+            // most the count, and the count then passes them), so only a miss can be the next
+            // new site: the count is checked there, not for every record.
+            let cache = self.sites.after(prev, r.kind);
+            let sym = usize::from(e.site());
+            let site = match cache.get(sym) {
+                Some(s) => {
+                    cache.promote(sym);
+                    s
                 }
+                None => match site_miss(cache, sym, seen, c) {
+                    Ok(site) => {
+                        seen += u32::from(site == seen);
+                        site
+                    }
+                    Err(bad) => {
+                        end = (i, Some(bad));
+                        break;
+                    }
+                },
             };
             r.site = site;
-            seen += u32::from(site == seen);
             prev = site;
             if matches!(shape, Shape::Alloc | Shape::Realloc) {
                 match self.size(site, e.size(), c) {

@@ -48,8 +48,16 @@ pub struct LiveSet {
     /// instead of descending the tree.
     finger: (usize, usize),
     /// Fenwick tree (1-based) of the live counts of the sealed words: one entry per sealed
-    /// word.
+    /// word. In a set kept by rank only, the blocks retired in the words of `lagging` are
+    /// still counted (see [`LiveSet::settle`]).
     tree: Vec<u32>,
+    /// A set kept by rank only: the sealed words of the blocks retired since the tree was
+    /// last brought up to date, one entry per block. Such a set reads the tree only when a
+    /// search by rank misses the newest words and the finger (a few in a hundred frees), so
+    /// the tree's update (a walk up the tree for every free, a tenth of a free's work) is
+    /// put off until then, or replaced by a rebuild when that is cheaper. A number retires
+    /// once, and a compaction empties this, so it never holds more entries than `blocks`.
+    lagging: Vec<usize>,
     live: usize,
 }
 
@@ -112,6 +120,19 @@ fn select_from_top(mut w: u64, count: usize, k: usize) -> u32 {
     select(w, (count - 1 - k) as u32)
 }
 
+/// The position of the `k`-th (from 0) set bit of `w` counted from the lowest, as [`select`]
+/// gives it. Blocks freed in allocation order (a queue) are mostly the oldest live block of
+/// their word, or the next: for those, clearing the lowest bit is quicker than the table.
+#[inline(always)]
+fn select_from_bottom(mut w: u64, k: u32) -> u32 {
+    if k < 2 {
+        // A conditional move, not a branch: which of the two is wanted is data.
+        w = if k == 1 { w & w.wrapping_sub(1) } else { w };
+        return w.trailing_zeros();
+    }
+    select(w, k)
+}
+
 /// Words a search by rank steps over from [`LiveSet::finger`] before descending the tree.
 const FINGER_WORDS: usize = 8;
 
@@ -138,6 +159,7 @@ impl LiveSet {
         self.seq_of.clear();
         self.blocks.clear();
         self.tree.clear();
+        self.lagging.clear();
         self.alive.clear();
         self.counts.clear();
         self.finger = (0, 0);
@@ -241,7 +263,14 @@ impl LiveSet {
     /// streams.)
     #[inline(never)]
     fn word_full(&mut self) {
-        if self.blocks.len() >= 1024 && self.blocks.len() >= 2 * self.live + 1024 {
+        // A set kept by rank only lets dead numbers reach twice as many: its compactions
+        // (moving every live block) were a fortieth of a decode, and ranks do not depend on
+        // when they happen, so only its memory (still proportional to the live set) changes.
+        let (factor, floor) = match self.rank_only {
+            true => (4, 4096),
+            false => (2, 1024),
+        };
+        if self.blocks.len() >= floor && self.blocks.len() >= factor * self.live + floor {
             self.compact();
         }
         if self.blocks.len().is_multiple_of(64) {
@@ -304,13 +333,52 @@ impl LiveSet {
             self.finger.1 -= 1;
         }
         if w < self.tree.len() {
-            let mut i = w + 1;
-            while i <= self.tree.len() {
-                self.tree[i - 1] -= 1;
-                i += i & i.wrapping_neg();
+            if self.rank_only {
+                self.lagging.push(w);
+            } else {
+                self.tree_retire(w);
             }
         }
         self.live -= 1;
+    }
+
+    /// Counts one block fewer in sealed word `w` in the tree.
+    #[inline(always)]
+    fn tree_retire(&mut self, w: usize) {
+        let mut i = w + 1;
+        while i <= self.tree.len() {
+            self.tree[i - 1] -= 1;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Brings the tree up to date with the blocks retired since it last was (a set kept by
+    /// rank only, see [`LiveSet::lagging`]): one walk up the tree per retired block, or, when
+    /// that would take longer, the tree built afresh from the words' counts. (Words sealed
+    /// in the meantime took their nodes from children that still counted those blocks, and
+    /// the walks reach those nodes too, so either way gives the tree of the counts.)
+    #[cold]
+    #[inline(never)]
+    fn settle(&mut self) {
+        let n = self.tree.len();
+        // A walk visits about half the tree's levels at a few instructions each; a rebuild
+        // visits every node twice. Rebuilding for a few walks made a decode slower.
+        if self.lagging.len() * (n.max(1).ilog2() as usize + 1) > 8 * n {
+            for (node, &c) in self.tree.iter_mut().zip(&self.counts) {
+                *node = u32::from(c);
+            }
+            for i in 1..=n {
+                let up = i + (i & i.wrapping_neg());
+                if up <= n {
+                    self.tree[up - 1] += self.tree[i - 1];
+                }
+            }
+        } else {
+            for k in 0..self.lagging.len() {
+                self.tree_retire(self.lagging[k]);
+            }
+        }
+        self.lagging.clear();
     }
 
     /// Adds a block as the newest, with size 0 (see [`LiveSet::insert_sized`]).
@@ -387,8 +455,10 @@ impl LiveSet {
         // A plain countdown over slices of one length: an inclusive range walked backwards
         // and two bounds checks per word were a tenth of a free's instructions. The block's
         // bit and count are cleared here, where the slices are known to hold its word.
-        let n = self.alive.len().min(self.counts.len());
-        let (alive, counts) = (&mut self.alive[..n], &mut self.counts[..n]);
+        // (The two vectors have one length: cutting one to the other's is a compare, where
+        // taking the smaller of the two was three instructions.)
+        let n = self.counts.len();
+        let (alive, counts) = (&mut self.alive[..n], &mut self.counts[..]);
         let oldest = n.saturating_sub(SCAN_WORDS + 1);
         let mut left = rank;
         let mut w = n;
@@ -423,7 +493,8 @@ impl LiveSet {
                 let c = usize::from(self.counts[w]);
                 if want < before + c {
                     self.finger = (w, before);
-                    return w * 64 + select(self.alive[w], (want - before) as u32) as usize;
+                    return w * 64
+                        + select_from_bottom(self.alive[w], (want - before) as u32) as usize;
                 }
                 before += c;
                 w += 1;
@@ -437,12 +508,16 @@ impl LiveSet {
                 before -= c;
                 if want >= before {
                     self.finger = (w, before);
-                    return w * 64 + select(self.alive[w], (want - before) as u32) as usize;
+                    return w * 64
+                        + select_from_bottom(self.alive[w], (want - before) as u32) as usize;
                 }
             }
         }
         // Descend the tree for the (want + 1)-th live block (it is in a sealed word: the scan
         // above covered the filling one).
+        if !self.lagging.is_empty() {
+            self.settle();
+        }
         let mut left = (want + 1) as u32;
         let n = self.tree.len();
         let mut pos = 0usize;
@@ -457,11 +532,13 @@ impl LiveSet {
         }
         // Words before `pos` hold fewer than the wanted count; word `pos` holds the rest.
         self.finger = (pos, want + 1 - left as usize);
-        pos * 64 + select(self.alive[pos], left - 1) as usize
+        pos * 64 + select_from_bottom(self.alive[pos], left - 1) as usize
     }
 
     /// Live blocks in the sealed words before word `w`.
     fn prefix(&self, mut i: usize) -> usize {
+        // Only a set with an address map asks, and its tree is never behind.
+        debug_assert!(self.lagging.is_empty());
         let mut s = 0usize;
         while i > 0 {
             s += self.tree[i - 1] as usize;
@@ -531,6 +608,21 @@ mod tests {
                         assert_eq!(select(w, k), bit, "word {w:#x} k {k}");
                         k += 1;
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn selecting_the_lowest_bits_is_selecting() {
+        let mut x = 5u64;
+        for _ in 0..5_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            for w in [x, x & (x >> 9), u64::MAX, 1 << 63, 1, 0b1011] {
+                for k in 0..w.count_ones() {
+                    assert_eq!(select_from_bottom(w, k), select(w, k), "word {w:#x} k {k}");
                 }
             }
         }
@@ -749,6 +841,48 @@ mod tests {
             }
             proptest::prop_assert_eq!(dec.remove_rank_sized(list.len()), None);
             proptest::prop_assert_eq!(enc.len(), list.len());
+        }
+    }
+
+    #[test]
+    fn a_lagging_tree_catches_up_to_the_tree_of_the_counts() {
+        // A set kept by rank only puts off the tree's updates: through frees of recent blocks
+        // and, every so often, of an old one (which reads the tree), the blocks must be the
+        // list's, and the tree brought up to date (by walks when few blocks lag, rebuilt
+        // when many do) must be the Fenwick tree of the sealed words' counts.
+        for old_every in [1usize, 40, 5000] {
+            let mut s = LiveSet::by_rank_only();
+            let mut list: Vec<(u64, u64)> = Vec::new();
+            let mut x = 3u64;
+            for i in 0..20_000u64 {
+                s.insert_sized(16 * i, i);
+                list.push((16 * i, i));
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let free = |s: &mut LiveSet, list: &mut Vec<(u64, u64)>, rank: usize| {
+                    let block = list.remove(list.len() - 1 - rank);
+                    assert_eq!(s.remove_rank_sized(rank), Some(block), "step {i}");
+                };
+                if x.is_multiple_of(3) {
+                    let rank = (x >> 20) as usize % list.len().min(300);
+                    free(&mut s, &mut list, rank);
+                }
+                if (i as usize).is_multiple_of(old_every) && list.len() > 1000 {
+                    let rank = list.len() - 1 - (x >> 33) as usize % 500;
+                    free(&mut s, &mut list, rank);
+                }
+            }
+            s.settle();
+            assert!(s.lagging.is_empty());
+            for node in 1..=s.tree.len() {
+                let low = node & node.wrapping_neg();
+                let counted: u32 = s.counts[node - low..node]
+                    .iter()
+                    .map(|&c| u32::from(c))
+                    .sum();
+                assert_eq!(s.tree[node - 1], counted, "every {old_every}: node {node}");
+            }
         }
     }
 

@@ -19,6 +19,13 @@
 //! record order ([`Packer::pack_part`]), so only the last batch is left to pack once the
 //! block's address streams are back. Before, the caller packed the whole block then, with
 //! nothing else to do (5 to 8 ms of systemui's encode).
+//!
+//! The sections of an ended block that only the site half writes are final at once
+//! ([`ModelEncoder::site_sections`]): the text encoders have them compressed while the worker
+//! finishes the block. The first batches are small, so the worker starts soon after the first
+//! records; the worker clears a finished block's state only when the next block's records
+//! come, so the block's streams go back without waiting for it, and the last block's state is
+//! never cleared.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -31,6 +38,11 @@ use crate::format::FormatError;
 
 /// Records per batch handed to the worker.
 const BATCH: usize = 1 << 12;
+/// Records of the first batch: the worker has nothing to do until it comes, so it is
+/// handed over early (a 4,096-record batch is about a third of a millisecond of the caller's
+/// work); each next batch is twice as large, up to [`BATCH`]. Batch sizes never reach the
+/// output.
+const FIRST_BATCH: usize = 1 << 8;
 /// Batches the caller may run ahead of the worker (bounds memory: 40 bytes a record).
 const QUEUED: usize = 8;
 /// How many records ahead the worker asks for a record's live-block entry.
@@ -44,6 +56,9 @@ const ADDR_STREAMS: [u8; 5] = [
     stream::ADDR_MISS,
     stream::RELIVE,
 ];
+
+/// The sections of a block that only the site half writes ([`ModelEncoder::site_sections`]).
+const SITE_STREAMS: [u8; 3] = [stream::SITE_MISS, stream::SIZE_MISS, stream::EXTRA];
 
 /// What the caller sends the worker.
 enum Job {
@@ -115,6 +130,11 @@ enum Mode {
     Split {
         sites: Box<SiteHalf>,
         batch: Vec<ModelRecord>,
+        /// Records at which `batch` is handed over (growing from [`FIRST_BATCH`] to
+        /// [`BATCH`]).
+        limit: usize,
+        /// The processor has the write prefetch of [`prefetch_for_write`].
+        write_hint: bool,
         /// `None` once the worker has stopped (closed when dropped).
         jobs: Option<SyncSender<Job>>,
         replies: Receiver<Reply>,
@@ -139,6 +159,8 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
                 Some(worker) => Mode::Split {
                     sites: Box::new(sites),
                     batch: Vec::with_capacity(BATCH),
+                    limit: FIRST_BATCH,
+                    write_hint: can_prefetch_for_write(),
                     jobs: Some(jobs),
                     replies,
                     returned: Returned::default(),
@@ -173,39 +195,69 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
 
     /// Encodes `r` as the block's next record. (Should the worker have stopped, the records
     /// are dropped and [`ModelEncoder::end_block`] says so.)
-    #[inline]
+    ///
+    /// Always inlined: a call per record (the caller's loop keeps its state in registers
+    /// across it) cost about 25 instructions a record.
+    #[inline(always)]
     pub fn encode(&mut self, r: &ModelRecord) {
         let ModelEncoder {
             kinds,
+            mode,
+            streams,
+            ..
+        } = self;
+        let full = match mode {
+            Mode::Inline(state) => {
+                state.encode(kinds, r, streams);
+                false
+            }
+            Mode::Split {
+                sites,
+                batch,
+                limit,
+                write_hint,
+                ..
+            } => {
+                sites.encode(kinds, r, streams);
+                prefetch_for_write(batch, *write_hint);
+                batch.push(*r);
+                batch.len() >= *limit
+            }
+        };
+        if full {
+            self.hand_over_full();
+        }
+    }
+
+    /// Hands the full batch over to the worker (out of line: once per batch, and the record
+    /// loop stays short).
+    #[inline(never)]
+    fn hand_over_full(&mut self) {
+        let ModelEncoder {
             mode,
             streams,
             ended,
             shapes,
             ..
         } = self;
-        match mode {
-            Mode::Inline(state) => state.encode(kinds, r, streams),
-            Mode::Split {
-                sites,
-                batch,
-                jobs,
-                replies,
-                returned,
-                ..
-            } => {
-                sites.encode(kinds, r, streams);
-                batch.push(*r);
-                if batch.len() >= BATCH {
-                    let mut packing = Packing {
-                        shapes,
-                        current: streams,
-                        ended: ended.as_ref(),
-                    };
-                    if hand_over(batch, jobs, replies, returned, &mut packing).is_err() {
-                        // Closed: `end_block` fails on its own send.
-                        jobs.take();
-                    }
-                }
+        if let Mode::Split {
+            batch,
+            limit,
+            jobs,
+            replies,
+            returned,
+            ..
+        } = mode
+        {
+            *limit = (2 * *limit).min(BATCH);
+            let mut packing = Packing {
+                shapes,
+                current: streams,
+                ended: ended.as_ref(),
+            };
+            if hand_over(batch, jobs, replies, returned, &mut packing).is_err() {
+                // Closed: `end_block` fails on its own send.
+                jobs.take();
             }
         }
     }
@@ -305,6 +357,22 @@ impl<K: KindTable + Send + Sync + Copy + 'static> ModelEncoder<K> {
         }
         ended.complete = true;
         Ok(true)
+    }
+
+    /// The model sections of the block [`ModelEncoder::end_block`] ended that the address half
+    /// writes nothing to (the site and size misses, the extra values), final as soon as the
+    /// block ended: the caller may compress them while the worker finishes the block's
+    /// address streams (see [`BlockWriter::block_ahead`](crate::alloc::blocks::BlockWriter::block_ahead)).
+    /// They are among [`ModelEncoder::packed_sections`], byte for byte. Empty when no block
+    /// ended.
+    pub fn site_sections(&self) -> Vec<(u8, &[u8])> {
+        let Some(ended) = &self.ended else {
+            return Vec::new();
+        };
+        SITE_STREAMS
+            .iter()
+            .map(|&n| (n, ended.streams.bytes[n as usize].as_slice()))
+            .collect()
     }
 
     /// Packs the complete ended block's symbols into shapes (layout `alloc-model-4`): returns
@@ -447,6 +515,56 @@ impl Returned {
     }
 }
 
+/// Records ahead of the next one whose place in the batch [`prefetch_for_write`] asks for.
+const WRITE_AHEAD: usize = 12;
+
+/// Asks the processor to fetch, for writing, the place of the record [`WRITE_AHEAD`] after
+/// the next one in `batch` (a hint only).
+///
+/// Why: batch vectors go back and forth between the threads, so the place of each record was
+/// last read by the worker, on the other core, and a store there waits for the line to be
+/// taken back from that core. Without the hint, in 7 of 12 encodes of systemui the caller's
+/// thread took 13 to 16 ms more CPU than in the others (its samples on the store of the record
+/// into the batch); with it, in none of 12 (perf at 10 kHz, 2026-11-23, load 7 to 10).
+#[inline(always)]
+fn prefetch_for_write(batch: &Vec<ModelRecord>, can: bool) {
+    let ahead = batch.len() + WRITE_AHEAD;
+    if !can || ahead >= batch.capacity() {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `ahead` is within the vector's allocation (below its capacity), so the pointer
+    // stays inside it; `prefetchw` (which the processor has: `can`) never faults and reads or
+    // writes nothing the program sees.
+    unsafe {
+        let at = batch.as_ptr().add(ahead);
+        std::arch::asm!(
+            "prefetchw [{at}]",
+            at = in(reg) at,
+            options(nostack, preserves_flags, readonly)
+        );
+    }
+}
+
+/// True when the processor has the write prefetch of [`prefetch_for_write`] (the portable
+/// build cannot assume it, so it is asked for in assembly once it is known to be there).
+fn can_prefetch_for_write() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        // CPUID leaf 0x8000_0001, ECX bit 8: `prefetchw` (std's feature detection does not
+        // name it).
+        #[allow(unused_unsafe)]
+        // SAFETY: `cpuid` exists on every x86-64 processor and only reads identification.
+        let (top, ecx) = unsafe { (__cpuid(0x8000_0000).eax, __cpuid(0x8000_0001).ecx) };
+        top >= 0x8000_0001 && ecx & (1 << 8) != 0
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Sends `batch` to the worker and starts the next one in a spare vector.
 fn hand_over(
     batch: &mut Vec<ModelRecord>,
@@ -513,9 +631,18 @@ fn work<K: KindTable>(
     replies: &mpsc::Sender<Reply>,
 ) {
     let mut streams = Box::<Streams>::default();
+    // The half still holds the state of a block that ended: it is cleared when the next
+    // block's first records come, not at the block's end, so the ended block's streams go
+    // back to the caller without waiting for it (clearing the live set's address map writes
+    // megabytes), and after the last block it is never cleared at all.
+    let mut stale = false;
     for job in jobs {
         match job {
             Job::Records(batch) => {
+                if stale {
+                    addrs.clear_for_block();
+                    stale = false;
+                }
                 for (i, r) in batch.iter().enumerate() {
                     if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
                         addrs.prefetch(ahead.addr);
@@ -536,10 +663,10 @@ fn work<K: KindTable>(
             }
             Job::EndBlock(next) => {
                 let done = std::mem::replace(&mut streams, next);
-                addrs.clear_for_block();
                 if replies.send(Reply::Block(done)).is_err() {
                     return;
                 }
+                stale = true;
             }
         }
     }
@@ -630,6 +757,31 @@ mod tests {
                 assert_eq!(&ended_sections(&mut enc), want, "threads {threads}");
                 enc.clear_ended();
                 assert_eq!(enc.pending(), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn the_site_sections_are_final_when_the_block_ends() {
+        // Taken right after the block ends, while the worker may still be encoding it, they
+        // are the bytes the block is then written with.
+        let recs = records(3 * BATCH + 40);
+        for threads in [1, 2] {
+            let mut enc = ModelEncoder::new(MtraceKinds, threads);
+            assert!(enc.site_sections().is_empty(), "no block ended yet");
+            for r in &recs {
+                enc.encode(r);
+            }
+            enc.end_block().unwrap();
+            let early = owned(enc.site_sections());
+            assert_eq!(early.len(), SITE_STREAMS.len());
+            assert!(early.iter().any(|(_, b)| !b.is_empty()));
+            let all = ended_sections(&mut enc);
+            for (n, bytes) in &early {
+                assert!(
+                    all.contains(&(*n, bytes.clone())),
+                    "threads {threads}, section {n}"
+                );
             }
         }
     }

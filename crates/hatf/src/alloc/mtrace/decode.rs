@@ -14,8 +14,9 @@ use super::{FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
 use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
 use crate::alloc::model::ModelRecord;
-use crate::alloc::text_num::hex_left;
-use crate::alloc::text_out::{copy_spilling, Filled, TextOut};
+use crate::alloc::text_out::{
+    copy_spilling, put, put_hex, put_hex_short, window, Filled, TextOut, WINDOW,
+};
 use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note};
@@ -28,19 +29,20 @@ const TEXT_ROOM: usize = 1 << 20;
 /// in one buffer followed by [`PAD`] bytes, so prefixes can be copied in fixed-length moves.
 struct Callers {
     text: Vec<u8>,
-    /// Site `i` is `text[ends[i - 1]..ends[i]]` (from 0 for site 0).
-    ends: Vec<usize>,
+    /// Site `i`'s prefix is `text[start..start + len]` for `sites[i] = (start, len)`: one
+    /// look-up a line, where the ends of consecutive sites took two.
+    sites: Vec<(usize, usize)>,
 }
 
-/// Bytes after the last prefix, so that a prefix shorter than 64 bytes is copied with one
-/// 64-byte move (see [`copy_spilling`]).
-const PAD: usize = 64;
+/// Bytes after the last prefix, so that a prefix of up to 128 bytes is copied with one
+/// fixed-length move (see [`copy_prefix`]).
+const PAD: usize = 128;
 
 impl Default for Callers {
     fn default() -> Self {
         Callers {
             text: vec![0; PAD],
-            ends: Vec::new(),
+            sites: Vec::new(),
         }
     }
 }
@@ -51,72 +53,137 @@ impl Callers {
     }
 
     fn len(&self) -> usize {
-        self.ends.len()
+        self.sites.len()
     }
 
     fn push(&mut self, caller: Option<&[u8]>) {
         self.text.truncate(self.text.len() - PAD);
+        let start = self.text.len();
         if let Some(c) = caller {
             self.text.extend_from_slice(b"@ ");
             self.text.extend_from_slice(c);
             self.text.push(b' ');
         }
-        self.ends.push(self.text.len());
+        self.sites.push((start, self.text.len() - start));
         self.text.extend_from_slice(&[0; PAD]);
     }
 
-    /// Site `site`'s prefix and the bytes after it (at least [`PAD`]), and the prefix length.
+    /// Site `site`'s prefix and the [`PAD`] bytes after it, and the prefix length.
     #[inline]
     fn get(&self, site: usize) -> Option<(&[u8], usize)> {
-        let end = *self.ends.get(site)?;
-        let start = match site {
-            0 => 0,
-            _ => self.ends[site - 1],
-        };
-        Some((&self.text[start..], end - start))
+        let &(start, len) = self.sites.get(site)?;
+        Some((&self.text[start..start + len + PAD], len))
     }
 }
 
-/// Appends `0x` and the hex digits of `v` at `t[at..]` (with 16 bytes of room after); returns
-/// the new end.
-#[inline]
-fn put_0x(t: &mut [u8], at: usize, v: u64) -> usize {
-    let (digits, n) = hex_left(v);
-    t[at..at + 2].copy_from_slice(b"0x");
-    t[at + 2..at + 18].copy_from_slice(&digits);
-    at + 2 + n
+/// Copies a prefix (the first `len` bytes of `src`, which has [`PAD`] bytes past them) to the
+/// start of `dst`, which has at least `len + PAD` bytes: with one fixed 64- or 128-byte move
+/// for the prefixes of nearly every line
+/// (perl-hash's are 32 to 63 bytes long, python-json's 64 to 127), whose bytes past the
+/// prefix are overwritten by the rest of the line; a loop of varying length was a mispredicted
+/// branch per line.
+#[inline(always)]
+fn copy_prefix(dst: &mut [u8], src: &[u8], len: usize) {
+    if len <= 64 {
+        dst[..64].copy_from_slice(&src[..64]);
+    } else if len <= PAD {
+        dst[..PAD].copy_from_slice(&src[..PAD]);
+    } else {
+        copy_spilling(dst, src, len);
+    }
+}
+
+/// How the records of one kind code print: for an operation, its `op`, a space and `0x` (one
+/// 4-byte store), and whether a size follows the address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LineKind {
+    head: [u8; 4],
+    what: What,
+}
+
+/// What a record of one kind code is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum What {
+    /// An operation without a size (`-`, `<`).
+    Op,
+    /// An operation with a size (`+`, `>`).
+    SizedOp,
+    /// `= Start`.
+    Start,
+    /// `= End`.
+    End,
+    /// A verbatim line followed by `\n`.
+    Verbatim,
+    /// The last line of the log, verbatim and without `\n`.
+    VerbatimUnterminated,
+    /// No record has this kind code.
+    Unknown,
+}
+
+/// The [`LineKind`] of every kind code: one table entry and one test a record for the
+/// operations (nearly every record), where a `match` on the kind was a jump through a table.
+fn line_kinds() -> [LineKind; 256] {
+    let entry = |op: u8, what| LineKind {
+        head: [op, b' ', b'0', b'x'],
+        what,
+    };
+    let mut t = [entry(0, What::Unknown); 256];
+    t[usize::from(kinds::MALLOC)] = entry(b'+', What::SizedOp);
+    t[usize::from(kinds::FREE)] = entry(b'-', What::Op);
+    t[usize::from(kinds::REALLOC_OLD)] = entry(b'<', What::Op);
+    t[usize::from(kinds::REALLOC_NEW)] = entry(b'>', What::SizedOp);
+    t[usize::from(kinds::START)] = entry(0, What::Start);
+    t[usize::from(kinds::END)] = entry(0, What::End);
+    t[usize::from(kinds::VERBATIM)] = entry(0, What::Verbatim);
+    t[usize::from(kinds::VERBATIM_UNTERMINATED)] = entry(0, What::VerbatimUnterminated);
+    t
 }
 
 /// Longest line after the caller: op, space, `0x` and 16 digits, space, `0x` and 16 digits,
-/// newline; rounded up for the spill of the last number.
-const TAIL: usize = 48;
+/// newline.
+const TAIL: usize = 4 + 16 + 3 + 16 + 1;
 
-/// Appends the line glibc prints for an operation (`op` is `+ - < >`) at a site whose prefix
-/// is `prefix` (with its padding) of `len` bytes, as [`super::line::render`] does.
-#[inline]
-fn render_op(out: &mut TextOut, prefix: &[u8], len: usize, op: u8, addr: u64, size: Option<u64>) {
-    let room = out.room(len + PAD + TAIL);
-    copy_spilling(room, prefix, len);
-    let t = &mut room[len..len + TAIL];
-    t[0] = op;
-    t[1] = b' ';
+// The tail fits a window with its offsets as `u8`s.
+const _: () = assert!(TAIL < 256);
+
+/// Room a line of [`render_op`] needs past its prefix: the window of its tail, which also
+/// covers the prefix copy's spill (at most [`PAD`] bytes).
+const LINE_ROOM: usize = WINDOW;
+const _: () = assert!(WINDOW >= PAD);
+
+/// Writes the line glibc prints for an operation at the start of `line`, as
+/// [`super::line::render`] does: the prefix (`prefix`, with its padding, of `len` bytes),
+/// `head` (the op, a space and `0x`), the address, and the size when there is one. `line` must
+/// have room for `len` and [`LINE_ROOM`] more bytes. Returns the length.
+#[inline(always)]
+fn render_op(
+    line: &mut [u8],
+    prefix: &[u8],
+    len: usize,
+    head: [u8; 4],
+    addr: u64,
+    size: Option<u64>,
+) -> usize {
+    copy_prefix(line, prefix, len);
+    let w = window(line, len);
+    put(w, 0, &head);
     let mut n = if addr == 0 {
-        t[2..7].copy_from_slice(b"(nil)");
+        put(w, 2, b"(nil)");
         7
     } else {
-        put_0x(t, 2, addr)
+        put_hex(w, 4, addr)
     };
     if let Some(size) = size {
-        t[n] = b' ';
-        n = if size == 0 {
-            t[n + 1] = b'0';
-            n + 2
+        if size == 0 {
+            put(w, n, b" 0");
+            n = n.wrapping_add(2);
         } else {
-            put_0x(t, n + 1, size)
-        };
+            put(w, n, b" 0x");
+            n = put_hex_short(w, n.wrapping_add(3), size);
+        }
     }
-    t[n] = b'\n';
-    out.advance(len + n + 1);
+    put(w, n, b"\n");
+    len + usize::from(n) + 1
 }
 
 /// Prints decoded records as `mtrace` text.
@@ -131,7 +198,13 @@ struct TextSink<'f, 'o> {
     /// The records of each block (counted from its first) whose text is written.
     keep: Range<u64>,
     text: TextOut,
+    /// How each kind code prints.
+    kinds: [LineKind; 256],
 }
+
+/// Room taken from the text buffer at a time for a batch's lines: more is taken when a line
+/// might not fit in what is left, so the test per line is one comparison.
+const BATCH_ROOM: usize = 1 << 16;
 
 impl<'f, 'o> TextSink<'f, 'o> {
     fn new(file: &'f str, out: Drain<'o>, independent: bool) -> Self {
@@ -144,6 +217,7 @@ impl<'f, 'o> TextSink<'f, 'o> {
             verbatim_at: 0,
             keep: 0..u64::MAX,
             text: TextOut::new(TEXT_ROOM),
+            kinds: line_kinds(),
         }
     }
 
@@ -156,77 +230,164 @@ impl<'f, 'o> TextSink<'f, 'o> {
         records: &[ModelRecord],
         print: bool,
     ) -> Result<(), FormatError> {
-        let file = self.file;
-        let at = |k: u64, msg: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {} record {}", block.index, block.first_record + k),
-            message: msg,
+        let mut cursors = Cursors {
+            strings: Cursor::starting_at(
+                blocks::section(block, STRINGS),
+                self.strings_at,
+                "strings",
+            ),
+            verbatim: Cursor::starting_at(
+                blocks::section(block, VERBATIM),
+                self.verbatim_at,
+                "verbatim",
+            ),
+            file: self.file,
+            block,
         };
-        let mut strings =
-            Cursor::starting_at(blocks::section(block, STRINGS), self.strings_at, "strings");
-        let mut verbatim = Cursor::starting_at(
-            blocks::section(block, VERBATIM),
-            self.verbatim_at,
-            "verbatim",
-        );
-        let text = &mut self.text;
+        // Every record of the batch is kept when printing a whole block (the common case):
+        // then no record needs its own test.
+        let end = first.saturating_add(records.len() as u64);
+        if print && self.keep.start <= first && end <= self.keep.end {
+            self.print_run::<true>(&mut cursors, first, records, print)?;
+        } else {
+            self.print_run::<false>(&mut cursors, first, records, print)?;
+        }
+        self.strings_at = cursors.strings.position();
+        self.verbatim_at = cursors.verbatim.position();
+        Ok(())
+    }
+
+    /// [`Self::print`], with every record kept when `ALL`.
+    #[inline(always)]
+    fn print_run<const ALL: bool>(
+        &mut self,
+        cursors: &mut Cursors<'_, '_>,
+        first: u64,
+        records: &[ModelRecord],
+        print: bool,
+    ) -> Result<(), FormatError> {
+        let Self {
+            text,
+            callers,
+            kinds,
+            keep: keep_range,
+            ..
+        } = self;
+        // Lines are printed into `room` (of which `used` bytes are text), taken from the
+        // buffer a batch at a time.
+        let mut room = text.room(BATCH_ROOM);
+        let mut used = 0;
         for (k, r) in (first..).zip(records) {
-            let keep = print && self.keep.contains(&k);
-            let (op, size) = match r.kind {
-                kinds::MALLOC => (b'+', Some(r.size)),
-                kinds::FREE => (b'-', None),
-                kinds::REALLOC_OLD => (b'<', None),
-                kinds::REALLOC_NEW => (b'>', Some(r.size)),
-                kinds::START | kinds::END => {
-                    if keep {
-                        text.push(if r.kind == kinds::START {
-                            b"= Start\n"
-                        } else {
-                            b"= End\n"
-                        });
+            let keep = ALL || print && keep_range.contains(&k);
+            let LineKind { head, what } = kinds[usize::from(r.kind)];
+            if what > What::SizedOp {
+                let (line, newline) = cursors.other_line(k, what, r.kind)?;
+                if keep {
+                    text.advance(used);
+                    text.push(line);
+                    if newline {
+                        text.push(b"\n");
                     }
-                    continue;
+                    room = text.room(BATCH_ROOM);
+                    used = 0;
                 }
-                kinds::VERBATIM | kinds::VERBATIM_UNTERMINATED => {
-                    let n = verbatim.u64().map_err(|m| at(k, m))?;
-                    let n =
-                        usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
-                    let line = verbatim.take(n).map_err(|m| at(k, m))?;
-                    if keep {
-                        text.push(line);
-                        if r.kind == kinds::VERBATIM {
-                            text.push(b"\n");
-                        }
-                    }
-                    continue;
-                }
-                kind => return Err(at(k, format!("unknown record kind {kind}"))),
-            };
-            let site = r.site as usize;
-            if site == self.callers.len() {
-                // The first use of a site: its string is next in the strings stream.
-                let n = strings.u64().map_err(|m| at(k, m))?;
-                let caller = match n {
-                    0 => None,
-                    n => {
-                        let n = usize::try_from(n - 1)
-                            .map_err(|_| at(k, "caller string too long".into()))?;
-                        Some(strings.take(n).map_err(|m| at(k, m))?)
-                    }
-                };
-                self.callers.push(caller);
+                continue;
             }
-            let (prefix, len) = self
-                .callers
-                .get(site)
-                .ok_or_else(|| at(k, format!("unknown call site {site}")))?;
+            let site = r.site as usize;
+            let (prefix, len) = match callers.get(site) {
+                Some(p) => p,
+                None => cursors.new_site(k, callers, site)?,
+            };
             if keep {
-                render_op(text, prefix, len, op, r.addr, size);
+                let mut end = used + len + LINE_ROOM;
+                if end > room.len() {
+                    text.advance(used);
+                    room = text.room(BATCH_ROOM.max(len + LINE_ROOM));
+                    used = 0;
+                    end = len + LINE_ROOM;
+                }
+                let line = &mut room[used..end];
+                let size = (what == What::SizedOp).then_some(r.size);
+                used += render_op(line, prefix, len, head, r.addr, size);
             }
         }
-        self.strings_at = strings.position();
-        self.verbatim_at = verbatim.position();
+        text.advance(used);
         Ok(())
+    }
+}
+
+/// Where a batch's printing reads a block's call-site strings and verbatim lines, and what
+/// names its errors: the rare records' work, kept out of the loop over records.
+struct Cursors<'a, 'f> {
+    strings: Cursor<'a>,
+    verbatim: Cursor<'a>,
+    file: &'f str,
+    block: &'a Block,
+}
+
+impl<'a> Cursors<'a, '_> {
+    /// The error `msg` at record `k` of the block.
+    fn at(&self, k: u64, msg: String) -> FormatError {
+        FormatError {
+            file: self.file.to_string(),
+            position: format!(
+                "block {} record {}",
+                self.block.index,
+                self.block.first_record + k
+            ),
+            message: msg,
+        }
+    }
+
+    /// Reads the string of the first use of call site `site` (record `k`), which must be the
+    /// next new one, into `callers`; returns its prefix as [`Callers::get`] does.
+    #[cold]
+    #[inline(never)]
+    fn new_site<'c>(
+        &mut self,
+        k: u64,
+        callers: &'c mut Callers,
+        site: usize,
+    ) -> Result<(&'c [u8], usize), FormatError> {
+        if site != callers.len() {
+            return Err(self.at(k, format!("unknown call site {site}")));
+        }
+        // Its string is next in the strings stream.
+        let n = self.strings.u64().map_err(|m| self.at(k, m))?;
+        let caller = match n {
+            0 => None,
+            n => {
+                let n = usize::try_from(n - 1)
+                    .map_err(|_| self.at(k, "caller string too long".into()))?;
+                Some(self.strings.take(n).map_err(|m| self.at(k, m))?)
+            }
+        };
+        callers.push(caller);
+        Ok(callers.get(site).expect("the site was just added"))
+    }
+
+    /// The text of record `k` of kind `kind`, one that is not an operation (`what`): a
+    /// marker or a verbatim line; and whether a newline follows it.
+    #[cold]
+    #[inline(never)]
+    fn other_line(
+        &mut self,
+        k: u64,
+        what: What,
+        kind: u8,
+    ) -> Result<(&'a [u8], bool), FormatError> {
+        match what {
+            What::Start => Ok((b"= Start\n", false)),
+            What::End => Ok((b"= End\n", false)),
+            What::Verbatim | What::VerbatimUnterminated => {
+                let n = self.verbatim.u64().map_err(|m| self.at(k, m))?;
+                let n =
+                    usize::try_from(n).map_err(|_| self.at(k, "verbatim line too long".into()))?;
+                let line = self.verbatim.take(n).map_err(|m| self.at(k, m))?;
+                Ok((line, what == What::Verbatim))
+            }
+            _ => Err(self.at(k, format!("unknown record kind {kind}"))),
+        }
     }
 }
 
@@ -345,18 +506,40 @@ mod tests {
 
     #[test]
     fn render_op_prints_what_line_render_prints() {
+        // Every length boundary of the short-number table (below 0x100) and the hex printer.
         let values = [
             0u64,
             1,
             0xf,
             0x10,
+            0xff,
+            0x100,
             0xeb8,
+            0xffff_ffff,
+            0x1_0000_0000,
             0x55d2_1555_94a0,
             u64::MAX,
             1 << 63,
         ];
+        // Prefixes (`@ `, the caller, a space) of every length around the fixed-length copies'
+        // (64 and 128 bytes) and the loop's steps, and longer.
+        let long: Vec<u8> = (0..1000).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut callers_of = vec![None, Some(&b"perl:(perl_alloc+10)[0x6f930]"[..])];
+        for len in [
+            3, 4, 31, 32, 33, 45, 61, 62, 63, 64, 65, 77, 125, 126, 127, 128, 129, 130, 131, 143,
+            144, 145, 200, 1000,
+        ] {
+            callers_of.push(Some(&long[..len - 3]));
+        }
+        let kind_of = |op| match op {
+            Op::Malloc => kinds::MALLOC,
+            Op::Free => kinds::FREE,
+            Op::ReallocOld => kinds::REALLOC_OLD,
+            Op::ReallocNew => kinds::REALLOC_NEW,
+        };
+        let table = line_kinds();
         for op in [Op::Malloc, Op::Free, Op::ReallocOld, Op::ReallocNew] {
-            for caller in [None, Some(&b"perl:(perl_alloc+10)[0x6f930]"[..])] {
+            for &caller in &callers_of {
                 for addr in values {
                     for size in values {
                         let line = OpLine {
@@ -371,14 +554,15 @@ mod tests {
                         callers.push(Some(b"x"));
                         callers.push(caller);
                         let (prefix, len) = callers.get(1).unwrap();
-                        let mut got = TextOut::new(0);
-                        got.push(b"before\n");
-                        let size = op.has_size().then_some(size);
-                        render_op(&mut got, prefix, len, op.char(), addr, size);
-                        let mut back = Vec::new();
-                        got.write_to(&mut back).unwrap();
-                        assert_eq!(back[..7], *b"before\n");
-                        assert_eq!(back[7..], want);
+                        let mut got = vec![b'#'; 7 + len + LINE_ROOM];
+                        got[..7].copy_from_slice(b"before\n");
+                        // The line as the sink prints it: from its kind code's entry.
+                        let LineKind { head, what } = table[usize::from(kind_of(op))];
+                        assert_eq!(what == What::SizedOp, op.has_size());
+                        let size = (what == What::SizedOp).then_some(size);
+                        let n = render_op(&mut got[7..], prefix, len, head, addr, size);
+                        assert_eq!(got[..7], *b"before\n");
+                        assert_eq!(got[7..7 + n], want);
                     }
                 }
             }

@@ -586,6 +586,13 @@ fn end_block<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<()
     std::mem::swap(&mut enc.verbatim, &mut enc.ended_verbatim);
     enc.ended_records = enc.records;
     enc.records = 0;
+    // The block's streams that the model's address thread does not write are final: they are
+    // compressed while that thread finishes the block (the last block's would otherwise be
+    // compressed after it, with the rest).
+    let mut ahead = enc.model.site_sections();
+    ahead.push((STRINGS, &enc.ended_strings));
+    ahead.push((VERBATIM, &enc.ended_verbatim));
+    out.block_ahead(&ahead)?;
     // Each block starts a fresh model (`end_block` restarted it), so any block decodes on its
     // own and the state (the live blocks above all) never holds more than one block's worth.
     enc.sites_by_hash.clear();
