@@ -171,11 +171,11 @@ impl<W: Write> BlockWriter<W> {
         }
     }
 
-    /// Writes one block of `records` records; empty streams are left out.
-    pub fn block(&mut self, records: u64, streams: &[(u8, &[u8])]) -> Result<(), FormatError> {
+    /// The sections of the non-empty `streams` of a block of `block_len` bytes of streams, at
+    /// the level of the block about to be written.
+    fn sections<'s>(&self, streams: &[(u8, &'s [u8])], block_len: usize) -> Vec<SectionData<'s>> {
         let level = self.level_now();
-        let block_len: usize = streams.iter().map(|(_, b)| b.len()).sum();
-        let sections: Vec<SectionData<'_>> = streams
+        streams
             .iter()
             .filter(|(_, b)| !b.is_empty())
             .map(|&(number, bytes)| SectionData {
@@ -185,7 +185,13 @@ impl<W: Write> BlockWriter<W> {
                 level,
                 bytes,
             })
-            .collect();
+            .collect()
+    }
+
+    /// Writes one block of `records` records; empty streams are left out.
+    pub fn block(&mut self, records: u64, streams: &[(u8, &[u8])]) -> Result<(), FormatError> {
+        let block_len: usize = streams.iter().map(|(_, b)| b.len()).sum();
+        let sections = self.sections(streams, block_len);
         self.inner
             .write_block(records, &sections)
             .map_err(|e| container_error(&self.file, e))?;
@@ -204,20 +210,9 @@ impl<W: Write> BlockWriter<W> {
         if known_len <= CONTEXT_MIX_BLOCK.max(FAST_CONTEXT_MIX_BLOCK) {
             return Ok(());
         }
-        let level = self.level_now();
         // The block holds more than `known_len` bytes, so the codec of each section is that
         // of any block of its size.
-        let sections: Vec<SectionData<'_>> = streams
-            .iter()
-            .filter(|(_, b)| !b.is_empty())
-            .map(|&(number, bytes)| SectionData {
-                number,
-                element_width: 1,
-                codec: self.codec_for(bytes.len(), known_len, level),
-                level,
-                bytes,
-            })
-            .collect();
+        let sections = self.sections(streams, known_len);
         self.inner
             .compress_ahead(&sections)
             .map_err(|e| container_error(&self.file, e))
