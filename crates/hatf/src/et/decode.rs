@@ -102,7 +102,7 @@ pub fn decode(
         // last ~15 ms alone, and the three threads' page faults and writes contended in the
         // kernel (system time 60 ms instead of 41): 74 -> 65 ms wall. (The writer decoding a
         // block itself when it had waited that long gained 12 % while the decoding took 733 M
-        // instructions, and lost 2-6 % at 565 M, the writer then being the busier thread.)
+        // instructions, and nothing at 565 M: docs/PERFORMANCE.md, twelfth session.)
         pipeline::streamed(
             threads - 1,
             || {
