@@ -222,13 +222,14 @@ pub fn decode_entry<K: KindTable + ?Sized>(
 }
 
 /// The site of a record of `kind` whose site symbol is `sym`, after a record at site `prev`
-/// when `seen` sites were seen: [`SiteHalf::site`] with the half's two numbers passed in, so
-/// that a loop over many records keeps them in registers.
+/// when `seen` sites were seen (counted up when this is the next new one): [`SiteHalf::site`]
+/// with the half's two numbers passed in, so that a loop over many records keeps them in
+/// registers.
 #[inline(always)]
 fn site_of(
     sites: &mut SiteCaches,
     prev: u32,
-    seen: u32,
+    seen: &mut u32,
     kind: u8,
     sym: u8,
     c: &mut Streamed<'_>,
@@ -240,7 +241,14 @@ fn site_of(
             cache.promote(sym);
             Ok(s)
         }
-        None => site_miss(cache, sym, seen, c),
+        None => {
+            // A cached site was seen before (the cache takes sites from misses, which are at
+            // most the count, and the count then passes them), so only a miss can be the
+            // next new site: the count is checked here, not for every record.
+            let site = site_miss(cache, sym, *seen, c)?;
+            *seen += u32::from(site == *seen);
+            Ok(site)
+        }
     }
 }
 
@@ -376,12 +384,12 @@ impl SiteHalf {
         let site = site_of(
             &mut self.sites,
             self.prev_site,
-            self.sites_seen,
+            &mut self.sites_seen,
             kind,
             sym,
             c,
         )?;
-        self.site_seen(site);
+        self.prev_site = site;
         Ok(site)
     }
 
@@ -429,26 +437,12 @@ impl SiteHalf {
             if shape == Shape::Bare {
                 continue;
             }
-            // A cached site was seen before (the cache takes sites from misses, which are at
-            // most the count, and the count then passes them), so only a miss can be the next
-            // new site: the count is checked there, not for every record.
-            let cache = self.sites.after(prev, r.kind);
-            let sym = usize::from(e.site());
-            let site = match cache.get(sym) {
-                Some(s) => {
-                    cache.promote(sym);
-                    s
+            let site = match site_of(&mut self.sites, prev, &mut seen, r.kind, e.site(), c) {
+                Ok(site) => site,
+                Err(bad) => {
+                    end = (i, Some(bad));
+                    break;
                 }
-                None => match site_miss(cache, sym, seen, c) {
-                    Ok(site) => {
-                        seen += u32::from(site == seen);
-                        site
-                    }
-                    Err(bad) => {
-                        end = (i, Some(bad));
-                        break;
-                    }
-                },
             };
             r.site = site;
             prev = site;
