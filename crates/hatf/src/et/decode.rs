@@ -11,6 +11,7 @@ use super::model::{Model, UOrder};
 use super::names;
 use super::pipeline;
 use super::print::{PrintTo, Printer, TextBuf, HUGE_PAGE, LINE_ROOM};
+use super::streamed;
 use super::streams::{id, StreamReader};
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note, ReadSeek};
@@ -96,14 +97,12 @@ pub fn decode(
             t
         };
         let mut first = first;
-        // The workers are `threads - 1`: this thread's writing is as much work as decoding
-        // (javac-tests on 2 cores: ~40 ms in the kernel copying 76 MB into the file against
-        // ~45 ms of decoding). With a worker per core the writer fell behind and wrote the
-        // last ~15 ms alone, and the three threads' page faults and writes contended in the
-        // kernel (system time 60 ms instead of 41): 74 -> 65 ms wall. (The writer decoding a
-        // block itself when it had waited that long gained 12 % while the decoding took 733 M
-        // instructions, and nothing at 565 M: docs/PERFORMANCE.md, twelfth session.)
-        pipeline::streamed(
+        // The workers are `threads - 1`, and this thread decodes a block itself whenever it
+        // would otherwise wait for their text (`streamed.rs`): its writing is about half as much
+        // work as decoding (javac-tests on 2 cores, perf: ~155 against ~324 samples a block). With a worker per core and a writer only, the
+        // writer fell behind and wrote the last ~15 ms alone, and the three threads' page
+        // faults and writes contended in the kernel (system time 60 ms instead of 41).
+        streamed::streamed(
             threads - 1,
             || {
                 let item = match first.take() {

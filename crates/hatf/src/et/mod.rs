@@ -24,6 +24,7 @@ pub mod print;
 mod rank_list;
 mod recent;
 mod stack;
+mod streamed;
 pub mod streams;
 mod witnessed;
 
