@@ -5,6 +5,7 @@ pub mod blocks;
 pub mod context_mix;
 #[cfg(test)]
 mod encode_checks;
+mod ended_block;
 pub mod event;
 pub mod fast_hash;
 pub mod hatf10_dtd;

@@ -10,8 +10,9 @@ use super::line::{self, Action, ReplayLine};
 use super::window::{self, TidPrefix, WINDOW};
 use super::{DTD, FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, BlockWriter};
+use crate::alloc::ended_block::EndedBlock;
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::alloc::model::split::{model_error, ModelEncoder};
+use crate::alloc::model::split::ModelEncoder;
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
 use crate::alloc::varint::put_u64;
@@ -39,12 +40,8 @@ struct Encoder {
     /// block, or [`NO_ID`] until the block first meets it.
     chunk_threads: Vec<u32>,
     records: u64,
-    /// The new threads, verbatim lines, thread list and record count of the block that ended
-    /// and is not yet written (see [`Encoder::end_block`]).
-    ended_threads_new: Vec<u8>,
-    ended_verbatim: Vec<u8>,
-    ended_tids: Vec<u64>,
-    ended_records: u64,
+    /// The block that ended and is not yet written (see [`Encoder::end_block`]).
+    ended: EndedBlock,
 }
 
 impl Encoder {
@@ -94,30 +91,18 @@ impl Encoder {
     }
 
     /// Ends the block being encoded, when it has records: the model's address thread
-    /// finishes it while the next block starts, and [`Encoder::write_ended`] writes it (the
+    /// finishes it while the next block starts, and [`EndedBlock::write`] writes it (the
     /// block ended before this one is written first).
     fn end_block<W: Write>(&mut self, out: &mut BlockWriter<W>) -> Result<(), FormatError> {
-        if self.records == 0 {
+        let own = [&mut self.threads_new, &mut self.verbatim];
+        // The thread table starts empty at each block, so its keys are the block's threads.
+        let threads = self.threads.keys().copied();
+        if !self
+            .ended
+            .end(&mut self.model, out, &mut self.records, own, threads)?
+        {
             return Ok(());
         }
-        self.write_ended(out, true)?;
-        self.model
-            .end_block()
-            .map_err(|m| model_error(out.file(), m))?;
-        std::mem::swap(&mut self.threads_new, &mut self.ended_threads_new);
-        std::mem::swap(&mut self.verbatim, &mut self.ended_verbatim);
-        // The thread table starts empty at each block, so its keys are the block's threads.
-        self.ended_tids.clear();
-        self.ended_tids.extend(self.threads.keys().copied());
-        self.ended_records = self.records;
-        self.records = 0;
-        // The block's streams that the model's address thread does not write are final: they
-        // are compressed while that thread finishes the block (the last block's would
-        // otherwise be compressed after it, with the rest).
-        let mut ahead = self.model.site_sections();
-        ahead.push((THREADS, &self.ended_threads_new));
-        ahead.push((VERBATIM, &self.ended_verbatim));
-        out.block_ahead(&ahead)?;
         // Each block starts a fresh model (docs/FORMAT.md §6.1; `end_block` restarted it):
         // any block decodes on its own.
         self.threads.clear();
@@ -133,27 +118,7 @@ impl Encoder {
         out: &mut BlockWriter<W>,
         wait: bool,
     ) -> Result<(), FormatError> {
-        let file = out.file().to_string();
-        let complete = self
-            .model
-            .ended_block(wait)
-            .map_err(|m| model_error(&file, m))?;
-        if !complete {
-            return Ok(());
-        }
-        let mut s = self
-            .model
-            .packed_sections()
-            .map_err(|m| model_error(&file, m))?;
-        s.push((THREADS, &self.ended_threads_new));
-        s.push((VERBATIM, &self.ended_verbatim));
-        out.set_block_threads(&self.ended_tids);
-        out.block(self.ended_records, &s)?;
-        self.model.clear_ended();
-        self.ended_threads_new.clear();
-        self.ended_verbatim.clear();
-        self.ended_records = 0;
-        Ok(())
+        self.ended.write(&mut self.model, out, wait)
     }
 }
 
@@ -439,10 +404,7 @@ pub fn encode_into<W: Write>(
         threads: FastMap::default(),
         chunk_threads: Vec::new(),
         records: 0,
-        ended_threads_new: Vec::new(),
-        ended_verbatim: Vec::new(),
-        ended_tids: Vec::new(),
-        ended_records: 0,
+        ended: EndedBlock::new([THREADS, VERBATIM], true),
     };
     let mut report = EncodeReport::default();
     let keep = options.keep_bad_lines;

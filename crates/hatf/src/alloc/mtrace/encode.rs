@@ -13,9 +13,10 @@ use super::kinds::{self, MtraceKinds};
 use super::line::{self, Line, LineError, Op, OpLine};
 use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::BlockWriter;
+use crate::alloc::ended_block::EndedBlock;
 use crate::alloc::fast_hash::{FastMap, FastState};
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::alloc::model::split::{model_error, ModelEncoder};
+use crate::alloc::model::split::ModelEncoder;
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
 use crate::alloc::varint::put_u64;
@@ -394,11 +395,8 @@ struct Encoder {
     /// block, or [`NO_SITE`] until the block first meets it.
     chunk_sites: Vec<u32>,
     records: u64,
-    /// The strings, verbatim lines and record count of the block that ended and is not yet
-    /// written (see [`end_block`]).
-    ended_strings: Vec<u8>,
-    ended_verbatim: Vec<u8>,
-    ended_records: u64,
+    /// The block that ended and is not yet written (see [`end_block`]).
+    ended: EndedBlock,
 }
 
 impl Encoder {
@@ -523,9 +521,7 @@ pub fn encode(
         no_caller: None,
         chunk_sites: Vec::new(),
         records: 0,
-        ended_strings: Vec::new(),
-        ended_verbatim: Vec::new(),
-        ended_records: 0,
+        ended: EndedBlock::new([STRINGS, VERBATIM], false),
     };
     let mut report = EncodeReport::default();
     // A random seed for the callers' hashes (see `caller_hash`).
@@ -551,7 +547,7 @@ pub fn encode(
                     end_block(&mut enc, &mut out)?;
                 }
             }
-            write_ended(&mut enc, &mut out, false)?;
+            enc.ended.write(&mut enc.model, &mut out, false)?;
             if let Some((i, at, len, e)) = &parsed.error {
                 return Err(bad_line_unless_kept(
                     file,
@@ -565,34 +561,26 @@ pub fn encode(
         },
     )?;
     end_block(&mut enc, &mut out)?;
-    write_ended(&mut enc, &mut out, true)?;
+    enc.ended.write(&mut enc.model, &mut out, true)?;
     out.finish()?;
     report.records = lines;
     Ok(report)
 }
 
 /// Ends the block being encoded, when it has records: the model's address thread finishes it
-/// while the next block starts, and [`write_ended`] writes it (the block ended before this one
-/// is written first).
+/// while the next block starts, and [`EndedBlock::write`] writes it (the block ended before
+/// this one is written first).
 fn end_block<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<(), FormatError> {
-    if enc.records == 0 {
+    let own = [&mut enc.strings, &mut enc.verbatim];
+    if !enc.ended.end(
+        &mut enc.model,
+        out,
+        &mut enc.records,
+        own,
+        std::iter::empty(),
+    )? {
         return Ok(());
     }
-    write_ended(enc, out, true)?;
-    enc.model
-        .end_block()
-        .map_err(|m| model_error(out.file(), m))?;
-    std::mem::swap(&mut enc.strings, &mut enc.ended_strings);
-    std::mem::swap(&mut enc.verbatim, &mut enc.ended_verbatim);
-    enc.ended_records = enc.records;
-    enc.records = 0;
-    // The block's streams that the model's address thread does not write are final: they are
-    // compressed while that thread finishes the block (the last block's would otherwise be
-    // compressed after it, with the rest).
-    let mut ahead = enc.model.site_sections();
-    ahead.push((STRINGS, &enc.ended_strings));
-    ahead.push((VERBATIM, &enc.ended_verbatim));
-    out.block_ahead(&ahead)?;
     // Each block starts a fresh model (`end_block` restarted it), so any block decodes on its
     // own and the state (the live blocks above all) never holds more than one block's worth.
     enc.sites_by_hash.clear();
@@ -600,34 +588,6 @@ fn end_block<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<()
     enc.no_caller = None;
     // The chunk's callers keep their texts, but their site ids were this block's.
     enc.chunk_sites.fill(NO_SITE);
-    Ok(())
-}
-
-/// Writes the block that ended, once the model completed it (waiting for that when `wait`).
-fn write_ended<W: Write>(
-    enc: &mut Encoder,
-    out: &mut BlockWriter<W>,
-    wait: bool,
-) -> Result<(), FormatError> {
-    let file = out.file().to_string();
-    let complete = enc
-        .model
-        .ended_block(wait)
-        .map_err(|m| model_error(&file, m))?;
-    if !complete {
-        return Ok(());
-    }
-    let mut streams = enc
-        .model
-        .packed_sections()
-        .map_err(|m| model_error(&file, m))?;
-    streams.push((STRINGS, &enc.ended_strings));
-    streams.push((VERBATIM, &enc.ended_verbatim));
-    out.block(enc.ended_records, &streams)?;
-    enc.model.clear_ended();
-    enc.ended_strings.clear();
-    enc.ended_verbatim.clear();
-    enc.ended_records = 0;
     Ok(())
 }
 
