@@ -411,27 +411,28 @@ impl Model {
 
     /// The call stack of `thread`. Most records come from the thread of the record before,
     /// whose stack is found without a table lookup.
+    ///
+    /// The fast path returns from the branch that tested the index, so that the test is also
+    /// the index's bounds check (a join of both paths checked the index a second time).
     #[inline(always)]
     fn stack(&mut self, thread: u64) -> &mut CallStack {
         let (t, k) = self.last_stack;
-        let k = if t == thread && k < self.stack_list.len() {
-            k
-        } else {
-            self.find_stack(thread)
-        };
-        &mut self.stack_list[k]
+        if t == thread && k < self.stack_list.len() {
+            return &mut self.stack_list[k];
+        }
+        self.find_stack(thread)
     }
 
-    /// Where the stack of `thread` is in `stack_list` (a new one for a new thread).
+    /// The stack of `thread`, found in the table (a new one for a new thread).
     #[inline(never)]
-    fn find_stack(&mut self, thread: u64) -> usize {
+    fn find_stack(&mut self, thread: u64) -> &mut CallStack {
         let fresh = self.stack_list.len();
         let k = *self.stacks.entry(thread).or_insert(fresh);
         if k == fresh {
             self.stack_list.push(CallStack::default());
         }
         self.last_stack = (thread, k);
-        k
+        &mut self.stack_list[k]
     }
 
     #[inline(always)]
@@ -453,15 +454,54 @@ impl Model {
             // The cache holds what `info` holds: the object's class was witnessed, so it is
             // the prediction.
             let class = choose(Some(w.class));
-            if class != w.class {
-                self.witness_changed(w, class);
-            }
-            if let Some(s) = self.site_list.get_mut(w.site) {
-                s.class = Some(class);
-            }
-            return class;
+            return self.witness_cached(w, class);
         }
         self.witness_uncached(obj, choose)
+    }
+
+    /// [`Model::witness`] of the cached object `w` whose class is now `class`; returns it.
+    #[inline(always)]
+    fn witness_cached(&mut self, w: Witnessed, class: u64) -> u64 {
+        if class != w.class {
+            self.witness_changed(w, class);
+        }
+        if let Some(s) = self.site_list.get_mut(w.site) {
+            s.class = Some(class);
+        }
+        class
+    }
+
+    /// The decoder's [`Model::witness`] of `obj` with class code `cc` (0: the predicted class,
+    /// else the class plus 1).
+    ///
+    /// The cache is asked here, outside [`Model::witness`]: the closure that reads a class
+    /// from a code and reports a missing prediction is built only on a miss (its captures,
+    /// stored for the call to [`Model::witness_uncached`], were seven instructions on every
+    /// witness).
+    #[inline(always)]
+    fn decode_witness(&mut self, r: &mut StreamReader, obj: u64, cc: u64) -> u64 {
+        match self.witnessed.get(obj) {
+            Some(w) => {
+                let class = if cc == 0 { w.class } else { cc.wrapping_sub(1) };
+                self.witness_cached(w, class)
+            }
+            None => self.decode_witness_uncached(r, obj, cc),
+        }
+    }
+
+    /// [`Model::decode_witness`] of an object not in the cache.
+    #[inline(never)]
+    fn decode_witness_uncached(&mut self, r: &mut StreamReader, obj: u64, cc: u64) -> u64 {
+        self.witness_uncached(obj, |predicted| match (cc, predicted) {
+            (0, Some(p)) => p,
+            (0, None) => {
+                r.fail(StreamError::new(format!(
+                    "witness of object {obj} has no predicted class"
+                )));
+                0
+            }
+            _ => cc.wrapping_sub(1),
+        })
     }
 
     /// [`Model::witness`] of a cached object `w` whose class became `class`.
@@ -759,17 +799,7 @@ impl Model {
             code::W => {
                 f[0] = self.get_ref(r, id::W_OBJECT);
                 let cc = r.varint(id::W_CLASS);
-                let obj = f[0];
-                f[1] = self.witness(obj, |predicted| match (cc, predicted) {
-                    (0, Some(p)) => p,
-                    (0, None) => {
-                        r.fail(StreamError::new(format!(
-                            "witness of object {obj} has no predicted class"
-                        )));
-                        0
-                    }
-                    _ => cc.wrapping_sub(1),
-                });
+                f[1] = self.decode_witness(r, f[0], cc);
                 f[2] = self.get_thread(r);
                 done(Kind::W, 3, f);
             }

@@ -31,6 +31,9 @@ pub struct TextBuf {
     start: usize,
     /// Where the text ends in `bytes`.
     end: usize,
+    /// `bytes.len() + 1 - LINE_ROOM` (0 when `bytes` is shorter than a line's room), kept
+    /// whenever `bytes` changes length: `end` is below it exactly when a line's room fits.
+    room_end: usize,
 }
 
 /// Size and alignment of a transparent huge page on x86-64 and most other Linux systems.
@@ -39,11 +42,14 @@ pub const HUGE_PAGE: usize = 2 << 20;
 impl TextBuf {
     /// An empty text with room for about `bytes` bytes.
     pub fn with_capacity(bytes: usize) -> TextBuf {
-        TextBuf {
+        let mut text = TextBuf {
             bytes: vec![0; bytes + LINE_ROOM],
             start: 0,
             end: 0,
-        }
+            room_end: 0,
+        };
+        text.measure_room();
+        text
     }
 
     /// An empty text with room for `HUGE_PAGE - LINE_ROOM` bytes, in memory aligned to a huge
@@ -58,11 +64,14 @@ impl TextBuf {
         advise_huge_page(&bytes[start..start + HUGE_PAGE]);
         // The text grows past the page like any other (into the allocation's rest first).
         bytes.truncate(start + HUGE_PAGE);
-        TextBuf {
+        let mut text = TextBuf {
             bytes,
             start,
             end: start,
-        }
+            room_end: 0,
+        };
+        text.measure_room();
+        text
     }
 
     /// The text.
@@ -96,18 +105,29 @@ impl TextBuf {
         let want = self.end + extra + LINE_ROOM;
         let new_len = want.max(self.bytes.len() * 2);
         self.bytes.resize(new_len, 0);
+        self.measure_room();
+    }
+
+    /// Sets `room_end` for the length `bytes` has now.
+    fn measure_room(&mut self) {
+        self.room_end = (self.bytes.len() + 1).saturating_sub(LINE_ROOM);
     }
 
     /// The spare room past the text, where one line is printed before [`TextBuf::advance`].
+    ///
+    /// One comparison with `room_end` a line. Slicing `bytes` instead compared the text's end
+    /// with the length twice more (the compiler cannot see that `room_end` is below it, and
+    /// merged the two tests through a flag), 12 instructions on every line.
     #[inline(always)]
     pub fn room(&mut self) -> &mut [u8; LINE_ROOM] {
         let end = self.end;
-        // Written so that the test for room is also the slice's bounds check (a test, and
-        // then the slice's two, were ten instructions a line).
-        if end <= self.bytes.len() && self.bytes.len() - end >= LINE_ROOM {
-            return self.bytes[end..]
-                .first_chunk_mut::<LINE_ROOM>()
-                .expect("room was just measured");
+        if end < self.room_end {
+            // SAFETY: `room_end` is `bytes.len() + 1 - LINE_ROOM` (0 when shorter), set by
+            // `measure_room` whenever `bytes` changes length (only `grow` and the
+            // constructors change it), so `end < room_end` means `end + LINE_ROOM <=
+            // bytes.len()`: the LINE_ROOM bytes from `end` are initialised bytes of `bytes`,
+            // borrowed mutably through `self` for as long as the result lives.
+            return unsafe { &mut *self.bytes.as_mut_ptr().add(end).cast::<[u8; LINE_ROOM]>() };
         }
         self.grown_room()
     }
@@ -182,28 +202,24 @@ fn eight_ascii(v: u32) -> u64 {
     x | 0x3030_3030_3030_3030
 }
 
-/// Number of decimal digits of `v` (below 10^8).
-#[inline]
-fn digits_below_1e8(v: u32) -> usize {
-    match v.checked_ilog10() {
-        Some(l) => l as usize + 1,
-        None => 1,
-    }
-}
-
 /// Writes `v` (below 10^8) without leading zeros at `b[n..]`; returns the end. The eight bytes
 /// from `b[n]` are written whatever the length.
+///
+/// The leading zeros are counted on the eight digits already made (the zero bytes at the
+/// low end of the digit values), not by `ilog10`'s comparisons (20 instructions).
 #[inline]
-fn put_short(b: &mut [u8; LINE_ROOM], n: usize, v: u32) -> usize {
-    let len = digits_below_1e8(v);
-    let ascii = eight_ascii(v) >> (8 * (8 - len));
-    b[n..n + 8].copy_from_slice(&ascii.to_le_bytes());
-    n + len
+fn put_short<const N: usize>(b: &mut [u8; N], n: usize, v: u32) -> usize {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    let ascii = eight_ascii(v);
+    // The last digit always counts (a set bit in the top byte): seven zeros at most.
+    let zeros = ((ascii ^ ZEROS) | (1 << 56)).trailing_zeros() as usize / 8;
+    b[n..n + 8].copy_from_slice(&(ascii >> (8 * zeros)).to_le_bytes());
+    n + 8 - zeros
 }
 
 /// Writes `v` (below 10^8) as eight digits at `b[n..]`; returns the end.
 #[inline]
-fn put_eight(b: &mut [u8; LINE_ROOM], n: usize, v: u32) -> usize {
+fn put_eight<const N: usize>(b: &mut [u8; N], n: usize, v: u32) -> usize {
     b[n..n + 8].copy_from_slice(&eight_ascii(v).to_le_bytes());
     n + 8
 }
@@ -228,7 +244,7 @@ pub fn put_number(b: &mut [u8; LINE_ROOM], n: usize, v: u64) -> usize {
 
 /// Writes `v` (below 100) at `b[n..]`; returns the end. Two bytes are written.
 #[inline(always)]
-fn put_below_100(b: &mut [u8; LINE_ROOM], n: usize, v: u64) -> usize {
+fn put_below_100<const N: usize>(b: &mut [u8; N], n: usize, v: u64) -> usize {
     let d = v as usize * 2;
     // Below 10, the pair's second digit alone (and once more after it, cut off).
     let single = usize::from(v < 10);
@@ -273,8 +289,10 @@ const SMALL_END: u64 = 10_000;
 
 /// For each number below [`SMALL_END`] (most fields that are not object ids: methods,
 /// classes, fields, sizes): a space and its digits as they appear on a line (the space in the
-/// lowest byte), and in the top byte how many bytes that is. A field is one load, one store
-/// and an add, where the digit pairs took a division, two comparisons and four byte moves.
+/// lowest byte), and in the top five bits how many bytes that is. A field is one load, one
+/// store and an add, where the digit pairs took a division, two comparisons and four byte
+/// moves. The length is read with a shift that leaves five bits, so the compiler knows it is
+/// below 32 and drops the bounds checks of the fields after it (see [`FIELD_MAX`]).
 static SMALL: [u64; SMALL_END as usize] = small_fields();
 
 /// Builds [`SMALL`].
@@ -292,7 +310,7 @@ const fn small_fields() -> [u64; SMALL_END as usize] {
         } else {
             4
         };
-        let mut entry = b' ' as u64 | ((len as u64 + 1) << 56);
+        let mut entry = b' ' as u64 | ((len as u64 + 1) << 59);
         let (mut k, mut x) = (len, v);
         while k > 0 {
             entry |= (b'0' as u64 + (x % 10) as u64) << (8 * k);
@@ -313,6 +331,24 @@ const CACHED: usize = 1024;
 /// on are too long for a cache slot (a space and 15 digits).
 const CACHE_END: u64 = 1_000_000_000_000_000;
 
+/// Most bytes [`Printer::field`] says a field took: a space and 20 digits. Each field's
+/// length is known to the compiler to be at most 31 (a five-bit mask or shift, or a `min`),
+/// so that after the three fields of the commonest lines the line end is known to be far
+/// enough inside [`LINE_ROOM`] for the next field's and the last field's copies: their bounds
+/// checks (two to four a line) are gone.
+const FIELD_MAX: usize = 21;
+
+/// One slot of [`Printer`]'s cache: a number, and a space and its digits, padded.
+#[derive(Clone, Copy)]
+struct Cached {
+    /// The number (0, never cached, for none).
+    key: u64,
+    /// A space and the number's digits, padded.
+    text: [u8; 16],
+    /// How many bytes of `text` that is.
+    len: u8,
+}
+
 /// Prints records, remembering digits: those of the last field of the last line (the
 /// thread, a ten-digit id that most lines share with the line before), and those of recently
 /// printed long numbers (object ids: most records name one of the last few objects).
@@ -323,12 +359,9 @@ pub struct Printer {
     last_text: [u8; 24],
     /// How many bytes of `last_text` are the line's end.
     last_len: usize,
-    /// A direct-mapped cache: the number in each slot (0, never cached, for none) ...
-    keys: Box<[u64; CACHED]>,
-    /// ... a space and its digits, padded ...
-    digits: Box<[[u8; 16]; CACHED]>,
-    /// ... and how many bytes that is.
-    lens: Box<[u8; CACHED]>,
+    /// A direct-mapped cache, one array (its number, digits and length in one slot: one base
+    /// address to keep, and one cache line to touch).
+    cache: Box<[Cached; CACHED]>,
 }
 
 impl Default for Printer {
@@ -339,45 +372,78 @@ impl Default for Printer {
             last: 0,
             last_text,
             last_len: 3,
-            keys: Box::new([0; CACHED]),
-            digits: Box::new([[0; 16]; CACHED]),
-            lens: Box::new([0; CACHED]),
+            cache: Box::new(
+                [Cached {
+                    key: 0,
+                    text: [0; 16],
+                    len: 0,
+                }; CACHED],
+            ),
         }
     }
 }
 
 impl Printer {
-    /// Writes a space and `v` in decimal at `b[n..]`; returns where they end. Up to 16 bytes
-    /// from `b[n]` are written, and up to seven past the end.
+    /// Writes a space and `v` in decimal at `b[n..]`; returns where they end, at most
+    /// [`FIELD_MAX`] bytes on (and the compiler knows it is at most 31). Up to 16 bytes from
+    /// `b[n]` are written, and up to seven past the end.
     #[inline(always)]
     fn field(&mut self, b: &mut [u8; LINE_ROOM], n: usize, v: u64) -> usize {
         if v < SMALL_END {
             let entry = SMALL[v as usize];
             b[n..n + 8].copy_from_slice(&entry.to_le_bytes());
-            return n + (entry >> 56) as usize;
+            return n + (entry >> 59) as usize;
         }
+        // The cache is asked first: a number too long for it is never in it, and is printed
+        // on the miss path.
+        let slot =
+            (v.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHED.trailing_zeros())) as usize;
+        let e = &self.cache[slot];
+        if e.key != v {
+            return self.uncached_field(b, n, v, slot).min(n + FIELD_MAX);
+        }
+        b[n..n + 16].copy_from_slice(&e.text);
+        // (A mask the compiler can see: the length is at most 16.)
+        n + usize::from(e.len & 31)
+    }
+
+    /// [`Printer::field`] of a number (from [`SMALL_END`] on) not in the cache: cached and
+    /// copied from there, or printed digit by digit when too long for the cache.
+    #[inline(never)]
+    fn uncached_field(&mut self, b: &mut [u8; LINE_ROOM], n: usize, v: u64, slot: usize) -> usize {
         if v >= CACHE_END {
             b[n] = b' ';
             return put_long_number(b, n + 1, v);
         }
-        let slot =
-            (v.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHED.trailing_zeros())) as usize;
-        if self.keys[slot] != v {
-            self.cache(slot, v);
-        }
-        b[n..n + 16].copy_from_slice(&self.digits[slot]);
-        n + usize::from(self.lens[slot])
+        self.cache(slot, v);
+        let e = &self.cache[slot];
+        b[n..n + 16].copy_from_slice(&e.text);
+        n + usize::from(e.len)
     }
 
-    /// Puts the digits of `v` in the cache's slot `slot`.
-    #[inline(never)]
+    /// Puts the digits of `v` (from [`SMALL_END`], below [`CACHE_END`]) in the cache's slot
+    /// `slot`: two groups of eight digits at most, written straight into a small buffer. Most
+    /// numbers met here are object ids of nine or ten digits (31-bit identity hashes), whose
+    /// first group is a digit pair.
     fn cache(&mut self, slot: usize, v: u64) {
-        let mut tmp = [0u8; LINE_ROOM];
-        tmp[0] = b' ';
-        let len = put_long_number(&mut tmp, 1, v);
-        self.keys[slot] = v;
-        self.digits[slot].copy_from_slice(&tmp[..16]);
-        self.lens[slot] = len as u8;
+        const E8: u64 = 100_000_000;
+        let mut text = [0u8; 32];
+        text[0] = b' ';
+        let (high, low) = ((v / E8) as u32, (v % E8) as u32);
+        let len = if high == 0 {
+            put_short(&mut text, 1, low)
+        } else {
+            let n = if high < 100 {
+                put_below_100(&mut text, 1, u64::from(high))
+            } else {
+                put_short(&mut text, 1, high)
+            };
+            put_eight(&mut text, n, low)
+        };
+        let e = &mut self.cache[slot];
+        e.key = v;
+        e.text.copy_from_slice(&text[..16]);
+        e.len = len as u8;
     }
 
     /// Makes `v` the last field remembered.
@@ -525,7 +591,7 @@ mod tests {
     fn small_table_spells_every_small_number() {
         for v in 0..SMALL_END {
             let entry = SMALL[v as usize].to_le_bytes();
-            let len = usize::from(entry[7]);
+            let len = usize::from(entry[7] >> 3);
             assert_eq!(&entry[..len], format!(" {v}").as_bytes(), "{v}");
         }
     }

@@ -167,18 +167,32 @@ impl RankList {
     }
 
     /// Removes the id at `place`, which is in the list.
+    ///
+    /// Inlined into its callers, with the table (rarely built) updated out of line: the
+    /// table's code inlined here made this a call of 43 instructions for every old object a
+    /// decoder takes back (javac-tests: 132,925 of them).
+    #[inline]
     fn remove_at(&mut self, place: usize) -> u64 {
         self.bits[place / 64] &= !(1 << (place % 64));
         self.word_counts[place / 64] -= 1;
         self.runs[place / RUN] -= 1;
         self.len -= 1;
         let obj = self.ids[place];
+        if self.index.is_some() {
+            self.unindex(obj, place);
+        }
+        obj
+    }
+
+    /// Drops `obj` at `place` from the table from id to place, if the table names it there.
+    #[cold]
+    #[inline(never)]
+    fn unindex(&mut self, obj: u64, place: usize) {
         if let Some(index) = &mut self.index {
             if index.get(&obj) == Some(&place) {
                 index.remove(&obj);
             }
         }
-        obj
     }
 
     /// Removes and returns the id of rank `rank` counted from the newest (0 = the newest).

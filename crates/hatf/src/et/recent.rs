@@ -154,7 +154,9 @@ impl Recent {
     #[inline(always)]
     pub fn take_front(&mut self, rank: u64) -> Option<u64> {
         if rank < self.front_len as u64 {
-            let p = rank as usize;
+            // (`front_len` is at most `FRONT`, which the mask tells the compiler: no bounds
+            // check.)
+            let p = rank as usize % FRONT;
             let obj = self.front[p];
             self.move_to_front(p);
             return Some(obj);
