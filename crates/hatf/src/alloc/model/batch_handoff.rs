@@ -17,6 +17,11 @@
 //!
 //! Memory stays bounded: at most [`super::pipeline::IN_FLIGHT`] blocks are handed over at a
 //! time and at most [`QUEUED`] messages (batches or pieces of text) wait.
+//!
+//! Shaped files (layout `alloc-model-4`, what the encoders write) start with the model's
+//! site half on the caller's thread instead (`sites_ahead.rs`), which uses the two sides of
+//! the printing here ([`Printer`], [`WorkerOut`]) and, once the site half has moved to the
+//! worker, the loops here ([`drive`], [`model_blocks`]).
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -36,7 +41,7 @@ use crate::alloc::spin_recv::{recv_spinning, SPIN};
 use crate::format::FormatError;
 
 /// Messages the worker may send ahead of the caller's thread.
-const QUEUED: usize = 16;
+pub(super) const QUEUED: usize = 16;
 /// Batches between two readings of the worker's CPU time (the decisions in between use the
 /// last one: a few hundred microseconds old).
 const CLOCK_EVERY: u64 = 4;
@@ -53,7 +58,19 @@ pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
     make_sink: &SinkMaker<'a>,
     pattern: Option<u64>,
 ) -> Result<u64, FormatError> {
-    let busy = &Busy::new(pattern);
+    #[allow(unused_mut)]
+    let mut busy = Busy::new(pattern);
+    #[cfg(test)]
+    {
+        busy.hand_over_at = HAND_OVER_AT.with(std::cell::Cell::get);
+    }
+    let busy = &busy;
+    // (Tests that force when the site half moves use it whatever the kinds.)
+    if layout.packs_shapes() && (kinds.sites_ahead() || busy.hand_over_at.is_some()) {
+        return super::sites_ahead::decode_blocks(
+            reader, kinds, layout, file, output, make_sink, busy,
+        );
+    }
     std::thread::scope(|scope| {
         let (block_tx, block_rx) = mpsc::channel::<Arc<Block>>();
         let (msg_tx, msg_rx) = mpsc::sync_channel::<Msg>(QUEUED);
@@ -80,16 +97,18 @@ pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
         }));
         // The channel ends are moved in, so they close when this returns, even early: the
         // worker then stops at its next send or receive and the scope can join it.
-        drive(
-            reader,
-            file,
-            sink.as_mut(),
-            block_tx,
-            msg_rx,
-            spare_tx,
-            busy,
-        )
+        let mut printer = Printer::new(sink.as_mut(), msg_rx, busy, file);
+        drive(Feeder::new(reader, block_tx), &mut printer, &spare_tx)
     })
+}
+
+#[cfg(test)]
+thread_local! {
+    /// For tests of `sites_ahead.rs`, the [`Busy::hand_over_at`] of the decodes this thread
+    /// starts.
+    pub(super) static HAND_OVER_AT: std::cell::Cell<Option<u64>> = const {
+        std::cell::Cell::new(None)
+    };
 }
 
 /// The worker's ends of the channels.
@@ -101,7 +120,7 @@ struct WorkerChannels<'c> {
 }
 
 /// The CPU time each thread has used in the decode so far, in nanoseconds.
-struct Busy {
+pub(super) struct Busy {
     /// The caller's CPU time when it last said...
     caller: AtomicU64,
     /// ...at this time after `start` (its CPU time grows with the time since, while it
@@ -112,13 +131,17 @@ struct Busy {
     /// For tests: bit `k % 64` says whether the worker prints batch `k` (of the decode).
     pattern: Option<u64>,
     batches: AtomicU64,
+    /// For tests of `sites_ahead.rs`: the site half moves to the worker before the site half
+    /// of batch `hand_over_at` (counted from 0 over the decode), in place of when the threads'
+    /// CPU times say.
+    pub(super) hand_over_at: Option<u64>,
 }
 
 /// [`Busy::caller_at`] while the caller's thread waits.
 const WAITING: u64 = u64::MAX;
 
 impl Busy {
-    fn new(pattern: Option<u64>) -> Self {
+    pub(super) fn new(pattern: Option<u64>) -> Self {
         Busy {
             caller: AtomicU64::new(0),
             caller_at: AtomicU64::new(WAITING),
@@ -126,7 +149,13 @@ impl Busy {
             start: Instant::now(),
             pattern,
             batches: AtomicU64::new(0),
+            hand_over_at: None,
         }
+    }
+
+    /// The worker's CPU time when it last said (see [`Self::worker_prints`]).
+    pub(super) fn worker_cpu(&self) -> u64 {
+        self.worker.load(Ordering::Relaxed)
     }
 
     /// Nanoseconds since `start`.
@@ -148,7 +177,7 @@ impl Busy {
     /// True when the worker, having used `worker` nanoseconds, should print its next batch:
     /// it has not used more than the caller's thread (whose CPU time is counted as growing
     /// while it works: it may be in the middle of a long write).
-    fn worker_prints(&self, worker: u64) -> bool {
+    pub(super) fn worker_prints(&self, worker: u64) -> bool {
         if let Some(pattern) = self.pattern {
             let k = self.batches.fetch_add(1, Ordering::Relaxed);
             return pattern >> (k % 64) & 1 == 1;
@@ -165,7 +194,7 @@ impl Busy {
 
 /// CPU time used by the calling thread, in nanoseconds; 0 where it cannot be read (then the
 /// worker prints every batch).
-fn thread_cpu_ns() -> u64 {
+pub(super) fn thread_cpu_ns() -> u64 {
     #[cfg(unix)]
     {
         let mut t = libc::timespec {
@@ -190,129 +219,280 @@ fn worker<K: KindTable + ?Sized>(
     sink: &mut dyn RecordSink,
     ch: &WorkerChannels<'_>,
 ) {
-    let mut model = BlockModel::new(layout);
+    let mut out = WorkerOut::new(sink, ch.out, ch.busy);
+    model_blocks(
+        kinds,
+        &mut BlockModel::new(layout),
+        ch.blocks.iter(),
+        &mut out,
+        ch.spare,
+    );
+}
+
+/// The worker's loop: decodes `blocks` with `model`, handing each batch to `out`, the batch
+/// vectors the caller's thread is done with coming back through `spare`.
+pub(super) fn model_blocks<K: KindTable + ?Sized>(
+    kinds: &K,
+    model: &mut BlockModel,
+    blocks: impl Iterator<Item = Arc<Block>>,
+    out: &mut WorkerOut<'_>,
+    spare: &mpsc::Receiver<Vec<ModelRecord>>,
+) {
     let mut batch = Vec::new();
-    // False once the worker's sink failed: the caller's sink, which has seen the same
-    // records, then fails on the same one and reports it; the worker only models from then on.
-    let mut sink_ok = true;
-    let mut printing = false;
-    let (mut batches, mut cpu) = (0u64, 0u64);
-    for block in ch.blocks {
-        sink_ok = sink_ok && sink.block_start(&block).is_ok();
-        let mut done = 0u64;
+    for block in blocks {
+        out.block_start(&block);
         let result = model.batches(kinds, &block, &mut batch, &mut |b| {
-            // The CPU clock is read every few batches: a read is a system call (about 0.6 µs
-            // here), once a batch 1 % of a memory-replay model's time.
-            if batches.is_multiple_of(CLOCK_EVERY) {
-                cpu = thread_cpu_ns();
-            }
-            batches += 1;
-            let print = sink_ok && ch.busy.worker_prints(cpu);
-            if sink_ok {
-                // The text of the batches printed here goes before that of the next batch
-                // the caller prints.
-                let switching = printing && !print;
-                let followed = if switching { sink.flush() } else { Ok(()) }
-                    .and_then(|()| sink.records(&block, done, b, print));
-                if followed.is_err() {
-                    sink_ok = false;
-                    // Only the text of whole batches before this one is held: send it.
-                    let _ = sink.flush();
-                }
-            }
-            printing = print && sink_ok;
-            // Hand the batch itself over and decode the next into a spare one: no copy.
-            let mut v = ch.spare.try_recv().unwrap_or_default();
-            std::mem::swap(&mut v, b);
-            done += v.len() as u64;
-            // A closed channel means the caller stopped: stop too.
-            ch.out
-                .send(Msg::Records(v, printing))
-                .map_err(|_| FormatError {
-                    file: String::new(),
-                    position: String::new(),
-                    message: "the caller stopped".to_string(),
-                })
+            out.swap_over(&block, b, spare)
         });
-        let last = match result {
-            Ok(()) => {
-                sink_ok = sink_ok && sink.block_end(&block).is_ok();
-                Msg::End
-            }
-            Err(Stop::Model(m)) => {
-                if sink_ok {
-                    let _ = sink.flush();
-                }
-                Msg::Failed(m)
-            }
-            Err(Stop::Sink(_)) => return,
-        };
-        let failed = matches!(last, Msg::Failed(_));
-        if ch.out.send(last).is_err() || failed {
+        if !out.block_end(&block, result) {
             return;
         }
     }
 }
 
-/// The caller's side: reads blocks, hands them to the worker, gives its batches to the sink
-/// (to print or to follow) and its text to the sink's drain.
-fn drive<R: Read>(
-    reader: &mut ContainerReader<R>,
-    file: &str,
-    sink: &mut dyn RecordSink,
-    blocks: mpsc::Sender<Arc<Block>>,
-    msgs: mpsc::Receiver<Msg>,
-    spare: mpsc::Sender<Vec<ModelRecord>>,
-    busy: &Busy,
+/// The worker's side of the printing: prints the batches it has time for (see [`Busy`]) into
+/// its sink, follows the others, and hands every batch on to the caller's thread.
+pub(super) struct WorkerOut<'w> {
+    sink: &'w mut dyn RecordSink,
+    out: &'w mpsc::SyncSender<Msg>,
+    busy: &'w Busy,
+    /// False once the sink failed: the caller's sink, which has seen the same records, then
+    /// fails on the same one and reports it; the worker only models from then on.
+    sink_ok: bool,
+    /// True when the sink printed the last batch.
+    printing: bool,
+    /// Batches handed over, and the worker's CPU time when last read.
+    batches: u64,
+    cpu: u64,
+    /// CPU time the worker spent waiting for work, which is not work (see [`Busy`]).
+    polled: u64,
+    /// Records of the current block handed over.
+    done: u64,
+}
+
+impl<'w> WorkerOut<'w> {
+    pub(super) fn new(
+        sink: &'w mut dyn RecordSink,
+        out: &'w mpsc::SyncSender<Msg>,
+        busy: &'w Busy,
+    ) -> Self {
+        WorkerOut {
+            sink,
+            out,
+            busy,
+            sink_ok: true,
+            printing: false,
+            batches: 0,
+            cpu: 0,
+            polled: 0,
+            done: 0,
+        }
+    }
+
+    /// The worker spent `ns` nanoseconds of CPU time waiting for work.
+    pub(super) fn polled(&mut self, ns: u64) {
+        self.polled = self.polled.saturating_add(ns);
+    }
+
+    /// Called before the batches of `block`.
+    pub(super) fn block_start(&mut self, block: &Block) {
+        self.sink_ok = self.sink_ok && self.sink.block_start(block).is_ok();
+        self.done = 0;
+    }
+
+    /// Prints the next records of `block`, `v`, or only follows them, and hands them over;
+    /// an error when the caller has stopped.
+    pub(super) fn hand_over(
+        &mut self,
+        block: &Block,
+        v: Vec<ModelRecord>,
+    ) -> Result<(), FormatError> {
+        // The CPU clock is read every few batches: a read is a system call (about 0.6 µs
+        // here), once a batch 1 % of a memory-replay model's time.
+        if self.batches.is_multiple_of(CLOCK_EVERY) {
+            self.cpu = thread_cpu_ns().saturating_sub(self.polled);
+        }
+        self.batches += 1;
+        let print = self.sink_ok && self.busy.worker_prints(self.cpu);
+        if self.sink_ok {
+            // The text of the batches printed here goes before that of the next batch the
+            // caller prints.
+            let switching = self.printing && !print;
+            let followed = if switching { self.sink.flush() } else { Ok(()) }
+                .and_then(|()| self.sink.records(block, self.done, &v, print));
+            if followed.is_err() {
+                self.sink_ok = false;
+                // Only the text of whole batches before this one is held: send it.
+                let _ = self.sink.flush();
+            }
+        }
+        self.printing = print && self.sink_ok;
+        self.done += v.len() as u64;
+        // A closed channel means the caller stopped: stop too.
+        self.out
+            .send(Msg::Records(v, self.printing))
+            .map_err(|_| FormatError {
+                file: String::new(),
+                position: String::new(),
+                message: "the caller stopped".to_string(),
+            })
+    }
+
+    /// [`Self::hand_over`] for the batch the model decoded into `b`, which gets a spare vector
+    /// from `spare` (or a new one) to decode the next batch into: no copy.
+    pub(super) fn swap_over(
+        &mut self,
+        block: &Block,
+        b: &mut Vec<ModelRecord>,
+        spare: &mpsc::Receiver<Vec<ModelRecord>>,
+    ) -> Result<(), FormatError> {
+        let v = std::mem::replace(b, spare.try_recv().unwrap_or_default());
+        self.hand_over(block, v)
+    }
+
+    /// Called when the model stopped decoding `block`, with why; false when the worker stops
+    /// (the model failed, or the caller stopped).
+    pub(super) fn block_end(&mut self, block: &Block, result: Result<(), Stop>) -> bool {
+        let last = match result {
+            Ok(()) => {
+                self.sink_ok = self.sink_ok && self.sink.block_end(block).is_ok();
+                Msg::End
+            }
+            Err(Stop::Model(m)) => {
+                if self.sink_ok {
+                    let _ = self.sink.flush();
+                }
+                Msg::Failed(m)
+            }
+            Err(Stop::Sink(_)) => return false,
+        };
+        let failed = matches!(last, Msg::Failed(_));
+        self.out.send(last).is_ok() && !failed
+    }
+}
+
+/// The caller's side: reads blocks, hands them to the worker (through `feeder`), gives its
+/// batches to the sink (to print or to follow) and its text to the sink's drain, and sends
+/// the batch vectors back through `spare`.
+pub(super) fn drive<R: Read, T: From<Arc<Block>>>(
+    mut feeder: Feeder<'_, R, T>,
+    printer: &mut Printer<'_>,
+    spare: &mpsc::Sender<Vec<ModelRecord>>,
 ) -> Result<u64, FormatError> {
-    // The caller's thread counts from here, the worker from its start; the time spent
-    // polling for messages is not work.
-    let start = thread_cpu_ns();
-    let mut polled = 0u64;
-    let mut feeder = Feeder::new(reader, blocks);
-    let mut in_flight: VecDeque<Arc<Block>> = VecDeque::new();
-    let mut records = 0u64;
     loop {
-        while in_flight.len() < IN_FLIGHT {
-            match feeder.next(file) {
-                Some(block) => in_flight.push_back(block),
+        while printer.blocks.len() < IN_FLIGHT {
+            match feeder.next(printer.file) {
+                Some(block) => printer.blocks.push_back(block),
                 None => break,
             }
         }
-        let Some(block) = in_flight.front().map(Arc::clone) else {
-            return feeder.finish(file, records);
+        if printer.blocks.is_empty() {
+            return feeder.finish(printer.file, printer.records);
+        }
+        if let Some(v) = printer.next()? {
+            // The worker may have stopped; then the batch is simply dropped.
+            let _ = spare.send(v);
+        }
+    }
+}
+
+/// The caller's side of the printing: takes the worker's messages about the blocks handed to
+/// it, in order, and gives their batches to the sink (to print or to follow) and the worker's
+/// text to the sink's drain.
+pub(super) struct Printer<'p> {
+    sink: &'p mut dyn RecordSink,
+    msgs: mpsc::Receiver<Msg>,
+    busy: &'p Busy,
+    pub(super) file: &'p str,
+    /// The blocks handed to the worker and not yet finished, oldest first.
+    pub(super) blocks: VecDeque<Arc<Block>>,
+    /// True once the sink was told of the start of the oldest block.
+    started: bool,
+    /// Records of the oldest block given to the sink.
+    done: u64,
+    /// Records of the blocks finished.
+    pub(super) records: u64,
+    /// The caller's CPU time when the decode started, and the CPU time it has spent waiting
+    /// for messages since (not work).
+    start: u64,
+    polled: u64,
+}
+
+impl<'p> Printer<'p> {
+    pub(super) fn new(
+        sink: &'p mut dyn RecordSink,
+        msgs: mpsc::Receiver<Msg>,
+        busy: &'p Busy,
+        file: &'p str,
+    ) -> Self {
+        Printer {
+            sink,
+            msgs,
+            busy,
+            file,
+            blocks: VecDeque::new(),
+            started: false,
+            done: 0,
+            records: 0,
+            // The caller's thread counts from here, the worker from its start.
+            start: thread_cpu_ns(),
+            polled: 0,
+        }
+    }
+
+    /// Takes the worker's next message, waiting for it; gives back the vector of a batch it
+    /// gave to the sink, to be used again.
+    pub(super) fn next(&mut self) -> Result<Option<Vec<ModelRecord>>, FormatError> {
+        let msg = self.receive()?;
+        let Some(block) = self.blocks.front() else {
+            return Err(stopped(self.file));
         };
-        sink.block_start(&block)?;
-        let mut done = 0u64;
-        loop {
-            let msg = match msgs.try_recv() {
-                Ok(msg) => msg,
-                Err(mpsc::TryRecvError::Disconnected) => return Err(stopped(file)),
-                Err(mpsc::TryRecvError::Empty) => {
-                    busy.caller_waits(thread_cpu_ns().saturating_sub(start + polled));
-                    // Polled first: a parked caller costs the worker a wake-up per batch.
-                    let (msg, spun) = recv_spinning(&msgs, SPIN);
-                    polled += u64::try_from(spun.as_nanos()).unwrap_or(u64::MAX);
-                    busy.caller_works();
-                    msg.map_err(|_| stopped(file))?
-                }
-            };
-            match msg {
-                Msg::Records(v, printed) => {
-                    sink.records(&block, done, &v, !printed)?;
-                    done += v.len() as u64;
-                    // The worker may have stopped; then the batch is simply dropped.
-                    let _ = spare.send(v);
-                }
-                Msg::Text(text) => sink.take_printed(text),
-                Msg::Failed(m) => return Err(model_error(file, &block, done, m)),
-                Msg::End => break,
+        if !self.started {
+            self.sink.block_start(block)?;
+            self.started = true;
+        }
+        match msg {
+            Msg::Records(v, printed) => {
+                self.sink.records(block, self.done, &v, !printed)?;
+                self.done += v.len() as u64;
+                return Ok(Some(v));
+            }
+            Msg::Text(text) => self.sink.take_printed(text),
+            Msg::Failed(m) => return Err(model_error(self.file, block, self.done, m)),
+            Msg::End => {
+                check_count(self.file, block, self.done)?;
+                self.sink.block_end(block)?;
+                self.records += block.record_count;
+                (self.started, self.done) = (false, 0);
+                self.blocks.pop_front();
             }
         }
-        check_count(file, &block, done)?;
-        sink.block_end(&block)?;
-        records += block.record_count;
-        in_flight.pop_front();
+        Ok(None)
+    }
+
+    /// The caller's CPU time in the decode so far, not counting its waits (a system call).
+    pub(super) fn cpu(&self) -> u64 {
+        thread_cpu_ns().saturating_sub(self.start + self.polled)
+    }
+
+    /// The worker's next message, waited for.
+    fn receive(&mut self) -> Result<Msg, FormatError> {
+        match self.msgs.try_recv() {
+            Ok(msg) => Ok(msg),
+            Err(mpsc::TryRecvError::Disconnected) => Err(stopped(self.file)),
+            Err(mpsc::TryRecvError::Empty) => {
+                let before = thread_cpu_ns();
+                self.busy
+                    .caller_waits(before.saturating_sub(self.start + self.polled));
+                // Polled first: a parked caller costs the worker a wake-up per batch. The
+                // processor time that takes is not work (its wall time is not either: on a
+                // loaded machine the thread also waits for a processor).
+                let (msg, _) = recv_spinning(&self.msgs, SPIN);
+                self.polled += thread_cpu_ns().saturating_sub(before);
+                self.busy.caller_works();
+                msg.map_err(|_| stopped(self.file))
+            }
+        }
     }
 }
 

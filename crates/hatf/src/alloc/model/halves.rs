@@ -8,7 +8,7 @@
 
 use super::addr::{self, AddrPredictor};
 use super::live::LiveSet;
-use super::shapes::{Entry, ShapeReader};
+use super::shapes::{Entry, FreeValues, ShapeReader};
 use super::sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
 use super::{stream, Cursors, KindTable, ModelRecord, Shape, Streams};
 use crate::alloc::varint::{put_u64, zigzag, Cursor};
@@ -101,37 +101,93 @@ pub fn decode_shaped<K: KindTable + ?Sized>(
         if room == 0 {
             return Ok(!shapes.is_done());
         }
-        let (n, bad_id) = shapes.next_entries(kinds, &mut entries[..room]);
-        let entries = &entries[..n];
-        // The records, with their kinds, go straight into `out` (one reserve, no per-record
-        // push); the halves fill in the rest, and a bad record cuts them back.
         let start = out.len();
-        out.extend(entries.iter().map(|e| ModelRecord {
-            kind: e.kind(),
-            ..ModelRecord::default()
-        }));
-        let records = &mut out[start..];
-        let (sited, bad_site) = sites.decode_chunk(entries, records, c);
-        let (entries, records) = (&entries[..sited], &mut records[..sited]);
-        // Whether the live set keeps an address map is tested once a chunk, not at every
-        // allocation and free (a decoder of the current layouts keeps none).
-        let (done, bad_addr) = match addrs.live.keeps_no_map() {
-            true => decode_addresses::<K, true>(addrs, kinds, entries, records, shapes, c),
-            false => decode_addresses::<K, false>(addrs, kinds, entries, records, shapes, c),
-        };
+        let chunk = site_chunk(sites, kinds, shapes, c, &mut entries[..room], out);
+        let (entries, records) = (&entries[..chunk.sited], &mut out[start..]);
+        let (done, bad_addr) = addrs.decode_chunk(kinds, entries, records, shapes.frees(), c);
         out.truncate(start + done);
         // The first bad record's error: an address error is in a record before any site
-        // error (the address half ran only over records whose site half was good), and both
-        // come before a bad shape id.
-        if let Some(bad) = bad_addr.or(bad_site) {
+        // error (the address half ran only over records whose site half was good).
+        if let Some(bad) = bad_addr.or(chunk.bad) {
             return Err(bad);
         }
-        if let Some(m) = bad_id {
-            return Err(m.into());
-        }
-        if n < room {
+        if chunk.read < room {
             return Ok(false);
         }
+    }
+}
+
+/// Runs the site half of a shaped block (see [`decode_shaped`]) until the block ends or
+/// `records` holds `limit` records, appending each record (its kind, site, size and extra
+/// value) to `records` and its shape to `entries`; true when the block has more. The address
+/// half then runs over them with [`AddrHalf::decode_chunk`] (on another thread). On an error,
+/// `records` and `entries` hold the records before the bad one.
+pub fn decode_sites<K: KindTable + ?Sized>(
+    sites: &mut SiteHalf,
+    kinds: &K,
+    shapes: &mut ShapeReader<'_>,
+    c: &mut Streamed<'_>,
+    records: &mut Vec<ModelRecord>,
+    entries: &mut Vec<Entry>,
+    limit: usize,
+) -> Result<bool, String> {
+    loop {
+        let room = limit.saturating_sub(records.len()).min(CHUNK);
+        if room == 0 {
+            return Ok(!shapes.is_done());
+        }
+        let start = records.len();
+        entries.resize(start + room, Entry::BLANK);
+        let chunk = site_chunk(sites, kinds, shapes, c, &mut entries[start..], records);
+        entries.truncate(start + chunk.sited);
+        records.truncate(start + chunk.sited);
+        if let Some(bad) = chunk.bad {
+            return Err(*bad);
+        }
+        if chunk.read < room {
+            return Ok(false);
+        }
+    }
+}
+
+/// What [`site_chunk`] did.
+struct SitedChunk {
+    /// Shapes read.
+    read: usize,
+    /// Records whose site half was decoded: the first `sited` of them.
+    sited: usize,
+    /// The error of the first bad record (a bad site or size, or after the `read` records, a
+    /// bad shape id).
+    bad: Option<Bad>,
+}
+
+/// Reads the shapes of the next `entries.len()` records (fewer at the block's end) into
+/// `entries`, appends the records with their kinds to `out`, and runs the site half over
+/// them.
+#[inline(always)]
+fn site_chunk<K: KindTable + ?Sized>(
+    sites: &mut SiteHalf,
+    kinds: &K,
+    shapes: &mut ShapeReader<'_>,
+    c: &mut Streamed<'_>,
+    entries: &mut [Entry],
+    out: &mut Vec<ModelRecord>,
+) -> SitedChunk {
+    let (read, bad_id) = shapes.next_entries(kinds, entries);
+    let entries = &entries[..read];
+    // The records, with their kinds, go straight into `out` (one reserve, no per-record
+    // push); the halves fill in the rest, and a bad record cuts them back.
+    let start = out.len();
+    out.extend(entries.iter().map(|e| ModelRecord {
+        kind: e.kind(),
+        ..ModelRecord::default()
+    }));
+    let (sited, bad_site) = sites.decode_chunk(entries, &mut out[start..], c);
+    // A bad site comes before a bad shape id, which follows every shape read.
+    SitedChunk {
+        read,
+        sited,
+        bad: bad_site.or_else(|| bad_id.map(Into::into)),
     }
 }
 
@@ -152,7 +208,7 @@ fn decode_addresses<K: KindTable + ?Sized, const NO_MAP: bool>(
     kinds: &K,
     entries: &[Entry],
     records: &mut [ModelRecord],
-    shapes: &mut ShapeReader<'_>,
+    frees: &mut FreeValues,
     c: &mut Streamed<'_>,
 ) -> (usize, Option<Bad>) {
     let n = entries.len().min(records.len());
@@ -160,7 +216,7 @@ fn decode_addresses<K: KindTable + ?Sized, const NO_MAP: bool>(
     for (i, (e, r)) in entries.iter().zip(records.iter_mut()).enumerate() {
         let shape = e.shape();
         if matches!(shape, Shape::Free | Shape::Realloc) {
-            let freed = match shapes.free_of(e, &mut c[stream::FREE as usize]) {
+            let freed = match frees.of(e, &mut c[stream::FREE as usize]) {
                 Ok(v) => addrs.free::<K, NO_MAP>(kinds, v, r.site, c),
                 Err(m) => Err(m.into()),
             };
@@ -479,6 +535,25 @@ impl SiteHalf {
 }
 
 impl AddrHalf {
+    /// The address half of `records`, of shapes `entries` (see [`decode_sites`]), their frees
+    /// read by `frees`: how many were decoded, and the error of the next one, if any.
+    #[inline(always)]
+    pub fn decode_chunk<K: KindTable + ?Sized>(
+        &mut self,
+        kinds: &K,
+        entries: &[Entry],
+        records: &mut [ModelRecord],
+        frees: &mut FreeValues,
+        c: &mut Streamed<'_>,
+    ) -> (usize, Option<Bad>) {
+        // Whether the live set keeps an address map is tested once a chunk, not at every
+        // allocation and free (a decoder of the current layouts keeps none).
+        match self.live.keeps_no_map() {
+            true => decode_addresses::<K, true>(self, kinds, entries, records, frees, c),
+            false => decode_addresses::<K, false>(self, kinds, entries, records, frees, c),
+        }
+    }
+
     /// Back to a fresh half for a block of a file whose blocks start fresh models, keeping the
     /// memory of its tables (and whether allocations at live addresses are flagged).
     pub fn clear_for_block(&mut self) {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use metatf::container::{Block, ContainerReader};
 
-use super::{shapes, KindTable, Layout, ModelRecord, State};
+use super::{shapes, Cursors, KindTable, Layout, ModelRecord, State};
 use crate::alloc::blocks::container_error;
 use crate::alloc::text_out::{Filled, TextOut};
 use crate::format::FormatError;
@@ -126,24 +126,41 @@ impl BlockModel {
             self.state.restart_for_block();
         }
         let mut c = shapes::block_cursors(self.layout, block);
-        loop {
-            batch.clear();
-            let decoded = self.state.decode_into(kinds, &mut c, batch, BATCH);
-            match decoded {
-                Ok(more) => {
-                    if !batch.is_empty() {
-                        emit(batch).map_err(Stop::Sink)?;
-                    }
-                    if !more {
-                        return c.finish().map_err(Stop::Model);
-                    }
+        decode_batches(&mut self.state, kinds, &mut c, batch, emit)
+    }
+
+    /// The model's state.
+    pub(super) fn state(&mut self) -> &mut State {
+        &mut self.state
+    }
+}
+
+/// What [`BlockModel::batches`] does once it has its cursors: decodes the rest of their block
+/// with `state`.
+pub(super) fn decode_batches<K: KindTable + ?Sized>(
+    state: &mut State,
+    kinds: &K,
+    c: &mut Cursors<'_>,
+    batch: &mut Vec<ModelRecord>,
+    emit: &mut dyn FnMut(&mut Vec<ModelRecord>) -> Result<(), FormatError>,
+) -> Result<(), Stop> {
+    loop {
+        batch.clear();
+        let decoded = state.decode_into(kinds, c, batch, BATCH);
+        match decoded {
+            Ok(more) => {
+                if !batch.is_empty() {
+                    emit(batch).map_err(Stop::Sink)?;
                 }
-                Err(e) => {
-                    if !batch.is_empty() {
-                        emit(batch).map_err(Stop::Sink)?;
-                    }
-                    return Err(Stop::Model(e.message));
+                if !more {
+                    return c.finish().map_err(Stop::Model);
                 }
+            }
+            Err(e) => {
+                if !batch.is_empty() {
+                    emit(batch).map_err(Stop::Sink)?;
+                }
+                return Err(Stop::Model(e.message));
             }
         }
     }
@@ -319,10 +336,11 @@ pub(crate) fn decode_blocks_sharing<'a, R: Read, K: KindTable + Sync + ?Sized>(
     )
 }
 
-/// Reads the blocks and hands each to the worker: the calling side of a threaded decode.
-pub(super) struct Feeder<'r, R: Read> {
+/// Reads the blocks and hands each to the worker (as a message `T`): the calling side of a
+/// threaded decode.
+pub(super) struct Feeder<'r, R: Read, T = Arc<Block>> {
     reader: &'r mut ContainerReader<R>,
-    blocks: mpsc::Sender<Arc<Block>>,
+    blocks: mpsc::Sender<T>,
     /// A read error, returned once the blocks before it are written.
     read_error: Option<FormatError>,
     ended: bool,
@@ -330,12 +348,9 @@ pub(super) struct Feeder<'r, R: Read> {
     /// channel closes, so a block it can no longer take is simply not handed over.
     worker_gone: bool,
 }
-impl<'r, R: Read> Feeder<'r, R> {
+impl<'r, R: Read, T: From<Arc<Block>>> Feeder<'r, R, T> {
     /// A feeder of `reader`'s blocks to the worker at the other end of `blocks`.
-    pub(super) fn new(
-        reader: &'r mut ContainerReader<R>,
-        blocks: mpsc::Sender<Arc<Block>>,
-    ) -> Self {
+    pub(super) fn new(reader: &'r mut ContainerReader<R>, blocks: mpsc::Sender<T>) -> Self {
         Feeder {
             reader,
             blocks,
@@ -354,7 +369,7 @@ impl<'r, R: Read> Feeder<'r, R> {
         match self.reader.next_block() {
             Ok(Some(block)) => {
                 let block = Arc::new(block);
-                match self.blocks.send(Arc::clone(&block)) {
+                match self.blocks.send(T::from(Arc::clone(&block))) {
                     Ok(()) => Some(block),
                     Err(_) => {
                         self.worker_gone = true;

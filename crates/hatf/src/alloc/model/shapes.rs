@@ -464,8 +464,68 @@ pub struct ShapeReader<'a> {
     entries: Vec<Entry>,
     /// The shape of the record being decoded.
     current: Entry,
+    /// The records' free values (see [`Self::free_of`]).
+    frees: FreeValues,
+}
+
+/// How far a [`ShapeReader`] has read its block, with the shapes it has defined (see
+/// [`ShapeReader::place`]).
+#[derive(Debug)]
+pub struct ShapePlace {
+    ids_at: usize,
+    table_at: usize,
+    entries: Vec<Entry>,
+}
+
+/// Reads the free values of a shaped block's records (see [`ShapeReader::free_of`]). Apart
+/// from [`ShapeReader`], so that a threaded decode can read the frees on the thread that runs
+/// the address half while the caller's thread reads the shapes ahead of it.
+#[derive(Debug, Clone)]
+pub struct FreeValues {
     /// The previous free value too large for a shape (see [`FREE_IN_SHAPE`]).
-    previous_free: u64,
+    previous: u64,
+}
+
+impl Default for FreeValues {
+    fn default() -> Self {
+        FreeValues {
+            previous: FREE_IN_SHAPE,
+        }
+    }
+}
+
+impl FreeValues {
+    /// The free value of a record of shape `e`: the shape's symbol, or for [`FREE_IN_SHAPE`]
+    /// the next difference of `free` (the block's stored free stream).
+    #[inline]
+    pub fn of(&mut self, e: &Entry, free: &mut Cursor<'_>) -> Result<u64, String> {
+        match e.free {
+            sym if u64::from(sym) < FREE_IN_SHAPE => Ok(u64::from(sym)),
+            sym if u64::from(sym) == FREE_IN_SHAPE => {
+                let delta = free.i64()?;
+                // The encoder's wrapping difference, undone.
+                self.previous = self.previous.wrapping_add(delta as u64);
+                Ok(self.previous)
+            }
+            _ => Err("internal error: a free value asked of a shape without one".to_string()),
+        }
+    }
+
+    /// After the block's last record: an error if `free` (its free stream) has bytes left.
+    pub fn finish(free: &Cursor<'_>) -> Result<(), String> {
+        nothing_left(free, "free stream")
+    }
+}
+
+/// The error of a block's `what` (read by `c`) with bytes left after the last record.
+fn nothing_left(c: &Cursor<'_>, what: &str) -> Result<(), String> {
+    if c.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the {what} has {} bytes left after the block's last record",
+        c.remaining()
+    ))
 }
 
 impl<'a> ShapeReader<'a> {
@@ -477,7 +537,7 @@ impl<'a> ShapeReader<'a> {
             table: Cursor::new(table, "shape-table"),
             entries: Vec::new(),
             current: Entry::BLANK,
-            previous_free: FREE_IN_SHAPE,
+            frees: FreeValues::default(),
         }
     }
 
@@ -646,29 +706,44 @@ impl<'a> ShapeReader<'a> {
     /// The free value of a record of shape `e` (the current one): see [`Self::free`].
     #[inline]
     pub fn free_of(&mut self, e: &Entry, free: &mut Cursor<'_>) -> Result<u64, String> {
-        match e.free {
-            sym if u64::from(sym) < FREE_IN_SHAPE => Ok(u64::from(sym)),
-            sym if u64::from(sym) == FREE_IN_SHAPE => {
-                let delta = free.i64()?;
-                // The encoder's wrapping difference, undone.
-                self.previous_free = self.previous_free.wrapping_add(delta as u64);
-                Ok(self.previous_free)
-            }
-            _ => Err("internal error: a free value asked of a shape without one".to_string()),
+        self.frees.of(e, free)
+    }
+
+    /// How far this reader has read, for a reader of the same block on another thread to
+    /// carry on from there ([`Self::carry_on`]).
+    pub fn place(self) -> ShapePlace {
+        ShapePlace {
+            ids_at: self.ids_at,
+            table_at: self.table.position(),
+            entries: self.entries,
         }
+    }
+
+    /// Carries on from `place`, where a reader of `block` (this reader's block) stopped; the
+    /// free values stay this reader's.
+    pub fn carry_on(&mut self, block: &'a Block, place: ShapePlace) {
+        self.ids_at = place.ids_at;
+        let table = blocks::section(block, SHAPE_TABLE);
+        self.table = Cursor::starting_at(table, place.table_at, "shape-table");
+        self.entries = place.entries;
+    }
+
+    /// The reader of the records' free values.
+    #[inline]
+    pub fn frees(&mut self) -> &mut FreeValues {
+        &mut self.frees
     }
 
     /// After the block's last record: an error if the table or `free` has bytes left.
     pub fn finish(&self, free: &Cursor<'_>) -> Result<(), String> {
-        for (c, what) in [(&self.table, "shape table"), (free, "free stream")] {
-            if !c.is_empty() {
-                return Err(format!(
-                    "the {what} has {} bytes left after the block's last record",
-                    c.remaining()
-                ));
-            }
-        }
-        Ok(())
+        self.finish_table()?;
+        FreeValues::finish(free)
+    }
+
+    /// After the block's last record: an error if the shape table has bytes left (the first
+    /// check of [`Self::finish`]).
+    pub fn finish_table(&self) -> Result<(), String> {
+        nothing_left(&self.table, "shape table")
     }
 }
 
