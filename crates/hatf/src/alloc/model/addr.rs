@@ -6,6 +6,7 @@
 //! right, and only a wrong guess costs an address delta.
 
 use super::key_table::KeyTable;
+use crate::alloc::huge_pages;
 
 /// Freed addresses remembered per size class.
 const LIFO_DEPTH: usize = 8;
@@ -274,6 +275,9 @@ impl AddrPredictor {
         let next = states.len();
         let i = classes.get_or_insert(key, next);
         if i == next {
+            // Each new class writes a fresh part of a table that only grows: see
+            // `grow_when_full`.
+            huge_pages::grow_when_full(states);
             states.push(ClassState::default());
         }
         // A class takes a record to create, so there are fewer than u32::MAX; were there

@@ -18,6 +18,7 @@
 //! ([`LiveSet::by_rank_only`]).
 
 use super::seq_map::SeqMap;
+use crate::alloc::huge_pages;
 
 /// Newest words of live bits looked at with popcounts before falling back to the tree.
 const SCAN_WORDS: usize = 4;
@@ -276,6 +277,10 @@ impl LiveSet {
         if self.blocks.len().is_multiple_of(64) {
             self.new_word();
         }
+        // Room for the pushes up to the next call. Past the smallest sizes the capacity is a
+        // multiple of 64 (doublings from 64, and the huge jumps), so the vector only fills up
+        // right before a call, never between two.
+        huge_pages::grow_when_full(&mut self.blocks);
     }
 
     /// Maps `addr` to number `seq`; retires the live block it was mapped to, if any, and
