@@ -73,33 +73,63 @@ pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
     }
     std::thread::scope(|scope| {
         let (block_tx, block_rx) = mpsc::channel::<Arc<Block>>();
-        let (msg_tx, msg_rx) = mpsc::sync_channel::<Msg>(QUEUED);
         let (spare_tx, spare_rx) = mpsc::channel::<Vec<ModelRecord>>();
-        let (text_spare_tx, text_spare_rx) = mpsc::channel::<Vec<u8>>();
-        let drain = HandOff {
-            full: msg_tx.clone(),
-            spare: text_spare_rx,
-        };
+        let (worker_text, caller_text) = text_sides(output);
         scope.spawn(move || {
+            let WorkerText { drain, to_caller } = worker_text;
             let mut sink = make_sink(Drain::HandOff(drain));
             let channels = WorkerChannels {
                 blocks: &block_rx,
-                out: &msg_tx,
+                out: &to_caller,
                 spare: &spare_rx,
                 busy,
             };
             worker(kinds, layout, sink.as_mut(), &channels);
         });
-        let mut sink = make_sink(Drain::Gather(Gather {
-            out: output,
-            pending: Vec::new(),
-            spare: text_spare_tx,
-        }));
+        let mut sink = make_sink(Drain::Gather(caller_text.drain));
         // The channel ends are moved in, so they close when this returns, even early: the
         // worker then stops at its next send or receive and the scope can join it.
-        let mut printer = Printer::new(sink.as_mut(), msg_rx, busy, file);
+        let mut printer = Printer::new(sink.as_mut(), caller_text.from_worker, busy, file);
         drive(Feeder::new(reader, block_tx), &mut printer, &spare_tx)
     })
+}
+
+/// The worker's side of a threaded decode's text: where its sink hands text over, and the
+/// channel of its messages (batches, text) to the caller's thread.
+pub(super) struct WorkerText {
+    pub(super) drain: HandOff,
+    pub(super) to_caller: mpsc::SyncSender<Msg>,
+}
+
+/// The caller's side: its sink's output, with the worker's text to write in order, and the
+/// worker's messages.
+pub(super) struct CallerText<'o> {
+    pub(super) drain: Gather<'o>,
+    pub(super) from_worker: mpsc::Receiver<Msg>,
+}
+
+/// Connects a worker's text to the caller's `output`: at most [`QUEUED`] messages wait, and
+/// the buffers written go back to the worker for its next text. (Both threaded decodes, this
+/// file's and `sites_ahead.rs`'s, share it.)
+pub(super) fn text_sides(output: &mut dyn Write) -> (WorkerText, CallerText<'_>) {
+    let (to_caller, from_worker) = mpsc::sync_channel::<Msg>(QUEUED);
+    let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
+    let worker = WorkerText {
+        drain: HandOff {
+            full: to_caller.clone(),
+            spare: spare_rx,
+        },
+        to_caller,
+    };
+    let caller = CallerText {
+        drain: Gather {
+            out: output,
+            pending: Vec::new(),
+            spare: spare_tx,
+        },
+        from_worker,
+    };
+    (worker, caller)
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@
 //! surfaceflinger 117-173 %, perl-hash 49-68 %, python-json 32-59 %.)
 //!
 //! Memory stays bounded: [`DEPTH`] batch vectors go round, and the messages the worker sends
-//! back wait in a queue of [`QUEUED`].
+//! back wait in a queue of [`batch_handoff::QUEUED`].
 
 use std::io::{Read, Write};
 use std::sync::mpsc;
@@ -39,12 +39,11 @@ use std::sync::Arc;
 
 use metatf::container::{Block, ContainerReader};
 
-use super::batch_handoff::{self, model_blocks, thread_cpu_ns, Busy, Printer, WorkerOut, QUEUED};
-use super::halves::{decode_sites, SiteHalf};
-use super::pipeline::{
-    decode_batches, stopped, BlockModel, Drain, Feeder, Gather, HandOff, Msg, SinkMaker, Stop,
-    BATCH,
+use super::batch_handoff::{
+    self, model_blocks, thread_cpu_ns, Busy, Printer, WorkerOut, WorkerText,
 };
+use super::halves::{decode_sites, SiteHalf};
+use super::pipeline::{decode_batches, stopped, BlockModel, Drain, Feeder, SinkMaker, Stop, BATCH};
 use super::shapes::{self, Entry, FreeValues, ShapePlace, ShapeReader};
 use super::{stream, Cursors, KindTable, Layout, ModelRecord, State};
 use crate::alloc::blocks;
@@ -144,18 +143,14 @@ pub(super) fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
 ) -> Result<u64, FormatError> {
     std::thread::scope(|scope| {
         let (work_tx, work_rx) = mpsc::channel::<Work>();
-        let (msg_tx, msg_rx) = mpsc::sync_channel::<Msg>(QUEUED);
         let (records_tx, records_rx) = mpsc::channel::<Vec<ModelRecord>>();
         let (entries_tx, entries_rx) = mpsc::channel::<Vec<Entry>>();
         let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<ModelRecord>>();
-        let (text_spare_tx, text_spare_rx) = mpsc::channel::<Vec<u8>>();
-        let drain = HandOff {
-            full: msg_tx.clone(),
-            spare: text_spare_rx,
-        };
+        let (worker_text, caller_text) = batch_handoff::text_sides(output);
         scope.spawn(move || {
+            let WorkerText { drain, to_caller } = worker_text;
             let mut sink = make_sink(Drain::HandOff(drain));
-            let mut out = WorkerOut::new(sink.as_mut(), &msg_tx, busy);
+            let mut out = WorkerOut::new(sink.as_mut(), &to_caller, busy);
             let spares = Spares {
                 records: records_tx,
                 entries: entries_tx,
@@ -163,12 +158,8 @@ pub(super) fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
             };
             worker(kinds, layout, &work_rx, &mut out, &spares);
         });
-        let mut sink = make_sink(Drain::Gather(Gather {
-            out: output,
-            pending: Vec::new(),
-            spare: text_spare_tx,
-        }));
-        let printer = Printer::new(sink.as_mut(), msg_rx, busy, file);
+        let mut sink = make_sink(Drain::Gather(caller_text.drain));
+        let printer = Printer::new(sink.as_mut(), caller_text.from_worker, busy, file);
         let spares = Spares {
             records: records_rx,
             entries: entries_rx,
