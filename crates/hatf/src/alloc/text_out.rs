@@ -185,26 +185,6 @@ pub fn put_decimal(w: &mut Window, at: u8, v: u64) -> u8 {
     }
 }
 
-/// Copies `src` (the first `len` bytes of `src_slack`) to the start of `dst`, with bytes past
-/// `src`'s end copied too, which land in `dst` past the copy, where the caller writes next:
-/// one fixed 64-byte move when `src` is that short and both slices have 64 bytes, else 16
-/// bytes at a time (`src_slack` must hold `src` followed by at least 15 more bytes, and `dst`
-/// have room for `src` rounded up to 16). Most printed prefixes (an `mtrace` caller) are
-/// shorter than 64 bytes: a loop over them of varying length was a mispredicted branch per
-/// line.
-#[inline]
-pub fn copy_spilling(dst: &mut [u8], src_slack: &[u8], len: usize) {
-    if len <= 64 && src_slack.len() >= 64 && dst.len() >= 64 {
-        dst[..64].copy_from_slice(&src_slack[..64]);
-        return;
-    }
-    let mut i = 0;
-    while i < len {
-        dst[i..i + 16].copy_from_slice(&src_slack[i..i + 16]);
-        i += 16;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,23 +269,6 @@ mod tests {
                 // Nothing before the window is touched.
                 assert_eq!(room[..3], *b"###");
             }
-        }
-    }
-
-    #[test]
-    fn spilling_copies_cover_the_source() {
-        let src = b"0123456789abcdefghij\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
-        for len in 0..=20 {
-            let mut dst = [b'-'; 48];
-            copy_spilling(&mut dst, src, len);
-            assert_eq!(&dst[..len], &src[..len]);
-        }
-        // Long sources and slack, by the single move and by the loop.
-        let long: Vec<u8> = (0..200u8).collect();
-        for len in [0, 1, 15, 16, 17, 63, 64, 65, 100, 184] {
-            let mut dst = [b'-'; 256];
-            copy_spilling(&mut dst, &long, len);
-            assert_eq!(&dst[..len], &long[..len], "len {len}");
         }
     }
 }

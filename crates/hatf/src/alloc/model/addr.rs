@@ -121,15 +121,26 @@ impl ClassState {
     /// named.
     #[inline(always)]
     fn forget_older(&mut self, addr: u64, skip: usize) {
-        let n = self.freed_len.min(self.freed.len());
+        // At most `2 * LIFO_DEPTH` entries are listed: so the loads need no check.
+        let n = self.freed_len.min(2 * LIFO_DEPTH);
         let mut i = n.saturating_sub(skip);
         while i > 0 {
             i -= 1;
             if self.freed[i] == addr {
-                self.remove_at(i);
+                self.remove_found(i);
                 return;
             }
         }
+    }
+
+    /// [`Self::remove_at`] for [`Self::forget_older`], out of line: an address that a guess
+    /// other than its LIFO one names is seldom listed (2,346 of the 165,000 such allocations
+    /// of systemui), and the removal's set-up, inlined, was hoisted ahead of the search, a
+    /// score of instructions for every one of them (systemui's address half: 127.6 to
+    /// 125.2 M instructions).
+    #[inline(never)]
+    fn remove_found(&mut self, i: usize) {
+        self.remove_at(i);
     }
 }
 
