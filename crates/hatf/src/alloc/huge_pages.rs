@@ -92,8 +92,7 @@ pub const GROWN_TABLE: usize = 16 << 20;
 pub const SMALL_TABLE: usize = 1 << 20;
 
 /// Makes room for at least one more element in `v` when it is full. Up to [`SMALL_TABLE`]
-/// bytes it doubles as a push would (from [`POPULATE_FROM`] bytes, the copy into memory
-/// faulted in at once); past that its capacity jumps to [`GROWN_TABLE`] bytes (or
+/// bytes it grows as a push would; past that its capacity jumps to [`GROWN_TABLE`] bytes (or
 /// doubles, when larger) in memory advised to use huge pages.
 ///
 /// A table that only grows (a decoder's live blocks: 10 MB on the perl-hash trace) took a
@@ -108,27 +107,13 @@ pub fn grow_when_full<T: Copy>(v: &mut Vec<T>) {
     }
     let size = std::mem::size_of::<T>().max(1);
     let bytes = v.capacity() * size;
-    if 2 * bytes < POPULATE_FROM {
+    if bytes < SMALL_TABLE {
         v.reserve(1);
         return;
     }
-    let cap = match bytes < SMALL_TABLE {
-        // Doubled as a push would.
-        true => 2 * v.capacity(),
-        false => (2 * bytes).max(GROWN_TABLE) / size,
-    };
+    let cap = (2 * bytes).max(GROWN_TABLE) / size;
     let mut grown: Vec<T> = Vec::with_capacity(cap);
-    let start: *mut u8 = grown.as_mut_ptr().cast();
-    if bytes >= SMALL_TABLE {
-        advise(start, cap * size);
-    }
-    // The copy writes the first `bytes` of fresh memory: one call faults them in, where a
-    // reallocation (or the copy here) took a trap a page (the live blocks and the size
-    // classes' states; with the populated tables of `zeroed_vec`, systemui encode's address
-    // thread went from 1,800 to 2,100 faults to 670 to 740). The room after them is left to
-    // the pushes that reach it: populated ahead as well (190 faults left), it cost a decode
-    // of systemui 3.6 MB more pages populated, most of them never used.
-    populate(start, bytes);
+    advise(grown.as_mut_ptr().cast(), cap * size);
     grown.extend_from_slice(v);
     *v = grown;
 }
