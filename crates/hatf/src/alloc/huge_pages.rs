@@ -37,7 +37,7 @@ pub fn filled_vec<T: Copy>(len: usize, value: T) -> Vec<T> {
 /// call ([`populate`]) instead of a trap per 4 KiB page. Smaller ones are more likely to be
 /// recycled from the allocator's heap (present already), and the call would cost more than
 /// the few faults it saves.
-pub const POPULATE_FROM: usize = 64 << 10;
+const POPULATE_FROM: usize = 64 << 10;
 
 /// `len` copies of `value` from zeroed memory when `T` is one byte and `value` is zero; `None`
 /// otherwise.
@@ -86,10 +86,10 @@ pub fn zeroed_vec(len: usize) -> Vec<u64> {
 
 /// The capacity, in bytes, a growing table jumps to when it outgrows
 /// [`SMALL_TABLE`] (see [`grow_when_full`]).
-pub const GROWN_TABLE: usize = 16 << 20;
+const GROWN_TABLE: usize = 16 << 20;
 
 /// Tables up to this many bytes grow as any vector does.
-pub const SMALL_TABLE: usize = 1 << 20;
+const SMALL_TABLE: usize = 1 << 20;
 
 /// Makes room for at least one more element in `v` when it is full. Up to [`SMALL_TABLE`]
 /// bytes it grows as a push would; past that its capacity jumps to [`GROWN_TABLE`] bytes (or
