@@ -162,6 +162,20 @@ pub fn create_output(path: Option<&Path>, force: bool, content: Content) -> CliR
 }
 
 impl Output {
+    /// The file being written, for a decoder that may write its text at offsets
+    /// (`DecodeOptions::positioned`): only a new file (never standard output or a device,
+    /// which must be written in order), and only while nothing is buffered for it.
+    pub fn positioned_file(&self) -> Option<std::sync::Arc<File>> {
+        match &self.target {
+            Target::File {
+                temp,
+                writer: Some(w),
+                ..
+            } if w.buffer().is_empty() => temp.as_file().try_clone().ok().map(std::sync::Arc::new),
+            _ => None,
+        }
+    }
+
     /// The writer to send bytes to.
     pub fn writer(&mut self) -> &mut dyn Write {
         match &mut self.target {

@@ -92,6 +92,7 @@ pub fn open_text_trace(path: &Path, from: &str) -> CliResult<TextTrace> {
         input_name: name,
         names_dir: None,
         threads: 1,
+        positioned: None,
     };
     let decoder =
         std::thread::spawn(move || format.decode(&mut binary, &mut pipe_writer, &options));

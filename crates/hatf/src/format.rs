@@ -73,6 +73,12 @@ pub struct DecodeOptions {
     pub names_dir: Option<PathBuf>,
     /// Threads decompressing blocks (0 or 1: the caller's only); the output is the same.
     pub threads: usize,
+    /// The regular file the decoder's `output` writes into, empty and with nothing buffered
+    /// for it yet, when the caller lets the decoder write the text at offsets instead (a
+    /// decoder whose blocks know their text's length then writes each block where it goes, from
+    /// several threads, without holding any block's text back for the order). `None`: the
+    /// text goes through `output`, in order.
+    pub positioned: Option<std::sync::Arc<std::fs::File>>,
 }
 
 /// A failure while converting a trace, with enough position to find the problem.

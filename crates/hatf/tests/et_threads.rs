@@ -59,6 +59,7 @@ fn the_thread_count_does_not_change_the_output() {
             input_name: "repeated".into(),
             names_dir: None,
             threads,
+            positioned: None,
         };
         let mut back = Vec::new();
         ET3.decode(&mut &single[..], &mut back, &options)

@@ -59,6 +59,8 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
             thread_choice::DECODE_ONE_THREAD_BELOW,
             thread_choice::all_cores,
         ),
+        // Only a whole decode writes at offsets (a range's text starts at the file's start).
+        positioned: range.is_none().then(|| output.positioned_file()).flatten(),
     };
     if let Some((first, end)) = range {
         return decode_range(args, &options, chosen, first, end, verbosity, output);

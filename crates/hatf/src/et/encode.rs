@@ -10,7 +10,7 @@ use super::line::{classify, classify_in, Kind, Line, LineReader};
 use super::model::{code, u_order_vote, Model, UOrder};
 use super::names;
 use super::pipeline;
-use super::streams::{id, Packer, StreamWriter};
+use super::streams::{id, put_varint, Packer, StreamWriter};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 
 /// The value of the container's `layout` property for Elephant Tracks files.
@@ -20,6 +20,9 @@ pub const ET_LAYOUT: &str = "et-model-1";
 pub const BLOCK_LINES: usize = 1 << 19;
 /// Section holding a block's packed streams.
 pub const STREAMS_SECTION: u8 = 1;
+/// The section of a full block ([`BLOCK_LINES`] lines) that holds the length of its text in
+/// bytes, a varint (docs/FORMAT.md §6.2).
+pub const TEXT_LEN_SECTION: u8 = 0;
 /// Default zstd level of the streams.
 ///
 /// Level 3, not 19: the streams the model leaves are small next to the text (a twentieth or
@@ -125,6 +128,13 @@ pub fn encode(
         } else {
             Vec::new()
         };
+        // A full block says how long its text is, so that a decoder writing into a file can
+        // put each block's text in its place without waiting for the blocks before it (the
+        // last block, never needed for a later block's place, does not).
+        let mut text_len = Vec::new();
+        if done.lines == BLOCK_LINES as u64 {
+            put_varint(&mut text_len, done.input_bytes);
+        }
         let mut sections = vec![SectionData {
             number: STREAMS_SECTION,
             element_width: 1,
@@ -132,6 +142,15 @@ pub fn encode(
             level: 0,
             bytes: &done.packed,
         }];
+        if !text_len.is_empty() {
+            sections.push(SectionData {
+                number: TEXT_LEN_SECTION,
+                element_width: 1,
+                codec: Codec::None,
+                level: 0,
+                bytes: &text_len,
+            });
+        }
         if first_block && !name_files.is_empty() {
             sections.push(SectionData {
                 number: names::INDEX_SECTION,

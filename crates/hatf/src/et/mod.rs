@@ -20,6 +20,8 @@ pub mod live;
 pub mod model;
 pub mod names;
 mod pipeline;
+#[cfg(unix)]
+mod positioned;
 pub mod print;
 mod rank_list;
 mod recent;

@@ -110,6 +110,7 @@ pub fn decode(
         input_name: "<encoded>".to_string(),
         names_dir,
         threads: 1,
+        positioned: None,
     };
     let mut out = Vec::new();
     format.decode(&mut &binary[..], &mut out, &options)?;

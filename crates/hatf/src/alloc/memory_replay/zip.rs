@@ -370,6 +370,8 @@ pub fn decode_records(
     });
     let nested_options = DecodeOptions {
         input_name: format!("{file} (the archive's entry)"),
+        // The entry's text goes into the archive, not straight into a file.
+        positioned: None,
         ..options.clone()
     };
     match nested {
