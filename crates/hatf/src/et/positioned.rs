@@ -87,25 +87,25 @@ pub(super) fn decode_at_offsets<S>(
         // A block that did not say its length, kept to name it should another follow.
         let mut unsaid = None;
         let mut item = first;
-        while let Some((at, block)) = item {
+        // The next block as a job, its place known; `None` at the end, or once a block failed.
+        let mut read = || -> Option<Job> {
+            let (at, block) = item.take()?;
             if failed.load(Ordering::Relaxed) {
-                break;
+                return None;
             }
             let index = block.index;
+            if let Some((at, before)) = unsaid.take() {
+                // The block before this one did not say its length, so it had to be the last.
+                note(before, unsized_error(at, before));
+                return None;
+            }
             let len = match text_len(at, &block) {
                 Ok(len) => len,
                 Err(e) => {
                     note(index, e);
-                    break;
+                    return None;
                 }
             };
-            if unsaid.is_some() {
-                // The block before this one did not say its length, so it had to be the last.
-                if let Some((at, before)) = unsaid.take() {
-                    note(before, unsized_error(at, before));
-                }
-                break;
-            }
             records = records.saturating_add(block.record_count);
             let job = Job {
                 at,
@@ -115,13 +115,7 @@ pub(super) fn decode_at_offsets<S>(
             };
             match len {
                 Some(len) => offset = offset.saturating_add(len),
-                None => unsaid = Some((job.at, job.block.index)),
-            }
-            match jobs.try_send(job) {
-                Ok(()) => {}
-                Err(mpsc::TrySendError::Full(job) | mpsc::TrySendError::Disconnected(job)) => {
-                    run(own.get_or_insert_with(state), &job);
-                }
+                None => unsaid = Some((job.at, index)),
             }
             item = match next() {
                 Ok(item) => item,
@@ -130,6 +124,26 @@ pub(super) fn decode_at_offsets<S>(
                     None
                 }
             };
+            Some(job)
+        };
+        // Before each block of its own, the calling thread puts the next block in the place
+        // for the workers if it is free, so that a worker finishing its block finds one
+        // waiting. (Decoding whatever did not fit there instead gave the last blocks of
+        // javac-tests to the worker, which then worked alone for the last 7 ms.)
+        let mut waiting = None;
+        loop {
+            if let Some(job) = waiting.take().or_else(&mut read) {
+                match jobs.try_send(job) {
+                    Ok(()) => {}
+                    Err(mpsc::TrySendError::Full(job) | mpsc::TrySendError::Disconnected(job)) => {
+                        waiting = Some(job);
+                    }
+                }
+            }
+            let Some(job) = waiting.take().or_else(&mut read) else {
+                break;
+            };
+            run(own.get_or_insert_with(state), &job);
         }
         // A job still waiting is done here rather than after a busy worker's. A worker that
         // holds the lock is waiting for a job, so none is queued then.
