@@ -30,18 +30,17 @@ pub(super) struct Job {
 /// Decodes `first` and the blocks `next` returns after it on the calling thread and `workers`
 /// more, each with a state made by `state`; `decode` turns a job into text at its offset.
 /// `text_len` gives a block's text length (`None` when it does not say, which only the last
-/// block may do), or the error for a damaged block; `unsized_error` is the error for a block
+/// block may do), or the error for a damaged block; `unsaid_error` is the error for a block
 /// (starting at the given byte, with the given number) that did not say and was not the
-/// last. Returns
-/// the number of records; on an error, the first in block order (a read error counts as
-/// coming after every block read before it), after every block read before it was decoded
-/// or failed itself.
+/// last. Returns the number of records; on an error, the first in block order (a read error
+/// counts as coming after every block read before it), once every block read before it was
+/// decoded or failed itself.
 pub(super) fn decode_at_offsets<S>(
     workers: usize,
     first: Option<(u64, Block)>,
     mut next: impl FnMut() -> Result<Option<(u64, Block)>, FormatError>,
     text_len: impl Fn(u64, &Block) -> Result<Option<u64>, FormatError>,
-    unsized_error: impl Fn(u64, u64) -> FormatError,
+    unsaid_error: impl Fn(u64, u64) -> FormatError,
     state: impl Fn() -> S + Sync,
     decode: impl Fn(&mut S, &Job) -> Result<(), FormatError> + Sync,
 ) -> Result<u64, FormatError> {
@@ -96,7 +95,7 @@ pub(super) fn decode_at_offsets<S>(
             let index = block.index;
             if let Some((at, before)) = unsaid.take() {
                 // The block before this one did not say its length, so it had to be the last.
-                note(before, unsized_error(at, before));
+                note(before, unsaid_error(at, before));
                 return None;
             }
             let len = match text_len(at, &block) {
