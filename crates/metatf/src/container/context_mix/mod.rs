@@ -21,6 +21,7 @@ pub mod v2;
 
 use varint::{put_u64, Cursor};
 
+mod tables;
 mod varint;
 
 /// Context orders (bytes of history) that are mixed; order 0 is the partial byte alone.
@@ -216,7 +217,9 @@ impl Predictor {
         let size = 1usize << bits;
         Predictor {
             t: Tables::new(),
-            slots: vec![vec![1 << 31; size]; ORDERS.len()],
+            slots: (0..ORDERS.len())
+                .map(|_| tables::table(size, 1 << 31))
+                .collect(),
             mask: size - 1,
             hashes: [0; ORDERS.len()],
             history: 0,

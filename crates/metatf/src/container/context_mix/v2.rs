@@ -157,7 +157,9 @@ impl Predictor {
         let size = 1usize << bits;
         let mut p = Predictor {
             t: Tables::new(),
-            slots: vec![vec![1 << 31; size]; CONTEXTS],
+            slots: (0..CONTEXTS)
+                .map(|_| super::tables::table(size, 1 << 31))
+                .collect(),
             mask: size - 1,
             hashes: [0; CONTEXTS],
             history: 0,
