@@ -71,12 +71,22 @@ pub fn decode(
                 first,
                 next,
                 |at, block| text_len(block).map_err(|m| block_error(&file, at, block, m)),
-                |at, index| FormatError {
-                    file: file.clone(),
-                    position: format!("byte {at}"),
-                    message: format!(
-                        "block {index}: has no text-length section, but another block follows it"
+                |fault| {
+                    match fault {
+                    positioned::Fault::Unsaid { at, index } => FormatError {
+                        file: file.clone(),
+                        position: format!("byte {at}"),
+                        message: format!(
+                            "block {index}: has no text-length section, but another block follows it"
+                        ),
+                    },
+                    positioned::Fault::Panicked(job) => block_error(
+                        &file,
+                        job.at,
+                        &job.block,
+                        "its decode failed (a panic: please report it)".to_string(),
                     ),
+                }
                 },
                 || (Scratch::default(), TextBuf::with_capacity(WRITE_BYTES)),
                 |(scratch, out), job| write_block_at(out_file, scratch, out, job, &file),

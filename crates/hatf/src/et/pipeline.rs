@@ -9,6 +9,12 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{mpsc, Mutex};
 
+/// The next job of a pool whose workers share one receiver; `None` once the senders are gone
+/// (or a worker panicked holding the lock). The lock is held only while waiting for a job,
+/// never while working.
+pub(super) fn next_job<T>(jobs: &Mutex<mpsc::Receiver<T>>) -> Option<T> {
+    jobs.lock().ok()?.recv().ok()
+}
 /// Feeds the items `next` returns (until `Ok(None)`) to `work` on `threads` threads, each with
 /// a state made by `state` (e.g. a compression context kept from block to block), and hands
 /// the results to `sink` in the order of the items. The first error, in item order, stops
@@ -37,13 +43,7 @@ where
                 (job_rx, done_tx.clone(), state, work, failed);
             scope.spawn(move || {
                 let mut s = state();
-                loop {
-                    // The lock is held only while waiting for the next item, never while working.
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok((k, item)) = job else { return };
+                while let Some((k, item)) = next_job(job_rx) {
                     let result = catch_unwind(AssertUnwindSafe(|| work(&mut s, item)))
                         .unwrap_or_else(|_| Err(failed()));
                     if done_tx.send((k, result)).is_err() {

@@ -10,6 +10,7 @@
 //! kernel clearing huge pages, in three profiles). Here it takes 20 MB at its peak instead of
 //! 37-45, and 6 % less time.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 
@@ -27,20 +28,28 @@ pub(super) struct Job {
     pub len: Option<u64>,
 }
 
+/// What can go wrong with a block besides its own decode's errors.
+pub(super) enum Fault<'j> {
+    /// The block starting at byte `at`, number `index`, did not say its text's length, and
+    /// another block follows it.
+    Unsaid { at: u64, index: u64 },
+    /// The decode of this job panicked.
+    Panicked(&'j Job),
+}
+
 /// Decodes `first` and the blocks `next` returns after it on the calling thread and `workers`
 /// more, each with a state made by `state`; `decode` turns a job into text at its offset.
 /// `text_len` gives a block's text length (`None` when it does not say, which only the last
-/// block may do), or the error for a damaged block; `unsaid_error` is the error for a block
-/// (starting at the given byte, with the given number) that did not say and was not the
-/// last. Returns the number of records; on an error, the first in block order (a read error
-/// counts as coming after every block read before it), once every block read before it was
-/// decoded or failed itself.
+/// block may do), or the error for a damaged block; `fault` makes the error for the other
+/// [`Fault`]s. Returns the number of records; on an error, the first in block order (a read
+/// error counts as coming after every block read before it), once every block read before it
+/// was decoded or failed itself.
 pub(super) fn decode_at_offsets<S>(
     workers: usize,
     first: Option<(u64, Block)>,
     mut next: impl FnMut() -> Result<Option<(u64, Block)>, FormatError>,
     text_len: impl Fn(u64, &Block) -> Result<Option<u64>, FormatError>,
-    unsaid_error: impl Fn(u64, u64) -> FormatError,
+    fault: impl Fn(Fault<'_>) -> FormatError + Sync,
     state: impl Fn() -> S + Sync,
     decode: impl Fn(&mut S, &Job) -> Result<(), FormatError> + Sync,
 ) -> Result<u64, FormatError> {
@@ -54,7 +63,10 @@ pub(super) fn decode_at_offsets<S>(
         }
     };
     let run = |s: &mut S, job: &Job| {
-        if let Err(e) = decode(s, job) {
+        // A panic is this block's failure, as any other, not the whole program's.
+        let result = catch_unwind(AssertUnwindSafe(|| decode(s, job)))
+            .unwrap_or_else(|_| Err(fault(Fault::Panicked(job))));
+        if let Err(e) = result {
             note(job.block.index, e);
         }
     };
@@ -70,13 +82,7 @@ pub(super) fn decode_at_offsets<S>(
         for _ in 0..workers {
             scope.spawn(move || {
                 let mut s = state();
-                loop {
-                    // The lock is held only while waiting for a job, never while working.
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(job) = job else { return };
+                while let Some(job) = super::pipeline::next_job(job_rx) {
                     run(&mut s, &job);
                 }
             });
@@ -95,7 +101,7 @@ pub(super) fn decode_at_offsets<S>(
             let index = block.index;
             if let Some((at, before)) = unsaid.take() {
                 // The block before this one did not say its length, so it had to be the last.
-                note(before, unsaid_error(at, before));
+                note(before, fault(Fault::Unsaid { at, index: before }));
                 return None;
             }
             let len = match text_len(at, &block) {

@@ -76,13 +76,7 @@ where
         for _ in 0..threads {
             scope.spawn(move || {
                 let mut s = state();
-                loop {
-                    // The lock is held only while waiting for the next item, never while working.
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok((item, tx)) = job else { return };
+                while let Some((item, tx)) = super::pipeline::next_job(job_rx) {
                     if stop.load(Ordering::Relaxed) {
                         return;
                     }
