@@ -34,6 +34,7 @@
 pub mod container;
 pub mod error;
 pub mod field;
+pub mod memory;
 mod text;
 pub mod tools;
 pub mod typed;

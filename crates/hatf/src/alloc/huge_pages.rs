@@ -7,8 +7,9 @@
 //! 512, and the table's random probes miss the TLB less. The advice is a hint: where the
 //! kernel has no huge pages, or on other systems, nothing changes but the speed.
 
-/// Tables smaller than this keep small pages: a huge page would mostly hold nothing.
-pub const HUGE_PAGE: usize = 2 << 20;
+use metatf::memory::advise_huge_pages;
+/// Tables smaller than a huge page keep small pages: a huge page would mostly hold nothing.
+pub use metatf::memory::HUGE_PAGE;
 
 /// A vector of `len` copies of `value`, its memory advised to use huge pages first when it
 /// spans at least one whole huge page.
@@ -24,7 +25,7 @@ pub fn filled_vec<T: Copy>(len: usize, value: T) -> Vec<T> {
     }
     let mut v: Vec<T> = Vec::with_capacity(len);
     let bytes = len * std::mem::size_of::<T>();
-    advise(v.as_mut_ptr().cast(), bytes);
+    advise_huge_pages(v.as_ptr().cast(), bytes);
     // The fill writes every page: faulted in by one call, not one trap a page.
     if bytes >= POPULATE_FROM {
         populate(v.as_mut_ptr().cast(), bytes);
@@ -52,7 +53,7 @@ fn zero_bytes_as<T: Copy>(len: usize, value: T) -> Option<Vec<T>> {
         return None;
     }
     let mut bytes = std::mem::ManuallyDrop::new(vec![0u8; len]);
-    advise(bytes.as_mut_ptr(), len);
+    advise_huge_pages(bytes.as_ptr(), len);
     // SAFETY: `T` has the size and alignment of `u8` (a one-byte type's alignment is 1), so
     // the buffer's layout is that of `capacity` `T`s; every byte is zero, the representation
     // of `value`, so every element is a valid `T`; `ManuallyDrop` keeps the `u8` vector from
@@ -77,7 +78,7 @@ fn zero_bytes_as<T: Copy>(len: usize, value: T) -> Option<Vec<T>> {
 pub fn zeroed_vec(len: usize) -> Vec<u64> {
     let mut v = vec![0u64; len];
     let bytes = len * std::mem::size_of::<u64>();
-    advise(v.as_mut_ptr().cast(), bytes);
+    advise_huge_pages(v.as_ptr().cast(), bytes);
     if bytes >= POPULATE_FROM {
         populate(v.as_mut_ptr().cast(), bytes);
     }
@@ -113,7 +114,7 @@ pub fn grow_when_full<T: Copy>(v: &mut Vec<T>) {
     }
     let cap = (2 * bytes).max(GROWN_TABLE) / size;
     let mut grown: Vec<T> = Vec::with_capacity(cap);
-    advise(grown.as_mut_ptr().cast(), cap * size);
+    advise_huge_pages(grown.as_ptr().cast(), cap * size);
     grown.extend_from_slice(v);
     *v = grown;
 }
@@ -144,25 +145,6 @@ fn populate(start: *mut u8, len: usize) {
 /// Nothing to do outside Linux.
 #[cfg(not(target_os = "linux"))]
 fn populate(_start: *mut u8, _len: usize) {}
-
-/// Advises the whole huge pages inside `len` bytes from `start` (nothing is read or written).
-#[cfg(target_os = "linux")]
-fn advise(start: *mut u8, len: usize) {
-    let first = (start as usize).next_multiple_of(HUGE_PAGE);
-    let end = (start as usize).saturating_add(len) / HUGE_PAGE * HUGE_PAGE;
-    if end > first {
-        // SAFETY: the range lies inside one allocation this process owns (a vector's capacity);
-        // MADV_HUGEPAGE changes only how the kernel backs its pages, never their contents, and
-        // an error (no transparent huge pages) leaves the memory as it was.
-        unsafe {
-            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-/// No advice outside Linux.
-#[cfg(not(target_os = "linux"))]
-fn advise(_start: *mut u8, _len: usize) {}
 
 #[cfg(test)]
 mod tests {

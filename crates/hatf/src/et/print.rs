@@ -37,7 +37,7 @@ pub struct TextBuf {
 }
 
 /// Size and alignment of a transparent huge page on x86-64 and most other Linux systems.
-pub const HUGE_PAGE: usize = 2 << 20;
+pub use metatf::memory::HUGE_PAGE;
 
 impl TextBuf {
     /// An empty text with room for about `bytes` bytes.
@@ -61,7 +61,7 @@ impl TextBuf {
         let mut bytes = vec![0u8; 2 * HUGE_PAGE];
         let at = bytes.as_ptr() as usize;
         let start = at.next_multiple_of(HUGE_PAGE) - at;
-        advise_huge_page(&bytes[start..start + HUGE_PAGE]);
+        metatf::memory::advise_huge_pages(bytes[start..].as_ptr(), HUGE_PAGE);
         // The text grows past the page like any other (into the allocation's rest first).
         bytes.truncate(start + HUGE_PAGE);
         let mut text = TextBuf {
@@ -165,26 +165,6 @@ impl TextBuf {
         self.end += 1;
     }
 }
-
-/// Asks the kernel to back `bytes` (whole huge pages, untouched yet) with huge pages. Only
-/// advice: without transparent huge pages nothing changes but the number of page faults.
-#[cfg(target_os = "linux")]
-fn advise_huge_page(bytes: &[u8]) {
-    // SAFETY: the range is part of one live allocation of this process; MADV_HUGEPAGE changes
-    // only how the kernel backs its pages, never their contents, and an error leaves the
-    // memory as it was.
-    unsafe {
-        libc::madvise(
-            bytes.as_ptr() as *mut libc::c_void,
-            bytes.len(),
-            libc::MADV_HUGEPAGE,
-        );
-    }
-}
-
-/// No advice outside Linux.
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_page(_bytes: &[u8]) {}
 
 /// The eight decimal digits of `v` (below 10^8, leading zeros kept) as ASCII, the first digit
 /// in the lowest byte.

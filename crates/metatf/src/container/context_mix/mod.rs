@@ -21,7 +21,6 @@ pub mod v2;
 
 use varint::{put_u64, Cursor};
 
-mod tables;
 mod varint;
 
 /// Context orders (bytes of history) that are mixed; order 0 is the partial byte alone.
@@ -218,7 +217,7 @@ impl Predictor {
         Predictor {
             t: Tables::new(),
             slots: (0..ORDERS.len())
-                .map(|_| tables::table(size, 1 << 31))
+                .map(|_| crate::memory::filled_table(size, 1 << 31))
                 .collect(),
             mask: size - 1,
             hashes: [0; ORDERS.len()],

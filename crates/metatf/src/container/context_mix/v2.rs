@@ -158,7 +158,7 @@ impl Predictor {
         let mut p = Predictor {
             t: Tables::new(),
             slots: (0..CONTEXTS)
-                .map(|_| super::tables::table(size, 1 << 31))
+                .map(|_| crate::memory::filled_table(size, 1 << 31))
                 .collect(),
             mask: size - 1,
             hashes: [0; CONTEXTS],
