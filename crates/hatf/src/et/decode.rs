@@ -71,23 +71,7 @@ pub fn decode(
                 first,
                 next,
                 |at, block| text_len(block).map_err(|m| block_error(&file, at, block, m)),
-                |fault| {
-                    match fault {
-                    positioned::Fault::Unsaid { at, index } => FormatError {
-                        file: file.clone(),
-                        position: format!("byte {at}"),
-                        message: format!(
-                            "block {index}: has no text-length section, but another block follows it"
-                        ),
-                    },
-                    positioned::Fault::Panicked(job) => block_error(
-                        &file,
-                        job.at,
-                        &job.block,
-                        "its decode failed (a panic: please report it)".to_string(),
-                    ),
-                }
-                },
+                |fault| fault_error(&file, fault),
                 || (Scratch::default(), TextBuf::with_capacity(WRITE_BYTES)),
                 |(scratch, out), job| write_block_at(out_file, scratch, out, job, &file),
             );
@@ -222,6 +206,26 @@ fn write_block_at(
             "its text is {done} bytes, not the {limit} its text-length section gives"
         ))),
         Ok(()) => Ok(()),
+    }
+}
+
+/// The error for a [`positioned::Fault`] of a block of `file`.
+#[cfg(unix)]
+fn fault_error(file: &str, fault: positioned::Fault<'_>) -> FormatError {
+    match fault {
+        positioned::Fault::Unsaid { at, index } => FormatError {
+            file: file.to_string(),
+            position: format!("byte {at}"),
+            message: format!(
+                "block {index}: has no text-length section, but another block follows it"
+            ),
+        },
+        positioned::Fault::Panicked(job) => block_error(
+            file,
+            job.at,
+            &job.block,
+            "its decode failed (a panic: please report it)".to_string(),
+        ),
     }
 }
 

@@ -15,6 +15,7 @@ use std::sync::{mpsc, Mutex};
 pub(super) fn next_job<T>(jobs: &Mutex<mpsc::Receiver<T>>) -> Option<T> {
     jobs.lock().ok()?.recv().ok()
 }
+
 /// Feeds the items `next` returns (until `Ok(None)`) to `work` on `threads` threads, each with
 /// a state made by `state` (e.g. a compression context kept from block to block), and hands
 /// the results to `sink` in the order of the items. The first error, in item order, stops
