@@ -85,7 +85,7 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 fn malloc_bench_ranges_are_the_protobuf_fields_of_the_records() {
     let fields = tracefile();
     let bin = encode(&MallocBench, &gzip(&fields.concat()));
-    assert_eq!(layout(&bin), "malloc-bench-preflate-4");
+    assert_eq!(layout(&bin), "malloc-bench-preflate-5");
     let total = fields.len() as u64;
     for (first, end) in [
         (0, 10),

@@ -8,6 +8,7 @@
 //! Events and statistics decode the protobuf ([`proto`]).
 
 pub mod gzip_split;
+pub mod mixed_parts;
 pub mod model;
 pub mod piece_stream;
 pub mod proto;

@@ -95,7 +95,7 @@ pub fn decode_records(
     let mut next = 0u64;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
         let bad = |m: String| fail(format!("block {}", b.index), m);
-        let text = split_store::protobuf(&b).map_err(bad)?;
+        let text = split_store::protobuf(&b, options.threads).map_err(bad)?;
         for range in record_bounds(&text) {
             if next >= first && next < end {
                 output

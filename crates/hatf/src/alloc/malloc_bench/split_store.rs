@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
 use super::piece_stream::PieceWriter;
-use super::{gzip_split, model};
+use super::{gzip_split, mixed_parts, model};
 use crate::alloc::blocks::{self, container_error, write_error, DEFAULT_ZSTD_LEVEL};
 use crate::alloc::{context_mix, lzma_alone, raw_store};
 use crate::format::{Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError};
@@ -27,13 +27,19 @@ pub const LAYOUT_PIECES: &str = "malloc-bench-preflate-2";
 /// [`LAYOUT_BOUNDED`]; still decoded). Files of [`LAYOUT`] keep the stream without run records
 /// and version 1 of the mixer, which earlier readers need.
 pub const LAYOUT_RUNS: &str = "malloc-bench-preflate-3";
-/// Value of the `layout` property of what the encoder writes: section 1 lists the deflate
-/// stream's pieces as in [`LAYOUT_PIECES`] (one piece for the whole stream when preflate cannot
-/// take it in pieces), the model stream has run records, and it is packed by version 2 of the
+/// Value of the `layout` property of files whose section 1 lists the deflate stream's pieces
+/// as in [`LAYOUT_PIECES`] (one piece for the whole stream when preflate cannot take it in
+/// pieces), whose model stream has run records, and whose stream is packed by version 2 of the
 /// context mixer with tables of at most 2^19 slots (section [`MODEL_CM2_BOUNDED`]), LZMA with a
 /// dictionary of at most 4 MiB (section [`MODEL_LZMA`]) or zstd: encoding and decoding a
-/// malloc-bench trace then stay well under 100 MB (docs/FORMAT.md §6.1).
+/// malloc-bench trace then stay well under 100 MB (docs/FORMAT.md §6.1). Written before
+/// [`LAYOUT_PARTS`]; still decoded.
 pub const LAYOUT_BOUNDED: &str = "malloc-bench-preflate-4";
+/// Value of the `layout` property of what the encoder writes: [`LAYOUT_BOUNDED`], and a model
+/// stream of [`mixed_parts::PARTS_FROM`] bytes or more goes through the mixer in parts that
+/// code and decode on separate threads (section [`MODEL_CM2_PARTS`]). Readers of
+/// [`LAYOUT_BOUNDED`] alone would not see that section, so the layout tells them to refuse.
+pub const LAYOUT_PARTS: &str = "malloc-bench-preflate-5";
 /// Section: the gzip header bytes.
 pub const HEAD: u8 = 0;
 /// Section: preflate's reconstruction data.
@@ -52,6 +58,13 @@ pub const MODEL_CM2: u8 = 6;
 /// Section: the model stream through [`context_mix::v2::compress_with_tables`] with
 /// [`context_mix::v2::BOUNDED_STREAM_TABLE_BITS`] (container codec none).
 pub const MODEL_CM2_BOUNDED: u8 = 7;
+/// Section: the model stream in parts, each through [`context_mix::v2::compress_with_tables`]
+/// with [`context_mix::v2::BOUNDED_STREAM_TABLE_BITS`] ([`mixed_parts`]; container codec none).
+pub const MODEL_CM2_PARTS: u8 = 8;
+/// Model streams shorter than this are also tried with zstd: only there can its smaller
+/// framing win. On every corpus stream of this length or more, zstd at level 19 was 5 to 20 %
+/// larger than LZMA, and the trial cost up to 1.5 s (vim).
+const ZSTD_TRIED_BELOW: usize = 64 << 10;
 
 /// Largest input read (the split needs the whole file in memory).
 const MAX_INPUT: u64 = 1 << 30;
@@ -104,11 +117,13 @@ pub fn encode(
     // mixer, LZMA and zstd gives the fewest bytes (docs/FORMAT.md); otherwise through the
     // container's codec as chosen.
     let packed = match options.compression {
-        Compression::Zstd => best_packing(&stream, level).map_err(|m| FormatError {
-            file: file.to_string(),
-            position: String::new(),
-            message: m,
-        })?,
+        Compression::Zstd => {
+            best_packing(&stream, level, options.threads).map_err(|m| FormatError {
+                file: file.to_string(),
+                position: String::new(),
+                message: m,
+            })?
+        }
         _ => None,
     };
     let header = ContainerHeader {
@@ -116,7 +131,7 @@ pub fn encode(
         format: format.to_string(),
         properties: vec![
             ("encoding".to_string(), "auto".to_string()),
-            (PROPERTY_LAYOUT.to_string(), LAYOUT_BOUNDED.to_string()),
+            (PROPERTY_LAYOUT.to_string(), LAYOUT_PARTS.to_string()),
             ("deflate".to_string(), "preflate".to_string()),
         ],
     };
@@ -150,29 +165,71 @@ pub fn encode(
 }
 
 /// The smallest self-packed form of `stream` (section number and bytes), or `None` when the
-/// container's zstd at `level` is smaller. The mixer and LZMA run one after the other, each
-/// with its memory bounded ([`LAYOUT_BOUNDED`]).
-fn best_packing(stream: &[u8], level: i32) -> Result<Option<(u8, Vec<u8>)>, String> {
-    let cm =
-        context_mix::v2::compress_with_tables(stream, context_mix::v2::BOUNDED_STREAM_TABLE_BITS);
-    let lzma = lzma_alone::compress_with_dict(stream, lzma_alone::BOUNDED_DICT)?;
-    // Measured as the container will compress it (its window cap also bounds the memory).
-    let zstd = metatf::container::zstd_compress(level, stream).map_or(usize::MAX, |z| z.len());
+/// container's zstd at `level` is smaller (tried only below [`ZSTD_TRIED_BELOW`]).
+///
+/// With two threads or more, a stream coded whole by the mixer is coded while LZMA (and zstd)
+/// run on the caller's thread; a stream in parts has its parts coded side by side, then LZMA
+/// runs: so at most the parts' tables, or the mixer's and LZMA's, are in memory at once
+/// ([`LAYOUT_BOUNDED`]'s bounds). The bytes do not depend on `threads`.
+fn best_packing(
+    stream: &[u8],
+    level: i32,
+    threads: usize,
+) -> Result<Option<(u8, Vec<u8>)>, String> {
+    let others = || -> Result<(Vec<u8>, usize), String> {
+        let lzma = lzma_alone::compress_with_dict(stream, lzma_alone::BOUNDED_DICT)?;
+        // Measured as the container will compress it (its window cap also bounds the memory).
+        let zstd = if stream.len() < ZSTD_TRIED_BELOW {
+            metatf::container::zstd_compress(level, stream).map_or(usize::MAX, |z| z.len())
+        } else {
+            usize::MAX
+        };
+        Ok((lzma, zstd))
+    };
+    let parts = mixed_parts::parts_for(stream.len());
+    let (cm, cm_section, (lzma, zstd)) = if parts > 1 {
+        let cm = mixed_parts::compress(stream, parts, threads);
+        (cm, MODEL_CM2_PARTS, others()?)
+    } else {
+        let whole = || {
+            context_mix::v2::compress_with_tables(
+                stream,
+                context_mix::v2::BOUNDED_STREAM_TABLE_BITS,
+            )
+        };
+        let (cm, others) = if threads > 1 {
+            std::thread::scope(|s| {
+                let mixed = s.spawn(whole);
+                let others = others();
+                let cm = mixed
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                (cm, others)
+            })
+        } else {
+            (whole(), others())
+        };
+        (cm, MODEL_CM2_BOUNDED, others?)
+    };
     Ok(if zstd <= cm.len().min(lzma.len()) {
         None
     } else if cm.len() <= lzma.len() {
-        Some((MODEL_CM2_BOUNDED, cm))
+        Some((cm_section, cm))
     } else {
         Some((MODEL_LZMA, lzma))
     })
 }
 
-/// The model stream of a block of any preflate layout, unpacked.
-fn model_stream(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
+/// The model stream of a block of any preflate layout, unpacked (parts on up to `threads`
+/// threads).
+fn model_stream(b: &metatf::container::Block, threads: usize) -> Result<Vec<u8>, String> {
     let (cm, lzma) = (blocks::section(b, MODEL_CM), blocks::section(b, MODEL_LZMA));
     let cm2 = blocks::section(b, MODEL_CM2);
     let cm2_bounded = blocks::section(b, MODEL_CM2_BOUNDED);
-    Ok(if !cm2_bounded.is_empty() {
+    let cm2_parts = blocks::section(b, MODEL_CM2_PARTS);
+    Ok(if !cm2_parts.is_empty() {
+        mixed_parts::decompress(cm2_parts, threads)?
+    } else if !cm2_bounded.is_empty() {
         context_mix::v2::decompress_with_tables(
             cm2_bounded,
             context_mix::v2::BOUNDED_STREAM_TABLE_BITS,
@@ -188,9 +245,10 @@ fn model_stream(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
     })
 }
 
-/// The protobuf of a block of any preflate layout: its model stream, unpacked and decoded.
-pub fn protobuf(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
-    let stream = model_stream(b)?;
+/// The protobuf of a block of any preflate layout: its model stream, unpacked (on up to
+/// `threads` threads) and decoded.
+pub fn protobuf(b: &metatf::container::Block, threads: usize) -> Result<Vec<u8>, String> {
+    let stream = model_stream(b, threads)?;
     // The text is about four times the stream. The stream is freed on return, before the
     // caller rebuilds the deflate stream.
     let mut text = Vec::with_capacity(stream.len().saturating_mul(4));
@@ -202,7 +260,7 @@ pub fn protobuf(b: &metatf::container::Block) -> Result<Vec<u8>, String> {
 pub fn is_split(layout: Option<&str>) -> bool {
     matches!(
         layout,
-        Some(LAYOUT | LAYOUT_PIECES | LAYOUT_RUNS | LAYOUT_BOUNDED)
+        Some(LAYOUT | LAYOUT_PIECES | LAYOUT_RUNS | LAYOUT_BOUNDED | LAYOUT_PARTS)
     )
 }
 
@@ -241,7 +299,7 @@ pub fn decode(
             blocks::section(&b, TAIL),
         );
         if layout == LAYOUT || layout == LAYOUT_RUNS {
-            let text = protobuf(&b).map_err(bad)?;
+            let text = protobuf(&b, options.threads).map_err(bad)?;
             let gz = gzip_split::join(head, corrections, &text, tail).map_err(bad)?;
             output.write_all(&gz).map_err(|e| write_error(file, e))?;
             continue;
@@ -249,7 +307,7 @@ pub fn decode(
         // Piece by piece, straight to the output, as the model decoder gives the protobuf:
         // neither the protobuf nor the rebuilt stream is ever whole in memory.
         let pieces = gzip_split::decode_pieces(corrections).map_err(bad)?;
-        let stream = model_stream(&b).map_err(bad)?;
+        let stream = model_stream(&b, options.threads).map_err(bad)?;
         output.write_all(head).map_err(|e| write_error(file, e))?;
         let mut w = PieceWriter::new(&pieces, &mut *output);
         model::decode_to(&stream, &mut w).map_err(bad)?;
@@ -347,7 +405,7 @@ mod tests {
         )
         .unwrap();
         let r = metatf::container::ContainerReader::new(&bin[..]).unwrap();
-        assert_eq!(r.header().property(PROPERTY_LAYOUT), Some(LAYOUT_BOUNDED));
+        assert_eq!(r.header().property(PROPERTY_LAYOUT), Some(LAYOUT_PARTS));
         assert!(decoded(&bin) == gz);
         // The pieces layout, in several pieces.
         let p = gzip_split::split_chunked(&gz).unwrap();
