@@ -9,8 +9,8 @@
 # target/bench/README-table.md.
 #
 # Usage: scripts/bench.sh [--quick] [--runs N] [--keep] [EXTRA_TEXT_TRACE...]
-#   --quick   small inputs only (sample.mtrace, systemui, the two ET traces, a small fresh
-#             recording) and one timed run each; takes a few minutes
+#   --quick   small inputs only (sample.mtrace, systemui, malloc-bench grep, the two ET
+#             traces, a small fresh recording) and one timed run each; takes a few minutes
 #   --runs N  hyperfine runs per command (default 3); zstd -19 and xz -9 compression run once,
 #             timed by GNU time
 #   --keep    keep the work folder (decompressed inputs, outputs) and print where it is
@@ -57,11 +57,14 @@ cp "$HATF_BUILT" "$WORK/hatf"
 HATF=$WORK/hatf
 
 # --- inputs ------------------------------------------------------------------------------
-# Each input: a label and a plain-text file in $WORK/in (compressed corpus files are
-# unpacked first; the corpus itself is never written to).
+# Each input: a label, a plain-text file in $WORK/in (compressed corpus files are unpacked
+# first; the corpus itself is never written to) that the peers compress, and the file hatf
+# encodes: the same one, except for a malloc-bench trace, which hatf takes as the corpus holds
+# it (the .trace.gz, given back byte for byte) while the peers get the protobuf inside.
 LABELS=()
 FILES=()
-add_input() { LABELS+=("$1"); FILES+=("$2"); }
+HATF_FILES=()
+add_input() { LABELS+=("$1"); FILES+=("$2"); HATF_FILES+=("${3:-$2}"); }
 
 unpack() { # label, command writing the text to stdout, file name
     local label=$1 cmd=$2 name=$3
@@ -85,6 +88,11 @@ if [[ -d $CORPUS ]]; then
     if [[ $QUICK -eq 0 && -f $M/wee_alloc/dogfood.trace ]]; then
         cp "$M/wee_alloc/dogfood.trace" "$WORK/in/dogfood.trace"
         add_input "wee_alloc dogfood" "$WORK/in/dogfood.trace"
+    fi
+    if [[ -f $M/malloc-bench/traces/grep.trace.gz ]]; then
+        cp "$M/malloc-bench/traces/grep.trace.gz" "$WORK/in/grep.trace.gz"
+        gzip -dc "$WORK/in/grep.trace.gz" >"$WORK/in/grep.pb"
+        add_input "malloc-bench grep (hatf: .trace.gz; peers: its protobuf)" "$WORK/in/grep.pb" "$WORK/in/grep.trace.gz"
     fi
     [[ -f $E/et2-java/data/lots_of_allocs/trace.bz2 ]] &&
         unpack "ET2 lots_of_allocs" "bzip2 -dc '$E/et2-java/data/lots_of_allocs/trace.bz2'" et2-lots_of_allocs.trace
@@ -160,30 +168,33 @@ ROWS=$WORK/rows.tsv
 for i in "${!FILES[@]}"; do
     label=${LABELS[$i]}
     in=${FILES[$i]}
+    hin=${HATF_FILES[$i]}
     base=$WORK/out/$i
     bytes=$(stat -c %s "$in")
     lines=$(wc -l <"$in")
+    # A protobuf has no lines: its row says so ("—") instead of counting newline bytes.
+    [[ $hin != "$in" ]] && lines=0
     log "$label: $bytes bytes, $lines lines"
     tools=()
     # hatf picks its format; each --encoding the format offers is measured.
-    fmt_encodings=$(encodings_of "$in")
+    fmt_encodings=$(encodings_of "$hin")
     # Damaged traces (e.g. ET2's glued records) need --keep-bad-lines; say so in the row.
     keep=""
-    if ! "$HATF" encode -f "$in" -o "$WORK/probe" 2>"$WORK/probe.err" &&
+    if ! "$HATF" encode -f "$hin" -o "$WORK/probe" 2>"$WORK/probe.err" &&
         grep -q -- --keep-bad-lines "$WORK/probe.err"; then
         keep=" --keep-bad-lines"
     fi
     for enc in ${fmt_encodings:-auto}; do
         name="hatf$keep"
         [[ $enc != auto ]] && name="hatf --encoding $enc$keep"
-        tools+=("$name|$HATF encode --encoding $enc$keep -f '$in' -o '$base.hatf-$enc'|$HATF decode -f '$base.hatf-$enc' -o '$base.back'|$base.hatf-$enc|$RUNS")
+        tools+=("$name|$HATF encode --encoding $enc$keep -f '$hin' -o '$base.hatf-$enc'|$HATF decode -f '$base.hatf-$enc' -o '$base.back'|$base.hatf-$enc|$RUNS|$hin")
     done
     tools+=("gzip -9|gzip -9 -c '$in' >'$base.gz'|gzip -dc '$base.gz' >'$base.back'|$base.gz|$RUNS")
     tools+=("zstd -3|zstd -3 -T1 -q -f '$in' -o '$base.zst3'|zstd -d -q -f '$base.zst3' -o '$base.back'|$base.zst3|$RUNS")
     tools+=("zstd -19 --long=27|zstd -19 --long=27 -T1 -q -f '$in' -o '$base.zst19'|zstd -d --long=27 -q -f '$base.zst19' -o '$base.back'|$base.zst19|0")
     tools+=("xz -9|xz -9 -T1 -c '$in' >'$base.xz'|xz -dc '$base.xz' >'$base.back'|$base.xz|0")
     for t in "${tools[@]}"; do
-        IFS='|' read -r name ccmd dcmd packed cruns <<<"$t"
+        IFS='|' read -r name ccmd dcmd packed cruns source <<<"$t"
         log "  $name"
         if ! measure "$name" "$cruns" "$ccmd"; then continue; fi
         ct=$T; crss=$RSS
@@ -191,7 +202,7 @@ for i in "${!FILES[@]}"; do
         measure "$name" "$RUNS" "$dcmd" || continue
         dt=$T; drss=$RSS
         ok=yes
-        cmp -s "$in" "$base.back" || ok=NO
+        cmp -s "${source:-$in}" "$base.back" || ok=NO
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$bytes" "$lines" "$name" \
             "$size" "$ct" "$dt" "$crss" "$drss" "$ok" >>"$ROWS"
     done
@@ -222,8 +233,9 @@ REPORT=$WORK/report.md
         END {
             for (j=1; j<=k; j++) { key=order[j]
                 for (m=1; m<=n[key]; m++) { split(row[key, m], f, "\t")
-                    printf "| %s | %d | %d | %s | %d | %.3f | %.1f | %s | %s | %s | %s | %s | %s / %s | %s |\n",
-                        (m==1 ? f[1] : ""), f[3], f[2], f[4], f[5], f[5]/(f[3] ? f[3] : 1), f[2]/f[5],
+                    printf "| %s | %s | %d | %s | %d | %s | %.1f | %s | %s | %s | %s | %s | %s / %s | %s |\n",
+                        (m==1 ? f[1] : ""), (f[3] ? f[3] : "—"), f[2], f[4], f[5],
+                        (f[3] ? sprintf("%.3f", f[5]/f[3]) : "—"), f[2]/f[5],
                         ratio(f[5], best[key]), f[6], ratio(f[6], z3c[key]), f[7], ratio(f[7], z3d[key]),
                         f[8], f[9], f[10]
                 }

@@ -80,7 +80,7 @@ fn a_stream_preflate_cannot_take_in_pieces_is_one_piece() {
     assert!(decode(&MallocBench, &bin) == gz);
 }
 
-/// clang.trace.gz's model stream (1.2 MB) is over `mixed_parts::PARTS_FROM`: it goes through
+/// clang.trace.gz's model stream (1.2 MB) is over `mixed_parts::PARTS_FROM` (256 KiB): it goes through
 /// the mixer in two parts, coded and decoded on two threads, and the file is the same whatever
 /// the thread count.
 #[test]

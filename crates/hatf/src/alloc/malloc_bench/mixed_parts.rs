@@ -6,11 +6,11 @@
 //! sequence of predictions, so a malloc-bench trace with a long stream kept one core busy for
 //! seconds while the other waited (vlc: 5.0 MB of stream, 4.4 s to code it). Two halves, each
 //! coded from fresh tables, take half the time on two cores and cost little: on the corpus'
-//! streams of a megabyte or more, 2 halves were −0.1 % to +1.9 % larger than the whole (clang
-//! 145,133 → 145,241 bytes, mc_server_large 770,918 → 773,142, vlc 456,070 → 462,912), where
-//! the short streams would pay 2 to 7 % (grep +2.4 %, scp +6.7 %) to save a fraction of a
-//! second. The part count is fixed by the stream's length, never by the machine, so every
-//! machine writes the same bytes.
+//! streams of 256 KiB or more, 2 halves were −0.2 % to +2.4 % larger than the whole (clang
+//! 145,133 → 145,241 bytes, mc_server_large 770,918 → 773,142, vlc 456,070 → 462,912, grep
+//! 24,486 → 25,075), where the shorter streams would pay up to 7 % (scp +6.7 %) to save a
+//! tenth of a second. The part count is fixed by the stream's length, never by the machine, so
+//! every machine writes the same bytes.
 //!
 //! Section bytes: varint `P` (1 to [`MAX_PARTS`]), then for each part a varint `L` and `L`
 //! bytes: what [`context_mix::v2::compress_with_tables`] writes for that part with
@@ -21,7 +21,7 @@ use crate::alloc::context_mix;
 use crate::alloc::varint::{put_u64, Cursor};
 
 /// Streams of at least this many bytes are coded in [`PARTS`] parts; shorter ones whole.
-pub const PARTS_FROM: usize = 1 << 20;
+pub const PARTS_FROM: usize = 256 << 10;
 /// Parts of a long stream: as many as the two cores the speed targets are set on.
 pub const PARTS: usize = 2;
 /// Most parts a reader accepts (bounds the work a damaged count can ask for).
