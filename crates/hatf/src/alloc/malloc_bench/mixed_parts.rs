@@ -205,6 +205,28 @@ mod tests {
         assert_eq!(parts_for(usize::MAX), PARTS);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Any bytes, and any change to a valid section, give bytes (the container's CRC
+        /// stands between a damaged file and this code) or an error that names the parts:
+        /// never a panic.
+        #[test]
+        fn any_bytes_decode_or_fail_without_panic(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+            at in 0usize..4096,
+            flip in 1u8..=255,
+        ) {
+            let mut damaged = compress(&stream(3_000), 2, 1);
+            let at = at % damaged.len();
+            damaged[at] ^= flip;
+            for input in [&bytes[..], &damaged[..]] {
+                if let Err(m) = decompress(input, 2) {
+                    proptest::prop_assert!(m.contains("context-mixed"), "{}", m);
+                }
+            }
+        }
+    }
+
     #[test]
     fn damaged_sections_are_errors() {
         let s = stream(20_000);
