@@ -22,7 +22,9 @@ use hatf::alloc::model::{
 };
 use hatf::alloc::mtrace::{self, kinds::MtraceKinds};
 use hatf::alloc::{native, AllocEvent};
-use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::format::TraceFormat;
+
+mod support;
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/sample.mtrace");
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
@@ -189,40 +191,7 @@ fn bench_format<K: KindTable>(
     g.bench_function("streams to ModelRecord batches", |b| {
         b.iter(|| model_decode_batches(kinds, black_box(&streams)))
     });
-    let options = EncodeOptions::default();
-    let encode = |out: &mut Vec<u8>| {
-        format
-            .encode(&mut &text[..], out, &options)
-            .expect("encodes");
-    };
-    g.bench_function("text to container", |b| {
-        b.iter(|| {
-            let mut out = Vec::new();
-            encode(&mut out);
-            out.len()
-        })
-    });
-    let mut packed = Vec::new();
-    encode(&mut packed);
-    let mut back = Vec::new();
-    format
-        .decode(&mut &packed[..], &mut back, &DecodeOptions::default())
-        .expect("decodes");
-    assert!(back == text, "container round trip is lossless");
-    // One thread, so the figure is per core.
-    let one_thread = DecodeOptions {
-        threads: 1,
-        ..DecodeOptions::default()
-    };
-    g.bench_function("container to text", |b| {
-        b.iter(|| {
-            let mut out = Vec::with_capacity(text.len());
-            format
-                .decode(&mut &packed[..], &mut out, &one_thread)
-                .expect("decodes");
-            out.len()
-        })
-    });
+    support::container_round_trip(g, format, text, "text", format.name());
 }
 
 fn mtrace_bench(c: &mut Criterion) {

@@ -16,7 +16,8 @@ use hatf::et::line::{LineReader, Record};
 use hatf::et::model::{Model, RecordSink, UOrder};
 use hatf::et::streams::{id, Packer, StreamReader, StreamWriter};
 use hatf::et::ET3;
-use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+
+mod support;
 
 const TRACE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -128,30 +129,7 @@ fn et3_bench(c: &mut Criterion) {
     g.bench_function("packed streams to Record", |b| {
         b.iter(|| decode_records(black_box(&packed), records.len()))
     });
-    let one_thread_encode = EncodeOptions {
-        threads: 1,
-        ..EncodeOptions::default()
-    };
-    let encode = || {
-        let mut out = Vec::new();
-        ET3.encode(&mut &text[..], &mut out, &one_thread_encode)
-            .expect("encodes");
-        out
-    };
-    g.bench_function("text to container", |b| b.iter(|| encode().len()));
-    let container = encode();
-    let one_thread = DecodeOptions {
-        threads: 1,
-        ..DecodeOptions::default()
-    };
-    let decode = || {
-        let mut out = Vec::with_capacity(text.len());
-        ET3.decode(&mut &container[..], &mut out, &one_thread)
-            .expect("decodes");
-        out
-    };
-    assert!(decode() == text, "container round trip is lossless");
-    g.bench_function("container to text", |b| b.iter(|| decode().len()));
+    support::container_round_trip(&mut g, &ET3, &text, "text", "javac-tests block");
     g.finish();
 }
 

@@ -17,11 +17,12 @@ use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hatf::alloc::{malloc_bench, wee_alloc, AllocEvent};
-use hatf::format::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
+use hatf::format::{FormatError, TraceFormat};
 use hatf::jvm::{line, Jvm};
 
 #[path = "../tests/jvm_support/mod.rs"]
 mod jvm_support;
+mod support;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
 
@@ -48,32 +49,7 @@ fn bench_format(
                 .len()
         })
     });
-    let encode_options = EncodeOptions {
-        threads: 1,
-        ..EncodeOptions::default()
-    };
-    let encode = || {
-        let mut out = Vec::new();
-        format
-            .encode(&mut &input[..], &mut out, &encode_options)
-            .expect("encodes");
-        out
-    };
-    g.bench_function("input to container", |b| b.iter(|| encode().len()));
-    let container = encode();
-    let decode_options = DecodeOptions {
-        threads: 1,
-        ..DecodeOptions::default()
-    };
-    let decode = || {
-        let mut out = Vec::with_capacity(input.len());
-        format
-            .decode(&mut &container[..], &mut out, &decode_options)
-            .expect("decodes");
-        out
-    };
-    assert!(decode() == input, "{path}: the round trip is lossless");
-    g.bench_function("container to input", |b| b.iter(|| decode().len()));
+    support::container_round_trip(&mut g, format, &input, "input", path);
     g.finish();
 }
 
@@ -115,30 +91,7 @@ fn jvm(c: &mut Criterion) {
     let mut g = c.benchmark_group("jvm generated");
     g.throughput(Throughput::Elements(lines));
     g.bench_function("text to Record", |b| b.iter(|| jvm_parse(black_box(&text))));
-    let encode_options = EncodeOptions {
-        threads: 1,
-        ..EncodeOptions::default()
-    };
-    let encode = || {
-        let mut out = Vec::new();
-        Jvm.encode(&mut &text[..], &mut out, &encode_options)
-            .expect("encodes");
-        out
-    };
-    g.bench_function("text to container", |b| b.iter(|| encode().len()));
-    let container = encode();
-    let decode_options = DecodeOptions {
-        threads: 1,
-        ..DecodeOptions::default()
-    };
-    let decode = || {
-        let mut out = Vec::with_capacity(text.len());
-        Jvm.decode(&mut &container[..], &mut out, &decode_options)
-            .expect("decodes");
-        out
-    };
-    assert!(decode() == text, "the JVM round trip is lossless");
-    g.bench_function("container to text", |b| b.iter(|| decode().len()));
+    support::container_round_trip(&mut g, &Jvm, &text, "text", "the generated JVM trace");
     g.finish();
 }
 
