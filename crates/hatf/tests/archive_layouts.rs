@@ -37,6 +37,18 @@ fn decode(f: &dyn TraceFormat, bin: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The corpus' malloc-bench trace `name`, or `None` (with a message) when the corpus is absent.
+fn corpus_trace(name: &str) -> Option<Vec<u8>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus/malloc/malloc-bench/traces")
+        .join(name);
+    let gz = std::fs::read(&path).ok();
+    if gz.is_none() {
+        eprintln!("skipped: {} is absent", path.display());
+    }
+    gz
+}
+
 fn layout(bin: &[u8]) -> String {
     let r = ContainerReader::new(bin).unwrap();
     r.header()
@@ -69,10 +81,7 @@ fn the_encoder_writes_the_piece_layouts() {
 /// it is taken as one piece, not stored as its bytes.
 #[test]
 fn a_stream_preflate_cannot_take_in_pieces_is_one_piece() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus/malloc/malloc-bench/traces/onoro.trace.gz");
-    let Ok(gz) = std::fs::read(&path) else {
-        eprintln!("skipped: {} is absent", path.display());
+    let Some(gz) = corpus_trace("onoro.trace.gz") else {
         return;
     };
     let bin = encode(&MallocBench, &gz);
@@ -80,16 +89,13 @@ fn a_stream_preflate_cannot_take_in_pieces_is_one_piece() {
     assert!(decode(&MallocBench, &bin) == gz);
 }
 
-/// clang.trace.gz's model stream (1.2 MB) is over `mixed_parts::PARTS_FROM` (256 KiB): it goes through
-/// the mixer in two parts, coded and decoded on two threads, and the file is the same whatever
-/// the thread count.
+/// clang.trace.gz's model stream (1.2 MB) is over `mixed_parts::PARTS_FROM` (256 KiB): it goes
+/// through the mixer in two parts, coded and decoded on two threads, and the file is the same
+/// whatever the thread count.
 #[test]
 fn a_long_model_stream_is_mixed_in_parts() {
     use hatf::alloc::malloc_bench::split_store::MODEL_CM2_PARTS;
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus/malloc/malloc-bench/traces/clang.trace.gz");
-    let Ok(gz) = std::fs::read(&path) else {
-        eprintln!("skipped: {} is absent", path.display());
+    let Some(gz) = corpus_trace("clang.trace.gz") else {
         return;
     };
     let on = |threads| {
