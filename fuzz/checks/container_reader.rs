@@ -1,5 +1,5 @@
 //! The check behind the `container_reader` fuzz target, shared with the stable replay test
-//! `crates/metatf/tests/fuzz_corpus.rs`: the container reader, its index readers and the tools
+//! `metatf/tests/fuzz_corpus.rs`: the container reader, its index readers and the tools
 //! built on it take any bytes and give blocks, records, index entries or an error — never a
 //! panic.
 

@@ -1,5 +1,5 @@
 //! The check behind the `format_decode` fuzz target, shared with the stable replay test
-//! `crates/hatf/tests/fuzz_corpus.rs`: every format's decoder takes any bytes and returns text
+//! `hatf/tests/fuzz_corpus.rs`: every format's decoder takes any bytes and returns text
 //! or an error, never panics.
 
 use hatf::format::{registry, DecodeOptions};

@@ -1,5 +1,5 @@
 //! The check behind the `format_sections` fuzz target, shared with the stable replay test
-//! `crates/hatf/tests/fuzz_corpus.rs`. Random bytes almost never pass a container's
+//! `hatf/tests/fuzz_corpus.rs`. Random bytes almost never pass a container's
 //! checksums, so this check takes a valid encoding of a small trace, replaces the contents of
 //! one section of one block with fuzz bytes, frames the result again (valid checksums) and
 //! decodes it: each format's decoder must return text or an error, never panic.

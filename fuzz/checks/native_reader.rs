@@ -1,5 +1,5 @@
 //! The check behind the `native_reader` fuzz target, shared with the stable replay test
-//! `crates/hatf/tests/fuzz_corpus.rs`: the HATF 1.0 reader takes any bytes (also split into a
+//! `hatf/tests/fuzz_corpus.rs`: the HATF 1.0 reader takes any bytes (also split into a
 //! main and an address stream) without panicking, and a stream it reads completely is written
 //! back byte for byte by the writer.
 

@@ -1,5 +1,5 @@
 //! The check behind the `round_trip` fuzz target, shared with the stable replay test
-//! `crates/metatf/tests/fuzz_corpus.rs`: a schema and records drawn from the fuzz bytes,
+//! `metatf/tests/fuzz_corpus.rs`: a schema and records drawn from the fuzz bytes,
 //! written by the universal writer and read back, give the same records (with only the
 //! metadata records the writer adds in between), and rewriting what was read gives the same
 //! bytes.

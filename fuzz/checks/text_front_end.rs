@@ -1,5 +1,5 @@
 //! The check behind the text front-end fuzz targets, shared with the stable replay test
-//! `crates/hatf/tests/fuzz_corpus.rs` so CI runs exactly what the fuzzer ran.
+//! `hatf/tests/fuzz_corpus.rs` so CI runs exactly what the fuzzer ran.
 //!
 //! Input layout: the first byte picks options (bit 0: keep bad lines; bits 1..: the encoding),
 //! the rest is the trace text. Whatever `encode` accepts, `decode` must give back byte for byte.

@@ -1,5 +1,5 @@
 //! The check behind the `universal_reader` fuzz target, shared with the stable replay test
-//! `crates/metatf/tests/fuzz_corpus.rs`: any bytes give events until the end or an error.
+//! `metatf/tests/fuzz_corpus.rs`: any bytes give events until the end or an error.
 
 use metatf::UniversalReader;
 

@@ -152,10 +152,10 @@ fn main() {
     // Short traces whose sections the light context mixer (codec 4) codes: the texts above are
     // too short for any section to be compressed.
     for (format, text) in [
-        ("mtrace", &include_bytes!("../../crates/hatf/tests/data/relive.mtrace")[..]),
+        ("mtrace", &include_bytes!("../../hatf/tests/data/relive.mtrace")[..]),
         (
             "memory-replay",
-            &include_bytes!("../../crates/hatf/tests/data/relive_memory_replay.txt")[..],
+            &include_bytes!("../../hatf/tests/data/relive_memory_replay.txt")[..],
         ),
     ] {
         let mut bin = Vec::new();

@@ -1,0 +1,179 @@
+//! JVM traces as TraceVis reads them (seed `002_…`, Appendix B of its thesis): colon-separated
+//! text records `VS VI VD CL OA OF TB TE MN MX FP` with class and method names, shipped as the
+//! member `trace` of a ZIP archive. `jvm-zip` takes the archive, `jvm` the bare text. The model
+//! and the byte layout are in `docs/FORMAT.md §6.3`.
+
+pub mod check;
+pub mod line;
+pub mod model;
+pub mod records;
+pub mod streams;
+pub mod tables;
+pub mod text;
+pub mod zip;
+
+use std::io::{Read, Write};
+
+use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
+
+use crate::alloc::blocks::{self, write_error, BlockWriter};
+use crate::format::{
+    DecodeOptions, EncodeOptions, EncodeReport, FormatError, FormatFunctions, Forwarding,
+    TraceFormat,
+};
+use text::BlockPlan;
+
+/// Format id of the bare text.
+pub const FORMAT: &str = "jvm";
+/// The DTD embedded in `jvm` and `jvm-zip` files.
+pub const DTD: &str = include_str!("../../../dtds/jvm.dtd");
+/// The `layout` property of files whose blocks each start a fresh model: any block decodes
+/// without the blocks before it, so `decode --records` reads only the blocks it needs. What the
+/// encoders write.
+pub const LAYOUT: &str = "jvm-model-2";
+/// The `layout` property of older files whose model carried from block to block; still decoded,
+/// from the first block on (also for `decode --records`).
+pub const LAYOUT_CARRIED: &str = "jvm-model-1";
+
+/// True when the blocks of `header`'s file each start a fresh model ([`LAYOUT`]); false for
+/// [`LAYOUT_CARRIED`]; an error naming `file` for any other layout.
+pub fn fresh_blocks(header: &ContainerHeader, file: &str) -> Result<bool, FormatError> {
+    match header.property(PROPERTY_LAYOUT) {
+        Some(LAYOUT) => Ok(true),
+        Some(LAYOUT_CARRIED) => Ok(false),
+        other => Err(FormatError {
+            file: file.to_string(),
+            position: String::new(),
+            message: format!(
+                "layout {other:?} is not one this hatf decodes as JVM records \
+                 (`{LAYOUT}` or `{LAYOUT_CARRIED}`)"
+            ),
+        }),
+    }
+}
+
+/// Encodes the bare text of a JVM trace into `output`, its blocks cut as `plan` says
+/// ([`BlockPlan::DEFAULT`] is what `hatf encode` writes; other plans serve tests).
+pub fn encode_text(
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    options: &EncodeOptions,
+    plan: BlockPlan,
+) -> Result<EncodeReport, FormatError> {
+    let mut out = BlockWriter::new(output, &plan.header(FORMAT), options)?;
+    let report = text::encode_into(input, &mut out, options, plan)?;
+    out.finish()?;
+    Ok(report)
+}
+
+/// True when the complete lines at the start of `head` (at most 8, the last cut one ignored)
+/// are JVM trace records and there is at least one.
+pub fn looks_like_trace(head: &[u8]) -> bool {
+    let complete = match memchr::memrchr(b'\n', head) {
+        Some(p) => &head[..p],
+        None => head,
+    };
+    let mut n = 0;
+    for l in complete.split(|&b| b == b'\n').take(8) {
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        if line::parse(l).is_err() {
+            return false;
+        }
+        n += 1;
+    }
+    n > 0 && !complete.is_empty()
+}
+
+/// Lists each block's threads again (files with a model layout; a `jvm-zip` file's first
+/// block, the archive's bytes, has no records and lists none).
+fn thread_lister(header: &ContainerHeader, file: &str) -> Option<crate::format::ThreadLister> {
+    let fresh = fresh_blocks(header, file).ok()?;
+    let mut lister = text::ThreadLister::new(fresh);
+    let file = file.to_string();
+    Some(Box::new(move |block| lister.block(block, &file)))
+}
+
+/// The bare text of a JVM trace (the `trace` member, unzipped).
+pub struct Jvm;
+
+/// The ZIP archive holding a JVM trace.
+pub struct JvmZip;
+
+/// The JVM trace formats, in detection order.
+pub fn formats() -> Vec<&'static dyn TraceFormat> {
+    vec![&JvmZip, &Jvm]
+}
+
+impl Forwarding for Jvm {
+    const FUNCTIONS: FormatFunctions = FormatFunctions {
+        decode_records: Some(|input, output, options, range, note| {
+            records::decode_records(FORMAT, input, output, options, range, note)
+        }),
+        thread_lister: Some(thread_lister),
+        stats: Some(check::stats),
+        validate: Some(check::validate),
+        ..FormatFunctions::new(
+            FORMAT,
+            "JVM trace text (TraceVis `trace`: VS/OA/MN/MX... colon-separated records)",
+            looks_like_trace,
+            |input, output, options| encode_text(input, output, options, BlockPlan::DEFAULT),
+            decode_text,
+        )
+    };
+}
+
+impl Forwarding for JvmZip {
+    const FUNCTIONS: FormatFunctions = FormatFunctions {
+        decode_records: Some(|input, output, options, range, note| {
+            records::decode_records(zip::FORMAT, input, output, options, range, note)
+        }),
+        thread_lister: Some(thread_lister),
+        // `stats` and `validate` read the member `trace`.
+        stats: Some(|input, name| {
+            zip::member_text(input, name).and_then(|t| check::stats(&mut t.as_slice(), name))
+        }),
+        validate: Some(|input, name| {
+            zip::member_text(input, name).and_then(|t| check::validate(&mut t.as_slice(), name))
+        }),
+        ..FormatFunctions::new(
+            zip::FORMAT,
+            "zip archive holding a JVM trace in its member `trace` (TraceVis)",
+            zip::detect,
+            |input, output, options| zip::encode(input, output, options, BlockPlan::DEFAULT),
+            zip::decode,
+        )
+    };
+}
+
+/// Writes the text of a `jvm` file back; returns the number of lines.
+fn decode_text(
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    options: &DecodeOptions,
+) -> Result<u64, FormatError> {
+    let file = options.input_name.as_str();
+    let mut reader = blocks::open(input, FORMAT, file)?;
+    let fresh = fresh_blocks(reader.header(), file)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, output);
+    let lines = text::decode_blocks(&mut reader, &mut out, file, fresh)?;
+    out.flush().map_err(|e| write_error(file, e))?;
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn embedded_dtd_is_valid_meta_tf() {
+        if let Err(d) = metatf_dtd::parse_schema(super::DTD, "jvm.dtd") {
+            panic!("jvm.dtd: {d}");
+        }
+    }
+
+    #[test]
+    fn detection_needs_records() {
+        assert!(super::looks_like_trace(b"VS:1\nVI:2\nCL:3:A\n"));
+        assert!(super::looks_like_trace(b"VS:1\r\nVI:2\r\n"));
+        assert!(!super::looks_like_trace(b"A 1 2 3 4 5 6\n"));
+        assert!(!super::looks_like_trace(b""));
+    }
+}
