@@ -1,5 +1,6 @@
 //! The command line, as clap derive definitions. Validation and execution live elsewhere.
 
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -10,7 +11,7 @@ use std::path::PathBuf;
     version,
     about = "Compact, lossless, self-describing binary traces of heap allocation and program execution",
     long_about = None,
-    after_help = "Examples:\n  hatf encode perl.mtrace -o perl.hatf          convert a glibc mtrace log\n  hatf decode perl.hatf -o perl.mtrace          get the exact text back\n  hatf inspect perl.hatf                        header, sections, sizes\n  hatf compare                                  compare encodings on the built-in sample\n\nAn absent INPUT/OUTPUT or '-' means standard input/output."
+    after_help = "Examples:\n  hatf encode perl.mtrace                       convert a glibc mtrace log to perl.mtrace.hatf\n  hatf decode perl.mtrace.hatf                  get the exact text back in perl.mtrace\n  hatf inspect perl.hatf                        header, sections, sizes\n  hatf compare                                  compare encodings on the built-in sample\n\nAn absent INPUT or '-' means standard input. See `hatf encode --help` for where output goes.\nShell completions: `hatf completions bash`; manual page: `hatf man`."
 )]
 pub struct Cli {
     /// Print only errors.
@@ -67,6 +68,58 @@ pub enum Command {
     /// Work with Meta-TF DTD files.
     #[command(subcommand)]
     Dtd(DtdCommand),
+    /// Print a completion script for a shell.
+    #[command(
+        after_help = "Examples:\n  hatf completions bash > ~/.local/share/bash-completion/completions/hatf\n  hatf completions zsh > ~/.zfunc/_hatf\n  hatf completions fish > ~/.config/fish/completions/hatf.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), for `man`.
+    #[command(after_help = "Examples:\n  hatf man > hatf.1 && man ./hatf.1")]
+    Man(ManArgs),
+}
+
+/// `hatf completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `hatf man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write one page per subcommand (hatf.1, hatf-encode.1, ...) into this folder instead of
+    /// printing the main page.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// What `--from` accepts: `auto`, every format this build knows, and `text`.
+fn from_values() -> PossibleValuesParser {
+    let mut values =
+        vec![PossibleValue::new("auto").help("detect the format from the first bytes")];
+    values.extend(
+        hatf::format::registry()
+            .into_iter()
+            .map(|f| PossibleValue::new(f.name()).help(f.description())),
+    );
+    values.push(PossibleValue::new("text").help("`hatf dump` output, with --dtd"));
+    PossibleValuesParser::new(values)
+}
+
+/// What `--encoding` accepts: `auto` and every encoding some format offers (whether the input's
+/// format offers it is checked once the format is known).
+fn encoding_values() -> PossibleValuesParser {
+    let mut names: Vec<&'static str> = vec!["auto"];
+    for format in hatf::format::registry() {
+        for name in format.encodings().iter().chain(format.event_encodings()) {
+            if !names.contains(name) {
+                names.push(name);
+            }
+        }
+    }
+    PossibleValuesParser::new(names)
 }
 
 /// Where section data is compressed, per section.
@@ -91,21 +144,41 @@ pub struct OutputArgs {
     pub force: bool,
 }
 
+/// Where `encode` and `decode` write each input's output.
+#[derive(Debug, Args)]
+pub struct Destination {
+    /// Output file, for one input; '-' means standard output. Without it: standard output when
+    /// the input is standard input, or --stdout is given, or standard output is redirected or
+    /// piped and there is one input; otherwise a file named after the input.
+    #[arg(short, long, value_name = "OUTPUT")]
+    pub output: Option<PathBuf>,
+    /// Overwrite existing output files.
+    #[arg(short, long)]
+    pub force: bool,
+    /// Write to standard output (decoded texts of several inputs one after the other).
+    #[arg(short = 'c', long = "stdout", conflicts_with = "output")]
+    pub stdout: bool,
+}
+
 /// `hatf encode`.
 #[derive(Debug, Args)]
 pub struct EncodeArgs {
-    /// Text trace to read; absent or '-' means standard input.
-    pub input: Option<PathBuf>,
+    /// Text traces to read, plain or compressed with gzip, bzip2, xz or zstd (recognised by
+    /// their first bytes); none or '-' means standard input. Each FILE is written to FILE.hatf
+    /// (a compressed `trace.bz2` to `trace.hatf`, as its text is what is kept).
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
     #[command(flatten)]
-    pub out: OutputArgs,
+    pub out: Destination,
     /// Input format (`auto` detects it; `text` reads `hatf dump` output with --dtd).
-    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_values())]
     pub from: String,
     /// DTD describing the records, for `--from text`.
     #[arg(long, value_name = "FILE")]
     pub dtd: Option<PathBuf>,
-    /// Encoding to use; `auto` picks the smallest the format offers.
-    #[arg(long, value_name = "ENC", default_value = "auto")]
+    /// Encoding to use; `auto` picks the smallest the format offers (each format offers only
+    /// some of these; the error for one it lacks lists its own).
+    #[arg(long, value_name = "ENC", default_value = "auto", value_parser = encoding_values())]
     pub encoding: String,
     /// Compression of each section.
     #[arg(long, value_enum, default_value_t = CompressArg::Zstd)]
@@ -130,10 +203,16 @@ pub struct EncodeArgs {
 /// `hatf decode`.
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
-    /// Binary trace to read; absent or '-' means standard input.
-    pub input: Option<PathBuf>,
+    /// Binary traces to read; none or '-' means standard input. Each FILE.hatf is written to
+    /// FILE. The text is given back exactly as it was encoded; a trace encoded from a
+    /// compressed text (`trace.bz2`) gives back the decompressed text, which is what it keeps.
+    /// A format whose original is itself a compressed file (a malloc-bench `.trace.gz`, a
+    /// memory_replay `.zip`) gives back that file byte for byte, and is not written to a
+    /// terminal.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
     #[command(flatten)]
-    pub out: OutputArgs,
+    pub out: Destination,
     /// Text format to write (default: the format the file was encoded from).
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<String>,
@@ -175,10 +254,11 @@ pub struct DumpArgs {
 /// `hatf stats`.
 #[derive(Debug, Args)]
 pub struct StatsArgs {
-    /// Text or binary trace.
-    pub input: PathBuf,
+    /// Text or binary trace (text may be gzip, bzip2, xz or zstd compressed); absent or '-'
+    /// means standard input.
+    pub input: Option<PathBuf>,
     /// Input format when INPUT is text (`auto` detects it).
-    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_values())]
     pub from: String,
     /// Print JSON.
     #[arg(long)]
@@ -188,17 +268,19 @@ pub struct StatsArgs {
 /// `hatf validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Text or binary trace.
-    pub input: PathBuf,
+    /// Text or binary trace (text may be gzip, bzip2, xz or zstd compressed); absent or '-'
+    /// means standard input.
+    pub input: Option<PathBuf>,
     /// Input format when INPUT is text (`auto` detects it).
-    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_values())]
     pub from: String,
 }
 
 /// `hatf compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Traces to compare; none means the sample trace built into hatf.
+    /// Traces to compare (text may be gzip, bzip2, xz or zstd compressed; '-' is standard
+    /// input); none means the sample trace built into hatf.
     pub inputs: Vec<PathBuf>,
     /// Print CSV.
     #[arg(long, conflicts_with = "json")]

@@ -3,8 +3,9 @@
 use std::fmt;
 use std::process::ExitCode;
 
-/// Why a command failed, which decides the exit status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why a command failed, which decides the exit status (the later variant wins when several
+/// inputs failed differently).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Failure {
     /// Bad or corrupt input, or a check that found problems: exit 1.
     Input,
@@ -64,5 +65,52 @@ impl From<hatf::FormatError> for CliError {
     }
 }
 
+/// Prints `error` as `hatf: error: ...` on standard error. Control characters (bytes of a
+/// binary file quoted in a message) are shown escaped, so a message never garbles a terminal.
+pub fn report(error: &CliError) {
+    eprintln!("hatf: error: {}", printable(&error.message));
+}
+
+/// `text` with every control character but newline and tab escaped, and at most 300 characters
+/// of any one line.
+fn printable(text: &str) -> String {
+    const LONGEST_LINE: usize = 300;
+    let mut out = String::with_capacity(text.len());
+    let mut column = 0;
+    for c in text.chars() {
+        if c == '\n' {
+            column = 0;
+            out.push(c);
+            continue;
+        }
+        column += 1;
+        if column > LONGEST_LINE {
+            if column == LONGEST_LINE + 1 {
+                out.push_str("...");
+            }
+            continue;
+        }
+        if c.is_control() && c != '\t' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Result type of every subcommand.
 pub type CliResult<T = ()> = Result<T, CliError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_bytes_are_escaped_and_long_lines_cut() {
+        assert_eq!(printable("a\u{1b}[2Jb\tc\nd"), "a\\u{1b}[2Jb\tc\nd");
+        let long = "x".repeat(1000);
+        let shown = printable(&format!("{long}\nend"));
+        assert_eq!(shown, format!("{}...\nend", "x".repeat(300)));
+    }
+}

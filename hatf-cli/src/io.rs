@@ -2,13 +2,19 @@
 //!
 //! - an absent path or `-` is standard input / standard output;
 //! - binary output is never written to a terminal;
-//! - an existing output file is kept unless `--force`;
-//! - files are written to a temporary file in the same folder and renamed into place only when
-//!   everything succeeded, so a failed or killed run never leaves a partial file under the final name;
+//! - decoded text that turns out to be binary (a zip, a gzip stream) is not written to a terminal;
+//! - an existing output file is kept unless `--force`, and the input is never its own output;
+//! - a device, FIFO or socket (`/dev/null`) is written in place, without `--force`;
+//! - files are written to a temporary file in the same folder (see [`crate::partial`]) and
+//!   renamed into place only when everything succeeded, without replacing a file that appeared
+//!   at the output path meanwhile (unless `--force`), so a failed or killed run never leaves a
+//!   partial file under the final name;
+//! - an error writing the output names the output;
 //! - a closed pipe on standard output ends the command quietly.
 
 use crate::data_stdout::{data_stdout, DataStdout};
 use crate::error::{CliError, CliResult};
+use crate::partial;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -21,10 +27,37 @@ pub struct Input {
     pub reader: Box<dyn Read + Send>,
     /// Size in bytes, when the input is a regular file.
     pub len: Option<u64>,
+    /// Which file it is on its device, to refuse writing the output over it.
+    pub identity: Option<FileIdentity>,
+}
+
+/// A file's device and inode: two paths naming the same file have the same identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    device: u64,
+    inode: u64,
+}
+
+impl FileIdentity {
+    /// The identity of the file described by `metadata`.
+    #[cfg(unix)]
+    pub fn of(metadata: &std::fs::Metadata) -> Option<FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        Some(FileIdentity {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+        })
+    }
+
+    /// Not known outside Unix.
+    #[cfg(not(unix))]
+    pub fn of(_metadata: &std::fs::Metadata) -> Option<FileIdentity> {
+        None
+    }
 }
 
 /// True when `path` means standard input/output.
-fn is_std(path: Option<&Path>) -> bool {
+pub fn is_std(path: Option<&Path>) -> bool {
     path.is_none_or(|p| p.as_os_str() == "-")
 }
 
@@ -44,6 +77,7 @@ pub fn open_input(path: Option<&Path>, read_ahead: usize) -> CliResult<Input> {
             name: "<stdin>".into(),
             reader: Box::new(io::stdin()),
             len: None,
+            identity: None,
         });
     }
     let path = path.unwrap_or(Path::new("-"));
@@ -59,7 +93,11 @@ pub fn open_input(path: Option<&Path>, read_ahead: usize) -> CliResult<Input> {
     Ok(Input {
         name: path.display().to_string(),
         reader: Box::new(BufReader::with_capacity(read_ahead, file)),
-        len: metadata.filter(|m| m.is_file()).map(|m| m.len()),
+        len: metadata.as_ref().filter(|m| m.is_file()).map(|m| m.len()),
+        identity: metadata
+            .as_ref()
+            .filter(|m| m.is_file())
+            .and_then(FileIdentity::of),
     })
 }
 
@@ -70,6 +108,10 @@ pub enum Content {
     Binary,
     /// Text: fine anywhere.
     Text,
+    /// What a decoder gives back: text, except for formats whose original is itself binary (a
+    /// memory_replay zip, a malloc-bench `.trace.gz`); refused on a terminal when its first bytes
+    /// are binary.
+    Decoded,
 }
 
 /// An output being written; call [`Output::commit`] once everything succeeded.
@@ -80,15 +122,77 @@ pub struct Output {
 }
 
 enum Target {
-    Stdout(BufWriter<DataStdout>),
+    Stdout(BufWriter<Watched<DataStdout>>),
     /// An existing device, FIFO or socket (e.g. `/dev/null`): written in place, because renaming
     /// a file over it would replace the device node with a regular file.
-    Special(BufWriter<File>),
+    Special(BufWriter<Watched<File>>),
     File {
         temp: tempfile::NamedTempFile,
-        writer: Option<BufWriter<File>>,
+        writer: Option<BufWriter<Watched<File>>>,
         final_path: PathBuf,
+        force: bool,
+        _registration: partial::Registration,
     },
+}
+
+/// A writer that keeps the first error it met, so that a command whose encoder or decoder failed
+/// while writing can say it was the output (a full disk) rather than the input.
+pub struct Watched<W> {
+    inner: W,
+    /// Refuse a first write that looks binary (decoded output on a terminal).
+    refuse_binary: bool,
+    failure: Option<String>,
+    /// Bytes written through it (positioned writes of a decoder go around it).
+    written: u64,
+}
+
+impl<W> Watched<W> {
+    fn new(inner: W, refuse_binary: bool) -> Self {
+        Watched {
+            inner,
+            refuse_binary,
+            failure: None,
+            written: 0,
+        }
+    }
+}
+
+/// True when `bytes`, the start of an output, are not text: a NUL byte, or the start of a zip or
+/// gzip file.
+fn looks_binary(bytes: &[u8]) -> bool {
+    let start = &bytes[..bytes.len().min(4096)];
+    start.contains(&0) || start.starts_with(b"PK\x03\x04") || start.starts_with(&[0x1f, 0x8b])
+}
+
+/// What a refused binary output says.
+const BINARY_TO_TERMINAL: &str =
+    "refusing to write binary data to a terminal; use -o FILE or redirect standard output";
+
+impl<W: Write> Write for Watched<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.refuse_binary && !buf.is_empty() {
+            if looks_binary(buf) {
+                self.failure = Some(BINARY_TO_TERMINAL.into());
+                return Err(io::Error::other(BINARY_TO_TERMINAL));
+            }
+            self.refuse_binary = false;
+        }
+        let n = self.inner.write(buf).inspect_err(|e| self.note(e))?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().inspect_err(|e| self.note(e))
+    }
+}
+
+impl<W> Watched<W> {
+    fn note(&mut self, e: &io::Error) {
+        if self.failure.is_none() && e.kind() != io::ErrorKind::Interrupted {
+            self.failure = Some(format!("cannot write: {e}"));
+        }
+    }
 }
 
 /// Bytes an output buffers before writing: binary output is written by the encoders in small
@@ -97,7 +201,7 @@ enum Target {
 fn buffer_size(content: Content) -> usize {
     match content {
         Content::Binary => 1 << 20,
-        Content::Text => 1 << 16,
+        Content::Text | Content::Decoded => 1 << 16,
     }
 }
 
@@ -105,41 +209,48 @@ fn buffer_size(content: Content) -> usize {
 pub fn create_output(path: Option<&Path>, force: bool, content: Content) -> CliResult<Output> {
     if is_std(path) {
         let stdout = data_stdout();
-        if content == Content::Binary && stdout.is_terminal() {
-            return Err(CliError::usage(
-                "refusing to write binary data to a terminal; use -o FILE or redirect standard output",
-            ));
+        let terminal = stdout.is_terminal();
+        if content == Content::Binary && terminal {
+            return Err(CliError::usage(BINARY_TO_TERMINAL));
         }
+        let refuse_binary = content == Content::Decoded && terminal;
         return Ok(Output {
             name: "<stdout>".into(),
-            target: Target::Stdout(BufWriter::new(stdout)),
+            target: Target::Stdout(BufWriter::new(Watched::new(stdout, refuse_binary))),
         });
     }
     let final_path = path.unwrap_or(Path::new("-")).to_path_buf();
-    if final_path.exists() && !force {
-        return Err(CliError::usage(format!(
-            "{}: already exists; use -f/--force to overwrite it",
-            final_path.display()
-        )));
-    }
+    let shown = final_path.display().to_string();
     if let Ok(meta) = std::fs::metadata(&final_path) {
-        if !meta.is_file() && !meta.is_dir() {
+        if meta.is_dir() {
+            return Err(CliError::usage(format!("{shown}: is a folder")));
+        }
+        if !meta.is_file() {
             let file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&final_path)
-                .map_err(|e| CliError::input(format!("{}: {}", final_path.display(), e)))?;
+                .map_err(|e| CliError::input(format!("{shown}: {e}")))?;
             return Ok(Output {
-                name: final_path.display().to_string(),
-                target: Target::Special(BufWriter::with_capacity(buffer_size(content), file)),
+                name: shown,
+                target: Target::Special(BufWriter::with_capacity(
+                    buffer_size(content),
+                    Watched::new(file, false),
+                )),
             });
+        }
+        if !force {
+            return Err(CliError::usage(format!(
+                "{shown}: already exists; use -f/--force to overwrite it"
+            )));
         }
     }
     let folder = match final_path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    partial::remove_stale(&folder);
     let temp = tempfile::Builder::new()
-        .prefix(".hatf-partial-")
+        .prefix(&partial::own_prefix())
         .tempfile_in(&folder)
         .map_err(|e| {
             CliError::input(format!(
@@ -148,17 +259,47 @@ pub fn create_output(path: Option<&Path>, force: bool, content: Content) -> CliR
                 e
             ))
         })?;
+    let registration = partial::register(temp.path());
     let file = temp
         .reopen()
         .map_err(|e| CliError::input(format!("{}: {}", temp.path().display(), e)))?;
     Ok(Output {
-        name: final_path.display().to_string(),
+        name: shown,
         target: Target::File {
             temp,
-            writer: Some(BufWriter::with_capacity(buffer_size(content), file)),
+            writer: Some(BufWriter::with_capacity(
+                buffer_size(content),
+                Watched::new(file, false),
+            )),
             final_path,
+            force,
+            _registration: registration,
         },
     })
+}
+
+/// [`create_output`] for the output of `input`, refused when it is the input itself (whatever
+/// `force` says: the input would be gone before it was read).
+pub fn create_output_for(
+    path: Option<&Path>,
+    force: bool,
+    content: Content,
+    input: Option<FileIdentity>,
+    input_name: &str,
+) -> CliResult<Output> {
+    if let (Some(out), Some(identity)) = (path.filter(|p| !is_std(Some(p))), input) {
+        let same = std::fs::metadata(out)
+            .ok()
+            .and_then(|m| FileIdentity::of(&m))
+            .is_some_and(|o| o == identity);
+        if same {
+            return Err(CliError::usage(format!(
+                "{}: is the input {input_name}; refusing to write the output over it",
+                out.display(),
+            )));
+        }
+    }
+    create_output(path, force, content)
 }
 
 impl Output {
@@ -185,34 +326,87 @@ impl Output {
         }
     }
 
+    /// The error met writing the output, when there was one: call it when a command failed, to
+    /// report the output's error (a full disk) rather than the input's name.
+    pub fn failure(&self) -> Option<CliError> {
+        let failure = match &self.target {
+            Target::Stdout(w) => &w.get_ref().failure,
+            Target::Special(w) => &w.get_ref().failure,
+            Target::File {
+                writer: Some(w), ..
+            } => &w.get_ref().failure,
+            Target::File { writer: None, .. } => &None,
+        };
+        let message = failure.as_ref()?;
+        Some(if message == BINARY_TO_TERMINAL {
+            CliError::usage(message.clone())
+        } else {
+            CliError::input(format!("{}: {message}", self.name))
+        })
+    }
+
+    /// The command's error for `error`, which happened while this output was being written:
+    /// the output's own error when writing it failed, else `error` as it is.
+    pub fn blame(&self, error: impl Into<CliError>) -> CliError {
+        self.failure().unwrap_or_else(|| error.into())
+    }
+
     /// Flushes everything and, for a file, renames the temporary file into place.
     pub fn commit(self) -> CliResult {
+        self.commit_counted().map(|_| ())
+    }
+
+    /// [`Output::commit`], returning the size of the output in bytes.
+    pub fn commit_counted(self) -> CliResult<u64> {
         let name = self.name;
         match self.target {
-            Target::Stdout(mut w) => flush_stdout(&mut w),
+            Target::Stdout(mut w) => flush_stdout(&mut w).map(|()| w.get_ref().written),
             Target::Special(mut w) => w
                 .flush()
+                .map(|()| w.get_ref().written)
                 .map_err(|e| CliError::input(format!("{name}: cannot write: {e}"))),
             Target::File {
                 temp,
                 mut writer,
                 final_path,
+                force,
+                _registration,
             } => {
+                let mut size = 0;
                 if let Some(w) = writer.take() {
-                    let file = w.into_inner().map_err(|e| {
-                        CliError::input(format!("{name}: cannot write: {}", e.error()))
-                    })?;
+                    let file = w
+                        .into_inner()
+                        .map_err(|e| {
+                            CliError::input(format!("{name}: cannot write: {}", e.error()))
+                        })?
+                        .inner;
                     file.sync_all()
                         .map_err(|e| CliError::input(format!("{name}: cannot write: {e}")))?;
+                    // The file's length, which counts a decoder's positioned writes too.
+                    size = file.metadata().map(|m| m.len()).unwrap_or(0);
                 }
                 // A temporary file is created private (0600); the finished output gets the
                 // permissions an ordinary new file would have.
                 set_ordinary_permissions(temp.path())
                     .map_err(|e| CliError::input(format!("{name}: cannot set permissions: {e}")))?;
-                temp.persist(&final_path).map_err(|e| {
-                    CliError::input(format!("{name}: cannot rename into place: {}", e.error))
+                let persisted = if force {
+                    temp.persist(&final_path)
+                } else {
+                    // Another program (or another hatf) may have created the file since it was
+                    // found absent: it is kept, and this output given up.
+                    temp.persist_noclobber(&final_path)
+                };
+                persisted.map_err(|e| {
+                    if e.error.kind() == io::ErrorKind::AlreadyExists {
+                        CliError::input(format!(
+                            "{name}: was created by something else while hatf was writing it; \
+                             left as it is and nothing written (use -f/--force to overwrite it)"
+                        ))
+                    } else {
+                        CliError::input(format!("{name}: cannot rename into place: {}", e.error))
+                    }
                 })?;
-                Ok(())
+                Ok(size)
             }
         }
     }
@@ -229,7 +423,7 @@ fn set_ordinary_permissions(_path: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn flush_stdout(w: &mut BufWriter<DataStdout>) -> CliResult {
+fn flush_stdout(w: &mut BufWriter<Watched<DataStdout>>) -> CliResult {
     match w.flush() {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),

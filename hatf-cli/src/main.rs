@@ -1,15 +1,20 @@
 //! The `hatf` command.
 
 mod args;
+mod batch;
 mod commands;
+mod compressed;
 mod data_stdout;
 mod error;
 mod io;
 mod malloc_tuning;
+mod output_name;
+mod partial;
 mod peek;
 mod progress;
 mod record_range;
 mod runtime_error;
+mod summary;
 mod text_input;
 mod thread_choice;
 
@@ -44,6 +49,7 @@ fn main() -> ExitCode {
         _ => malloc_tuning::DEFAULT_MMAP_THRESHOLD,
     });
     data_stdout::reserve();
+    partial::clean_up_on_signals();
     let verbosity = Verbosity {
         quiet: cli.quiet,
         verbose: cli.verbose,
@@ -59,12 +65,14 @@ fn main() -> ExitCode {
         Command::Verify(a) => commands::verify::run(a, verbosity),
         Command::Recover(a) => commands::recover::run(a, verbosity),
         Command::Dtd(c) => commands::dtd::run(c, verbosity),
+        Command::Completions(a) => commands::completions::run(a),
+        Command::Man(a) => commands::man::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if io::is_broken_pipe(&e.message) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("hatf: error: {e}");
+            error::report(&e);
             e.exit_code()
         }
     }

@@ -3,12 +3,13 @@
 //! A binary trace is decoded on a second thread and streamed through a pipe, so analysing it takes
 //! no more memory than analysing its text.
 
+use crate::compressed::Wrapper;
 use crate::error::{CliError, CliResult};
+use crate::io::Input;
 use crate::peek::{container_header, Replayed};
 use hatf::format::{self, DecodeOptions, TraceFormat};
 use metatf::container::looks_like_container;
 use std::io::{Cursor, Read};
-use std::path::Path;
 use std::thread::JoinHandle;
 
 /// How many bytes of the input the format detectors look at.
@@ -65,17 +66,67 @@ pub fn head_of<R>(whole: &Replayed<R>) -> &[u8] {
     whole.get_ref().0.get_ref()
 }
 
-/// Opens `path` as a text trace: text is read as is (format from `from`), binary is decoded.
-pub fn open_text_trace(path: &Path, from: &str) -> CliResult<TextTrace> {
-    let name = path.display().to_string();
-    let file = std::fs::File::open(path)
-        .map_err(|e| CliError::input(format!("{name}: cannot open: {e}")))?;
-    let whole = read_head(std::io::BufReader::with_capacity(1 << 20, file), &name)?;
-    if !looks_like_container(head_of(&whole)) {
-        let format = choose_format(from, head_of(&whole), &name)?;
-        return Ok(TextTrace {
+/// A text input opened for reading: its format, and its text (decompressed when it was kept
+/// compressed and no format claims the compressed bytes themselves).
+pub struct OpenedText {
+    /// The format of the text.
+    pub format: &'static dyn TraceFormat,
+    /// The whole text, the bytes of `head` first.
+    pub reader: Box<dyn Read + Send>,
+    /// The first bytes of the text (up to [`DETECT_BYTES`]; fewer means that is all of it).
+    pub head: Vec<u8>,
+    /// The compression the input was unwrapped from.
+    pub wrapper: Option<Wrapper>,
+}
+
+/// Reads the start of `reader`, picks the format (`from`, or detected when `auto`) and unwraps
+/// a gzip, bzip2, xz or zstd input that the format does not read as it is. A format that is
+/// itself a compressed file (malloc-bench's `.trace.gz`) is tried on the raw bytes first, so it
+/// keeps its bytes.
+pub fn open_text(reader: Box<dyn Read + Send>, from: &str, name: &str) -> CliResult<OpenedText> {
+    let whole = read_head(reader, name)?;
+    let head = head_of(&whole).to_vec();
+    let claimed = if from == "auto" {
+        format::detect(&head)
+    } else {
+        choose_format(from, &head, name).map(|f| f.detect(&head).then_some(f))?
+    };
+    if let (None, Some(wrapper)) = (claimed, Wrapper::detect(&head)) {
+        let unwrapped = wrapper
+            .reader(Box::new(whole))
+            .map_err(|e| CliError::input(format!("{name}: {e}")))?;
+        let whole = read_head(unwrapped, name)?;
+        let head = head_of(&whole).to_vec();
+        let format = choose_format(from, &head, name)?;
+        return Ok(OpenedText {
             format,
             reader: Box::new(whole),
+            head,
+            wrapper: Some(wrapper),
+        });
+    }
+    let format = match claimed {
+        Some(f) => f,
+        None => choose_format(from, &head, name)?,
+    };
+    Ok(OpenedText {
+        format,
+        reader: Box::new(whole),
+        head,
+        wrapper: None,
+    })
+}
+
+/// Opens `input` as a text trace: text is read as is or unwrapped (format from `from`), binary
+/// is decoded.
+pub fn open_text_trace(input: Input, from: &str) -> CliResult<TextTrace> {
+    let name = input.name;
+    let whole = read_head(input.reader, &name)?;
+    if !looks_like_container(head_of(&whole)) {
+        let opened = open_text(Box::new(whole), from, &name)?;
+        return Ok(TextTrace {
+            format: opened.format,
+            reader: opened.reader,
             decoder: None,
         });
     }

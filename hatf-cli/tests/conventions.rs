@@ -136,8 +136,9 @@ fn unknown_input_format_is_a_usage_error_naming_known_formats() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "unknown format `no-such-format`; known formats:",
-        ));
+            "invalid value 'no-such-format' for '--from <FORMAT>'",
+        ))
+        .stderr(predicate::str::contains("possible values: auto, mtrace"));
 }
 
 #[test]

@@ -184,7 +184,8 @@ fn binary_output_is_refused_on_a_terminal() {
     }
     let bin = assert_cmd::cargo::cargo_bin("hatf");
     let sample_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/sample.mtrace");
-    let command = format!("{} encode {sample_path}; echo \"exit=$?\"", bin.display());
+    // Read from standard input, there is no file to name the output after.
+    let command = format!("{} encode < {sample_path}; echo \"exit=$?\"", bin.display());
     let out = std::process::Command::new("script")
         .args(["-qec", &command, "/dev/null"])
         .stdin(Stdio::null())

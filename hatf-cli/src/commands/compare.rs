@@ -1,14 +1,19 @@
 //! `hatf compare`.
 
 use crate::args::CompareArgs;
+use crate::compressed::Wrapper;
 use crate::error::{CliError, CliResult};
-use crate::io::{create_output, Content};
+use crate::io::{create_output, is_std, open_input, Content, TEXT_READ_AHEAD};
+use crate::progress;
 use crate::Verbosity;
 use hatf::compare::{self, input, Comparison};
+use std::io::Read;
+use std::path::Path;
 
 /// Runs `hatf compare`.
 pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
     let mut comparison = Comparison::default();
+    let spinner = progress::spinner(verbosity, "comparing");
     if args.inputs.is_empty() {
         let (name, text) = compare::sample();
         if verbosity.verbose {
@@ -21,9 +26,12 @@ pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
         if verbosity.verbose {
             eprintln!("hatf: reading {name}");
         }
-        let loaded = input::load_both(path)?;
+        let loaded = load(path)?;
+        let name = loaded.0;
+        let loaded = loaded.1;
         let label = path
             .file_name()
+            .filter(|_| !is_std(Some(path)))
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_else(|| name.clone());
         let mut row = compare::compare_loaded(&name, &loaded)?;
@@ -37,6 +45,7 @@ pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
         comparison.rows.push(row);
     }
 
+    drop(spinner);
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&compare::render::json(&comparison))
             .map_err(|e| CliError::input(format!("cannot write JSON: {e}")))?;
@@ -67,4 +76,35 @@ pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
             .map_err(|e| CliError::input(format!("<stdout>: cannot write: {e}")))?;
     }
     stdout.commit()
+}
+
+/// Reads a trace to compare (a file, or standard input for `-`) and its text: unpacked as
+/// `hatf compare` always did (zip, zstd, gzip), or from bzip2 or xz. Returns the name to show.
+fn load(path: &Path) -> CliResult<(String, input::Loaded)> {
+    let opened = open_input(Some(path), TEXT_READ_AHEAD)?;
+    let name = opened.name;
+    let read_all = |reader: Box<dyn Read + Send>| -> CliResult<Vec<u8>> {
+        let mut bytes = Vec::new();
+        reader
+            .take(input::MAX_TEXT + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
+        if bytes.len() as u64 > input::MAX_TEXT {
+            return Err(CliError::input(format!(
+                "{name}: larger than 1 GiB of text; compare a part of it"
+            )));
+        }
+        Ok(bytes)
+    };
+    let original = read_all(opened.reader)?;
+    let text = match Wrapper::detect(&original) {
+        Some(wrapper @ (Wrapper::Bzip2 | Wrapper::Xz)) => {
+            let reader = wrapper
+                .reader(Box::new(std::io::Cursor::new(original.clone())))
+                .map_err(|e| CliError::input(format!("{name}: {e}")))?;
+            read_all(reader)?
+        }
+        _ => input::unpack(original.clone(), &name)?,
+    };
+    Ok((name.clone(), input::Loaded { original, text }))
 }

@@ -1,14 +1,20 @@
 //! `hatf decode`: binary trace → the original text.
 
 use crate::args::DecodeArgs;
+use crate::batch;
 use crate::error::{CliError, CliResult};
-use crate::io::{create_output, open_input, Content, BINARY_READ_AHEAD};
+use crate::io::{create_output_for, open_input, Content, BINARY_READ_AHEAD};
+use crate::output_name;
 use crate::peek::container_header;
 use crate::progress;
 use crate::record_range;
+use crate::summary;
 use crate::thread_choice;
 use crate::Verbosity;
 use hatf::format::{self, DecodeOptions};
+use std::io::Read;
+use std::path::Path;
+use std::time::Instant;
 
 /// Runs `hatf decode`.
 pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
@@ -20,14 +26,33 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
     if args.threads == Some(0) {
         return Err(CliError::usage("--threads must be at least 1"));
     }
-    let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Text)?;
-    let input = progress::track(
-        open_input(args.input.as_deref(), BINARY_READ_AHEAD)?,
-        verbosity,
-        "decoding",
-    );
+    batch::for_each_input(&args.inputs, &args.out, |path, several| {
+        decode_one(args, range, path, several, verbosity)
+    })
+}
+
+/// Decodes one input (a file, or standard input when `path` is `None` or `-`).
+fn decode_one(
+    args: &DecodeArgs,
+    range: Option<(u64, u64)>,
+    path: Option<&Path>,
+    several: bool,
+    verbosity: Verbosity,
+) -> CliResult {
+    let started = Instant::now();
+    let input = open_input(path, BINARY_READ_AHEAD)?;
+    let out_path = batch::destination(&args.out, path, several, output_name::decoded)?;
+    let mut output = create_output_for(
+        out_path.as_deref(),
+        args.out.force,
+        Content::Decoded,
+        input.identity,
+        &input.name,
+    )?;
+    let input = progress::track(input, verbosity, "decoding");
     let input_len = input.len;
-    let (header, mut whole) = container_header(input.reader, &input.name)?;
+    let (header, whole) = container_header(input.reader, &input.name)?;
+    let mut whole = CountingReader::new(whole);
     let stored = header.format.as_str();
     if let Some(to) = &args.to {
         if to != stored {
@@ -63,14 +88,51 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
         positioned: range.is_none().then(|| output.positioned_file()).flatten(),
     };
     if let Some((first, end)) = range {
-        return decode_range(args, &options, chosen, first, end, verbosity, output);
+        return decode_range(path, &options, chosen, first, end, verbosity, output);
     }
-    let records = chosen.decode(&mut whole, output.writer(), &options)?;
-    output.commit()?;
+    let records = chosen
+        .decode(&mut whole, output.writer(), &options)
+        .map_err(|e| output.blame(e))?;
+    let read = whole.count();
+    drop(whole);
+    let output_name = output.name.clone();
+    let written = output.commit_counted()?;
     if verbosity.verbose {
         eprintln!("hatf: {records} records decoded");
     }
+    summary::print(
+        verbosity,
+        &input.name,
+        input_len.unwrap_or(read),
+        written,
+        &output_name,
+        started.elapsed(),
+    );
     Ok(())
+}
+
+/// Counts the bytes read through it (for the summary of a decode from a pipe).
+struct CountingReader<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R> CountingReader<R> {
+    fn new(inner: R) -> Self {
+        CountingReader { inner, count: 0 }
+    }
+
+    fn count(&self) -> u64 {
+        self.count
+    }
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
 }
 
 /// `--records A..B`: seeks to the blocks holding the range, for every format whose blocks
@@ -78,7 +140,7 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
 /// nothing (and says so); a range that starts at or after the end of the trace is an error; one
 /// that runs past the end is cut there, and the user told.
 fn decode_range(
-    args: &DecodeArgs,
+    path: Option<&Path>,
     options: &DecodeOptions,
     chosen: &dyn hatf::TraceFormat,
     first: u64,
@@ -86,7 +148,7 @@ fn decode_range(
     verbosity: Verbosity,
     mut output: crate::io::Output,
 ) -> CliResult {
-    let path = match args.input.as_deref() {
+    let path = match path {
         Some(p) if p.as_os_str() != "-" => p,
         _ => {
             return Err(CliError::usage(
@@ -115,12 +177,16 @@ fn decode_range(
                 "`hatf decode --records` for format `{}`",
                 chosen.name()
             ))
-        })??;
+        })?
+        .map_err(|e| output.blame(e))?;
     if written == 0 {
         // Nothing is committed, so no output file is left behind.
+        let holds = match record_count(path) {
+            Some(count) => format!("it holds {count} records (counted from 0)"),
+            None => format!("it holds at most {first} records (counted from 0)"),
+        };
         return Err(CliError::input(format!(
-            "{}: --records {shown}: the trace has no record {first}: it holds at most {first} \
-             records (counted from 0)",
+            "{}: --records {shown}: the trace has no record {first}: {holds}",
             options.input_name
         )));
     }
@@ -136,4 +202,13 @@ fn decode_range(
         eprintln!("hatf: {written} records decoded");
     }
     Ok(())
+}
+
+/// How many records the trace at `path` holds, from its index, when the index is intact.
+fn record_count(path: &Path) -> Option<u64> {
+    let file = std::fs::File::open(path).ok()?;
+    match metatf::container::load_index(std::io::BufReader::new(file)) {
+        Ok((entries, None)) => Some(entries.iter().map(|e| e.record_count).sum()),
+        _ => None,
+    }
 }

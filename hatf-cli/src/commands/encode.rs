@@ -1,18 +1,26 @@
 //! `hatf encode`: text trace → binary trace.
 
 use crate::args::{CompressArg, EncodeArgs};
+use crate::batch;
 use crate::error::{CliError, CliResult};
-use crate::io::{create_output, open_input, Content, TEXT_READ_AHEAD};
+use crate::io::{create_output, create_output_for, open_input, Content, Input, TEXT_READ_AHEAD};
+use crate::output_name;
 use crate::progress;
 use crate::runtime_error::from_runtime;
-use crate::text_input::{choose_format, head_of, read_head, DETECT_BYTES};
+use crate::summary;
+use crate::text_input::{open_text, DETECT_BYTES};
 use crate::thread_choice;
 use crate::Verbosity;
 use hatf::format::{Compression, EncodeOptions};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Runs `hatf encode`.
 pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     if args.from == "text" {
+        if args.inputs.len() > 1 {
+            return Err(CliError::usage("--from text reads one input"));
+        }
         return encode_text(args);
     }
     if args.dtd.is_some() {
@@ -21,27 +29,51 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     if args.threads == Some(0) {
         return Err(CliError::usage("--threads must be at least 1"));
     }
-    // The output is opened first so that a refusal (existing file, terminal) costs no work.
-    let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
-    let input = progress::track(
-        open_input(args.input.as_deref(), TEXT_READ_AHEAD)?,
-        verbosity,
-        "encoding",
-    );
-    let input_len = input.len;
+    if args.out.stdout && args.inputs.len() > 1 {
+        return Err(CliError::usage(
+            "--stdout takes one input for encode (binary traces do not concatenate)",
+        ));
+    }
+    batch::for_each_input(&args.inputs, &args.out, |path, several| {
+        encode_one(args, path, several, verbosity)
+    })
+}
 
-    // Detection needs the first bytes; they are read once and then put back in front of the rest.
-    let mut whole = read_head(input.reader, &input.name)?;
-    // A head shorter than asked for is the whole input: its length is known even from a pipe.
-    let input_len = input_len.or_else(|| {
-        let head = head_of(&whole);
-        (head.len() < DETECT_BYTES).then_some(head.len() as u64)
-    });
-    let chosen = choose_format(&args.from, head_of(&whole), &input.name)?;
+/// Encodes one input (a file, or standard input when `path` is `None` or `-`).
+fn encode_one(
+    args: &EncodeArgs,
+    path: Option<&Path>,
+    several: bool,
+    verbosity: Verbosity,
+) -> CliResult {
+    let started = Instant::now();
+    let input = progress::track(open_input(path, TEXT_READ_AHEAD)?, verbosity, "encoding");
+    let Input {
+        name,
+        reader,
+        len,
+        identity,
+        ..
+    } = input;
+    // Detection needs the first bytes; they are read once and then put back in front of the
+    // rest. A compressed text no format claims as it is gets unwrapped here.
+    let mut opened = open_text(reader, &args.from, &name)?;
+    let chosen = opened.format;
+    // The length that decides the thread count: an unwrapped text's is unknown; a head shorter
+    // than asked for is the whole input, so its length is known even from a pipe.
+    let input_len = match opened.wrapper {
+        Some(_) => None,
+        None => {
+            len.or_else(|| (opened.head.len() < DETECT_BYTES).then_some(opened.head.len() as u64))
+        }
+    };
     if verbosity.verbose {
+        let unwrapped = opened
+            .wrapper
+            .map(|w| format!(", {}-compressed", w.name()))
+            .unwrap_or_default();
         eprintln!(
-            "hatf: {}: detected format `{}` ({})",
-            input.name,
+            "hatf: {name}: detected format `{}` ({}){unwrapped}",
             chosen.name(),
             chosen.description()
         );
@@ -61,6 +93,17 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
             all.join(", ")
         )));
     }
+    let wrapper = opened.wrapper;
+    let out_path = batch::destination(&args.out, path, several, |p| {
+        Ok(output_name::encoded(p, wrapper))
+    })?;
+    let mut output = create_output_for(
+        out_path.as_deref(),
+        args.out.force,
+        Content::Binary,
+        identity,
+        &name,
+    )?;
     if events_only && !verbosity.quiet {
         eprintln!(
             "hatf: note: encoding `{}` keeps the events only, not the text: `hatf dump` reads the file, `hatf decode` cannot give the text back",
@@ -68,7 +111,7 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         );
     }
     let options = EncodeOptions {
-        input_name: input.name.clone(),
+        input_name: name.clone(),
         encoding: args.encoding.clone(),
         compression: match args.compress {
             CompressArg::None => Compression::None,
@@ -78,15 +121,20 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         level: args.level,
         threads: thread_choice::threads_for(
             args.threads,
-            thread_choice::encode_len(input_len, head_of(&whole)),
+            thread_choice::encode_len(input_len, &opened.head),
             thread_choice::ENCODE_ONE_THREAD_BELOW,
             thread_choice::all_cores,
         ),
         keep_bad_lines: args.keep_bad_lines,
         names_dir: args.names.clone(),
     };
-    let report = chosen.encode(&mut whole, output.writer(), &options)?;
-    output.commit()?;
+    let report = chosen
+        .encode(&mut opened.reader, output.writer(), &options)
+        .map_err(|e| output.blame(e))?;
+    // The progress bar goes with the reader, before the lines below.
+    drop(opened);
+    let output_name = output.name.clone();
+    let written = output.commit_counted()?;
     if verbosity.verbose {
         eprintln!(
             "hatf: {} records, {} input bytes",
@@ -95,10 +143,18 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     }
     if report.bad_lines > 0 && !verbosity.quiet {
         eprintln!(
-            "hatf: {}: {} lines did not parse and were stored verbatim",
-            input.name, report.bad_lines
+            "hatf: {name}: {} lines did not parse and were stored verbatim",
+            report.bad_lines
         );
     }
+    summary::print(
+        verbosity,
+        &name,
+        report.input_bytes,
+        written,
+        &output_name,
+        started.elapsed(),
+    );
     Ok(())
 }
 
@@ -121,7 +177,7 @@ fn encode_text(args: &EncodeArgs) -> CliResult {
         _ => 3,
     });
     let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
-    let input = open_input(args.input.as_deref(), TEXT_READ_AHEAD)?;
+    let input = open_input(args.inputs.first().map(PathBuf::as_path), TEXT_READ_AHEAD)?;
     let text = std::io::BufReader::new(input.reader);
     metatf::encode_text(&dtd, &dtd_name, text, output.writer(), codec, level)
         .map_err(|e| from_runtime(&input.name, e))?;

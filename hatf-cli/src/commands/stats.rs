@@ -2,13 +2,15 @@
 
 use crate::args::StatsArgs;
 use crate::error::{CliError, CliResult};
+use crate::io::{open_input, TEXT_READ_AHEAD};
 use crate::text_input::{finish, open_text_trace};
 use crate::Verbosity;
 
 /// Runs `hatf stats`.
 pub fn run(args: &StatsArgs, _verbosity: Verbosity) -> CliResult {
-    let mut trace = open_text_trace(&args.input, &args.from)?;
-    let name = args.input.display().to_string();
+    let input = open_input(args.input.as_deref(), TEXT_READ_AHEAD)?;
+    let name = input.name.clone();
+    let mut trace = open_text_trace(input, &args.from)?;
     let report = trace
         .format
         .stats(&mut trace.reader, &name)

@@ -2,6 +2,7 @@
 
 use crate::args::ValidateArgs;
 use crate::error::{CliError, CliResult};
+use crate::io::{open_input, TEXT_READ_AHEAD};
 use crate::text_input::{finish, open_text_trace};
 use crate::Verbosity;
 
@@ -10,8 +11,9 @@ const SHOWN_PROBLEMS: usize = 100;
 
 /// Runs `hatf validate`.
 pub fn run(args: &ValidateArgs, verbosity: Verbosity) -> CliResult {
-    let mut trace = open_text_trace(&args.input, &args.from)?;
-    let name = args.input.display().to_string();
+    let input = open_input(args.input.as_deref(), TEXT_READ_AHEAD)?;
+    let name = input.name.clone();
+    let mut trace = open_text_trace(input, &args.from)?;
     let problems = trace
         .format
         .validate(&mut trace.reader, &name)
