@@ -326,6 +326,17 @@ impl Output {
         }
     }
 
+    /// True when the output is a terminal that takes text only (decoded output on a terminal):
+    /// a decoder known to give back a binary file is refused before it does the work.
+    pub fn refuses_binary(&self) -> bool {
+        matches!(&self.target, Target::Stdout(w) if w.get_ref().refuse_binary)
+    }
+
+    /// The usage error for binary data on a terminal.
+    pub fn binary_refused() -> CliError {
+        CliError::usage(BINARY_TO_TERMINAL)
+    }
+
     /// The error met writing the output, when there was one: call it when a command failed, to
     /// report the output's error (a full disk) rather than the input's name.
     pub fn failure(&self) -> Option<CliError> {

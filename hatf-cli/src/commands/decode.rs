@@ -16,6 +16,11 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
+/// Formats whose original is a binary file (a gzip stream, a zip), refused on a terminal before
+/// any work. Any other decode whose first bytes turn out binary is refused when it starts to
+/// write (see [`Content::Decoded`]).
+const BINARY_ORIGINALS: [&str; 3] = ["malloc-bench", "memory-replay-zip", "jvm-zip"];
+
 /// Runs `hatf decode`.
 pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
     let range = args
@@ -68,6 +73,9 @@ fn decode_one(
             input.name
         ))
     })?;
+    if output.refuses_binary() && BINARY_ORIGINALS.contains(&stored) {
+        return Err(crate::io::Output::binary_refused());
+    }
     if verbosity.verbose {
         eprintln!(
             "hatf: {}: format `{stored}` ({})",
