@@ -7,6 +7,9 @@ mod support;
 use std::io::{Read, Write};
 use support::{corpus, hatf, sample};
 
+/// Compresses a text.
+type Packer = fn(&[u8]) -> Vec<u8>;
+
 fn gzip(text: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(text).unwrap();
@@ -41,8 +44,7 @@ fn every_compressed_form_encodes_and_decodes_to_the_text() {
         .get_output()
         .stdout
         .clone();
-    let forms: [(&str, fn(&[u8]) -> Vec<u8>); 4] =
-        [("gz", gzip), ("bz2", bzip2), ("xz", xz), ("zst", zstd)];
+    let forms: [(&str, Packer); 4] = [("gz", gzip), ("bz2", bzip2), ("xz", xz), ("zst", zstd)];
     let plain = dir.path().join("plain.mtrace");
     std::fs::write(&plain, &text).unwrap();
     for (suffix, pack) in forms {
