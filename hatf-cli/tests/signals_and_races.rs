@@ -35,6 +35,8 @@ fn start_encode(out: &Path, extra: &[&str]) -> (Child, ChildStdin) {
         }
         std::thread::sleep(Duration::from_millis(25));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the encoder never opened its temporary output");
 }
 
@@ -49,7 +51,11 @@ fn sigint_and_sigterm_remove_the_partial_file_and_end_the_run_by_the_signal() {
         let status = child.wait_with_output().unwrap().status;
         drop(stdin);
         assert_eq!(status.signal(), Some(signal), "{status:?}");
-        assert!(partials(dir.path()).is_empty(), "signal {signal} left {:?}", partials(dir.path()));
+        assert!(
+            partials(dir.path()).is_empty(),
+            "signal {signal} left {:?}",
+            partials(dir.path())
+        );
         assert!(!out.exists());
     }
 }
@@ -66,7 +72,10 @@ fn partials_of_killed_runs_are_removed_by_the_next_run_and_live_ones_kept() {
     drop(stdin);
     let left = partials(dir.path());
     assert_eq!(left.len(), 1, "{left:?}");
-    assert!(left[0].starts_with(&format!(".hatf-partial-{killed}-")), "{left:?}");
+    assert!(
+        left[0].starts_with(&format!(".hatf-partial-{killed}-")),
+        "{left:?}"
+    );
     // A partial of a writer that is alive (this test) must stay.
     let live = format!(".hatf-partial-{}-keepme", std::process::id());
     std::fs::write(dir.path().join(&live), b"in progress").unwrap();

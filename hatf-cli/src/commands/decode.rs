@@ -54,7 +54,13 @@ fn decode_one(
         input.identity,
         &input.name,
     )?;
-    let input = progress::track(input, verbosity, "decoding");
+    // No bar on the terminal the text itself goes to (the output there is checked for binary
+    // data before anything is written, so that is how a terminal output is known).
+    let input = if output.refuses_binary() {
+        input
+    } else {
+        progress::track(input, verbosity, "decoding")
+    };
     let input_len = input.len;
     let (header, whole) = container_header(input.reader, &input.name)?;
     let mut whole = CountingReader::new(whole);

@@ -11,7 +11,7 @@
 
 use crate::args::RecoverArgs;
 use crate::error::{CliError, CliResult};
-use crate::io::{create_output, open_input, Content, BINARY_READ_AHEAD};
+use crate::io::{create_output_for, open_input, Content, BINARY_READ_AHEAD};
 use crate::runtime_error::from_runtime;
 use crate::Verbosity;
 use metatf::container::{
@@ -32,8 +32,14 @@ fn level_for(codec: Codec) -> i32 {
 
 /// Runs `hatf recover`.
 pub fn run(args: &RecoverArgs, verbosity: Verbosity) -> CliResult {
-    let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
     let input = open_input(Some(&args.file), BINARY_READ_AHEAD)?;
+    let mut output = create_output_for(
+        args.out.output.as_deref(),
+        args.out.force,
+        Content::Binary,
+        input.identity,
+        &input.name,
+    )?;
     let name = input.name.clone();
     let mut reader = ContainerReader::new(input.reader).map_err(|e| from_runtime(&name, e))?;
     let header = reader.header().clone();

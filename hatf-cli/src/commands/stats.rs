@@ -3,12 +3,17 @@
 use crate::args::StatsArgs;
 use crate::error::{CliError, CliResult};
 use crate::io::{open_input, TEXT_READ_AHEAD};
+use crate::progress;
 use crate::text_input::{finish, open_text_trace};
 use crate::Verbosity;
 
 /// Runs `hatf stats`.
-pub fn run(args: &StatsArgs, _verbosity: Verbosity) -> CliResult {
-    let input = open_input(args.input.as_deref(), TEXT_READ_AHEAD)?;
+pub fn run(args: &StatsArgs, verbosity: Verbosity) -> CliResult {
+    let input = progress::track(
+        open_input(args.input.as_deref(), TEXT_READ_AHEAD)?,
+        verbosity,
+        "reading",
+    );
     let name = input.name.clone();
     let mut trace = open_text_trace(input, &args.from)?;
     let report = trace

@@ -3,6 +3,7 @@
 use crate::args::ValidateArgs;
 use crate::error::{CliError, CliResult};
 use crate::io::{open_input, TEXT_READ_AHEAD};
+use crate::progress;
 use crate::text_input::{finish, open_text_trace};
 use crate::Verbosity;
 
@@ -11,7 +12,11 @@ const SHOWN_PROBLEMS: usize = 100;
 
 /// Runs `hatf validate`.
 pub fn run(args: &ValidateArgs, verbosity: Verbosity) -> CliResult {
-    let input = open_input(args.input.as_deref(), TEXT_READ_AHEAD)?;
+    let input = progress::track(
+        open_input(args.input.as_deref(), TEXT_READ_AHEAD)?,
+        verbosity,
+        "reading",
+    );
     let name = input.name.clone();
     let mut trace = open_text_trace(input, &args.from)?;
     let problems = trace
