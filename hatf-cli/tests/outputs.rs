@@ -194,10 +194,12 @@ fn verbose_runs_print_sizes_ratio_and_time() {
         .assert()
         .success();
     let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
-    assert!(
-        err.contains(&format!("({size} => {} bytes, <stdout>) in ", text.len())),
-        "{err}"
+    let expected = format!(
+        ": x{:.2} ({size} => {} bytes, <stdout>) in ",
+        text.len() as f64 / size as f64,
+        text.len()
     );
+    assert!(err.contains(&expected), "{expected:?} not in {err}");
 }
 
 #[test]
