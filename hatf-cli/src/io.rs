@@ -446,3 +446,39 @@ fn flush_stdout(w: &mut BufWriter<Watched<DataStdout>>) -> CliResult {
 pub fn is_broken_pipe(message: &str) -> bool {
     message.contains("Broken pipe") || message.contains("broken pipe")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watched_writer_refuses_binary_first_bytes_and_keeps_the_first_error() {
+        assert!(looks_binary(b"PK\x03\x04rest"));
+        assert!(looks_binary(&[0x1f, 0x8b, 8, 0]));
+        assert!(looks_binary(b"text\0more"));
+        assert!(!looks_binary(b"= Start\n@ ./a:[0x1] + 0x10 0x20\n"));
+
+        let mut refused = Watched::new(Vec::new(), true);
+        assert!(refused.write(b"PK\x03\x04").is_err());
+        assert_eq!(refused.failure.as_deref(), Some(BINARY_TO_TERMINAL));
+        assert!(refused.inner.is_empty());
+
+        // Once text has started, later bytes are not judged (a text may hold any byte).
+        let mut text = Watched::new(Vec::new(), true);
+        text.write_all(b"= Start\n").unwrap();
+        text.write_all(b"\0").unwrap();
+        assert_eq!(text.inner, b"= Start\n\0");
+        assert_eq!(text.written, 9);
+
+        #[cfg(unix)]
+        {
+            let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+            if let Ok(full) = full {
+                let mut w = Watched::new(full, false);
+                assert!(w.write_all(b"x").and_then(|()| w.flush()).is_err());
+                let failure = w.failure.unwrap();
+                assert!(failure.contains("No space left"), "{failure}");
+            }
+        }
+    }
+}
