@@ -404,8 +404,20 @@ impl Output {
                     temp.persist(&final_path)
                 } else {
                     // Another program (or another hatf) may have created the file since it was
-                    // found absent: it is kept, and this output given up.
-                    temp.persist_noclobber(&final_path)
+                    // found absent: it is kept, and this output given up. tempfile renames with
+                    // RENAME_NOREPLACE where the kernel and file system have it, else links the
+                    // new name and unlinks the old (which fails if the name exists).
+                    match temp.persist_noclobber(&final_path) {
+                        // A file system with neither (no hard links: FAT, some FUSE mounts)
+                        // gets a plain rename after one more look, the best left to do.
+                        Err(e)
+                            if e.error.kind() != io::ErrorKind::AlreadyExists
+                                && !final_path.exists() =>
+                        {
+                            e.file.persist(&final_path)
+                        }
+                        other => other,
+                    }
                 };
                 persisted.map_err(|e| {
                     if e.error.kind() == io::ErrorKind::AlreadyExists {
