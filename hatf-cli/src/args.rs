@@ -30,12 +30,12 @@ pub struct Cli {
 pub enum Command {
     /// Convert a text trace into a compact binary trace.
     #[command(
-        after_help = "Examples:\n  hatf encode trace.mtrace -o trace.hatf\n  hatf encode --from et2 --names data/ trace.txt -o trace.hatf\n  zcat t.mtrace.gz | hatf encode -o t.hatf\n  hatf encode --from text --dtd my.dtd records.txt -o my.hatf"
+        after_help = "Examples:\n  hatf encode trace.mtrace -o trace.hatf\n  hatf encode *.mtrace                        each to its own .hatf file\n  hatf encode trace.bz2                       the bzip2-compressed text, to trace.hatf\n  hatf encode --from et2 --names data/ trace.txt -o trace.hatf\n  zcat t.mtrace.gz | hatf encode -o t.hatf\n  hatf encode --from text --dtd my.dtd records.txt -o my.hatf"
     )]
     Encode(EncodeArgs),
     /// Convert a binary trace back into its original text, byte for byte.
     #[command(
-        after_help = "Examples:\n  hatf decode trace.hatf -o trace.mtrace\n  hatf decode trace.hatf | less\n  hatf decode trace.hatf --records 1000..2000"
+        after_help = "Examples:\n  hatf decode trace.hatf -o trace.mtrace\n  hatf decode a.mtrace.hatf b.mtrace.hatf      to a.mtrace and b.mtrace\n  hatf decode -c a.hatf b.hatf > both.txt\n  hatf decode trace.hatf | less\n  hatf decode trace.hatf --records 1000..2000"
     )]
     Decode(DecodeArgs),
     /// Show a binary trace's header, sections and streams with their sizes and record counts.
