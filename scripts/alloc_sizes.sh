@@ -4,7 +4,7 @@
 #
 # hatf encodes each file exactly as the corpus holds it (a .zip or .trace.gz is encoded as the
 # archive, and decoding must give the archive back byte for byte); the peers compress the text
-# inside (the decompressed protobuf for malloc-bench), as issue #6 asks. Prints a markdown
+# inside (the decompressed protobuf for malloc-bench). Prints a markdown
 # table with the ratio to the better peer and whether it is at most one half (the target).
 #
 # Usage: scripts/alloc_sizes.sh [EXTRA_TEXT_TRACE...]

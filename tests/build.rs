@@ -41,7 +41,7 @@ fn main() {
                 let _ = writeln!(compiled, "    \"{stem}\",");
             }
             Err(e) => {
-                // Another helper may be writing a DTD: it stays watched, and the list of
+                // A DTD being edited may not compile yet: it stays watched, and the list of
                 // skipped DTDs lets a test report it rather than silently miss it.
                 cargo.push(format!("cargo:rerun-if-changed={}", path.display()));
                 cargo.push(format!(

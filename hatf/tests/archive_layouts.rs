@@ -5,10 +5,10 @@
 //!
 //! The fixtures in `tests/data/` are synthetic, not corpus files (`python3 make_synthetic.py`
 //! there writes the two archives with Python's gzip and zipfile modules); the `.hatf` files
-//! beside them were written by the encoder before these layouts (hatf b7fc9df):
-//! `hatf encode synthetic.trace.gz -o malloc-bench-preflate-3.hatf` and
-//! `hatf encode synthetic_memory_replay.zip -o memory-replay-zip-preflate-1.hatf`;
-//! `malloc-bench-preflate-4.hatf` by hatf bc6e052 (fifteenth session), the same way.
+//! beside them are the same archives in the layouts their names give, written by an encoder
+//! of that layout (`hatf encode synthetic.trace.gz -o malloc-bench-preflate-3.hatf`,
+//! `hatf encode synthetic_memory_replay.zip -o memory-replay-zip-preflate-1.hatf`, and
+//! `malloc-bench-preflate-4.hatf` the same way).
 
 use std::path::Path;
 

@@ -1,5 +1,5 @@
-//! A file written by an earlier hatf (layout `et-model-1`, session 7's starting binary at its
-//! default settings, zstd level 19) still decodes, and the encoder's model is unchanged: at
+//! A file of layout `et-model-1` written at zstd level 19 (`data/et3-model-1.hatf`) still
+//! decodes, and the encoder's model is unchanged: at
 //! `--level 19` it writes that file byte for byte, at the default level a different but
 //! equally decodable one. The text is synthetic (`data/make_et3_model_1.py`).
 
@@ -26,7 +26,7 @@ fn encode_at(level: Option<i32>, threads: usize) -> Vec<u8> {
 }
 
 #[test]
-fn an_et_model_1_file_of_the_session_7_start_decodes() {
+fn an_et_model_1_file_decodes() {
     let back = decode(&ET3, OLD, None).unwrap_or_else(|e| panic!("{e}"));
     assert!(back == TEXT, "the old file does not decode to its text");
 }

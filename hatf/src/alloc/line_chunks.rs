@@ -24,8 +24,8 @@ use crate::format::FormatError;
 /// A quarter of a megabyte: each chunk buffer in flight is faulted in page by page when first
 /// filled, so a short input pays for every buffer it fills (a megabyte each was 256 faults);
 /// smaller chunks are also still in the cache when the model reads them. The extra hand-overs
-/// cost nothing measurable on long inputs (perl-hash, python-json and systemui encoded no
-/// slower than with the 1 MiB chunks of before, in the same hyperfine runs).
+/// cost nothing measurable on long inputs (perl-hash, python-json and systemui encode no
+/// slower than with 1 MiB chunks).
 pub const CHUNK_BYTES: usize = 1 << 18;
 
 /// What a parser makes of a chunk's lines.

@@ -120,9 +120,9 @@ pub fn decode(
         let mut first = first;
         // The workers are `threads - 1`, and this thread decodes a block itself whenever it
         // would otherwise wait for their text (`streamed.rs`): its writing is about half as much
-        // work as decoding (javac-tests on 2 cores, perf: ~155 against ~324 samples a block). With a worker per core and a writer only, the
-        // writer fell behind and wrote the last ~15 ms alone, and the three threads' page
-        // faults and writes contended in the kernel (system time 60 ms instead of 41).
+        // work as decoding. With a worker per core and a writer only, the writer falls behind
+        // and writes the last blocks alone, and the three threads' page faults and writes
+        // contend in the kernel (half as much system time again).
         streamed::streamed(
             threads - 1,
             || {

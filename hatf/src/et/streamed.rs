@@ -3,13 +3,12 @@
 //!
 //! The Elephant Tracks decoder's blocks are independent (each starts a fresh model) and each
 //! turns into about 13 MB of text. On two cores one worker decodes while the calling thread
-//! writes; the writing is about half as much work as the decoding (javac-tests: ~155 against
-//! ~324 profile samples a block), so the writer waited a third of the time while the worker
-//! was busy all along. Here the calling thread decodes an item of its own whenever it would
+//! writes; the writing is about half as much work as the decoding, so the writer would wait
+//! a third of the time while the worker was busy all along. Here the calling thread decodes an item of its own whenever it would
 //! otherwise wait, and keeps writing the workers' pieces between pieces of its own, so the
 //! workers never wait for it for long. (A writer that decoded a whole block before writing
-//! again stalled the worker behind it and gained nothing: docs/PERFORMANCE.md, twelfth
-//! session.)
+//! again stalls the worker behind it and gains nothing: docs/PERFORMANCE.md, "Designs tried
+//! and not kept".)
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -1,7 +1,6 @@
 """Writes et3-model-1.trace, a synthetic ET3 trace (every record kind, several threads, deaths,
 reused ids, a comment, blank and respelled lines, a last line without its newline).
-et3-model-1.hatf is this text encoded by the session-7 start binary (layout et-model-1, default
-settings of the time: zstd level 19); tests/et_fixture.rs checks that it still decodes, and that
+et3-model-1.hatf is this text encoded by an encoder of layout et-model-1 at zstd level 19; tests/et_fixture.rs checks that it still decodes, and that
 `--level 19` still writes it byte for byte. Run: python3 make_et3_model_1.py"""
 import random
 

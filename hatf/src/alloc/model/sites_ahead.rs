@@ -4,10 +4,10 @@
 //! the address half over each batch; the caller's thread then prints and writes the batches,
 //! the printing shared with the worker as in `batch_handoff.rs`.
 //!
-//! Why: with the whole model on the worker, the worker limited a memory-replay decode while
-//! the caller's thread waited for it a third of the time (systemui, perf: the worker's
-//! addresses 348 samples, sites and shapes about 150; the caller's thread about 250 idle of
-//! 730). The site half needs nothing from the address half, so it can run ahead of it.
+//! Why: with the whole model on the worker, the worker limits a memory-replay decode and the
+//! caller's thread waits for it about a third of the time: the address half is about twice
+//! the work of the site half. The site half needs nothing from the address half, so it can
+//! run ahead of it.
 //!
 //! Each half keeps its state from block to block on its own thread. The caller's thread sends
 //! each batch with the site half's verdict when it ends the block there: the end of the block
@@ -16,19 +16,18 @@
 //! comes before the site half's), then the free stream's end check, as one thread does.
 //!
 //! That pays only while the caller's thread has time to spare. Writing `mtrace` text out
-//! keeps it busy (python-json: the write alone took as long as the worker's address half and
-//! printing), and there the worker ends up waiting for the site half (python-json, perf: a
-//! quarter of its time; the decode took 77 ms instead of 65). So only front ends whose text is
-//! quick to print start here ([`super::KindTable::sites_ahead`]: memory_replay; with the move
-//! below, perl-hash and python-json still decoded 4-8 % slower than without the split), and
-//! even then the caller's thread compares
+//! keeps it busy (the write alone costs about as much as the worker's address half and
+//! printing), and there the worker would wait for the site half about a quarter of its time,
+//! which makes the decode slower than without the split. So only front ends whose text is
+//! quick to print start here ([`super::KindTable::sites_ahead`]: memory_replay; even with the
+//! move below, mtrace decodes slower split than whole), and even then the caller's thread
+//! compares
 //! the threads' CPU times in each block every [`WINDOW`] batches, and once the worker's has
 //! been clearly the smaller ([`BUSY`]) twice in a row, the site half moves to the worker with
 //! where it stopped reading, and the rest of the file decodes as in `batch_handoff.rs`. (The
 //! worker prints a batch whenever it has used less CPU time than the caller's thread, so it
-//! stays the less busy one only when it waits for the site half. Worker / caller over the
-//! first batches of the corpus traces, on an idle machine: systemui 110-145 %,
-//! surfaceflinger 117-173 %, perl-hash 49-68 %, python-json 32-59 %.)
+//! stays the less busy one only when it waits for the site half: on memory_replay traces the
+//! worker's CPU time is well above the caller's, on mtrace traces well below.)
 //!
 //! Memory stays bounded: [`DEPTH`] batch vectors go round, and the messages the worker sends
 //! back wait in a queue of [`batch_handoff::QUEUED`].

@@ -523,9 +523,9 @@ const WRITE_AHEAD: usize = 12;
 ///
 /// Why: batch vectors go back and forth between the threads, so the place of each record was
 /// last read by the worker, on the other core, and a store there waits for the line to be
-/// taken back from that core. Without the hint, in 7 of 12 encodes of systemui the caller's
-/// thread took 13 to 16 ms more CPU than in the others (its samples on the store of the record
-/// into the batch); with it, in none of 12 (perf at 10 kHz, 2026-11-23, load 7 to 10).
+/// taken back from that core. Without the hint, the caller's thread of a memory_replay encode
+/// often spends several milliseconds more CPU time stalled on the store of the record into
+/// the batch, more so on a loaded machine; with it, it does not.
 #[inline(always)]
 fn prefetch_for_write(batch: &Vec<ModelRecord>, can: bool) {
     let ahead = batch.len() + WRITE_AHEAD;
