@@ -2,7 +2,8 @@
 //!
 //! Blocks are self-contained and decoded in order, so the intact blocks before the first damage
 //! form a valid trace: the original's first records. Everything from the damage on is lost, and
-//! the command says how much was kept.
+//! the command says how much was kept. When no record precedes the damage there is nothing to
+//! keep: no file is written and the command fails.
 //!
 //! The thread lists of the index (formats whose records have threads) are carried over: from the
 //! damaged file's own index when it is intact and lists exactly the blocks the file holds, or
@@ -76,6 +77,13 @@ pub fn run(args: &RecoverArgs, verbosity: Verbosity) -> CliResult {
         }
     }
     let kept = writer.records_written();
+    if let (Some(e), 0) = (&damage, kept) {
+        // No record before the damage was intact: no output is written, and the exit status
+        // says the file could not be recovered.
+        return Err(CliError::input(format!(
+            "{name}: nothing to recover: no record precedes the damage, so no file was written: {e}"
+        )));
+    }
     writer
         .finish()
         .map_err(|e| CliError::input(format!("output: {e}")))?;

@@ -1,7 +1,7 @@
 //! The most memory a block may make a reader allocate, derived from what the file itself holds,
 //! and the counts a block may claim at all. Checked by the reader on every block header before
-//! any section is read or decompressed, and by the writer on every block before it is written,
-//! so that every file written can be read back within the same budget.
+//! any section is read or decompressed; the writer checks the byte budget on every block before
+//! writing it, so that every file written can be read back within the same budget.
 //!
 //! Why a budget and not only the 1 GiB section limit: a zstd frame of a few dozen kilobytes can
 //! expand to 1 GiB, and a block may hold 256 sections, so a file of a hundred kilobytes could
@@ -40,22 +40,20 @@ pub fn max_records(bytes: u64) -> u64 {
     bytes.saturating_mul(8)
 }
 
-/// Checks a block header's claims against the budget: `offset` is where the block starts (for
-/// messages) and `end` where its section bytes end in the file.
-pub(crate) fn check_block(header: &BlockHeader, offset: u64, end: u64) -> Result<(), Error> {
-    let bytes = header
+/// Decompressed bytes of all the block's sections.
+fn block_bytes(header: &BlockHeader) -> u64 {
+    header
         .sections
         .iter()
-        .fold(0u64, |sum, d| sum.saturating_add(d.uncompressed_len));
-    let budget = block_budget(header.record_count, end);
-    if bytes > budget {
-        return Err(Error::TooLarge {
-            offset,
-            what: "block's decompressed sections (its budget: 16 MiB + min(64 KiB per record, 1 KiB per byte of the file up to the block's end))",
-            length: bytes,
-            limit: budget,
-        });
-    }
+        .fold(0u64, |sum, d| sum.saturating_add(d.uncompressed_len))
+}
+
+/// Checks a block header's claims, its decompressed size against [`block_budget`] and its
+/// record count against [`max_records`]: `offset` is where the block starts (for messages)
+/// and `end` where its section bytes end in the file. What a reader checks.
+pub(crate) fn check_block(header: &BlockHeader, offset: u64, end: u64) -> Result<(), Error> {
+    check_budget(header, offset, end)?;
+    let bytes = block_bytes(header);
     if header.record_count > max_records(bytes) {
         return Err(Error::Corrupt {
             offset,
@@ -65,6 +63,23 @@ pub(crate) fn check_block(header: &BlockHeader, offset: u64, end: u64) -> Result
                 header.record_count,
                 max_records(bytes)
             ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks the block's decompressed size against [`block_budget`] only. What the writer checks:
+/// a block over budget could be written by an honest caller (very repetitive data) and then
+/// not be read back, while a wrong record count is the caller's mistake, which readers catch.
+pub(crate) fn check_budget(header: &BlockHeader, offset: u64, end: u64) -> Result<(), Error> {
+    let bytes = block_bytes(header);
+    let budget = block_budget(header.record_count, end);
+    if bytes > budget {
+        return Err(Error::TooLarge {
+            offset,
+            what: "block's decompressed sections (its budget: 16 MiB + min(64 KiB per record, 1 KiB per byte of the file up to the block's end))",
+            length: bytes,
+            limit: budget,
         });
     }
     Ok(())
