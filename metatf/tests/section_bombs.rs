@@ -8,7 +8,8 @@ mod hostile_support;
 
 use hostile_support::counting_alloc::{measure, Counting};
 use metatf::container::{
-    block_budget, ContainerHeader, ContainerReader, ContainerWriter, BLOCK_BUDGET_FLOOR,
+    block_budget, max_records, ContainerHeader, ContainerReader, ContainerWriter,
+    BLOCK_BUDGET_FLOOR, MAX_RECORDS_PER_BYTE,
 };
 use metatf::Error;
 
@@ -155,8 +156,10 @@ fn a_block_within_its_budget_is_read_and_costs_no_more_than_the_budget() {
 
 #[test]
 fn record_counts_the_sections_cannot_hold_are_refused() {
-    // 1,000 bytes of sections hold at most 8,000 records (one bit each).
-    for records in [8_001, 1 << 60, u64::MAX] {
+    // 1,000 bytes of sections may claim at most 1,001 × 2^16 records.
+    let most = max_records(1000);
+    assert_eq!(most, 1001 * MAX_RECORDS_PER_BYTE);
+    for records in [most + 1, 1 << 60, u64::MAX] {
         let file = container(records, &[zeros(0, 1000)]);
         match read(&file) {
             Err(Error::Corrupt { message, .. }) => {
@@ -165,7 +168,7 @@ fn record_counts_the_sections_cannot_hold_are_refused() {
             other => panic!("{records} records in 1,000 bytes were accepted: {other:?}"),
         }
     }
-    assert_eq!(read(&container(8_000, &[zeros(0, 1000)])).unwrap(), 8_000);
+    assert_eq!(read(&container(most, &[zeros(0, 1000)])).unwrap(), most);
 }
 
 /// The case: four sections of 1 GiB of zeros (about 130 KB of file). Before the budget
