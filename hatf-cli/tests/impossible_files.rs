@@ -245,6 +245,16 @@ fn a_block_claiming_fewer_records_than_it_holds_fails_verification() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("do not decode"));
+    let out = dir.path().join("recovered.hatf");
+    hatf()
+        .arg("recover")
+        .arg(&file)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("nothing to recover"));
+    assert!(!out.exists(), "recover wrote a file of no records");
 }
 
 #[test]
