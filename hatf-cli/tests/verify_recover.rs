@@ -113,7 +113,22 @@ fn a_cut_file_fails_verification_and_recovers_to_a_prefix() {
             recover.code(1);
             continue;
         }
-        recover.success();
+        let recover = recover.get_output().clone();
+        if !recover.status.success() {
+            // Cut inside the first block: no record is kept, so the command fails, says why and
+            // writes nothing (the cuts come in ascending order: none has recovered a file yet).
+            let stderr = String::from_utf8_lossy(&recover.stderr);
+            assert!(
+                stderr.contains("nothing to recover"),
+                "cut at {len}: {stderr}"
+            );
+            assert!(
+                !recovered.exists(),
+                "cut at {len}: a file of nothing was written"
+            );
+            recovered_sizes.insert(0);
+            continue;
+        }
         hatf().arg("verify").arg(&recovered).assert().success();
         let kept = records(&recovered);
         assert!(kept.len() <= all.len());
@@ -124,8 +139,8 @@ fn a_cut_file_fails_verification_and_recovers_to_a_prefix() {
         );
         recovered_sizes.insert(kept.len());
     }
-    // Cuts inside each of the three blocks keep 0, 21 and 41 records; a cut in the index or
-    // trailer keeps all 61.
+    // Cuts inside each of the three blocks keep 0 (a failure, no file), 21 and 41 records; a
+    // cut in the index or trailer keeps all 61.
     assert_eq!(
         recovered_sizes.into_iter().collect::<Vec<_>>(),
         vec![0, 21, 41, 61]

@@ -29,8 +29,13 @@ pub struct Diagnostic {
     pub offset: usize,
     /// Number of characters to underline (at least 1).
     pub width: usize,
-    /// The text of the line, for display.
+    /// The text of the line, for display: the whole line, or when it is longer than
+    /// [`MAX_EXCERPT`] characters an excerpt of that many around the error, marked with `…`
+    /// where it is cut (so a DTD written on one huge line does not echo all of it per error).
     pub source_line: String,
+    /// 1-based column of the error within [`Self::source_line`] (equal to [`Self::column`]
+    /// unless the line was cut).
+    pub excerpt_column: usize,
     /// A short note printed after the carets.
     pub label: Option<String>,
     /// How to fix it.
@@ -49,7 +54,7 @@ impl fmt::Display for Diagnostic {
         let indent: String = self
             .source_line
             .chars()
-            .take(self.column - 1)
+            .take(self.excerpt_column - 1)
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
         write!(f, "{pad} | {indent}{}", "^".repeat(self.width.max(1)))?;
@@ -68,25 +73,40 @@ impl fmt::Display for Diagnostic {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Diagnostics {
     items: Vec<Diagnostic>,
+    /// Errors found after the first [`MAX_SHOWN`], counted but not kept.
+    omitted: usize,
 }
 
+/// Most errors kept and printed: a hostile DTD can have one error per declaration, and
+/// beyond the first hundred more of the same help nobody.
+pub const MAX_SHOWN: usize = 100;
+
+/// Longest source line echoed under an error, in characters; longer lines are cut around the
+/// error.
+pub const MAX_EXCERPT: usize = 120;
+
 impl Diagnostics {
-    /// Number of errors.
+    /// Number of errors found, including those not kept (see [`Self::omitted`]).
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.items.len() + self.omitted
     }
 
     /// True when there are no errors.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.len() == 0
     }
 
-    /// The errors in source order.
+    /// Errors found but not kept, after the first [`MAX_SHOWN`].
+    pub fn omitted(&self) -> usize {
+        self.omitted
+    }
+
+    /// The errors kept (at most [`MAX_SHOWN`]), in source order.
     pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
         self.items.iter()
     }
 
-    /// The errors in source order.
+    /// The errors kept (at most [`MAX_SHOWN`]), in source order.
     pub fn as_slice(&self) -> &[Diagnostic] {
         &self.items
     }
@@ -108,9 +128,18 @@ impl fmt::Display for Diagnostics {
             }
             write!(f, "{d}")?;
         }
-        if self.items.len() > 1 {
+        if self.omitted > 0 {
             writeln!(f)?;
-            writeln!(f, "error: {} errors", self.items.len())?;
+            writeln!(
+                f,
+                "error: {} more errors not shown (the first {} are)",
+                self.omitted,
+                self.items.len()
+            )?;
+        }
+        if self.len() > 1 {
+            writeln!(f)?;
+            writeln!(f, "error: {} errors", self.len())?;
         }
         Ok(())
     }
@@ -178,6 +207,8 @@ impl Sources<'_> {
     pub fn render(&self, mut problems: Vec<Problem>) -> Diagnostics {
         problems.sort();
         problems.dedup();
+        let omitted = problems.len().saturating_sub(MAX_SHOWN);
+        problems.truncate(MAX_SHOWN);
         let user = LineIndex::new(self.user.0);
         let builtin = LineIndex::new(self.builtin);
         let items = problems
@@ -194,6 +225,7 @@ impl Sources<'_> {
                 let start = p.span.start.min(text.len());
                 let end = p.span.end.clamp(start, line_end.max(start));
                 let width = text.get(start..end).map_or(1, |s| s.chars().count()).max(1);
+                let (source_line, excerpt_column, width) = excerpt(source_line, column, width);
                 let hint = match (p.hint, p.see) {
                     (Some(h), Some(s)) if s.origin == p.span.origin => {
                         Some(format!("{h} (see line {})", index.line_col(s.start).0))
@@ -207,14 +239,42 @@ impl Sources<'_> {
                     column,
                     offset: p.span.start,
                     width,
-                    source_line: source_line.to_string(),
+                    source_line,
+                    excerpt_column,
                     label: p.label,
                     hint,
                 }
             })
             .collect();
-        Diagnostics { items }
+        Diagnostics { items, omitted }
     }
+}
+
+/// The part of `line` shown under an error at 1-based character `column` that underlines
+/// `width` characters: the whole line when it has at most [`MAX_EXCERPT`] characters, else
+/// that many around the error, with `…` where it was cut. Returns the excerpt, the error's
+/// column in it and the width still inside it.
+fn excerpt(line: &str, column: usize, width: usize) -> (String, usize, usize) {
+    let chars = line.chars().count();
+    if chars <= MAX_EXCERPT {
+        return (line.to_string(), column, width);
+    }
+    // A little context before the error, the rest after it.
+    let from = column.saturating_sub(1).saturating_sub(MAX_EXCERPT / 4);
+    let to = (from + MAX_EXCERPT).min(chars);
+    let from = to.saturating_sub(MAX_EXCERPT);
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    out.extend(line.chars().skip(from).take(to - from));
+    if to < chars {
+        out.push('…');
+    }
+    let lead = usize::from(from > 0);
+    let excerpt_column = column.saturating_sub(from) + lead;
+    let room = to.saturating_sub(column - 1).max(1);
+    (out, excerpt_column, width.min(room))
 }
 
 #[cfg(test)]
@@ -248,6 +308,57 @@ mod tests {
             out,
             "error: bad\n  --> f.dtd:12:5\n   |\n12 | \tab cd\n   | \t   ^^ here\n   = hint: fix it\n"
         );
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_error() {
+        let text = format!("{}bad{}", "a".repeat(5000), "b".repeat(5000));
+        let out = render(&text, 5000, 5003);
+        assert!(out.contains("f.dtd:1:5001"), "{out}");
+        let shown = out.lines().nth(3).unwrap();
+        assert!(shown.chars().count() < MAX_EXCERPT + 10, "{shown}");
+        assert!(shown.contains("…aaa") && shown.contains("bbb…"), "{shown}");
+        // The carets still sit under `bad`.
+        let carets = out.lines().nth(4).unwrap();
+        let at = carets.chars().position(|c| c == '^').unwrap();
+        let under: String = shown.chars().skip(at).take(3).collect();
+        assert_eq!(under, "bad", "{shown}\n{carets}");
+        assert!(carets.contains("^^^ here"), "{carets}");
+        // Near the end of a long line, the excerpt ends with the line.
+        let out = render(&text, 9999, 10003);
+        assert!(out.lines().nth(3).unwrap().ends_with('b'), "{out}");
+    }
+
+    #[test]
+    fn only_the_first_errors_are_kept_and_the_rest_counted() {
+        let text = "x\n".repeat(1000);
+        let problems = (0..1000)
+            .map(|i| {
+                Problem::new(
+                    Span {
+                        origin: Origin::User,
+                        start: 2 * i,
+                        end: 2 * i + 1,
+                    },
+                    format!("bad {i}"),
+                )
+            })
+            .collect();
+        let d = Sources {
+            user: (&text, "f.dtd"),
+            builtin: "",
+        }
+        .render(problems);
+        assert_eq!(d.len(), 1000);
+        assert_eq!(d.iter().count(), MAX_SHOWN);
+        assert_eq!(d.omitted(), 1000 - MAX_SHOWN);
+        let out = d.to_string();
+        assert!(
+            out.contains("error: bad 99\n") && !out.contains("bad 100\n"),
+            "{out}"
+        );
+        assert!(out.contains("900 more errors not shown"), "{out}");
+        assert!(out.ends_with("error: 1000 errors\n"), "{out}");
     }
 
     #[test]

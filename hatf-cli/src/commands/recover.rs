@@ -2,7 +2,8 @@
 //!
 //! Blocks are self-contained and decoded in order, so the intact blocks before the first damage
 //! form a valid trace: the original's first records. Everything from the damage on is lost, and
-//! the command says how much was kept.
+//! the command says how much was kept. When no record precedes the damage, or the blocks claim
+//! none, there is nothing to keep: no file is written and the command fails.
 //!
 //! The thread lists of the index (formats whose records have threads) are carried over: from the
 //! damaged file's own index when it is intact and lists exactly the blocks the file holds, or
@@ -51,9 +52,11 @@ pub fn run(args: &RecoverArgs, verbosity: Verbosity) -> CliResult {
     let mut writer = writer.map_err(|e| CliError::input(format!("{}: {e}", "output")))?;
     let mut threads = ThreadSource::choose(&args.file, &header, &name);
     let mut damage = None;
+    let mut blocks = 0u64;
     loop {
         match reader.next_block() {
             Ok(Some(block)) => {
+                blocks += 1;
                 if let Some(list) = threads.list(&block, verbosity) {
                     writer.set_block_threads(&list);
                 }
@@ -82,6 +85,23 @@ pub fn run(args: &RecoverArgs, verbosity: Verbosity) -> CliResult {
         }
     }
     let kept = writer.records_written();
+    if kept == 0 {
+        // No record kept: no output is written, and the exit status says the file could not be
+        // recovered (a file of no blocks at all has nothing to lose and is written again).
+        match &damage {
+            Some(e) => {
+                return Err(CliError::input(format!(
+                    "{name}: nothing to recover: no record precedes the damage, so no file was written: {e}"
+                )))
+            }
+            None if blocks > 0 => {
+                return Err(CliError::input(format!(
+                    "{name}: nothing to recover: its {blocks} blocks claim no records, so no file was written"
+                )))
+            }
+            None => {}
+        }
+    }
     writer
         .finish()
         .map_err(|e| CliError::input(format!("output: {e}")))?;

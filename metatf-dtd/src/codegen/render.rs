@@ -1,5 +1,6 @@
 //! Rendering a schema as Rust source: one struct per record, one enum per section.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use super::interpretation_text;
@@ -63,7 +64,7 @@ fn render(schema: &Schema, dtd_source: &str) -> (String, Vec<String>) {
         .iter()
         .filter(|r| !BUILTINS.contains(&r.name.as_str()))
         .collect();
-    let mut taken: Vec<String> = Vec::new();
+    let mut taken = Taken::default();
     if !user_globals.is_empty() {
         formats.push(render_group(
             &mut out,
@@ -104,7 +105,7 @@ fn render_group(
     section: Option<u8>,
     name: &str,
     records: &[&RecordDef],
-    taken: &mut Vec<String>,
+    taken: &mut Taken,
 ) -> String {
     let mut variants = Vec::new();
     for r in records {
@@ -135,7 +136,16 @@ fn render_group(
     enum_name
 }
 
-fn unique(name: String, taken: &mut Vec<String>) -> String {
+/// Names handed out so far in one scope (the file's types, or one struct's fields), and for
+/// each base name the next number to try, so that a record repeating one field thousands of
+/// times is named in linear time: every number below the one kept is taken already.
+#[derive(Default)]
+struct Taken {
+    names: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
+fn unique(name: String, taken: &mut Taken) -> String {
     // `address`, `address_2`; `Alloc`, `Alloc2`.
     let sep = if name.starts_with(|c: char| c.is_ascii_uppercase()) {
         ""
@@ -143,12 +153,13 @@ fn unique(name: String, taken: &mut Vec<String>) -> String {
         "_"
     };
     let mut n = name.clone();
-    let mut i = 2;
-    while taken.contains(&n) {
+    let mut i = taken.next.get(&name).copied().unwrap_or(2);
+    while taken.names.contains(&n) {
         n = format!("{name}{sep}{i}");
         i += 1;
     }
-    taken.push(n.clone());
+    taken.next.insert(name, i);
+    taken.names.insert(n.clone());
     n
 }
 
@@ -167,7 +178,7 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
     out.push_str("#[derive(Debug, Clone, PartialEq, Eq, Default, ::metatf::MetaTf)]\n");
     let _ = writeln!(out, "#[metatf(tag = {}, name = \"{}\")]", r.tag, r.name);
     let _ = writeln!(out, "pub struct {ty} {{");
-    let mut used: Vec<String> = Vec::new();
+    let mut used = Taken::default();
     // The Rust name of the last scalar: the count of a repeated field that follows it.
     let mut last_scalar = String::new();
     for f in &fields {

@@ -188,6 +188,12 @@ impl ContainerHeader {
                     }
                     None => DtdIdentity::of(&self.dtd),
                 };
+                if id.length > MAX_HEADER_BODY {
+                    return Err(Error::invalid(format!(
+                        "a DTD of {} bytes is longer than any header may hold ({MAX_HEADER_BODY})",
+                        id.length
+                    )));
+                }
                 body.put_varint(id.length);
                 body.put_u32(id.crc32);
             }
@@ -333,20 +339,27 @@ fn get_dtd(
 ) -> Result<(String, Option<DtdIdentity>), Error> {
     let at = f.offset();
     let length = f.varint()?;
+    // A DTD of any storage is at most as long as a header body may be: a longer claim is one
+    // no writer made.
+    if length > MAX_HEADER_BODY {
+        let what = match storage {
+            DtdStorage::Reference => "referenced DTD",
+            DtdStorage::Compressed => "compressed DTD",
+            _ => "DTD",
+        };
+        return Err(Error::TooLarge {
+            offset: at,
+            what,
+            length,
+            limit: MAX_HEADER_BODY,
+        });
+    }
     match storage {
         DtdStorage::Reference => {
             let crc32 = f.u32()?;
             Ok((String::new(), Some(DtdIdentity { length, crc32 })))
         }
         DtdStorage::Compressed => {
-            if length > MAX_HEADER_BODY {
-                return Err(Error::TooLarge {
-                    offset: at,
-                    what: "compressed DTD",
-                    length,
-                    limit: MAX_HEADER_BODY,
-                });
-            }
             let stored_len = f.varint()?;
             let packed = f.take(usize::try_from(stored_len).unwrap_or(usize::MAX))?;
             let text =

@@ -7,6 +7,7 @@
 //! cut anywhere still yields every complete block.
 
 mod block;
+mod budget;
 mod codec;
 pub mod compact;
 pub mod context_mix;
@@ -21,6 +22,10 @@ mod reader;
 mod writer;
 
 pub use block::{Block, DecodedSection, SectionData, SectionDescriptor};
+pub use budget::{
+    block_budget, max_records, BLOCK_BUDGET_FLOOR, BUDGET_PER_FILE_BYTE, BUDGET_PER_RECORD,
+    MAX_RECORDS_PER_BYTE,
+};
 pub use codec::{zstd_compress, Codec, CONTEXT_MIX_MAX_SECTION, ZSTD_MAX_WINDOW_LOG};
 pub use dtd_storage::{DtdIdentity, DtdStorage, COMPRESS_DTD_FROM};
 pub use header::{

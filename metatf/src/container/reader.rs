@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::io::{Read, Seek};
 
 use super::block::{Block, BlockHeader, SectionDescriptor};
+use super::budget::check_block;
 use super::contexts::Decompressor;
 use super::dtd_storage::{DtdIdentity, DtdStorage};
 use super::framing::{crc, Positioned};
@@ -352,6 +353,13 @@ impl<R: Read> ContainerReader<R> {
                 message: "record count overflows 64 bits".to_string(),
             });
         }
+        // The section bytes follow the header: the block ends where they do, and its claims
+        // are bounded by the file up to there before anything is read or decompressed.
+        let end = header
+            .sections
+            .iter()
+            .fold(self.input.pos, |end, d| end.saturating_add(d.stored_len));
+        check_block(&header, offset, end)?;
         Ok(header)
     }
 

@@ -311,6 +311,41 @@ fn a_referenced_dtd_is_checked_when_resolved() {
 }
 
 #[test]
+fn a_reference_to_a_dtd_longer_than_any_header_is_refused() {
+    use super::framing::PutLe;
+    let h = header();
+    let huge = DtdIdentity {
+        length: 1 << 60,
+        crc32: 7,
+    };
+    assert!(ContainerWriter::referencing(Vec::new(), &h, huge).is_err());
+    // The same header written by hand: its body ends with the DTD's length and CRC.
+    let id = DtdIdentity::of(&h.dtd);
+    let bytes = ContainerWriter::referencing(Vec::new(), &h, id)
+        .unwrap()
+        .finish()
+        .unwrap();
+    let body_len = usize::from(bytes[8]);
+    assert!(body_len < 0x80 && h.dtd.len() < 0x80);
+    let mut body = bytes[9..9 + body_len].to_vec();
+    body.truncate(body.len() - 5);
+    body.put_varint(huge.length);
+    body.put_u32(huge.crc32);
+    let mut forged = bytes[..8].to_vec();
+    forged.put_varint(body.len() as u64);
+    forged.extend_from_slice(&body);
+    let c = framing::crc(&forged);
+    forged.put_u32(c);
+    match ContainerReader::new(&forged[..]) {
+        Err(Error::TooLarge { what, length, .. }) => {
+            assert_eq!((what, length), ("referenced DTD", 1 << 60))
+        }
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("a reference to a DTD of 2^60 bytes was accepted"),
+    }
+}
+
+#[test]
 fn varints_must_be_minimal_and_fit() {
     use super::framing::{Fields, PutLe};
     for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {

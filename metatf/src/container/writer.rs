@@ -5,6 +5,7 @@ use std::io::Write;
 use std::collections::VecDeque;
 
 use super::block::{check_descriptor, BlockHeader, SectionData, SectionDescriptor};
+use super::budget::check_budget;
 use super::codec::Codec;
 use super::contexts::Compressor;
 use super::dtd_storage::{DtdIdentity, DtdStorage};
@@ -335,7 +336,16 @@ impl<W: Write> ContainerWriter<W> {
             record_count,
             sections: descriptors,
         };
-        self.out.put(&header.encode())?;
+        let encoded = header.encode();
+        // A block over the budget the reader checks is refused now, so that no block is written
+        // that cannot be read back.
+        let end = compressed
+            .iter()
+            .fold(offset + encoded.len() as u64, |end, c| {
+                end + c.stored.len() as u64
+            });
+        check_budget(&header, offset, end).map_err(|e| Error::invalid(e.to_string()))?;
+        self.out.put(&encoded)?;
         for c in &compressed {
             self.out.put(&c.stored)?;
         }
