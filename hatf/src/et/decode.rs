@@ -462,8 +462,7 @@ pub fn decode_records(
         first,
         end,
         note,
-        // Each block starts a fresh model.
-        &mut |_| Ok(true),
+        &mut |_| Ok(()),
         &mut |_, block, keep| {
             let fail = |m: String| FormatError {
                 file: file.to_string(),

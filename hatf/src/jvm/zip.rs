@@ -310,9 +310,9 @@ pub fn decode(
             "data offset {start} or mode {mode} out of range"
         )));
     }
-    let fresh = super::fresh_blocks(r.header(), file)?;
+    super::check_layout(r.header(), file)?;
     let mut text = Vec::new();
-    let lines = text::decode_blocks(&mut r, &mut text, file, fresh)?;
+    let lines = text::decode_blocks(&mut r, &mut text, file)?;
     let data = match mode {
         0 => text,
         l => deflate(&text, u32::from(l - 1)).map_err(|e| fail(e.to_string()))?,

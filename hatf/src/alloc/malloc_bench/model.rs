@@ -283,14 +283,14 @@ fn field_len(rest: &[u8]) -> Option<usize> {
     (end <= rest.len()).then_some(end)
 }
 
-/// Encodes the protobuf `text` into the model stream without run records (the stream of the
-/// layout `malloc-bench-preflate-1`); returns the number of records.
+/// Encodes the protobuf `text` into the model stream without run records (what the run coding
+/// is measured against); returns the number of records.
 pub fn encode(text: &[u8], out: &mut Vec<u8>) -> u64 {
     encode_with(text, out, false)
 }
 
-/// Encodes the protobuf `text` into the model stream with run records (the stream of the
-/// layout `malloc-bench-preflate-2`); returns the number of records (each top-level field is
+/// Encodes the protobuf `text` into the model stream with run records (what the encoder
+/// writes); returns the number of records (each top-level field is
 /// one, also inside a run).
 pub fn encode_runs(text: &[u8], out: &mut Vec<u8>) -> u64 {
     encode_with(text, out, true)

@@ -68,19 +68,13 @@ fn detect(head: &[u8]) -> bool {
     n >= 1
 }
 
-/// The thread lister of a file: only where each block starts an empty thread table does its
-/// `threads` stream hold exactly the block's threads (older files carried the table across
-/// blocks).
+/// The thread lister of a file: each block starts an empty thread table, so its `threads`
+/// stream holds exactly the block's threads.
 fn thread_lister(
     header: &metatf::container::ContainerHeader,
     file: &str,
 ) -> Option<crate::format::ThreadLister> {
-    if !matches!(
-        crate::alloc::blocks::independent_blocks(header, file),
-        Ok(true)
-    ) {
-        return None;
-    }
+    crate::alloc::blocks::check_layout(header, file).ok()?;
     let file = file.to_string();
     Some(Box::new(move |block| {
         block_threads(block).map_err(|m| FormatError {
