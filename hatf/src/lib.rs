@@ -8,6 +8,7 @@ pub mod et;
 pub mod format;
 pub mod jvm;
 pub mod seek;
+pub mod shared;
 
 pub use format::{
     Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, StatsReport,

@@ -10,7 +10,7 @@ use hatf::alloc::memory_replay::{self, MemoryReplay};
 use hatf::alloc::model::{shapes, ModelRecord, State, Streams};
 use hatf::alloc::mtrace::line::{render, Op, OpLine};
 use hatf::alloc::mtrace::{self, kinds, Mtrace};
-use hatf::alloc::varint::put_u64;
+use hatf::shared::varint::put_u64;
 use hatf::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
 use metatf::container::ContainerHeader;
 

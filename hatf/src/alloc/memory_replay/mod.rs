@@ -88,8 +88,10 @@ fn thread_lister(
 /// The thread ids (ascending) of a block of a file whose blocks each start a fresh model: its
 /// `threads` stream lists each of them once, in order of first use.
 fn block_threads(block: &metatf::container::Block) -> Result<Vec<u64>, String> {
-    let mut c =
-        crate::alloc::varint::Cursor::new(crate::alloc::blocks::section(block, THREADS), "threads");
+    let mut c = crate::shared::varint::Cursor::new(
+        crate::alloc::blocks::section(block, THREADS),
+        "threads",
+    );
     let mut ids = Vec::new();
     while !c.is_empty() {
         ids.push(c.u64()?);

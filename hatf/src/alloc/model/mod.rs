@@ -16,7 +16,7 @@ pub mod sites;
 mod sites_ahead;
 pub mod split;
 
-use crate::alloc::varint::Cursor;
+use crate::shared::varint::Cursor;
 use halves::{AddrHalf, SiteHalf};
 use live::LiveSet;
 
@@ -364,7 +364,7 @@ impl State {
 mod tests {
     use super::*;
     use crate::alloc::mtrace::kinds::{self, MtraceKinds};
-    use crate::alloc::varint::put_u64;
+    use crate::shared::varint::put_u64;
 
     /// Records with allocations, frees of live and unknown blocks and a few sites.
     fn records(seed: u64) -> Vec<ModelRecord> {

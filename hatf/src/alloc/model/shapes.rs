@@ -18,8 +18,8 @@ use metatf::container::Block;
 
 use super::{stream, KindTable, Shape, Streams};
 use crate::alloc::blocks;
-use crate::alloc::fast_hash::FastState;
-use crate::alloc::varint::{put_u64, zigzag, Cursor};
+use crate::shared::hash::FastState;
+use crate::shared::varint::{put_u64, zigzag, Cursor};
 
 /// Section holding the varint shape id of every record of the block, in record order.
 pub const SHAPES: u8 = 11;

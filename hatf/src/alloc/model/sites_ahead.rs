@@ -48,8 +48,8 @@ use super::shapes::{self, Entry, FreeValues, ShapePlace, ShapeReader};
 use super::{stream, Cursors, KindTable, ModelRecord, State};
 use crate::alloc::blocks;
 use crate::alloc::spin_recv::{recv_spinning, SPIN};
-use crate::alloc::varint::Cursor;
 use crate::format::FormatError;
+use crate::shared::varint::Cursor;
 
 /// Batches whose site half the caller's thread may have decoded before the sink took them:
 /// enough that the worker finds the next batch waiting while the caller's thread prints one

@@ -17,9 +17,9 @@ use crate::alloc::model::ModelRecord;
 use crate::alloc::text_out::{
     put, put_hex, put_hex_short, window, Filled, TextOut, Window, WINDOW,
 };
-use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note};
+use crate::shared::varint::Cursor;
 
 /// Bytes of text the buffer starts with room for: the lines between two flush points
 /// ([`pipeline::flush_point`]); it grows for longer ones.

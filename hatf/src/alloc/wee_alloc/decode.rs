@@ -11,8 +11,8 @@ use super::{render, WeeLine, BLOCK_RECORDS, FORMAT, LAYOUT, MIXED, PLAIN, STRUCT
 use crate::alloc::bit_coder::BitDecoder;
 use crate::alloc::blocks::{self, container_error, write_error};
 use crate::alloc::context_mix;
-use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
+use crate::shared::varint::Cursor;
 
 /// Reads a `wee-alloc` container and writes the trace back; returns the number of lines.
 pub fn decode(
