@@ -7,6 +7,7 @@ mod error;
 mod io;
 mod malloc_tuning;
 mod peek;
+mod plot;
 mod progress;
 mod record_range;
 mod runtime_error;
