@@ -8,7 +8,7 @@ use crate::progress;
 use crate::record_range;
 use crate::thread_choice;
 use crate::Verbosity;
-use hatf::format::{self, DecodeOptions};
+use hatf::format::DecodeOptions;
 
 /// Runs `hatf decode`.
 pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
@@ -37,7 +37,7 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
             )));
         }
     }
-    let chosen = format::by_name(stored).ok_or_else(|| {
+    let chosen = hatf::by_name(stored).ok_or_else(|| {
         CliError::input(format!(
             "{}: holds records of format `{stored}`, which this hatf cannot turn back into text; `hatf dump` prints them through the DTD the file carries",
             input.name
