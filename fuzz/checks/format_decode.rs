@@ -2,7 +2,8 @@
 //! `hatf/tests/fuzz_corpus.rs`: every format's decoder takes any bytes and returns text
 //! or an error, never panics.
 
-use hatf::format::{registry, DecodeOptions};
+use hatf::format::DecodeOptions;
+use hatf::registry;
 
 /// Decodes `data` with every known format.
 pub fn check(data: &[u8]) {

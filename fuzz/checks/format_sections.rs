@@ -9,7 +9,8 @@
 
 use std::sync::OnceLock;
 
-use hatf::format::{by_name, Compression, DecodeOptions, EncodeOptions};
+use hatf::by_name;
+use hatf::format::{Compression, DecodeOptions, EncodeOptions};
 use metatf::container::{Codec, ContainerHeader, ContainerReader, DtdIdentity, SectionData};
 use metatf::{Block, ContainerWriter};
 

@@ -8,7 +8,8 @@
 
 use hatf::alloc::paper::{self, Encoding};
 use hatf::alloc::AllocEvent;
-use hatf::format::{by_name, Compression, DecodeOptions, EncodeOptions, FormatError};
+use hatf::by_name;
+use hatf::format::{Compression, DecodeOptions, EncodeOptions, FormatError};
 
 /// A front end's "text → allocation events" reader, where it has one.
 pub type ReadEvents = fn(&mut dyn std::io::Read, &str) -> Result<Vec<AllocEvent>, FormatError>;

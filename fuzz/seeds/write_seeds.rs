@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 mod format_sections;
 
 use hatf::alloc::paper::{self, Encoding};
-use hatf::format::{by_name, Compression, EncodeOptions};
+use hatf::by_name;
+use hatf::format::{Compression, EncodeOptions};
 use metatf::container::{Codec, ContainerHeader};
 use metatf::{DynRecord, UniversalWriter, Value};
 

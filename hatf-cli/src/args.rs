@@ -100,7 +100,7 @@ fn from_values() -> PossibleValuesParser {
     let mut values =
         vec![PossibleValue::new("auto").help("detect the format from the first bytes")];
     values.extend(
-        hatf::format::registry()
+        hatf::registry()
             .into_iter()
             .map(|f| PossibleValue::new(f.name()).help(f.description())),
     );
@@ -112,7 +112,7 @@ fn from_values() -> PossibleValuesParser {
 /// format offers it is checked once the format is known).
 fn encoding_values() -> PossibleValuesParser {
     let mut names: Vec<&'static str> = vec!["auto"];
-    for format in hatf::format::registry() {
+    for format in hatf::registry() {
         for name in format.encodings().iter().chain(format.event_encodings()) {
             if !names.contains(name) {
                 names.push(name);

@@ -11,6 +11,7 @@ mod malloc_tuning;
 mod output_name;
 mod partial;
 mod peek;
+mod plot;
 mod progress;
 mod record_range;
 mod runtime_error;

@@ -7,7 +7,7 @@ use crate::compressed::Wrapper;
 use crate::error::{CliError, CliResult};
 use crate::io::Input;
 use crate::peek::{container_header, Replayed};
-use hatf::format::{self, DecodeOptions, TraceFormat};
+use hatf::format::{DecodeOptions, TraceFormat};
 use metatf::container::looks_like_container;
 use std::io::{Cursor, Read};
 use std::thread::JoinHandle;
@@ -28,14 +28,14 @@ pub struct TextTrace {
 /// Picks a format by name, or detects it from the first bytes when `from` is `auto`.
 pub fn choose_format(from: &str, head: &[u8], name: &str) -> CliResult<&'static dyn TraceFormat> {
     if from != "auto" {
-        return format::by_name(from).ok_or_else(|| {
+        return hatf::by_name(from).ok_or_else(|| {
             CliError::usage(format!(
                 "unknown format `{from}`; known formats: {}",
                 known_formats()
             ))
         });
     }
-    format::detect(head).ok_or_else(|| {
+    hatf::detect(head).ok_or_else(|| {
         CliError::input(format!(
             "{name}: cannot tell what format this is; name it with --from (known formats: {})",
             known_formats()
@@ -45,7 +45,7 @@ pub fn choose_format(from: &str, head: &[u8], name: &str) -> CliResult<&'static 
 
 /// The names accepted by `--from`, for messages.
 pub fn known_formats() -> String {
-    let mut names: Vec<&str> = format::registry().iter().map(|f| f.name()).collect();
+    let mut names: Vec<&str> = hatf::registry().iter().map(|f| f.name()).collect();
     names.push("text");
     names.join(", ")
 }
@@ -87,7 +87,7 @@ pub fn open_text(reader: Box<dyn Read + Send>, from: &str, name: &str) -> CliRes
     let whole = read_head(reader, name)?;
     let head = head_of(&whole).to_vec();
     let claimed = if from == "auto" {
-        format::detect(&head)
+        hatf::detect(&head)
     } else {
         choose_format(from, &head, name).map(|f| f.detect(&head).then_some(f))?
     };
@@ -131,7 +131,7 @@ pub fn open_text_trace(input: Input, from: &str) -> CliResult<TextTrace> {
         });
     }
     let (header, mut binary) = container_header(whole, &name)?;
-    let format = format::by_name(&header.format).ok_or_else(|| {
+    let format = hatf::by_name(&header.format).ok_or_else(|| {
         CliError::input(format!(
             "{name}: holds records of format `{}`, which this hatf cannot read as text",
             header.format

@@ -17,9 +17,7 @@ use std::io::Read;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use hatf::alloc::memory_replay::{self, kinds::ReplayKinds};
 use hatf::alloc::model::shapes::Packer;
-use hatf::alloc::model::{
-    pipeline, stream, Cursors, KindTable, Layout, ModelRecord, State, Streams,
-};
+use hatf::alloc::model::{pipeline, stream, Cursors, KindTable, ModelRecord, State, Streams};
 use hatf::alloc::mtrace::{self, kinds::MtraceKinds};
 use hatf::alloc::{native, AllocEvent};
 use hatf::format::TraceFormat;
@@ -121,7 +119,7 @@ fn shaped_cursors<'a>((streams, packer): &'a (Streams, Packer)) -> Cursors<'a> {
 fn model_decode<K: KindTable + ?Sized>(kinds: &K, packed: &(Streams, Packer)) -> (u64, u64) {
     let mut c = shaped_cursors(packed);
     // What a decoder of the files the encoders write uses (live blocks by rank only).
-    let mut state = State::fresh(Layout::FreshFlagged);
+    let mut state = State::for_decoding();
     let (mut n, mut sum) = (0u64, 0u64);
     while let Some(kind) = c.next_kind(kinds) {
         let r = state
@@ -141,7 +139,7 @@ fn model_decode_batches<K: KindTable + ?Sized>(
 ) -> (u64, u64) {
     let mut c = shaped_cursors(packed);
     // What a decoder of the files the encoders write uses (live blocks by rank only).
-    let mut state = State::fresh(Layout::FreshFlagged);
+    let mut state = State::for_decoding();
     let mut batch = Vec::with_capacity(pipeline::BATCH);
     let (mut n, mut sum) = (0u64, 0u64);
     loop {

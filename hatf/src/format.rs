@@ -356,21 +356,3 @@ impl<T: Forwarding> TraceFormat for T {
         Some((T::FUNCTIONS.validate?)(input, input_name))
     }
 }
-
-/// Every format this build knows, in detection order (most specific first).
-pub fn registry() -> Vec<&'static dyn TraceFormat> {
-    let mut formats = crate::alloc::formats();
-    formats.extend(crate::et::formats());
-    formats.extend(crate::jvm::formats());
-    formats
-}
-
-/// Finds a format by its name.
-pub fn by_name(name: &str) -> Option<&'static dyn TraceFormat> {
-    registry().into_iter().find(|f| f.name() == name)
-}
-
-/// Picks the first format whose detector accepts `head`.
-pub fn detect(head: &[u8]) -> Option<&'static dyn TraceFormat> {
-    registry().into_iter().find(|f| f.detect(head))
-}

@@ -8,8 +8,27 @@ pub mod et;
 pub mod format;
 pub mod jvm;
 pub mod seek;
+pub mod shared;
 
 pub use format::{
     Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, StatsReport,
     TraceFormat,
 };
+
+/// Every format this build knows, in detection order (most specific first).
+pub fn registry() -> Vec<&'static dyn TraceFormat> {
+    let mut formats = alloc::formats();
+    formats.extend(et::formats());
+    formats.extend(jvm::formats());
+    formats
+}
+
+/// Finds a format by its name.
+pub fn by_name(name: &str) -> Option<&'static dyn TraceFormat> {
+    registry().into_iter().find(|f| f.name() == name)
+}
+
+/// Picks the first format whose detector accepts `head`.
+pub fn detect(head: &[u8]) -> Option<&'static dyn TraceFormat> {
+    registry().into_iter().find(|f| f.detect(head))
+}

@@ -24,9 +24,9 @@ pub type BlockDecoder<'a> =
     dyn FnMut(&ContainerHeader, &Block, Range<u64>) -> Result<(), FormatError> + 'a;
 
 /// Decodes records `first..end` (counted from 0, `end` exclusive and clipped to the trace) of a
-/// container holding one of `formats`; returns how many were written. `independent` says,
-/// from the header, whether each block decodes on its own; when not (older files whose model
-/// carried across blocks) every block up to the range is decoded, with nothing kept.
+/// container holding one of `formats`; returns how many were written. Every block decodes on
+/// its own, so only the blocks holding the range are read; `check` refuses, from the header,
+/// a file this hatf cannot decode.
 #[allow(clippy::too_many_arguments)]
 pub fn decode_records(
     input: &mut dyn ReadSeek,
@@ -35,7 +35,7 @@ pub fn decode_records(
     first: u64,
     end: u64,
     note: Note<'_>,
-    independent: &mut dyn FnMut(&ContainerHeader) -> Result<bool, FormatError>,
+    check: &mut dyn FnMut(&ContainerHeader) -> Result<(), FormatError>,
     block: &mut BlockDecoder<'_>,
 ) -> Result<u64, FormatError> {
     let fail = |position: String, message: String| FormatError {
@@ -48,25 +48,9 @@ pub fn decode_records(
             .map(|_| ())
             .map_err(|e| fail(String::new(), e.to_string()))
     };
-    let mut reader = open(&mut *input, formats, file)?;
+    let reader = open(&mut *input, formats, file)?;
     let header = reader.header().clone();
-    if !independent(&header)? {
-        // Each block needs the state left by those before it: read from the first block on,
-        // and stop after the range.
-        let mut written = 0u64;
-        while let Some(b) = reader
-            .next_block()
-            .map_err(|e| fail(String::new(), e.to_string()))?
-        {
-            if b.first_record >= end {
-                break;
-            }
-            let keep = keep(&b, first, end);
-            written += keep.end - keep.start;
-            block(&header, &b, keep)?;
-        }
-        return Ok(written);
-    }
+    check(&header)?;
     drop(reader);
     rewind(input)?;
     let (mut entries, why) =

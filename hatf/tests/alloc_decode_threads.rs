@@ -5,14 +5,14 @@
 //! The containers are written here block by block with the library's model and block writer,
 //! so blocks can be small (many blocks, batches spanning block ends) and one can be damaged.
 
-use hatf::alloc::blocks::{model_properties, BlockWriter, LAYOUT_CARRIED};
+use hatf::alloc::blocks::{model_properties, BlockWriter};
 use hatf::alloc::memory_replay::{self, MemoryReplay};
-use hatf::alloc::model::{shapes, stream, Layout, ModelRecord, State, Streams};
+use hatf::alloc::model::{shapes, ModelRecord, State, Streams};
 use hatf::alloc::mtrace::line::{render, Op, OpLine};
 use hatf::alloc::mtrace::{self, kinds, Mtrace};
-use hatf::alloc::varint::put_u64;
+use hatf::shared::varint::put_u64;
 use hatf::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
-use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
+use metatf::container::ContainerHeader;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
 
@@ -86,18 +86,10 @@ fn text_of(lines: &[Line]) -> Vec<u8> {
     t
 }
 
-/// An `mtrace` container of `= Start` and `lines`, `per_block` records a block, its model
-/// carried across blocks when `carried`; block `lie` (if any) claims one record more than it
-/// holds.
-fn container(lines: &[Line], per_block: usize, carried: bool, lie: Option<u64>) -> Vec<u8> {
-    let mut properties = model_properties();
-    if carried {
-        for (k, v) in &mut properties {
-            if k == PROPERTY_LAYOUT {
-                *v = LAYOUT_CARRIED.to_string();
-            }
-        }
-    }
+/// An `mtrace` container of `= Start` and `lines`, `per_block` records a block; block `lie`
+/// (if any) claims one record more than it holds.
+fn container(lines: &[Line], per_block: usize, lie: Option<u64>) -> Vec<u8> {
+    let properties = model_properties();
     let header = ContainerHeader {
         dtd: mtrace::DTD.to_string(),
         format: mtrace::FORMAT.to_string(),
@@ -109,11 +101,6 @@ fn container(lines: &[Line], per_block: usize, carried: bool, lie: Option<u64>) 
     };
     let mut out = Vec::new();
     let mut w = BlockWriter::new(&mut out, &header, &options).expect("header");
-    let mut state = State::fresh(if carried {
-        Layout::Carried
-    } else {
-        Layout::FreshFlagged
-    });
     let mut streams = Streams::default();
     let mut packer = shapes::Packer::default();
     let mut strings = Vec::new();
@@ -122,10 +109,8 @@ fn container(lines: &[Line], per_block: usize, carried: bool, lie: Option<u64>) 
         .chain(lines.iter().map(Some))
         .collect();
     for (b, chunk) in records.chunks(per_block).enumerate() {
-        if !carried {
-            state = State::for_block();
-            sites.clear();
-        }
+        let mut state = State::for_block();
+        sites.clear();
         for rec in chunk {
             let r = match rec {
                 None => ModelRecord {
@@ -165,15 +150,8 @@ fn container(lines: &[Line], per_block: usize, carried: bool, lie: Option<u64>) 
             };
             state.encode(&kinds::MtraceKinds, &r, &mut streams);
         }
-        // The encoders' layout packs the model's symbols into shapes; the carried one does not.
-        let mut sections: Vec<(u8, &[u8])> = if carried {
-            (0..stream::COUNT)
-                .map(|i| (i as u8, streams.bytes[i].as_slice()))
-                .collect()
-        } else {
-            packer.pack(&kinds::MtraceKinds, &streams).expect("pack");
-            packer.sections(&streams)
-        };
+        packer.pack(&kinds::MtraceKinds, &streams).expect("pack");
+        let mut sections: Vec<(u8, &[u8])> = packer.sections(&streams);
         sections.push((mtrace::STRINGS, &strings));
         let count = chunk.len() as u64 + u64::from(lie == Some(b as u64));
         w.block(count, &sections).expect("block");
@@ -200,18 +178,18 @@ fn decode(
 }
 
 #[test]
-fn text_is_the_same_for_any_thread_count_block_size_and_layout() {
+fn text_is_the_same_for_any_thread_count_and_block_size() {
     let lines = generate(60_000);
     let text = text_of(&lines);
-    // Blocks smaller than a batch, a batch exactly, a few batches; independent and carried.
-    for (per_block, carried) in [(3, false), (8192, false), (20_000, false), (7_777, true)] {
-        let bin = container(&lines, per_block, carried, None);
+    // Blocks smaller than a batch, a batch exactly, a few batches, an odd size.
+    for per_block in [3, 8192, 20_000, 7_777] {
+        let bin = container(&lines, per_block, None);
         for threads in [1, 2, 3] {
             let (out, r) = decode(&Mtrace, &bin, threads);
             assert_eq!(r.expect("decodes"), lines.len() as u64 + 1);
             assert!(
                 out == text,
-                "{per_block} a block, carried {carried}, {threads} threads: text differs"
+                "{per_block} a block, {threads} threads: text differs"
             );
         }
     }
@@ -222,7 +200,7 @@ fn a_damaged_block_is_named_and_the_text_before_it_is_the_same_on_any_thread_cou
     let lines = generate(50_000);
     let text = text_of(&lines);
     let per_block = 10_000;
-    let bin = container(&lines, per_block, false, Some(3));
+    let bin = container(&lines, per_block, Some(3));
     let mut outputs = Vec::new();
     for threads in [1, 2] {
         let (out, r) = decode(&Mtrace, &bin, threads);
@@ -256,7 +234,7 @@ fn records_ranges_read_single_blocks_of_a_many_block_file() {
     let lines = generate(30_000);
     let text = text_of(&lines);
     let all: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
-    let bin = container(&lines, 4_000, false, None);
+    let bin = container(&lines, 4_000, None);
     for (a, b) in [
         (0u64, 1u64),
         (3_999, 4_001),

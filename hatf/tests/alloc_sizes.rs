@@ -17,7 +17,7 @@ fn report_stream_sizes() {
         raw
     };
     let format = std::env::var("HATF_ALLOC_FORMAT").unwrap_or_else(|_| "mtrace".into());
-    let f = hatf::format::by_name(&format).expect("format");
+    let f = hatf::by_name(&format).expect("format");
     let mut out = Vec::new();
     f.encode(&mut &text[..], &mut out, &EncodeOptions::default())
         .unwrap();

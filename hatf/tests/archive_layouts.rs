@@ -1,14 +1,10 @@
-//! Archive inputs (malloc-bench `.trace.gz`, memory_replay `.zip`) across layouts: files of the
-//! earlier layouts still decode byte for byte, and the encoder writes the piece-by-piece
-//! layouts (`malloc-bench-preflate-5`, `memory-replay-zip-preflate-2`), also for a stream
-//! preflate-rs cannot take in pieces; a long model stream goes into the mixer in parts.
+//! Archive inputs (malloc-bench `.trace.gz`, memory_replay `.zip`): the encoder writes the
+//! piece-by-piece layouts (`malloc-bench-preflate-5`, `memory-replay-zip-preflate-2`), also for
+//! a stream preflate-rs cannot take in pieces, and a long model stream goes into the mixer in
+//! parts.
 //!
-//! The fixtures in `tests/data/` are synthetic, not corpus files (`python3 make_synthetic.py`
-//! there writes the two archives with Python's gzip and zipfile modules); the `.hatf` files
-//! beside them are the same archives in the layouts their names give, written by an encoder
-//! of that layout (`hatf encode synthetic.trace.gz -o malloc-bench-preflate-3.hatf`,
-//! `hatf encode synthetic_memory_replay.zip -o memory-replay-zip-preflate-1.hatf`, and
-//! `malloc-bench-preflate-4.hatf` the same way).
+//! The archives in `tests/data/` are synthetic, not corpus files (`python3 make_synthetic.py`
+//! there writes them with Python's gzip and zipfile modules).
 
 use std::path::Path;
 
@@ -18,10 +14,7 @@ use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
 use metatf::container::{ContainerReader, PROPERTY_LAYOUT};
 
 const TRACE_GZ: &[u8] = include_bytes!("data/synthetic.trace.gz");
-const TRACE_GZ_V3: &[u8] = include_bytes!("data/malloc-bench-preflate-3.hatf");
-const TRACE_GZ_V4: &[u8] = include_bytes!("data/malloc-bench-preflate-4.hatf");
 const ZIP: &[u8] = include_bytes!("data/synthetic_memory_replay.zip");
-const ZIP_V1: &[u8] = include_bytes!("data/memory-replay-zip-preflate-1.hatf");
 
 fn encode(f: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -55,16 +48,6 @@ fn layout(bin: &[u8]) -> String {
         .property(PROPERTY_LAYOUT)
         .unwrap_or("")
         .to_string()
-}
-
-#[test]
-fn earlier_layouts_still_decode() {
-    assert_eq!(layout(TRACE_GZ_V3), "malloc-bench-preflate-3");
-    assert!(decode(&MallocBench, TRACE_GZ_V3) == TRACE_GZ);
-    assert_eq!(layout(TRACE_GZ_V4), "malloc-bench-preflate-4");
-    assert!(decode(&MallocBench, TRACE_GZ_V4) == TRACE_GZ);
-    assert_eq!(layout(ZIP_V1), "memory-replay-zip-preflate-1");
-    assert!(decode(&MemoryReplayZip, ZIP_V1) == ZIP);
 }
 
 #[test]

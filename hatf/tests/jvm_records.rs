@@ -16,12 +16,9 @@ use jvm_support::{trace, zip_of, Ends};
 /// Lines per block in these tests: small, so that a short trace has many blocks.
 const LINES: u64 = 1000;
 
-/// Blocks of [`LINES`] lines, each with a fresh model or the model carried across.
-fn plan(fresh_model: bool) -> BlockPlan {
-    BlockPlan {
-        lines: LINES,
-        fresh_model,
-    }
+/// Blocks of [`LINES`] lines.
+fn plan() -> BlockPlan {
+    BlockPlan { lines: LINES }
 }
 
 fn options() -> EncodeOptions {
@@ -146,7 +143,7 @@ fn check_ranges(f: &dyn TraceFormat, bin: &[u8], text: &[u8]) {
 #[test]
 fn ranges_of_a_bare_trace_are_its_lines() {
     let text = text();
-    let bin = encode_jvm(&text, plan(true));
+    let bin = encode_jvm(&text, plan());
     assert!(whole(&Jvm, &bin).unwrap() == text);
     check_ranges(&Jvm, &bin, &text);
 }
@@ -155,7 +152,7 @@ fn ranges_of_a_bare_trace_are_its_lines() {
 fn ranges_of_a_zipped_trace_are_lines_of_its_member() {
     let text = String::from_utf8(text()).unwrap();
     let zip = zip_of(&text, zip::CompressionMethod::Deflated, Some(6));
-    let bin = encode_zip(&zip, plan(true));
+    let bin = encode_zip(&zip, plan());
     assert!(whole(&JvmZip, &bin).unwrap() == zip);
     check_ranges(&JvmZip, &bin, text.as_bytes());
 }
@@ -169,8 +166,8 @@ fn only_the_blocks_of_the_range_are_read() {
         None,
     );
     for (f, bin, first_block) in [
-        (&Jvm as &dyn TraceFormat, encode_jvm(&text, plan(true)), 0),
-        (&JvmZip, encode_zip(&zip, plan(true)), 1),
+        (&Jvm as &dyn TraceFormat, encode_jvm(&text, plan()), 0),
+        (&JvmZip, encode_zip(&zip, plan()), 1),
     ] {
         // Records 2990..3010 are in blocks 2 and 3 of the text (blocks 3 and 4 of a zip's file).
         let keep = first_block + 2..first_block + 4;
@@ -212,68 +209,20 @@ fn memchr_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
         .collect()
 }
 
-/// A file written by the encoder before blocks started fresh models (hatf b7fc9df,
-/// `hatf encode --from jvm`), layout `jvm-model-1`, of the text [`OLD_TEXT`].
-const OLD_FILE: &str = "\
-7f4d5446020002022c036a766d0208656e636f64696e67046175746f066c61796f75740b6a766d2d6d6f64656c2d31f8\
-0ca6e0b19d144b924d4d54464200000d0c0001000dc01a9c760101000c7721780d0201000606729e7a030100018ac2ba\
-350401000497e02fa90501000591f888f406010328222c190ebff5995e6407010002ff12d9410801000b4d800bed0901\
-0004feeffff50a0100036bdb654d0c01000737c5789969edaef4010204070905090a0c060a0843020202020202000202\
-0200020100000000000e040400000404040700f28ad75e4355149af33d2287a8d0aaa3737e155a18b279834c72ea6ae2\
-b4b209bed500000372756e063c696e69743e000000630003030656533a2b380d4d54465401390d01074aae9897100100\
-0000000000f6e5eebf4d544645";
-
-const OLD_TEXT: &[u8] = b"VS:1\nVI:2\nCL:3:java/lang/Object\nTB:4:7\nMN:5:7:org/x/Main:run:0\n\
-OA:6:org/x/Point:99\nMN:6:7:org/x/Point:<init>:99\nMX:7:7:org/x/Point:<init>\nVS:+8\r\n\
-OF:8:org/x/Point:99\nMX:9:7:org/x/Main:run\nTE:9:7\nVD:10";
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 #[test]
-fn files_of_the_older_layout_still_decode() {
-    let old = unhex(OLD_FILE);
-    assert!(whole(&Jvm, &old).unwrap() == OLD_TEXT);
-    let (out, n, _) = records(&Jvm, &old, 3..9).unwrap();
-    assert!(out == lines(OLD_TEXT, 3..9).0);
-    assert_eq!(n, 6);
-    // The older layout is still written on request, byte for byte as the older encoder did.
-    let mut again = Vec::new();
-    let carried = BlockPlan {
-        fresh_model: false,
-        ..BlockPlan::DEFAULT
-    };
-    let defaults = EncodeOptions::default();
-    encode_text(&mut &OLD_TEXT[..], &mut again, &defaults, carried).unwrap();
-    assert!(again == old, "the carried plan writes other bytes");
-
-    // Many blocks with the model carried: whole and by range (decoded from the first block).
-    let text = text();
-    let bin = encode_jvm(&text, plan(false));
-    assert!(whole(&Jvm, &bin).unwrap() == text);
-    check_ranges(&Jvm, &bin, &text);
-}
-
-#[test]
-fn each_block_lists_its_threads_again_in_either_layout() {
+fn each_block_lists_its_threads_again() {
     // What `hatf recover` uses when an index is lost: the lister, fed the blocks in order,
-    // gives the lists the encoder wrote, whether each block starts a fresh model or not.
+    // gives the lists the encoder wrote.
     let text = text();
-    for fresh_model in [true, false] {
-        let bin = encode_jvm(&text, plan(fresh_model));
-        let (_, lists) = metatf::container::read_index_threads(&mut Cursor::new(&bin[..])).unwrap();
-        let lists = lists.expect("the index lists threads");
-        assert!(lists.len() > 5);
-        let mut r = metatf::container::ContainerReader::new(&bin[..]).unwrap();
-        let mut lister = Jvm.thread_lister(r.header(), "t").expect("a lister");
-        let mut listed = Vec::new();
-        while let Some(b) = r.next_block().unwrap() {
-            listed.push(lister(&b).unwrap_or_else(|e| panic!("{e}")));
-        }
-        assert_eq!(listed, lists, "fresh_model {fresh_model}");
+    let bin = encode_jvm(&text, plan());
+    let (_, lists) = metatf::container::read_index_threads(&mut Cursor::new(&bin[..])).unwrap();
+    let lists = lists.expect("the index lists threads");
+    assert!(lists.len() > 5);
+    let mut r = metatf::container::ContainerReader::new(&bin[..]).unwrap();
+    let mut lister = Jvm.thread_lister(r.header(), "t").expect("a lister");
+    let mut listed = Vec::new();
+    while let Some(b) = r.next_block().unwrap() {
+        listed.push(lister(&b).unwrap_or_else(|e| panic!("{e}")));
     }
+    assert_eq!(listed, lists);
 }

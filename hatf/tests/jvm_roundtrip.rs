@@ -3,7 +3,7 @@
 
 mod jvm_support;
 
-use hatf::format::{self, DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
 use hatf::jvm::{Jvm, JvmZip};
 use jvm_support::{trace, zip_of, Ends};
 use proptest::prelude::*;
@@ -76,7 +76,7 @@ fn zips_stored_and_deflated_by_the_zip_crate_are_modelled_and_come_back() {
         (zip::CompressionMethod::Deflated, Some(9), "flate2-level-9"),
     ] {
         let z = zip_of(&text, method, level);
-        assert!(format::detect(&z[..z.len().min(65536)]).is_some_and(|f| f.name() == "jvm-zip"));
+        assert!(hatf::detect(&z[..z.len().min(65536)]).is_some_and(|f| f.name() == "jvm-zip"));
         let bin = round_trip(&JvmZip, &z);
         assert_eq!(property(&bin, "deflate").as_deref(), Some(expect));
         assert_eq!(property(&bin, "layout").as_deref(), Some(hatf::jvm::LAYOUT));
@@ -102,19 +102,16 @@ fn a_zip_deflated_by_another_deflater_is_stored_as_is() {
 #[test]
 fn detection_takes_jvm_and_leaves_other_formats_alone() {
     let (text, _) = trace(9, 500, 2, Ends::Lf);
-    assert_eq!(
-        format::detect(text.as_bytes()).map(|f| f.name()),
-        Some("jvm")
-    );
+    assert_eq!(hatf::detect(text.as_bytes()).map(|f| f.name()), Some("jvm"));
     let mr = "186: malloc 0xb6027400 1024\n186: free 0xb6027400\n";
     let z = zip_of(mr, zip::CompressionMethod::Deflated, None);
     assert_eq!(
-        format::detect(&z).map(|f| f.name()),
+        hatf::detect(&z).map(|f| f.name()),
         Some("memory-replay-zip")
     );
     let et = "N 1 16 1 1 0 7\nM 2 1 7\nE 2 7\n";
-    assert_ne!(format::detect(et.as_bytes()).map(|f| f.name()), Some("jvm"));
-    assert!(format::by_name("jvm").is_some() && format::by_name("jvm-zip").is_some());
+    assert_ne!(hatf::detect(et.as_bytes()).map(|f| f.name()), Some("jvm"));
+    assert!(hatf::by_name("jvm").is_some() && hatf::by_name("jvm-zip").is_some());
 }
 
 #[test]

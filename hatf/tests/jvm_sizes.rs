@@ -65,36 +65,3 @@ fn encoded_trace_is_smaller_than_xz_and_zstd_of_its_text() {
         );
     }
 }
-
-/// What a fresh model per block costs (layout `jvm-model-2` against the older, carried
-/// `jvm-model-1`) on a generated trace of two blocks at default settings. A measurement, not
-/// a check: `cargo test -p hatf --release --test jvm_sizes -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn measure_the_cost_of_fresh_blocks() {
-    use hatf::jvm::text::BlockPlan;
-    let (text, counts) = trace(31, 1_000_000, 4, Ends::Lf);
-    let size = |fresh_model| {
-        let mut bin = Vec::new();
-        let plan = BlockPlan {
-            fresh_model,
-            ..BlockPlan::DEFAULT
-        };
-        hatf::jvm::encode_text(
-            &mut text.as_bytes(),
-            &mut bin,
-            &EncodeOptions::default(),
-            plan,
-        )
-        .expect("encodes");
-        bin.len()
-    };
-    let (carried, fresh) = (size(false), size(true));
-    eprintln!(
-        "jvm trace(31, 1_000_000, 4, Lf): {} lines, {} B of text; carried model {carried} B, \
-         fresh model per block {fresh} B ({:+.2} %)",
-        counts.lines,
-        text.len(),
-        (fresh as f64 / carried as f64 - 1.0) * 100.0
-    );
-}

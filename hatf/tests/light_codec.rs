@@ -1,10 +1,9 @@
 //! Short traces and the light context mixer (container codec 4, docs/FORMAT.md §6.1): the first
-//! block of a short mtrace or memory_replay trace is coded with it, the bytes it writes are
-//! pinned by a fixture, and files whose short first block used codec 3 still decode.
+//! block of a short mtrace or memory_replay trace is coded with it, and the bytes it writes are
+//! pinned by a fixture.
 //!
-//! The fixtures in `tests/data/` come from the synthetic texts of `make_relive.py`: the
-//! `*-alloc-model-4-cm.hatf` files were written by hatf de9c23a (codec 3), the
-//! `mtrace-alloc-model-4-light.hatf` file by the commit that added codec 4.
+//! The fixture in `tests/data/` comes from the synthetic text of `make_relive.py`: the
+//! `mtrace-alloc-model-4-light.hatf` file was written by the commit that added codec 4.
 
 use hatf::alloc::memory_replay::MemoryReplay;
 use hatf::alloc::mtrace::Mtrace;
@@ -13,8 +12,6 @@ use metatf::container::{Codec, ContainerReader};
 
 const MTRACE: &[u8] = include_bytes!("data/relive.mtrace");
 const REPLAY: &[u8] = include_bytes!("data/relive_memory_replay.txt");
-const MTRACE_CM: &[u8] = include_bytes!("data/mtrace-alloc-model-4-cm.hatf");
-const REPLAY_CM: &[u8] = include_bytes!("data/memory-replay-alloc-model-4-cm.hatf");
 const MTRACE_LIGHT: &[u8] = include_bytes!("data/mtrace-alloc-model-4-light.hatf");
 
 fn encode(f: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
@@ -72,16 +69,6 @@ fn light_mixer_bytes_are_pinned() {
     // coder that would make old codec-4 files unreadable fails here.
     assert!(encode(&Mtrace, MTRACE) == MTRACE_LIGHT);
     assert!(decode(&Mtrace, MTRACE_LIGHT, 1) == MTRACE);
-}
-
-#[test]
-fn codec_3_files_still_decode() {
-    assert!(codecs(MTRACE_CM).contains(&Codec::ContextMix));
-    assert!(codecs(REPLAY_CM).contains(&Codec::ContextMix));
-    for threads in [1, 2] {
-        assert!(decode(&Mtrace, MTRACE_CM, threads) == MTRACE);
-        assert!(decode(&MemoryReplay, REPLAY_CM, threads) == REPLAY);
-    }
 }
 
 #[test]

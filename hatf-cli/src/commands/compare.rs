@@ -61,7 +61,7 @@ pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
         // asking for a plot by name is asking for that file.
         let mut out = create_output(Some(plot), true, Content::Text)?;
         out.writer()
-            .write_all(compare::plot::svg(&comparison).as_bytes())
+            .write_all(crate::plot::svg(&comparison).as_bytes())
             .map_err(|e| CliError::input(format!("{}: cannot write: {e}", out.name)))?;
         out.commit()?;
         if verbosity.verbose {

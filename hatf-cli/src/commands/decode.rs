@@ -11,7 +11,7 @@ use crate::record_range;
 use crate::summary;
 use crate::thread_choice;
 use crate::Verbosity;
-use hatf::format::{self, DecodeOptions};
+use hatf::format::DecodeOptions;
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
@@ -73,7 +73,7 @@ fn decode_one(
             )));
         }
     }
-    let chosen = format::by_name(stored).ok_or_else(|| {
+    let chosen = hatf::by_name(stored).ok_or_else(|| {
         CliError::input(format!(
             "{}: holds records of format `{stored}`, which this hatf cannot turn back into text; `hatf dump` prints them through the DTD the file carries",
             input.name

@@ -155,8 +155,7 @@ impl ThreadSource {
         match index {
             Some(Some(lists)) => ThreadSource::Index(lists.into_iter()),
             Some(None) => ThreadSource::None { index_intact: true },
-            None => match hatf::format::by_name(&header.format)
-                .and_then(|f| f.thread_lister(header, name))
+            None => match hatf::by_name(&header.format).and_then(|f| f.thread_lister(header, name))
             {
                 Some(lister) => ThreadSource::Records(lister),
                 None => ThreadSource::None {

@@ -7,7 +7,7 @@ use crate::error::{CliError, CliResult};
 use crate::io::{open_input, BINARY_READ_AHEAD};
 use crate::runtime_error::from_runtime;
 use crate::Verbosity;
-use hatf::format::{self, DecodeOptions, TraceFormat};
+use hatf::format::{DecodeOptions, TraceFormat};
 use metatf::container::{ContainerHeader, ContainerReader, DtdIdentity};
 
 /// Runs `hatf verify`.
@@ -38,7 +38,7 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> CliResult {
     let header = reader.header().clone();
     // Only a decoder knows how many records a block's sections really hold; it fails when a
     // block holds other than its header says.
-    let records = match format::by_name(&header.format) {
+    let records = match hatf::by_name(&header.format) {
         Some(chosen) if regular_file && !events_only(chosen, &header) => {
             Some(decode_all(args, chosen, &name)?)
         }

@@ -7,7 +7,6 @@ use metatf::container::{
     Block, Codec, ContainerHeader, ContainerReader, ContainerWriter, SectionData,
 };
 
-use crate::alloc::model::Layout;
 use crate::format::{Compression, EncodeOptions, FormatError};
 
 /// Default zstd level for the `auto` encoding: the streams are small, so a high level is cheap.
@@ -38,43 +37,24 @@ pub const FAST_CONTEXT_MIX_BLOCK: usize = 32 << 10;
 /// Streams shorter than this are stored uncompressed.
 pub const SMALL_STREAM: usize = 24;
 
-/// The `layout` property of files whose blocks each start a fresh model (prediction state,
-/// site strings, thread ids): any block decodes without the blocks before it, and memory is
-/// bounded by the block size; allocations at addresses that are still live are flagged, so
-/// decoders keep no address map; each record's small symbols are one shape id
-/// ([`crate::alloc::model::shapes`]). What the encoders write.
+/// The `layout` property of the files of the allocation model: each block starts a fresh
+/// model (prediction state, site strings, thread ids), so any block decodes without the blocks
+/// before it and memory is bounded by the block size; allocations at addresses that are still
+/// live are flagged, so decoders keep no address map; each record's small symbols are one
+/// shape id ([`crate::alloc::model::shapes`]).
 pub const LAYOUT: &str = "alloc-model-4";
-/// The `layout` property of files like [`LAYOUT`] but with one stream per symbol; still decoded.
-pub const LAYOUT_UNSHAPED: &str = "alloc-model-3";
-/// The `layout` property of files like [`LAYOUT_UNSHAPED`] but without the flags; still decoded.
-pub const LAYOUT_UNFLAGGED: &str = "alloc-model-2";
-/// The `layout` property of older files whose model state carried from block to block; still
-/// decoded, from the first block on.
-pub const LAYOUT_CARRIED: &str = "alloc-model-1";
 
-/// How the model runs over the blocks of `header`'s file ([`LAYOUT`], [`LAYOUT_UNSHAPED`],
-/// [`LAYOUT_UNFLAGGED`] or [`LAYOUT_CARRIED`]); an error naming `file` for any other layout.
-pub fn model_layout(header: &ContainerHeader, file: &str) -> Result<Layout, FormatError> {
+/// Checks that `header`'s file has the allocation model's layout ([`LAYOUT`]); an error naming
+/// `file` for any other.
+pub fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
     match header.property(metatf::container::PROPERTY_LAYOUT) {
-        Some(LAYOUT) => Ok(Layout::Shaped),
-        Some(LAYOUT_UNSHAPED) => Ok(Layout::FreshFlagged),
-        Some(LAYOUT_UNFLAGGED) => Ok(Layout::Fresh),
-        Some(LAYOUT_CARRIED) => Ok(Layout::Carried),
+        Some(LAYOUT) => Ok(()),
         other => Err(FormatError {
             file: file.to_string(),
             position: String::new(),
-            message: format!(
-                "layout {other:?} is not one this hatf decodes (`{LAYOUT}`, \
-                 `{LAYOUT_UNSHAPED}`, `{LAYOUT_UNFLAGGED}` or `{LAYOUT_CARRIED}`)"
-            ),
+            message: format!("layout {other:?} is not one this hatf decodes (`{LAYOUT}`)"),
         }),
     }
-}
-
-/// True when the blocks of `header`'s file each start a fresh model; false for
-/// [`LAYOUT_CARRIED`]; an error naming `file` for a layout that is not the model's.
-pub fn independent_blocks(header: &ContainerHeader, file: &str) -> Result<bool, FormatError> {
-    model_layout(header, file).map(Layout::independent)
 }
 
 /// The header properties every allocation-model file carries.

@@ -7,7 +7,6 @@ pub mod context_mix;
 mod encode_checks;
 mod ended_block;
 pub mod event;
-pub mod fast_hash;
 pub mod hatf10_dtd;
 pub mod huge_pages;
 pub mod line_chunks;
@@ -24,7 +23,6 @@ pub mod stats;
 pub mod text_lines;
 pub mod text_num;
 pub mod text_out;
-pub mod varint;
 pub mod wee_alloc;
 
 pub use event::{AllocEvent, AllocKind};

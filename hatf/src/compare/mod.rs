@@ -7,7 +7,6 @@
 
 pub mod input;
 pub mod peers;
-pub mod plot;
 pub mod render;
 
 use crate::alloc::event::AllocEvent;

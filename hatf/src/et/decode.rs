@@ -236,7 +236,7 @@ fn text_len(block: &Block) -> Result<Option<u64>, String> {
     let Some(section) = block.section(TEXT_LEN_SECTION) else {
         return Ok(None);
     };
-    let mut c = crate::alloc::varint::Cursor::new(&section.bytes, "text length");
+    let mut c = crate::shared::varint::Cursor::new(&section.bytes, "text length");
     let len = c.u64()?;
     if !c.is_empty() {
         return Err("text length section has bytes after the length".to_string());
@@ -462,8 +462,7 @@ pub fn decode_records(
         first,
         end,
         note,
-        // Each block starts a fresh model.
-        &mut |_| Ok(true),
+        &mut |_| Ok(()),
         &mut |_, block, keep| {
             let fail = |m: String| FormatError {
                 file: file.to_string(),

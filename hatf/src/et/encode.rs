@@ -10,8 +10,9 @@ use super::line::{classify, classify_in, Kind, Line, LineReader};
 use super::model::{code, u_order_vote, Model, UOrder};
 use super::names;
 use super::pipeline;
-use super::streams::{id, put_varint, Packer, StreamWriter};
+use super::streams::{id, Packer, StreamWriter};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
+use crate::shared::varint::put_u64;
 
 /// The value of the container's `layout` property for Elephant Tracks files.
 pub const ET_LAYOUT: &str = "et-model-1";
@@ -133,7 +134,7 @@ pub fn encode(
         // last block, never needed for a later block's place, does not).
         let mut text_len = Vec::new();
         if done.lines == BLOCK_LINES as u64 {
-            put_varint(&mut text_len, done.input_bytes);
+            put_u64(&mut text_len, done.input_bytes);
         }
         let mut sections = vec![SectionData {
             number: STREAMS_SECTION,

@@ -12,12 +12,13 @@
 //! were a tenth of its decode (`perf`). The queued ones are entered in order before any query,
 //! so the tree goes through the same steps as when each is entered at once.
 
-use super::id_hash::{id_map, IdMap};
+use crate::shared::hash::FastMap;
 
 /// Slots always allowed before the tree is compacted.
 const COMPACT_SLACK: usize = 64;
 
 /// Live objects of one block.
+#[derive(Default)]
 pub struct LiveSet {
     /// Fenwick tree (1-based) over allocation slots; a slot holds 1 while its object lives.
     tree: Vec<i32>,
@@ -26,24 +27,11 @@ pub struct LiveSet {
     /// Whether each slot is live (stale slots of reused ids included).
     alive: Vec<bool>,
     /// Slot of each live object id (the latest allocation of that id).
-    slot_of: IdMap<u64, usize>,
+    slot_of: FastMap<u64, usize>,
     /// Number of live slots in the tree.
     live: u64,
     /// Allocations not yet entered in the tree, oldest first.
     pending: Vec<u64>,
-}
-
-impl Default for LiveSet {
-    fn default() -> Self {
-        LiveSet {
-            tree: Vec::new(),
-            ids: Vec::new(),
-            alive: Vec::new(),
-            slot_of: id_map(),
-            live: 0,
-            pending: Vec::new(),
-        }
-    }
 }
 
 impl LiveSet {

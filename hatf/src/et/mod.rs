@@ -14,7 +14,6 @@ mod block_text;
 pub mod check;
 pub mod decode;
 pub mod encode;
-mod id_hash;
 pub mod line;
 pub mod live;
 pub mod model;

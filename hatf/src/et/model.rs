@@ -4,13 +4,14 @@
 //! (which object a reference names, which method an exit leaves, which class a witness shows)
 //! the decoder makes too; only the difference from the prediction is stored.
 
-use super::id_hash::{id_map, IdMap};
 use super::line::{Kind, Record, MAX_FIELDS};
 use super::live::LiveSet;
 use super::recent::Recent;
 use super::stack::CallStack;
-use super::streams::{id, unzigzag, zigzag, StreamError, StreamReader, StreamWriter};
+use super::streams::{id, StreamError, StreamReader, StreamWriter};
 use super::witnessed::{WitnessCache, Witnessed};
+use crate::shared::hash::FastMap;
+use crate::shared::varint::{unzigzag, zigzag};
 
 /// How the fields of a `U` record are ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,18 +185,18 @@ pub struct Model {
     recent: Recent,
     /// What is known of objects. A decoder's holds every object of `recent` (and maybe more):
     /// [`Recent::touch_allocated`] is told from it whether an allocated object may be there.
-    info: IdMap<u64, ObjInfo>,
+    info: FastMap<u64, ObjInfo>,
     /// The last witnesses, a cache in front of `info`.
     witnessed: WitnessCache,
     threads: Vec<u64>,
     /// Where each thread's call stack is in `stack_list`.
-    stacks: IdMap<u64, usize>,
+    stacks: FastMap<u64, usize>,
     stack_list: Vec<CallStack>,
     /// The thread of the stack used last, and where its stack is (`usize::MAX`, past the end
     /// of `stack_list`, for none: one test then tells both).
     last_stack: (u64, usize),
     /// Where each allocation site is in `site_list`.
-    sites: IdMap<(u64, bool), usize>,
+    sites: FastMap<(u64, bool), usize>,
     site_list: Vec<Site>,
     last_death_time: u64,
     live: LiveSet,
@@ -241,13 +242,13 @@ impl Model {
         Model {
             u_order,
             recent,
-            info: id_map(),
+            info: FastMap::default(),
             witnessed,
             threads: Vec::new(),
-            stacks: id_map(),
+            stacks: FastMap::default(),
             stack_list: Vec::new(),
             last_stack: (0, usize::MAX),
-            sites: id_map(),
+            sites: FastMap::default(),
             site_list: Vec::new(),
             last_death_time: 0,
             seen_threads: std::collections::BTreeSet::new(),

@@ -11,7 +11,7 @@
 //! words, then the bit within the word (200 instructions a reference in javac-tests when the
 //! last word was walked a byte and then a bit at a time, 130 with [`select_from_top`]).
 
-use super::id_hash::{id_map, IdMap};
+use crate::shared::hash::FastMap;
 
 /// Places per count in [`RankList::runs`] (eight words of bits).
 const RUN: usize = 512;
@@ -111,7 +111,7 @@ pub struct RankList {
     /// How many ids are in the list.
     len: usize,
     /// The place of each id in the list, once searches have cost too much.
-    index: Option<IdMap<u64, usize>>,
+    index: Option<FastMap<u64, usize>>,
     /// Places searched by [`RankList::remove`] since the list was cleared.
     searched: usize,
     /// Places made since the list was cleared.
@@ -295,7 +295,7 @@ impl RankList {
     /// Builds the table from id to place (the newest place of an id, as a search finds).
     #[cold]
     fn build_index(&mut self) {
-        let mut index = id_map();
+        let mut index = FastMap::default();
         for (p, &obj) in self.ids.iter().enumerate() {
             if self.holds(p) {
                 index.insert(obj, p);

@@ -6,6 +6,8 @@
 
 use std::io::Read;
 
+use crate::shared::varint::{self, put_u64};
+
 /// Names of the streams, in packing order; the index is the stream number.
 pub const STREAM_NAMES: [&str; STREAM_COUNT] = [
     "control",
@@ -71,26 +73,6 @@ pub mod id {
 /// Largest decompressed stream accepted (guards against decompression bombs).
 const MAX_STREAM_BYTES: u64 = 1 << 30;
 
-/// Maps a signed value to an unsigned one so that small magnitudes stay small.
-pub fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-/// Inverse of [`zigzag`].
-pub fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
-
-/// Appends `v` as a LEB128 varint.
-#[inline]
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 /// The streams being written for one block.
 #[derive(Default)]
 pub struct StreamWriter {
@@ -123,7 +105,7 @@ impl StreamWriter {
     /// Appends a varint to stream `s`.
     #[inline]
     pub fn varint(&mut self, s: usize, v: u64) {
-        put_varint(&mut self.streams[s], v);
+        put_u64(&mut self.streams[s], v);
     }
 
     /// Appends one byte to stream `s`.
@@ -145,7 +127,7 @@ impl StreamWriter {
 
     /// Appends a length-prefixed byte string to stream `s`.
     pub fn text(&mut self, s: usize, bytes: &[u8]) {
-        put_varint(&mut self.streams[s], bytes.len() as u64);
+        put_u64(&mut self.streams[s], bytes.len() as u64);
         self.streams[s].extend_from_slice(bytes);
     }
 
@@ -216,11 +198,11 @@ impl Packer {
     /// one after another.
     pub fn pack(&mut self, w: &StreamWriter, level: i32) -> std::io::Result<Vec<u8>> {
         let mut split = vec![0u8];
-        put_varint(&mut split, STREAM_COUNT as u64);
+        put_u64(&mut split, STREAM_COUNT as u64);
         let mut joined = Vec::new();
-        put_varint(&mut joined, STREAM_COUNT as u64);
+        put_u64(&mut joined, STREAM_COUNT as u64);
         for s in &w.streams {
-            put_varint(&mut joined, s.len() as u64);
+            put_u64(&mut joined, s.len() as u64);
             let z = if s.len() > 8 {
                 Some(self.zstd(level, s)?)
             } else {
@@ -228,11 +210,11 @@ impl Packer {
             };
             match z {
                 Some(z) if z.len() < s.len() => {
-                    put_varint(&mut split, ((z.len() as u64) << 1) | 1);
+                    put_u64(&mut split, ((z.len() as u64) << 1) | 1);
                     split.extend_from_slice(&z);
                 }
                 _ => {
-                    put_varint(&mut split, (s.len() as u64) << 1);
+                    put_u64(&mut split, (s.len() as u64) << 1);
                     split.extend_from_slice(s);
                 }
             }
@@ -353,23 +335,6 @@ pub struct StreamReader {
     thread_zeros_end: usize,
 }
 
-fn take_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    let mut shift = 0u32;
-    loop {
-        let b = *bytes.get(*pos)?;
-        *pos += 1;
-        if shift >= 64 || (shift == 63 && b > 1) {
-            return None;
-        }
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-        shift += 7;
-    }
-}
-
 impl StreamReader {
     /// Unpacks and decompresses the streams of one block (either layout of [`Packer::pack`]).
     pub fn unpack(packed: &[u8]) -> Result<StreamReader, StreamError> {
@@ -401,7 +366,7 @@ impl StreamReader {
         let all = &self.joined;
         let mut pos = 0usize;
         let bad = |what: &str| StreamError::new(format!("joined streams: {what}"));
-        let count = take_varint(all, &mut pos).ok_or_else(|| bad("truncated stream count"))?;
+        let count = varint::take(all, &mut pos).ok_or_else(|| bad("truncated stream count"))?;
         if count != STREAM_COUNT as u64 {
             return Err(bad(&format!(
                 "{count} streams; this version reads {STREAM_COUNT}"
@@ -409,7 +374,7 @@ impl StreamReader {
         }
         let mut lens = [0usize; STREAM_COUNT];
         for (name, len) in STREAM_NAMES.iter().zip(&mut lens) {
-            let n = take_varint(all, &mut pos)
+            let n = varint::take(all, &mut pos)
                 .ok_or_else(|| bad(&format!("truncated length of `{name}`")))?;
             *len = usize::try_from(n).map_err(|_| bad("stream too long"))?;
         }
@@ -433,7 +398,7 @@ impl StreamReader {
             StreamError::new(format!("{what} at byte {} of the packed streams", pos + 1))
         };
         let count =
-            take_varint(packed, &mut pos).ok_or_else(|| bad("truncated stream count", pos))?;
+            varint::take(packed, &mut pos).ok_or_else(|| bad("truncated stream count", pos))?;
         if count != STREAM_COUNT as u64 {
             return Err(StreamError::new(format!(
                 "block has {count} streams; this version reads {STREAM_COUNT}"
@@ -441,7 +406,7 @@ impl StreamReader {
         }
         for (name, stream) in STREAM_NAMES.iter().zip(&mut self.streams) {
             let at = pos;
-            let head = take_varint(packed, &mut pos)
+            let head = varint::take(packed, &mut pos)
                 .ok_or_else(|| bad(&format!("truncated length of stream `{name}`"), at))?;
             let len = usize::try_from(head >> 1).map_err(|_| bad("stream too long", at))?;
             let end = pos
@@ -522,7 +487,7 @@ impl StreamReader {
     #[inline(never)]
     fn long_varint(&mut self, s: usize) -> u64 {
         let mut pos = self.cursors[s];
-        match take_varint(&self.streams[s], &mut pos) {
+        match varint::take(&self.streams[s], &mut pos) {
             Some(v) => {
                 self.cursors[s] = pos;
                 v

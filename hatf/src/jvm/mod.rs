@@ -27,26 +27,21 @@ use text::BlockPlan;
 pub const FORMAT: &str = "jvm";
 /// The DTD embedded in `jvm` and `jvm-zip` files.
 pub const DTD: &str = include_str!("../../../dtds/jvm.dtd");
-/// The `layout` property of files whose blocks each start a fresh model: any block decodes
-/// without the blocks before it, so `decode --records` reads only the blocks it needs. What the
-/// encoders write.
+/// The `layout` property of the files the encoders write: each block starts a fresh model, so
+/// any block decodes without the blocks before it, and `decode --records` reads only the blocks
+/// it needs.
 pub const LAYOUT: &str = "jvm-model-2";
-/// The `layout` property of older files whose model carried from block to block; still decoded,
-/// from the first block on (also for `decode --records`).
-pub const LAYOUT_CARRIED: &str = "jvm-model-1";
 
-/// True when the blocks of `header`'s file each start a fresh model ([`LAYOUT`]); false for
-/// [`LAYOUT_CARRIED`]; an error naming `file` for any other layout.
-pub fn fresh_blocks(header: &ContainerHeader, file: &str) -> Result<bool, FormatError> {
+/// Checks that `header`'s file has the layout of JVM records ([`LAYOUT`]); an error naming
+/// `file` for any other.
+pub fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
     match header.property(PROPERTY_LAYOUT) {
-        Some(LAYOUT) => Ok(true),
-        Some(LAYOUT_CARRIED) => Ok(false),
+        Some(LAYOUT) => Ok(()),
         other => Err(FormatError {
             file: file.to_string(),
             position: String::new(),
             message: format!(
-                "layout {other:?} is not one this hatf decodes as JVM records \
-                 (`{LAYOUT}` or `{LAYOUT_CARRIED}`)"
+                "layout {other:?} is not one this hatf decodes as JVM records (`{LAYOUT}`)"
             ),
         }),
     }
@@ -87,8 +82,8 @@ pub fn looks_like_trace(head: &[u8]) -> bool {
 /// Lists each block's threads again (files with a model layout; a `jvm-zip` file's first
 /// block, the archive's bytes, has no records and lists none).
 fn thread_lister(header: &ContainerHeader, file: &str) -> Option<crate::format::ThreadLister> {
-    let fresh = fresh_blocks(header, file).ok()?;
-    let mut lister = text::ThreadLister::new(fresh);
+    check_layout(header, file).ok()?;
+    let mut lister = text::ThreadLister::new();
     let file = file.to_string();
     Some(Box::new(move |block| lister.block(block, &file)))
 }
@@ -153,9 +148,9 @@ fn decode_text(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut reader = blocks::open(input, FORMAT, file)?;
-    let fresh = fresh_blocks(reader.header(), file)?;
+    check_layout(reader.header(), file)?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, output);
-    let lines = text::decode_blocks(&mut reader, &mut out, file, fresh)?;
+    let lines = text::decode_blocks(&mut reader, &mut out, file)?;
     out.flush().map_err(|e| write_error(file, e))?;
     Ok(lines)
 }

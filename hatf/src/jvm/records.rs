@@ -11,15 +11,14 @@ use std::ops::Range;
 
 use super::model::Model;
 use super::text::decode_block;
-use super::{fresh_blocks, zip};
+use super::{check_layout, zip};
 use crate::alloc::blocks::write_error;
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note, ReadSeek};
 
 /// Writes records `range` (clipped to the trace) of a `format` file (`jvm` or `jvm-zip`) to
-/// `output`; returns how many were written. Files whose blocks each start a fresh model
-/// ([`super::LAYOUT`]) are read only where the range is; older ones ([`super::LAYOUT_CARRIED`])
-/// are decoded from the first block up to the range's end.
+/// `output`; returns how many were written. Each block starts a fresh model, so only the blocks
+/// where the range is are read.
 pub fn decode_records(
     format: &str,
     input: &mut dyn ReadSeek,
@@ -35,8 +34,6 @@ pub fn decode_records(
         text.clear();
         Ok(())
     };
-    // The model of the older layout, carried from block to block.
-    let mut carried: Option<Model> = None;
     let written = seek::decode_records(
         input,
         &[format],
@@ -58,20 +55,14 @@ pub fn decode_records(
                     ),
                 });
             }
-            fresh_blocks(header, file)
+            check_layout(header, file)
         },
-        &mut |header, block, keep| {
+        &mut |_, block, keep| {
             // `jvm-zip`'s first block holds the archive's bytes, no lines.
             if block.record_count == 0 {
                 return Ok(());
             }
-            let mut fresh = Model::new();
-            let model = if fresh_blocks(header, file)? {
-                &mut fresh
-            } else {
-                carried.get_or_insert_with(Model::new)
-            };
-            decode_block(model, block, keep, &mut text, file, &mut write)
+            decode_block(&mut Model::new(), block, keep, &mut text, file, &mut write)
         },
     )?;
     write(&mut text)?;

@@ -21,42 +21,27 @@ pub const UNTERMINATED: u8 = 0x40;
 /// Stream bytes that also end a block early (bounds memory on long verbatim lines).
 const BLOCK_BYTES: usize = 64 << 20;
 
-/// How the encoder cuts the text into blocks, and whether each block starts a fresh model.
+/// How the encoder cuts the text into blocks; every block starts a fresh model (layout
+/// [`super::LAYOUT`]), so any block decodes on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockPlan {
     /// Lines (records) per block; a block also ends early at 64 MiB of stream bytes.
     pub lines: u64,
-    /// True: every block starts a fresh model (layout [`super::LAYOUT`]), so any block decodes
-    /// on its own. False: the model carries from block to block (the older layout
-    /// [`super::LAYOUT_CARRIED`], still written for tests of its reader).
-    pub fresh_model: bool,
 }
 
 impl BlockPlan {
     /// What `hatf encode` writes: blocks of 2^20 lines, each with a fresh model.
-    pub const DEFAULT: BlockPlan = BlockPlan {
-        lines: 1 << 20,
-        fresh_model: true,
-    };
-
-    /// The `layout` property of files written with this plan.
-    pub fn layout(&self) -> &'static str {
-        if self.fresh_model {
-            super::LAYOUT
-        } else {
-            super::LAYOUT_CARRIED
-        }
-    }
+    pub const DEFAULT: BlockPlan = BlockPlan { lines: 1 << 20 };
 
     /// The header of a `format` file (`jvm` or `jvm-zip`) written with this plan: the DTD,
-    /// `encoding = auto` and the plan's layout.
+    /// `encoding = auto` and the layout.
     pub fn header(&self, format: &str) -> ContainerHeader {
         ContainerHeader {
             dtd: super::DTD.to_string(),
             format: format.to_string(),
             properties: vec![
                 ("encoding".to_string(), "auto".to_string()),
-                (PROPERTY_LAYOUT.to_string(), self.layout().to_string()),
+                (PROPERTY_LAYOUT.to_string(), super::LAYOUT.to_string()),
             ],
         }
     }
@@ -131,9 +116,7 @@ pub fn encode_into<W: Write>(
         if in_block >= block_lines || streams.len() >= BLOCK_BYTES {
             flush(&mut streams, &mut threads, in_block, out)?;
             in_block = 0;
-            if plan.fresh_model {
-                model = Model::new();
-            }
+            model = Model::new();
         }
         Ok(())
     })?;
@@ -177,23 +160,18 @@ impl BlockThreads {
     }
 }
 
-/// Decodes every remaining block of `reader` into `out`; returns the number of lines. `fresh`
-/// says whether each block starts a fresh model (the file's layout, [`super::fresh_blocks`]).
+/// Decodes every remaining block of `reader` into `out`, each with a fresh model; returns the
+/// number of lines.
 pub fn decode_blocks<R: Read>(
     reader: &mut ContainerReader<R>,
     out: &mut dyn Write,
     file: &str,
-    fresh: bool,
 ) -> Result<u64, FormatError> {
-    let mut model = Model::new();
     let mut lines = 0u64;
     let mut text = Vec::with_capacity(1 << 20);
     while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
-        if fresh {
-            model = Model::new();
-        }
         decode_block(
-            &mut model,
+            &mut Model::new(),
             &block,
             0..u64::MAX,
             &mut text,
@@ -211,8 +189,7 @@ pub fn decode_blocks<R: Read>(
 }
 
 /// Appends the lines of records `keep` of `block` (counted from the block's first record,
-/// clipped to the block) to `text`, with the model left by the blocks before it (a fresh one
-/// for files whose blocks each start one). Every record before `keep.end` is decoded, since
+/// clipped to the block) to `text`, with `model` (a fresh one at the block's start). Every record before `keep.end` is decoded, since
 /// each one's model updates shape the next, and none after it: the model is then left
 /// mid-block. `spill` may empty `text` whenever it holds 1 MiB or more.
 ///
@@ -283,22 +260,23 @@ pub fn decode_block(
 
 /// Lists the threads of each block again from its records, as the encoder listed them in the
 /// index ([`BlockThreads`]): what `hatf recover` uses when a damaged file's index is lost.
-/// Where the model carries from block to block (the older layout), blocks must be given in file
-/// order, from the first.
 pub struct ThreadLister {
     model: Model,
-    /// Each block starts a fresh model.
-    fresh: bool,
     threads: BlockThreads,
     text: Vec<u8>,
 }
 
+impl Default for ThreadLister {
+    fn default() -> Self {
+        ThreadLister::new()
+    }
+}
+
 impl ThreadLister {
-    /// A lister for a file whose blocks each start a fresh model (`fresh`) or carry it on.
-    pub fn new(fresh: bool) -> Self {
+    /// A lister for a file's blocks.
+    pub fn new() -> Self {
         ThreadLister {
             model: Model::new(),
-            fresh,
             threads: BlockThreads::default(),
             text: Vec::new(),
         }
@@ -327,9 +305,7 @@ impl ThreadLister {
             text.drain(..end);
         };
         self.text.clear();
-        if self.fresh {
-            *model = Model::new();
-        }
+        *model = Model::new();
         decode_block(
             model,
             block,

@@ -16,8 +16,8 @@ use super::text::{self, BlockPlan};
 use super::DTD;
 use crate::alloc::blocks::{self, container_error, write_error, BlockWriter};
 use crate::alloc::raw_store;
-use crate::alloc::varint::{put_u64, Cursor as StreamCursor};
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
+use crate::shared::varint::{put_u64, Cursor as StreamCursor};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "jvm-zip";
@@ -310,9 +310,9 @@ pub fn decode(
             "data offset {start} or mode {mode} out of range"
         )));
     }
-    let fresh = super::fresh_blocks(r.header(), file)?;
+    super::check_layout(r.header(), file)?;
     let mut text = Vec::new();
-    let lines = text::decode_blocks(&mut r, &mut text, file, fresh)?;
+    let lines = text::decode_blocks(&mut r, &mut text, file)?;
     let data = match mode {
         0 => text,
         l => deflate(&text, u32::from(l - 1)).map_err(|e| fail(e.to_string()))?,

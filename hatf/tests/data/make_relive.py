@@ -1,7 +1,6 @@
 """Writes relive.mtrace and relive_memory_replay.txt: 300 synthetic allocation lines whose
 addresses come from a narrow range, so many allocations land on a still-live address (lost
-frees). `hatf encode` of each by hatf 4060344 (layout alloc-model-2) gave the two
-*-alloc-model-2.hatf files beside them."""
+frees)."""
 import random
 
 r = random.Random(7)

@@ -7,7 +7,8 @@ pub mod counting_alloc;
 
 use std::io::Write;
 
-use hatf::format::{by_name, Compression, DecodeOptions, EncodeOptions, FormatError};
+use hatf::by_name;
+use hatf::format::{Compression, DecodeOptions, EncodeOptions, FormatError};
 
 /// The text formats with a `TraceFormat` front end.
 pub const FORMATS: [&str; 6] = [

@@ -14,8 +14,9 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use super::proto;
 use crate::alloc::model::live::LiveSet;
-use crate::alloc::varint::{put_u64, Cursor};
+use crate::shared::varint::{put_u64, Cursor};
 
 /// Record kind of a top-level field kept as its bytes (then varint length and the bytes).
 pub const K_VERBATIM: u8 = 64;
@@ -253,44 +254,14 @@ impl Line {
     }
 }
 
-/// The varint at `b[at..]` and the position after it.
-fn varint_at(b: &[u8], mut at: usize) -> Option<(u64, usize)> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let byte = *b.get(at)?;
-        at += 1;
-        v |= u64::from(byte & 0x7f).checked_shl(shift)?;
-        if byte & 0x80 == 0 {
-            return Some((v, at));
-        }
-    }
-    None
-}
-
-/// Length of the top-level field at the start of `rest`, if it is well formed.
-fn field_len(rest: &[u8]) -> Option<usize> {
-    let (key, at) = varint_at(rest, 0)?;
-    let end = match key & 7 {
-        0 => varint_at(rest, at)?.1,
-        1 => at.checked_add(8)?,
-        2 => {
-            let (n, at) = varint_at(rest, at)?;
-            at.checked_add(usize::try_from(n).ok()?)?
-        }
-        5 => at.checked_add(4)?,
-        _ => return None,
-    };
-    (end <= rest.len()).then_some(end)
-}
-
-/// Encodes the protobuf `text` into the model stream without run records (the stream of the
-/// layout `malloc-bench-preflate-1`); returns the number of records.
+/// Encodes the protobuf `text` into the model stream without run records (what the run coding
+/// is measured against); returns the number of records.
 pub fn encode(text: &[u8], out: &mut Vec<u8>) -> u64 {
     encode_with(text, out, false)
 }
 
-/// Encodes the protobuf `text` into the model stream with run records (the stream of the
-/// layout `malloc-bench-preflate-2`); returns the number of records (each top-level field is
+/// Encodes the protobuf `text` into the model stream with run records (what the encoder
+/// writes); returns the number of records (each top-level field is
 /// one, also inside a run).
 pub fn encode_runs(text: &[u8], out: &mut Vec<u8>) -> u64 {
     encode_with(text, out, true)
@@ -305,7 +276,7 @@ fn encode_with(text: &[u8], out: &mut Vec<u8>, runs_wanted: bool) -> u64 {
     while at < text.len() {
         let rest = &text[at..];
         record.clear();
-        match field_len(rest) {
+        match proto::field_len(rest) {
             Some(n) => {
                 encode_field(&rest[..n], &mut ids, &mut scratch, &mut record);
                 at += n;

@@ -8,7 +8,7 @@
 use std::io::Read;
 
 use crate::alloc::event::{AllocEvent, AllocKind};
-use crate::alloc::varint::Cursor;
+use crate::shared::varint::{self, Cursor};
 
 /// One decoded trace line: the oneof case (1–4) and its three numbers (0 when absent), plus
 /// which of them were present.
@@ -56,6 +56,23 @@ impl TraceLine {
             },
         }
     }
+}
+
+/// Length of the well-formed protobuf field at the start of `rest` (wire types 0, 1, 2, 5).
+pub fn field_len(rest: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    let key = varint::take(rest, &mut at)?;
+    let end = match key & 7 {
+        0 => varint::take(rest, &mut at).map(|_| at)?,
+        1 => at.checked_add(8)?,
+        2 => {
+            let n = varint::take(rest, &mut at)?;
+            at.checked_add(usize::try_from(n).ok()?)?
+        }
+        5 => at.checked_add(4)?,
+        _ => return None,
+    };
+    (end <= rest.len()).then_some(end)
 }
 
 fn read_varint(r: &mut dyn Read, offset: &mut u64) -> Result<Option<u64>, String> {

@@ -15,39 +15,9 @@ use metatf::container::PROPERTY_LAYOUT;
 
 #[cfg(test)]
 use super::model;
-use super::split_store;
+use super::{proto, split_store};
 use crate::alloc::blocks::{self, container_error, write_error};
 use crate::format::{DecodeOptions, FormatError};
-
-/// The varint at `b[at..]` and the position after it.
-fn varint_at(b: &[u8], mut at: usize) -> Option<(u64, usize)> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let byte = *b.get(at)?;
-        at += 1;
-        v |= u64::from(byte & 0x7f).checked_shl(shift)?;
-        if byte & 0x80 == 0 {
-            return Some((v, at));
-        }
-    }
-    None
-}
-
-/// Length of the well-formed protobuf field at the start of `rest` (wire types 0, 1, 2, 5).
-fn field_len(rest: &[u8]) -> Option<usize> {
-    let (key, at) = varint_at(rest, 0)?;
-    let end = match key & 7 {
-        0 => varint_at(rest, at)?.1,
-        1 => at.checked_add(8)?,
-        2 => {
-            let (n, at) = varint_at(rest, at)?;
-            at.checked_add(usize::try_from(n).ok()?)?
-        }
-        5 => at.checked_add(4)?,
-        _ => return None,
-    };
-    (end <= rest.len()).then_some(end)
-}
 
 /// The byte ranges of the records of `text`, in order.
 pub fn record_bounds(text: &[u8]) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
@@ -57,7 +27,7 @@ pub fn record_bounds(text: &[u8]) -> impl Iterator<Item = std::ops::Range<usize>
             return None;
         }
         let start = at;
-        at = match field_len(&text[at..]) {
+        at = match proto::field_len(&text[at..]) {
             Some(n) => at + n,
             None => text.len(),
         };

@@ -1,5 +1,5 @@
 //! The container layout of an encoded `.trace.gz`: gzip head and tail bytes, preflate's
-//! reconstruction data (piece by piece, [`LAYOUT_BOUNDED`]) and the modelled protobuf, in one
+//! reconstruction data (piece by piece, [`LAYOUT`]) and the modelled protobuf, in one
 //! block (docs/FORMAT.md §6.1, `malloc-bench`). Falls back to storing the file's bytes
 //! ([`raw_store`]) when the deflate stream cannot be rebuilt exactly.
 
@@ -13,33 +13,16 @@ use crate::alloc::blocks::{self, container_error, write_error, DEFAULT_ZSTD_LEVE
 use crate::alloc::{context_mix, lzma_alone, raw_store};
 use crate::format::{Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 
-/// Value of the `layout` property of files whose section 1 is one reconstruction record for
-/// the whole deflate stream (written before the pieces; still decoded).
-pub const LAYOUT: &str = "malloc-bench-preflate-1";
-/// Value of the `layout` property of files whose section 1 lists the stream's pieces
-/// ([`gzip_split::encode_pieces`]), with the model stream of [`LAYOUT`] (never written by a
-/// released encoder; still decoded). Analysing and rebuilding the stream piece by piece bounds
-/// preflate's memory by a piece instead of the whole stream.
-pub const LAYOUT_PIECES: &str = "malloc-bench-preflate-2";
-/// Value of the `layout` property of files whose section 1 is as in [`LAYOUT`] and whose model
-/// stream has run records ([`model::encode_runs`]) packed by version 2 of the context mixer
-/// with 2^21-slot tables (section [`MODEL_CM2`]), LZMA or zstd (written before
-/// [`LAYOUT_BOUNDED`]; still decoded). Files of [`LAYOUT`] keep the stream without run records
-/// and version 1 of the mixer, which earlier readers need.
-pub const LAYOUT_RUNS: &str = "malloc-bench-preflate-3";
-/// Value of the `layout` property of files whose section 1 lists the deflate stream's pieces
-/// as in [`LAYOUT_PIECES`] (one piece for the whole stream when preflate cannot take it in
-/// pieces), whose model stream has run records, and whose stream is packed by version 2 of the
-/// context mixer with tables of at most 2^19 slots (section [`MODEL_CM2_BOUNDED`]), LZMA with a
-/// dictionary of at most 4 MiB (section [`MODEL_LZMA`]) or zstd: encoding and decoding a
-/// malloc-bench trace then stay well under 100 MB (docs/FORMAT.md §6.1). Written before
-/// [`LAYOUT_PARTS`]; still decoded.
-pub const LAYOUT_BOUNDED: &str = "malloc-bench-preflate-4";
-/// Value of the `layout` property of what the encoder writes: [`LAYOUT_BOUNDED`], and a model
-/// stream of [`mixed_parts::PARTS_FROM`] bytes or more goes through the mixer in parts that
-/// code and decode on separate threads (section [`MODEL_CM2_PARTS`]). Readers of
-/// [`LAYOUT_BOUNDED`] alone would not see that section, so the layout tells them to refuse.
-pub const LAYOUT_PARTS: &str = "malloc-bench-preflate-5";
+/// Value of the `layout` property: section 1 lists the deflate stream's pieces
+/// ([`gzip_split::encode_pieces`]; one piece for the whole stream when preflate cannot take it
+/// in pieces), so analysing and rebuilding the stream piece by piece bounds preflate's memory
+/// by a piece; the model stream has run records ([`model::encode_runs`]) and is packed by
+/// version 2 of the context mixer with tables of at most 2^19 slots (section
+/// [`MODEL_CM2_BOUNDED`]), in parts that code and decode on separate threads when it is
+/// [`mixed_parts::PARTS_FROM`] bytes or more (section [`MODEL_CM2_PARTS`]), by LZMA with a
+/// dictionary of at most 4 MiB (section [`MODEL_LZMA`]) or by zstd: encoding and decoding a
+/// malloc-bench trace then stay well under 100 MB (docs/FORMAT.md §6.1).
+pub const LAYOUT: &str = "malloc-bench-preflate-5";
 /// Section: the gzip header bytes.
 pub const HEAD: u8 = 0;
 /// Section: preflate's reconstruction data.
@@ -50,11 +33,6 @@ pub const TAIL: u8 = 2;
 pub const MODEL: u8 = 3;
 /// Section: the model stream as an LZMA "alone" stream (container codec none).
 pub const MODEL_LZMA: u8 = 4;
-/// Section: the model stream through [`context_mix`] version 1 (container codec none;
-/// written before version 2, still decoded).
-pub const MODEL_CM: u8 = 5;
-/// Section: the model stream through [`context_mix::v2`] (container codec none).
-pub const MODEL_CM2: u8 = 6;
 /// Section: the model stream through [`context_mix::v2::compress_with_tables`] with
 /// [`context_mix::v2::BOUNDED_STREAM_TABLE_BITS`] (container codec none).
 pub const MODEL_CM2_BOUNDED: u8 = 7;
@@ -131,7 +109,7 @@ pub fn encode(
         format: format.to_string(),
         properties: vec![
             ("encoding".to_string(), "auto".to_string()),
-            (PROPERTY_LAYOUT.to_string(), LAYOUT_PARTS.to_string()),
+            (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
             ("deflate".to_string(), "preflate".to_string()),
         ],
     };
@@ -170,7 +148,7 @@ pub fn encode(
 /// With two threads or more, a stream coded whole by the mixer is coded while LZMA (and zstd)
 /// run on the caller's thread; a stream in parts has its parts coded side by side, then LZMA
 /// runs: so at most the parts' tables, or the mixer's and LZMA's, are in memory at once
-/// ([`LAYOUT_BOUNDED`]'s bounds). The bytes do not depend on `threads`.
+/// ([`LAYOUT`]'s bounds). The bytes do not depend on `threads`.
 fn best_packing(
     stream: &[u8],
     level: i32,
@@ -220,11 +198,9 @@ fn best_packing(
     })
 }
 
-/// The model stream of a block of any preflate layout, unpacked (parts on up to `threads`
-/// threads).
+/// The model stream of a block, unpacked (parts on up to `threads` threads).
 fn model_stream(b: &metatf::container::Block, threads: usize) -> Result<Vec<u8>, String> {
-    let (cm, lzma) = (blocks::section(b, MODEL_CM), blocks::section(b, MODEL_LZMA));
-    let cm2 = blocks::section(b, MODEL_CM2);
+    let lzma = blocks::section(b, MODEL_LZMA);
     let cm2_bounded = blocks::section(b, MODEL_CM2_BOUNDED);
     let cm2_parts = blocks::section(b, MODEL_CM2_PARTS);
     Ok(if !cm2_parts.is_empty() {
@@ -234,10 +210,6 @@ fn model_stream(b: &metatf::container::Block, threads: usize) -> Result<Vec<u8>,
             cm2_bounded,
             context_mix::v2::BOUNDED_STREAM_TABLE_BITS,
         )?
-    } else if !cm2.is_empty() {
-        context_mix::v2::decompress(cm2)?
-    } else if !cm.is_empty() {
-        context_mix::decompress(cm)?
     } else if !lzma.is_empty() {
         lzma_alone::decompress(lzma)?
     } else {
@@ -245,7 +217,7 @@ fn model_stream(b: &metatf::container::Block, threads: usize) -> Result<Vec<u8>,
     })
 }
 
-/// The protobuf of a block of any preflate layout: its model stream, unpacked (on up to
+/// The protobuf of a block: its model stream, unpacked (on up to
 /// `threads` threads) and decoded.
 pub fn protobuf(b: &metatf::container::Block, threads: usize) -> Result<Vec<u8>, String> {
     let stream = model_stream(b, threads)?;
@@ -256,15 +228,12 @@ pub fn protobuf(b: &metatf::container::Block, threads: usize) -> Result<Vec<u8>,
     Ok(text)
 }
 
-/// True when `layout` is one of the taken-apart layouts (not the file's bytes as they are).
+/// True when `layout` is the taken-apart layout (not the file's bytes as they are).
 pub fn is_split(layout: Option<&str>) -> bool {
-    matches!(
-        layout,
-        Some(LAYOUT | LAYOUT_PIECES | LAYOUT_RUNS | LAYOUT_BOUNDED | LAYOUT_PARTS)
-    )
+    layout == Some(LAYOUT)
 }
 
-/// Writes the original `.trace.gz` back, from any layout.
+/// Writes the original `.trace.gz` back.
 pub fn decode(
     format: &str,
     input: &mut dyn Read,
@@ -298,12 +267,6 @@ pub fn decode(
             blocks::section(&b, CORRECTIONS),
             blocks::section(&b, TAIL),
         );
-        if layout == LAYOUT || layout == LAYOUT_RUNS {
-            let text = protobuf(&b, options.threads).map_err(bad)?;
-            let gz = gzip_split::join(head, corrections, &text, tail).map_err(bad)?;
-            output.write_all(&gz).map_err(|e| write_error(file, e))?;
-            continue;
-        }
         // Piece by piece, straight to the output, as the model decoder gives the protobuf:
         // neither the protobuf nor the rebuilt stream is ever whole in memory.
         let pieces = gzip_split::decode_pieces(corrections).map_err(bad)?;
@@ -344,17 +307,17 @@ mod tests {
         text
     }
 
-    /// Writes `gz` as a container of `layout`, its section 1 being `corrections`.
-    fn container(layout: &str, gz: &[u8], corrections: &[u8], text: &[u8], tail: &[u8]) -> Vec<u8> {
+    /// Writes `gz` as a container, its section 1 being `corrections`.
+    fn container(gz: &[u8], corrections: &[u8], text: &[u8], tail: &[u8]) -> Vec<u8> {
         let head_len = gzip_split::header_len(gz).unwrap();
         let mut stream = Vec::new();
-        let records = model::encode(text, &mut stream);
+        let records = model::encode_runs(text, &mut stream);
         let header = ContainerHeader {
             dtd: super::super::DTD.to_string(),
             format: super::super::FORMAT.to_string(),
             properties: vec![
                 ("encoding".to_string(), "auto".to_string()),
-                (PROPERTY_LAYOUT.to_string(), layout.to_string()),
+                (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
                 ("deflate".to_string(), "preflate".to_string()),
             ],
         };
@@ -392,7 +355,7 @@ mod tests {
     }
 
     #[test]
-    fn both_preflate_layouts_decode() {
+    fn files_of_several_pieces_decode() {
         let gz = gzip(&tracefile(200_000));
         // The encoder's layout: pieces.
         let mut bin = Vec::new();
@@ -405,24 +368,21 @@ mod tests {
         )
         .unwrap();
         let r = metatf::container::ContainerReader::new(&bin[..]).unwrap();
-        assert_eq!(r.header().property(PROPERTY_LAYOUT), Some(LAYOUT_PARTS));
+        assert_eq!(r.header().property(PROPERTY_LAYOUT), Some(LAYOUT));
         assert!(decoded(&bin) == gz);
-        // The pieces layout, in several pieces.
+        // The stream in several pieces.
         let p = gzip_split::split_chunked(&gz).unwrap();
         assert!(p.pieces.len() > 1);
         let corrections = gzip_split::encode_pieces(&p.pieces);
-        let bin = container(LAYOUT_PIECES, &gz, &corrections, &p.text, &p.tail);
-        assert!(decoded(&bin) == gz, "the pieces layout does not decode");
+        let bin = container(&gz, &corrections, &p.text, &p.tail);
+        assert!(
+            decoded(&bin) == gz,
+            "a file of several pieces does not decode"
+        );
         // Damaged pieces are an error, never wrong bytes.
         let mut wrong = p.pieces.clone();
         wrong[1].deflate_len += 1;
-        let bin = container(
-            LAYOUT_PIECES,
-            &gz,
-            &gzip_split::encode_pieces(&wrong),
-            &p.text,
-            &p.tail,
-        );
+        let bin = container(&gz, &gzip_split::encode_pieces(&wrong), &p.text, &p.tail);
         let mut back = Vec::new();
         assert!(decode(
             super::super::FORMAT,

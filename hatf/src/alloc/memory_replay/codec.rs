@@ -1,6 +1,6 @@
 //! Text ↔ container for Android `memory_replay` dumps.
 
-use crate::alloc::fast_hash::FastMap;
+use crate::shared::hash::FastMap;
 use std::io::{Read, Write};
 
 use metatf::container::ContainerHeader;
@@ -15,8 +15,8 @@ use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
 use crate::alloc::model::split::ModelEncoder;
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
-use crate::alloc::varint::put_u64;
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
+use crate::shared::varint::put_u64;
 
 /// Lines per block.
 const BLOCK_RECORDS: u64 = 1 << 20;

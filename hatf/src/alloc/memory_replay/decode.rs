@@ -19,8 +19,8 @@ use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::put_dec;
 use crate::alloc::text_out::{put, put_decimal, put_hex, window, Filled, TextOut, Window, WINDOW};
-use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
+use crate::shared::varint::Cursor;
 
 /// Bytes of text the buffer starts with room for: the lines between two flush points
 /// ([`pipeline::flush_point`]) and a batch's worth of room; it grows for longer ones.
@@ -197,7 +197,6 @@ fn render_record(w: &mut Window, prefix: &Prefix, kind: &LineKind, r: &ModelReco
 struct TextSink<'f, 'o> {
     file: &'f str,
     out: Drain<'o>,
-    independent: bool,
     /// Line prefix (thread id) by site id.
     tids: Vec<Prefix>,
     /// Where the block's thread ids and verbatim lines have been read up to.
@@ -211,11 +210,10 @@ struct TextSink<'f, 'o> {
 }
 
 impl<'f, 'o> TextSink<'f, 'o> {
-    fn new(file: &'f str, out: Drain<'o>, independent: bool) -> Self {
+    fn new(file: &'f str, out: Drain<'o>) -> Self {
         TextSink {
             file,
             out,
-            independent,
             tids: Vec::new(),
             threads_at: 0,
             verbatim_at: 0,
@@ -316,9 +314,7 @@ impl<'f, 'o> TextSink<'f, 'o> {
 
 impl RecordSink for TextSink<'_, '_> {
     fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
-        if self.independent {
-            self.tids.clear();
-        }
+        self.tids.clear();
         self.threads_at = 0;
         self.verbatim_at = 0;
         Ok(())
@@ -380,10 +376,9 @@ pub fn decode_blocks<R: Read>(
     file: &str,
     threads: usize,
 ) -> Result<u64, FormatError> {
-    let layout = blocks::model_layout(reader.header(), file)?;
-    let independent = layout.independent();
-    pipeline::decode_blocks(reader, &ReplayKinds, layout, threads, file, out, &|drain| {
-        Box::new(TextSink::new(file, drain, independent))
+    blocks::check_layout(reader.header(), file)?;
+    pipeline::decode_blocks(reader, &ReplayKinds, threads, file, out, &|drain| {
+        Box::new(TextSink::new(file, drain))
     })
 }
 
@@ -397,7 +392,7 @@ pub fn decode_records(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut sink = TextSink::new(file, Drain::Direct(&mut out), false);
+    let mut sink = TextSink::new(file, Drain::Direct(&mut out));
     let mut model: Option<BlockModel> = None;
     let written = crate::seek::decode_records(
         input,
@@ -406,15 +401,11 @@ pub fn decode_records(
         range.start,
         range.end,
         note,
-        &mut |header| blocks::independent_blocks(header, file),
-        &mut |header, block, keep| {
+        &mut |header| blocks::check_layout(header, file),
+        &mut |_, block, keep| {
             let model = match model.as_mut() {
                 Some(m) => m,
-                None => {
-                    let layout = blocks::model_layout(header, file)?;
-                    sink.independent = layout.independent();
-                    model.insert(BlockModel::new(layout))
-                }
+                None => model.insert(BlockModel::new()),
             };
             sink.keep = keep;
             model.block(&ReplayKinds, block, file, &mut sink)
@@ -522,15 +513,13 @@ mod tests {
             0x9e37_79b9_7f4a_7c15,
         ] {
             let mut reader = blocks::open(&bin[..], FORMAT, "t").unwrap();
-            let layout = blocks::model_layout(reader.header(), "t").unwrap();
             let mut out = Vec::new();
             let records = pipeline::decode_blocks_sharing(
                 &mut reader,
                 &ReplayKinds,
-                layout,
                 "t",
                 &mut out,
-                &|drain| Box::new(TextSink::new("t", drain, layout.independent())),
+                &|drain| Box::new(TextSink::new("t", drain)),
                 pattern,
             )
             .unwrap();

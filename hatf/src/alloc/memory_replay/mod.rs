@@ -68,19 +68,13 @@ fn detect(head: &[u8]) -> bool {
     n >= 1
 }
 
-/// The thread lister of a file: only where each block starts an empty thread table does its
-/// `threads` stream hold exactly the block's threads (older files carried the table across
-/// blocks).
+/// The thread lister of a file: each block starts an empty thread table, so its `threads`
+/// stream holds exactly the block's threads.
 fn thread_lister(
     header: &metatf::container::ContainerHeader,
     file: &str,
 ) -> Option<crate::format::ThreadLister> {
-    if !matches!(
-        crate::alloc::blocks::independent_blocks(header, file),
-        Ok(true)
-    ) {
-        return None;
-    }
+    crate::alloc::blocks::check_layout(header, file).ok()?;
     let file = file.to_string();
     Some(Box::new(move |block| {
         block_threads(block).map_err(|m| FormatError {
@@ -94,8 +88,10 @@ fn thread_lister(
 /// The thread ids (ascending) of a block of a file whose blocks each start a fresh model: its
 /// `threads` stream lists each of them once, in order of first use.
 fn block_threads(block: &metatf::container::Block) -> Result<Vec<u64>, String> {
-    let mut c =
-        crate::alloc::varint::Cursor::new(crate::alloc::blocks::section(block, THREADS), "threads");
+    let mut c = crate::shared::varint::Cursor::new(
+        crate::alloc::blocks::section(block, THREADS),
+        "threads",
+    );
     let mut ids = Vec::new();
     while !c.is_empty() {
         ids.push(c.u64()?);

@@ -22,18 +22,15 @@ use crate::alloc::raw_store;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::seek::{Note, ReadSeek, Window};
 
-/// Value of the `layout` property when the entry was taken apart as one deflate stream, its
-/// reconstruction data one record (written before [`LAYOUT_PIECES`]; still decoded).
-pub const LAYOUT: &str = "memory-replay-zip-preflate-1";
-/// Value of the `layout` property of what the encoder writes: as [`LAYOUT`], but section 1
-/// lists the deflate stream's pieces ([`gzip_split::encode_pieces`]; one piece for the whole
+/// Value of the `layout` property when the entry was taken apart: section 1 lists the deflate
+/// stream's pieces ([`gzip_split::encode_pieces`]; one piece for the whole
 /// stream when preflate cannot take it in pieces). Encoding analyses the stream a piece at a
 /// time while the entry's text streams into the `memory-replay` encoder, and decoding rebuilds
 /// each piece as the decoder's text completes it, so neither holds the whole text.
-pub const LAYOUT_PIECES: &str = "memory-replay-zip-preflate-2";
+pub const LAYOUT: &str = "memory-replay-zip-preflate-2";
 /// Section: the archive's bytes before the entry's deflate stream.
 const HEAD: u8 = 0;
-/// Section: preflate's reconstruction data ([`LAYOUT`]) or the pieces ([`LAYOUT_PIECES`]).
+/// Section: the deflate stream's pieces and preflate's reconstruction data for each.
 const CORRECTIONS: u8 = 1;
 /// Section: the archive's bytes after the deflate stream.
 const TAIL: u8 = 2;
@@ -115,7 +112,7 @@ pub fn encode(
                 format: FORMAT.to_string(),
                 properties: vec![
                     ("encoding".to_string(), "auto".to_string()),
-                    (PROPERTY_LAYOUT.to_string(), LAYOUT_PIECES.to_string()),
+                    (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
                     ("deflate".to_string(), "preflate".to_string()),
                 ],
             };
@@ -259,7 +256,7 @@ fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
     })
 }
 
-/// Writes the archive back, from either layout.
+/// Writes the archive back.
 pub fn decode(
     input: &mut dyn Read,
     output: &mut dyn Write,
@@ -272,7 +269,7 @@ pub fn decode(
         .property(PROPERTY_LAYOUT)
         .unwrap_or("")
         .to_string();
-    if layout != LAYOUT && layout != LAYOUT_PIECES {
+    if layout != LAYOUT {
         let mut n = 0;
         while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
             output
@@ -290,32 +287,17 @@ pub fn decode(
             position: format!("block {}", b.index),
             message: m,
         };
-        if layout == LAYOUT_PIECES {
-            // Each piece rebuilt as soon as the decoder's text completes it.
-            let pieces =
-                gzip_split::decode_pieces(blocks::section(&b, CORRECTIONS)).map_err(bad)?;
-            output
-                .write_all(blocks::section(&b, HEAD))
-                .map_err(|e| write_error(file, e))?;
-            let mut w = PieceWriter::new(&pieces, &mut *output);
-            codec::decode(&mut blocks::section(&b, NESTED), &mut w, options)?;
-            w.finish().map_err(bad)?;
-            output
-                .write_all(blocks::section(&b, TAIL))
-                .map_err(|e| write_error(file, e))?;
-            n += 1;
-            continue;
-        }
-        let mut text = Vec::new();
-        codec::decode(&mut blocks::section(&b, NESTED), &mut text, options)?;
-        let z = gzip_split::join(
-            blocks::section(&b, HEAD),
-            blocks::section(&b, CORRECTIONS),
-            &text,
-            blocks::section(&b, TAIL),
-        )
-        .map_err(bad)?;
-        output.write_all(&z).map_err(|e| write_error(file, e))?;
+        // Each piece rebuilt as soon as the decoder's text completes it.
+        let pieces = gzip_split::decode_pieces(blocks::section(&b, CORRECTIONS)).map_err(bad)?;
+        output
+            .write_all(blocks::section(&b, HEAD))
+            .map_err(|e| write_error(file, e))?;
+        let mut w = PieceWriter::new(&pieces, &mut *output);
+        codec::decode(&mut blocks::section(&b, NESTED), &mut w, options)?;
+        w.finish().map_err(bad)?;
+        output
+            .write_all(blocks::section(&b, TAIL))
+            .map_err(|e| write_error(file, e))?;
         n += 1;
     }
     output.flush().map_err(|e| write_error(file, e))?;
@@ -343,10 +325,7 @@ pub fn decode_records(
         message,
     };
     let mut r = blocks::open(&mut *input, FORMAT, file)?;
-    if !matches!(
-        r.header().property(PROPERTY_LAYOUT),
-        Some(LAYOUT | LAYOUT_PIECES)
-    ) {
+    if r.header().property(PROPERTY_LAYOUT) != Some(LAYOUT) {
         let why = r.header().property("deflate-reason").unwrap_or("unknown");
         return Err(fail(format!(
             "this file keeps the archive's bytes as they are (its entry could not be taken \

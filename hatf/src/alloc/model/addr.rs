@@ -26,7 +26,7 @@ pub mod guess {
     pub const CLASS_NEXT: u8 = 11;
     /// None matched: a zigzag delta from the after-previous guess follows.
     pub const MISS: u8 = 12;
-    /// Layout `alloc-model-3`: a flag added to any of the symbols above when the address was
+    /// A flag added to any of the symbols above when the address was
     /// still a live block (its rank follows in the relive stream).
     pub const RELIVE: u8 = 0x80;
 }

@@ -36,7 +36,7 @@ use super::pipeline::{
     check_count, model_error, stopped, BlockModel, Drain, Feeder, Gather, HandOff, Msg, RecordSink,
     SinkMaker, Stop, IN_FLIGHT,
 };
-use super::{KindTable, Layout, ModelRecord};
+use super::{KindTable, ModelRecord};
 use crate::alloc::spin_recv::{recv_spinning, SPIN};
 use crate::format::FormatError;
 
@@ -52,7 +52,6 @@ const CLOCK_EVERY: u64 = 4;
 pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
     reader: &mut ContainerReader<R>,
     kinds: &K,
-    layout: Layout,
     file: &str,
     output: &'a mut dyn Write,
     make_sink: &SinkMaker<'a>,
@@ -66,10 +65,8 @@ pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
     }
     let busy = &busy;
     // (Tests that force when the site half moves use it whatever the kinds.)
-    if layout.packs_shapes() && (kinds.sites_ahead() || busy.hand_over_at.is_some()) {
-        return super::sites_ahead::decode_blocks(
-            reader, kinds, layout, file, output, make_sink, busy,
-        );
+    if kinds.sites_ahead() || busy.hand_over_at.is_some() {
+        return super::sites_ahead::decode_blocks(reader, kinds, file, output, make_sink, busy);
     }
     std::thread::scope(|scope| {
         let (block_tx, block_rx) = mpsc::channel::<Arc<Block>>();
@@ -84,7 +81,7 @@ pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
                 spare: &spare_rx,
                 busy,
             };
-            worker(kinds, layout, sink.as_mut(), &channels);
+            worker(kinds, sink.as_mut(), &channels);
         });
         let mut sink = make_sink(Drain::Gather(caller_text.drain));
         // The channel ends are moved in, so they close when this returns, even early: the
@@ -243,16 +240,11 @@ pub(super) fn thread_cpu_ns() -> u64 {
 
 /// The worker: decodes the blocks it is handed, in order, into batches, prints those it has
 /// time for into `sink`, and sends every batch on.
-fn worker<K: KindTable + ?Sized>(
-    kinds: &K,
-    layout: Layout,
-    sink: &mut dyn RecordSink,
-    ch: &WorkerChannels<'_>,
-) {
+fn worker<K: KindTable + ?Sized>(kinds: &K, sink: &mut dyn RecordSink, ch: &WorkerChannels<'_>) {
     let mut out = WorkerOut::new(sink, ch.out, ch.busy);
     model_blocks(
         kinds,
-        &mut BlockModel::new(layout),
+        &mut BlockModel::new(),
         ch.blocks.iter(),
         &mut out,
         ch.spare,

@@ -11,7 +11,7 @@ use super::live::LiveSet;
 use super::shapes::{Entry, FreeValues, ShapeReader};
 use super::sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
 use super::{stream, Cursors, KindTable, ModelRecord, Shape, Streams};
-use crate::alloc::varint::{put_u64, zigzag, Cursor};
+use crate::shared::varint::{put_u64, zigzag, Cursor};
 
 /// The model's read cursors, one per stream.
 type Streamed<'a> = [Cursor<'a>; stream::COUNT];
@@ -33,16 +33,12 @@ pub struct SiteHalf {
 /// The live blocks and the address predictor.
 #[derive(Debug, Default)]
 pub struct AddrHalf {
-    /// Allocations at live addresses are flagged (`alloc-model-3`).
-    pub(super) flag_relive: bool,
     pub(super) live: LiveSet,
     addr: AddrPredictor,
     prev_alloc: u64,
-    /// Code a free of an unknown block against the previous such free (files whose blocks
-    /// start a fresh model: there most of them free blocks of earlier blocks, often in
-    /// address order), not against the previous allocation.
-    pub(super) chain_free_misses: bool,
-    /// The address of the previous free of an unknown block, when `chain_free_misses`.
+    /// The address of the previous free of an unknown block: the next such free is coded
+    /// against it, not against the previous allocation (each block starts a fresh model, so
+    /// most of them free blocks of earlier blocks, often in address order).
     last_free_miss: Option<u64>,
 }
 
@@ -555,12 +551,11 @@ impl AddrHalf {
     }
 
     /// Back to a fresh half for a block of a file whose blocks start fresh models, keeping the
-    /// memory of its tables (and whether allocations at live addresses are flagged).
+    /// memory of its tables.
     pub fn clear_for_block(&mut self) {
         self.live.clear();
         self.addr.clear();
         self.prev_alloc = 0;
-        self.chain_free_misses = true;
         self.last_free_miss = None;
     }
 
@@ -592,11 +587,11 @@ impl AddrHalf {
             match replaced {
                 // A block was still live at this address (a lost free): say so, with its rank,
                 // so the decoder retires it without looking addresses up.
-                Some(rank) if self.flag_relive => {
+                Some(rank) => {
                     o[stream::ADDR as usize].push(sym | addr::guess::RELIVE);
                     put_u64(&mut o[stream::RELIVE as usize], rank as u64);
                 }
-                _ => o[stream::ADDR as usize].push(sym),
+                None => o[stream::ADDR as usize].push(sym),
             }
             if sym == addr::guess::MISS {
                 put_u64(&mut o[stream::ADDR_MISS as usize], zigzag(delta));
@@ -666,9 +661,8 @@ impl AddrHalf {
         Ok(a)
     }
 
-    /// [`Self::alloc`] for a symbol with [`addr::guess::RELIVE`] set: in a layout that flags
-    /// allocations at live addresses, the live block there is retired first (its rank is in
-    /// the relive stream); in another, no guess has that number.
+    /// [`Self::alloc`] for a symbol with [`addr::guess::RELIVE`] set: the live block at the
+    /// address is retired first (its rank is in the relive stream).
     #[cold]
     #[inline(never)]
     fn alloc_flagged<K: KindTable + ?Sized>(
@@ -679,9 +673,6 @@ impl AddrHalf {
         site: u32,
         c: &mut Streamed<'_>,
     ) -> Result<u64, Bad> {
-        if !self.flag_relive {
-            return Err(addr::unavailable(sym).into());
-        }
         let sym = sym & !addr::guess::RELIVE;
         let delta = if sym == addr::guess::MISS {
             c[stream::ADDR_MISS as usize].i64()?
@@ -711,10 +702,7 @@ impl AddrHalf {
 
     /// Where the delta of a free of an unknown block counts from.
     fn free_miss_base(&self) -> u64 {
-        match self.last_free_miss {
-            Some(a) if self.chain_free_misses => a,
-            _ => self.prev_alloc,
-        }
+        self.last_free_miss.unwrap_or(self.prev_alloc)
     }
 
     fn encode_free<K: KindTable + ?Sized>(

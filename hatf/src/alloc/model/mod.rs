@@ -16,7 +16,7 @@ pub mod sites;
 mod sites_ahead;
 pub mod split;
 
-use crate::alloc::varint::Cursor;
+use crate::shared::varint::Cursor;
 use halves::{AddrHalf, SiteHalf};
 use live::LiveSet;
 
@@ -43,7 +43,7 @@ pub mod stream {
     pub const FREE_MISS: u8 = 8;
     /// Varint per record with an extra value (calloc count, alignment).
     pub const EXTRA: u8 = 9;
-    /// Layout `alloc-model-3`: for each allocation at an address that was still live (its
+    /// For each allocation at an address that was still live (its
     /// address symbol has [`super::addr::guess::RELIVE`] set), the varint rank of that live
     /// block, counted from the newest, before the new block was added.
     pub const RELIVE: u8 = 10;
@@ -119,35 +119,6 @@ pub trait KindTable {
     /// perl-hash and python-json decode 4-8 % slower.
     fn sites_ahead(&self) -> bool {
         false
-    }
-}
-
-/// How a file's blocks use the model: its `layout` property (docs/FORMAT.md §6.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    /// `alloc-model-1`: one model carried from block to block (older files).
-    Carried,
-    /// `alloc-model-2`: each block starts a fresh model.
-    Fresh,
-    /// `alloc-model-3`, what the encoders write: each block starts a fresh model, and an
-    /// allocation at an address that is still live is flagged, so a decoder finds every block
-    /// by rank and keeps no address map.
-    FreshFlagged,
-    /// `alloc-model-4`, what the encoders write: as [`Layout::FreshFlagged`], with each
-    /// record's kind, site, size, address and small free symbols stored as one shape id
-    /// ([`shapes`]).
-    Shaped,
-}
-
-impl Layout {
-    /// True when each block starts a fresh model, so any block decodes on its own.
-    pub fn independent(self) -> bool {
-        self != Layout::Carried
-    }
-
-    /// True when the kind, site, size, address and free streams are packed into shapes.
-    pub fn packs_shapes(self) -> bool {
-        self == Layout::Shaped
     }
 }
 
@@ -287,35 +258,17 @@ pub struct BatchError {
 }
 
 impl State {
-    /// A fresh state, as at the start of a trace whose model carries across blocks
-    /// (`alloc-model-1`).
-    pub fn new() -> Self {
+    /// A fresh state for encoding one block (`alloc-model-4`): frees of blocks it does not
+    /// know are coded against the previous one, and allocations at live addresses are flagged.
+    pub fn for_block() -> Self {
         State::default()
     }
 
-    /// A fresh state for one block of the files the encoders write (`alloc-model-4`): frees
-    /// of blocks it does not know are coded against the previous one, and allocations at live
-    /// addresses are flagged.
-    pub fn for_block() -> Self {
+    /// A fresh state for decoding one block: it finds live blocks by rank alone, since
+    /// allocations at live addresses are flagged.
+    pub fn for_decoding() -> Self {
         let mut s = State::default();
-        s.addrs.chain_free_misses = true;
-        s.addrs.flag_relive = true;
-        s
-    }
-
-    /// A fresh state for decoding a file of `layout` from its start (or, for independent
-    /// blocks, any block of it).
-    pub fn fresh(layout: Layout) -> Self {
-        let mut s = State::default();
-        match layout {
-            Layout::Carried => {}
-            Layout::Fresh => s.addrs.chain_free_misses = true,
-            Layout::FreshFlagged | Layout::Shaped => {
-                s = State::for_block();
-                // A decoder of a flagged layout finds blocks by rank alone.
-                s.addrs.live = LiveSet::by_rank_only();
-            }
-        }
+        s.addrs.live = LiveSet::by_rank_only();
         s
     }
 
@@ -411,7 +364,7 @@ impl State {
 mod tests {
     use super::*;
     use crate::alloc::mtrace::kinds::{self, MtraceKinds};
-    use crate::alloc::varint::put_u64;
+    use crate::shared::varint::put_u64;
 
     /// Records with allocations, frees of live and unknown blocks and a few sites.
     fn records(seed: u64) -> Vec<ModelRecord> {
@@ -481,11 +434,7 @@ mod tests {
     #[test]
     fn allocations_at_live_addresses_are_flagged_and_decode_by_rank() {
         let recs = dense_records(3);
-        let (streams, decoded) = round_trip(
-            State::for_block(),
-            State::fresh(Layout::FreshFlagged),
-            &recs,
-        );
+        let (streams, decoded) = round_trip(State::for_block(), State::for_decoding(), &recs);
         assert_eq!(decoded.expect("decodes"), recs);
         // The generated addresses collide, so the flags and ranks are exercised.
         let flagged = streams.bytes[stream::ADDR as usize]
@@ -494,17 +443,6 @@ mod tests {
             .count();
         assert!(flagged > 100, "only {flagged} flagged allocations");
         assert!(!streams.bytes[stream::RELIVE as usize].is_empty());
-        // The unflagged layout still codes and decodes the same records, with no flags.
-        let (streams, decoded) = round_trip(
-            State::fresh(Layout::Fresh),
-            State::fresh(Layout::Fresh),
-            &recs,
-        );
-        assert_eq!(decoded.expect("decodes"), recs);
-        assert!(streams.bytes[stream::ADDR as usize]
-            .iter()
-            .all(|&b| b & addr::guess::RELIVE == 0));
-        assert!(streams.bytes[stream::RELIVE as usize].is_empty());
     }
 
     #[test]
@@ -525,7 +463,7 @@ mod tests {
         let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| &streams.bytes[i][..]);
         let mut c = Cursors::new(sections);
         let mut out = Vec::new();
-        let err = State::fresh(Layout::FreshFlagged)
+        let err = State::for_decoding()
             .decode_into(&MtraceKinds, &mut c, &mut out, usize::MAX)
             .expect_err("a wrong rank is noticed");
         assert!(
@@ -533,29 +471,6 @@ mod tests {
             "{}",
             err.message
         );
-    }
-
-    #[test]
-    fn a_flagged_symbol_in_a_layout_without_flags_is_an_error() {
-        // `alloc-model-2` streams whose first allocation's address symbol has bit 7 set: no
-        // guess has that number there.
-        let recs = dense_records(5);
-        let mut enc = State::fresh(Layout::Fresh);
-        let mut streams = Streams::default();
-        for r in &recs {
-            enc.encode(&MtraceKinds, r, &mut streams);
-        }
-        let sym = streams.bytes[stream::ADDR as usize][0];
-        streams.bytes[stream::ADDR as usize][0] = sym | addr::guess::RELIVE;
-        let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| &streams.bytes[i][..]);
-        let mut c = Cursors::new(sections);
-        let mut out = Vec::new();
-        let err = State::fresh(Layout::Fresh)
-            .decode_into(&MtraceKinds, &mut c, &mut out, usize::MAX)
-            .expect_err("the flag is noticed");
-        let want = format!("address guess {} is not available here", sym | 0x80);
-        assert_eq!(err.message, want);
-        assert_eq!(out.len(), err.decoded);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use metatf::container::{Block, ContainerReader};
 
-use super::{shapes, Cursors, KindTable, Layout, ModelRecord, State};
+use super::{shapes, Cursors, KindTable, ModelRecord, State};
 use crate::alloc::blocks::container_error;
 use crate::alloc::text_out::{Filled, TextOut};
 use crate::format::FormatError;
@@ -69,23 +69,26 @@ pub trait RecordSink {
 
 /// The model's state across the blocks of one file.
 pub struct BlockModel {
-    layout: Layout,
     state: State,
     batch: Vec<ModelRecord>,
 }
 
+impl Default for BlockModel {
+    fn default() -> Self {
+        BlockModel::new()
+    }
+}
+
 impl BlockModel {
-    /// A model for a file of `layout`.
-    pub fn new(layout: Layout) -> Self {
+    /// A model for a file's blocks.
+    pub fn new() -> Self {
         BlockModel {
-            layout,
-            state: State::fresh(layout),
+            state: State::for_decoding(),
             batch: Vec::new(),
         }
     }
 
-    /// Decodes every record of `block` (the next block of the file, unless blocks are
-    /// independent) into `sink` on the caller's thread.
+    /// Decodes every record of `block` into `sink` on the caller's thread.
     pub fn block<K: KindTable + ?Sized>(
         &mut self,
         kinds: &K,
@@ -122,10 +125,8 @@ impl BlockModel {
         batch: &mut Vec<ModelRecord>,
         emit: &mut dyn FnMut(&mut Vec<ModelRecord>) -> Result<(), FormatError>,
     ) -> Result<(), Stop> {
-        if self.layout.independent() {
-            self.state.restart_for_block();
-        }
-        let mut c = shapes::block_cursors(self.layout, block);
+        self.state.restart_for_block();
+        let mut c = shapes::block_cursors(block);
         decode_batches(&mut self.state, kinds, &mut c, batch, emit)
     }
 
@@ -286,24 +287,21 @@ pub type SinkMaker<'a> = dyn Fn(Drain<'a>) -> Box<dyn RecordSink + 'a> + Sync + 
 
 /// Decodes every remaining block of `reader` into the sink `make_sink` makes, whose text goes
 /// to `output`; the model on a worker thread when `threads` > 1, the printing shared between
-/// it and the caller's thread. Returns the number of records. `layout` is the file's. The
-/// caller flushes `output`.
+/// it and the caller's thread. Returns the number of records. The caller
+/// flushes `output`.
 pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
     reader: &mut ContainerReader<R>,
     kinds: &K,
-    layout: Layout,
     threads: usize,
     file: &str,
     output: &'a mut dyn Write,
     make_sink: &SinkMaker<'a>,
 ) -> Result<u64, FormatError> {
     if threads > 1 {
-        return super::batch_handoff::decode_blocks(
-            reader, kinds, layout, file, output, make_sink, None,
-        );
+        return super::batch_handoff::decode_blocks(reader, kinds, file, output, make_sink, None);
     }
     let mut sink = make_sink(Drain::Direct(output));
-    let mut model = BlockModel::new(layout);
+    let mut model = BlockModel::new();
     let mut records = 0u64;
     while let Some(block) = reader.next_block().map_err(|e| container_error(file, e))? {
         model.block(kinds, &block, file, sink.as_mut())?;
@@ -319,21 +317,12 @@ pub fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
 pub(crate) fn decode_blocks_sharing<'a, R: Read, K: KindTable + Sync + ?Sized>(
     reader: &mut ContainerReader<R>,
     kinds: &K,
-    layout: Layout,
     file: &str,
     output: &'a mut dyn Write,
     make_sink: &SinkMaker<'a>,
     pattern: u64,
 ) -> Result<u64, FormatError> {
-    super::batch_handoff::decode_blocks(
-        reader,
-        kinds,
-        layout,
-        file,
-        output,
-        make_sink,
-        Some(pattern),
-    )
+    super::batch_handoff::decode_blocks(reader, kinds, file, output, make_sink, Some(pattern))
 }
 
 /// Reads the blocks and hands each to the worker (as a message `T`): the calling side of a

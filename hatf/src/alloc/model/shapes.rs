@@ -16,10 +16,10 @@ use std::collections::HashMap;
 
 use metatf::container::Block;
 
-use super::{stream, KindTable, Layout, Shape, Streams};
+use super::{stream, KindTable, Shape, Streams};
 use crate::alloc::blocks;
-use crate::alloc::fast_hash::FastState;
-use crate::alloc::varint::{put_u64, zigzag, Cursor};
+use crate::shared::hash::FastState;
+use crate::shared::varint::{put_u64, zigzag, Cursor};
 
 /// Section holding the varint shape id of every record of the block, in record order.
 pub const SHAPES: u8 = 11;
@@ -747,36 +747,26 @@ impl<'a> ShapeReader<'a> {
     }
 }
 
-/// Cursors over the model's streams of `block`, a block of a file of `layout`: its sections,
-/// and for [`Layout::Shaped`] its shapes.
-pub fn block_cursors(layout: Layout, block: &Block) -> super::Cursors<'_> {
+/// Cursors over the model's streams of `block`: its sections and its shapes.
+pub fn block_cursors(block: &Block) -> super::Cursors<'_> {
     let sections: [&[u8]; stream::COUNT] = std::array::from_fn(|i| blocks::section(block, i as u8));
-    if layout.packs_shapes() {
-        super::Cursors::shaped(
-            sections,
-            blocks::section(block, SHAPES),
-            blocks::section(block, SHAPE_TABLE),
-        )
-    } else {
-        super::Cursors::new(sections)
-    }
+    super::Cursors::shaped(
+        sections,
+        blocks::section(block, SHAPES),
+        blocks::section(block, SHAPE_TABLE),
+    )
 }
 
-/// The model's streams of `block`, a block of a file of `layout`: its sections, or for
-/// [`Layout::Shaped`] the streams rebuilt from its shapes in `unpacker`. When the shapes are
+/// The model's streams of `block`, rebuilt from its shapes in `unpacker`. When the shapes are
 /// damaged, the streams end with the record before the damage and the error comes second, so
 /// that a decoder gives back every good record before reporting it.
 pub fn block_streams<'a, K: KindTable + ?Sized>(
-    layout: Layout,
     kinds: &K,
     block: &'a Block,
     unpacker: &'a mut Unpacker,
 ) -> ([&'a [u8]; stream::COUNT], Option<String>) {
     let mut sections: [&[u8]; stream::COUNT] =
         std::array::from_fn(|i| blocks::section(block, i as u8));
-    if !layout.packs_shapes() {
-        return (sections, None);
-    }
     let error = unpacker
         .unpack(
             kinds,
@@ -825,7 +815,7 @@ fn define<K: KindTable + ?Sized>(kinds: &K, table: &mut Cursor<'_>) -> Result<En
 mod tests {
     use super::*;
     use crate::alloc::memory_replay::kinds::ReplayKinds;
-    use crate::alloc::model::{Layout, ModelRecord, State};
+    use crate::alloc::model::{ModelRecord, State};
     use crate::alloc::mtrace::kinds::{self, MtraceKinds};
 
     /// Model streams of a synthetic block: allocations, frees of recent and of old blocks
@@ -1031,7 +1021,7 @@ mod tests {
 
     /// The records `c` decodes, and the error that stopped it, if any.
     fn decode_all(mut c: super::super::Cursors<'_>) -> (Vec<ModelRecord>, Option<String>) {
-        let mut state = State::fresh(Layout::Shaped);
+        let mut state = State::for_decoding();
         let mut out = Vec::new();
         let end = state.decode_into(&MtraceKinds, &mut c, &mut out, usize::MAX);
         match end {
@@ -1128,7 +1118,7 @@ mod tests {
         assert!(got == want);
         // One record at a time (`next_kind`, then `State::decode`) gives the same.
         let mut c = super::super::Cursors::shaped(shaped, &p.ids, &p.table);
-        let mut one = State::fresh(Layout::Shaped);
+        let mut one = State::for_decoding();
         let mut singles = Vec::new();
         while let Some(kind) = c.next_kind(&MtraceKinds) {
             singles.push(one.decode(&MtraceKinds, kind.unwrap(), &mut c).unwrap());
@@ -1334,7 +1324,7 @@ mod tests {
         kinds: &K,
         mut c: super::super::Cursors<'_>,
     ) -> (Vec<ModelRecord>, Option<String>) {
-        let mut state = State::fresh(Layout::Shaped);
+        let mut state = State::for_decoding();
         let mut out = Vec::new();
         while let Some(kind) = c.next_kind(kinds) {
             let r = kind.and_then(|kind| state.decode(kinds, kind, &mut c));
@@ -1353,7 +1343,7 @@ mod tests {
         mut c: super::super::Cursors<'_>,
         batch: usize,
     ) -> (Vec<ModelRecord>, Option<String>) {
-        let mut state = State::fresh(Layout::Shaped);
+        let mut state = State::for_decoding();
         let mut out = Vec::new();
         loop {
             let before = out.len();

@@ -7,7 +7,7 @@
 //! the numbering rule still gets the same caches, and memory stays bounded.
 
 use super::predict::Mtf;
-use crate::alloc::fast_hash::FastMap;
+use crate::shared::hash::FastMap;
 
 /// Entries of a site cache (the symbol `SITE_CACHE` is a miss).
 pub const SITE_CACHE: usize = 8;

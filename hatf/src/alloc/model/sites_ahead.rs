@@ -44,11 +44,11 @@ use super::batch_handoff::{
 use super::halves::{decode_sites, SiteHalf};
 use super::pipeline::{decode_batches, stopped, BlockModel, Drain, Feeder, SinkMaker, Stop, BATCH};
 use super::shapes::{self, Entry, FreeValues, ShapePlace, ShapeReader};
-use super::{stream, Cursors, KindTable, Layout, ModelRecord, State};
+use super::{stream, Cursors, KindTable, ModelRecord, State};
 use crate::alloc::blocks;
 use crate::alloc::spin_recv::{recv_spinning, SPIN};
-use crate::alloc::varint::Cursor;
 use crate::format::FormatError;
+use crate::shared::varint::Cursor;
 
 /// Batches whose site half the caller's thread may have decoded before the sink took them:
 /// enough that the worker finds the next batch waiting while the caller's thread prints one
@@ -134,7 +134,6 @@ type SpareReceivers = Spares<
 pub(super) fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
     reader: &mut ContainerReader<R>,
     kinds: &K,
-    layout: Layout,
     file: &str,
     output: &'a mut dyn Write,
     make_sink: &SinkMaker<'a>,
@@ -155,7 +154,7 @@ pub(super) fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
                 entries: entries_tx,
                 recycle: recycle_rx,
             };
-            worker(kinds, layout, &work_rx, &mut out, &spares);
+            worker(kinds, &work_rx, &mut out, &spares);
         });
         let mut sink = make_sink(Drain::Gather(caller_text.drain));
         let printer = Printer::new(sink.as_mut(), caller_text.from_worker, busy, file);
@@ -166,7 +165,7 @@ pub(super) fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
         };
         // The channel ends are moved in, so they close when this returns, even early: the
         // worker then stops at its next send or receive and the scope can join it.
-        drive(reader, kinds, layout, printer, work_tx, spares, busy)
+        drive(reader, kinds, printer, work_tx, spares, busy)
     })
 }
 
@@ -174,21 +173,18 @@ pub(super) fn decode_blocks<'a, R: Read, K: KindTable + Sync + ?Sized>(
 /// time for and sends every batch on. Once it is handed the site half, the whole model.
 fn worker<K: KindTable + ?Sized>(
     kinds: &K,
-    layout: Layout,
     work: &mpsc::Receiver<Work>,
     out: &mut WorkerOut<'_>,
     spares: &SpareSenders,
 ) {
-    let mut model = BlockModel::new(layout);
+    let mut model = BlockModel::new();
     loop {
         let Some(Work::Block(block)) = receive(work, out) else {
             return;
         };
-        if layout.independent() {
-            model.state().addrs.clear_for_block();
-        }
+        model.state().addrs.clear_for_block();
         out.block_start(&block);
-        let (result, whole) = addresses(kinds, layout, &mut model, &block, work, out, spares);
+        let (result, whole) = addresses(kinds, &mut model, &block, work, out, spares);
         if !out.block_end(&block, result) {
             return;
         }
@@ -221,14 +217,13 @@ fn receive(work: &mpsc::Receiver<Work>, out: &mut WorkerOut<'_>) -> Option<Work>
 /// (the worker then decoded the rest of the block with the whole model).
 fn addresses<K: KindTable + ?Sized>(
     kinds: &K,
-    layout: Layout,
     model: &mut BlockModel,
     block: &Block,
     work: &mpsc::Receiver<Work>,
     out: &mut WorkerOut<'_>,
     spares: &SpareSenders,
 ) -> (Result<(), Stop>, bool) {
-    let mut c = shapes::block_cursors(layout, block);
+    let mut c = shapes::block_cursors(block);
     loop {
         let batch = match receive(work, out) {
             Some(Work::Batch(batch)) => batch,
@@ -291,24 +286,21 @@ fn carry_on<'b>(c: &mut Cursors<'b>, block: &'b Block, shapes: ShapePlace, read:
 fn drive<R: Read, K: KindTable + ?Sized>(
     reader: &mut ContainerReader<R>,
     kinds: &K,
-    layout: Layout,
     mut printer: Printer<'_>,
     work: mpsc::Sender<Work>,
     spares: SpareReceivers,
     busy: &Busy,
 ) -> Result<u64, FormatError> {
     let file = printer.file;
-    let (mut sites, _) = State::fresh(layout).split();
+    let (mut sites, _) = State::for_decoding().split();
     let mut feeder = Feeder::new(reader, work.clone());
     let mut watch = Watch::new(busy);
     // The batch vectors that go round (empty ones allocate nothing).
     let mut free: Vec<Vec<ModelRecord>> = (0..DEPTH).map(|_| Vec::new()).collect();
     'blocks: while let Some(block) = feeder.next(file) {
         printer.blocks.push_back(Arc::clone(&block));
-        if layout.independent() {
-            sites.clear();
-        }
-        let mut sited = SiteCursor::new(layout, &block, file)?;
+        sites.clear();
+        let mut sited = SiteCursor::new(&block, file)?;
         watch.restart();
         loop {
             // A vector for the next batch; while none is free, the sink takes the batches
@@ -434,9 +426,9 @@ struct SiteCursor<'b> {
 }
 
 impl<'b> SiteCursor<'b> {
-    /// Cursors over `block`, of a file of `layout` (which packs shapes) named `file`.
-    fn new(layout: Layout, block: &'b Block, file: &str) -> Result<Self, FormatError> {
-        match shapes::block_cursors(layout, block) {
+    /// Cursors over `block`, of the file named `file`.
+    fn new(block: &'b Block, file: &str) -> Result<Self, FormatError> {
+        match shapes::block_cursors(block) {
             super::Cursors {
                 c,
                 shapes: Some(shapes),

@@ -17,9 +17,9 @@ use crate::alloc::model::ModelRecord;
 use crate::alloc::text_out::{
     put, put_hex, put_hex_short, window, Filled, TextOut, Window, WINDOW,
 };
-use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note};
+use crate::shared::varint::Cursor;
 
 /// Bytes of text the buffer starts with room for: the lines between two flush points
 /// ([`pipeline::flush_point`]); it grows for longer ones.
@@ -215,7 +215,6 @@ fn render_line(
 struct TextSink<'f, 'o> {
     file: &'f str,
     out: Drain<'o>,
-    independent: bool,
     callers: Callers,
     /// Where the block's call-site strings and verbatim lines have been read up to.
     strings_at: usize,
@@ -233,11 +232,10 @@ const BATCH_ROOM: usize = 1 << 16;
 const _: () = assert!(BATCH_ROOM >= LINE);
 
 impl<'f, 'o> TextSink<'f, 'o> {
-    fn new(file: &'f str, out: Drain<'o>, independent: bool) -> Self {
+    fn new(file: &'f str, out: Drain<'o>) -> Self {
         TextSink {
             file,
             out,
-            independent,
             callers: Callers::default(),
             strings_at: 0,
             verbatim_at: 0,
@@ -439,9 +437,7 @@ impl<'a> Cursors<'a, '_> {
 
 impl RecordSink for TextSink<'_, '_> {
     fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
-        if self.independent {
-            self.callers.clear();
-        }
+        self.callers.clear();
         self.strings_at = 0;
         self.verbatim_at = 0;
         Ok(())
@@ -490,17 +486,15 @@ pub fn decode(
     let file = options.input_name.as_str();
     let mut reader = blocks::open(input, FORMAT, file)?;
     reader.set_threads(options.threads);
-    let layout = blocks::model_layout(reader.header(), file)?;
-    let independent = layout.independent();
+    blocks::check_layout(reader.header(), file)?;
     // No buffer of its own: the text goes out in pieces of hundreds of kilobytes.
     let lines = pipeline::decode_blocks(
         &mut reader,
         &MtraceKinds,
-        layout,
         options.threads,
         file,
         output,
-        &|drain| Box::new(TextSink::new(file, drain, independent)),
+        &|drain| Box::new(TextSink::new(file, drain)),
     )?;
     output.flush().map_err(|e| write_error(file, e))?;
     Ok(lines)
@@ -517,7 +511,7 @@ pub fn decode_records(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut sink = TextSink::new(file, Drain::Direct(&mut out), false);
+    let mut sink = TextSink::new(file, Drain::Direct(&mut out));
     let mut model: Option<BlockModel> = None;
     let written = seek::decode_records(
         input,
@@ -526,15 +520,11 @@ pub fn decode_records(
         first,
         end,
         note,
-        &mut |header| blocks::independent_blocks(header, file),
-        &mut |header, block, keep| {
+        &mut |header| blocks::check_layout(header, file),
+        &mut |_, block, keep| {
             let model = match model.as_mut() {
                 Some(m) => m,
-                None => {
-                    let layout = blocks::model_layout(header, file)?;
-                    sink.independent = layout.independent();
-                    model.insert(BlockModel::new(layout))
-                }
+                None => model.insert(BlockModel::new()),
             };
             sink.keep = keep;
             model.block(&MtraceKinds, block, file, &mut sink)
@@ -646,15 +636,13 @@ mod tests {
             0x9e37_79b9_7f4a_7c15,
         ] {
             let mut reader = blocks::open(&bin[..], FORMAT, "t").unwrap();
-            let layout = blocks::model_layout(reader.header(), "t").unwrap();
             let mut out = Vec::new();
             let records = pipeline::decode_blocks_sharing(
                 &mut reader,
                 &MtraceKinds,
-                layout,
                 "t",
                 &mut out,
-                &|drain| Box::new(TextSink::new("t", drain, layout.independent())),
+                &|drain| Box::new(TextSink::new("t", drain)),
                 pattern,
             )
             .unwrap();

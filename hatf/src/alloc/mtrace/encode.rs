@@ -14,13 +14,13 @@ use super::line::{self, Line, LineError, Op, OpLine};
 use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::ended_block::EndedBlock;
-use crate::alloc::fast_hash::{FastMap, FastState};
 use crate::alloc::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
 use crate::alloc::model::split::ModelEncoder;
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
-use crate::alloc::varint::put_u64;
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
+use crate::shared::hash::{FastMap, FastState};
+use crate::shared::varint::put_u64;
 
 /// Lines per block: bounds memory whatever the trace length.
 pub const BLOCK_RECORDS: u64 = 1 << 20;

@@ -7,15 +7,12 @@ use metatf::container::{Block, ContainerHeader, PROPERTY_LAYOUT};
 
 use super::records::{Record, RecordModel};
 use super::structured::Structured;
-use super::{render, Kinds, WeeLine, FORMAT, K_ALLOC, K_FREE, K_VERBATIM, LAYOUT, MIXED, PLAIN};
-use super::{BLOCK_RECORDS, LAYOUT_CM1, LAYOUT_CM2, MIXED_CM3, STRUCTURED};
-use super::{K_VERBATIM_UNTERMINATED, VERBATIM};
+use super::{render, WeeLine, BLOCK_RECORDS, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED};
 use crate::alloc::bit_coder::BitDecoder;
 use crate::alloc::blocks::{self, container_error, write_error};
 use crate::alloc::context_mix;
-use crate::alloc::model::{stream, Cursors, Layout as ModelLayout, State};
-use crate::alloc::varint::Cursor;
 use crate::format::{DecodeOptions, FormatError};
+use crate::shared::varint::Cursor;
 
 /// Reads a `wee-alloc` container and writes the trace back; returns the number of lines.
 pub fn decode(
@@ -55,7 +52,7 @@ pub fn decode_records(
         range.start,
         range.end,
         note,
-        &mut |header| independent(header, file),
+        &mut |header| check_layout(header, file),
         &mut |header, block, keep| {
             if d.is_none() {
                 d = Some(Decoder::new(header, file)?);
@@ -70,68 +67,29 @@ pub fn decode_records(
     Ok(written)
 }
 
-/// The record-stream layouts: how a block's records are stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
-    /// `wee-alloc-cm-1`: the record stream through version 1 of the mixer, section 0.
-    Cm1,
-    /// `wee-alloc-cm-2`: the record stream through version 2 of the mixer, section 0.
-    Cm2,
-    /// `wee-alloc-cm-3`: the structured coding in section 0, or the record stream through
-    /// version 2 of the mixer in section 2.
-    Cm3,
-}
-
-/// The record-stream layout of a file, `None` for the older shared-model layouts.
-fn record_layout(header: &ContainerHeader) -> Option<Layout> {
+/// Checks that `header`'s file has the layout the encoder writes ([`LAYOUT`]).
+fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
     match header.property(PROPERTY_LAYOUT) {
-        Some(LAYOUT) => Some(Layout::Cm3),
-        Some(LAYOUT_CM2) => Some(Layout::Cm2),
-        Some(LAYOUT_CM1) => Some(Layout::Cm1),
-        _ => None,
-    }
-}
-
-/// How the shared allocation model runs over the file's blocks; the record-stream layouts have
-/// no shared model, and each of their blocks decodes on its own.
-fn model_layout(header: &ContainerHeader, file: &str) -> Result<ModelLayout, FormatError> {
-    if record_layout(header).is_some() {
-        return Ok(ModelLayout::Fresh);
-    }
-    match blocks::model_layout(header, file)? {
-        // wee_alloc files moved to their own record streams before shapes existed.
-        ModelLayout::Shaped => Err(FormatError {
+        Some(LAYOUT) => Ok(()),
+        other => Err(FormatError {
             file: file.to_string(),
             position: String::new(),
-            message: format!("layout `{}` is not a wee_alloc layout", blocks::LAYOUT),
+            message: format!("layout {other:?} is not one this hatf decodes (`{LAYOUT}`)"),
         }),
-        layout => Ok(layout),
     }
 }
 
-/// True when each block of the file decodes on its own (always for the record-stream layouts).
-fn independent(header: &ContainerHeader, file: &str) -> Result<bool, FormatError> {
-    model_layout(header, file).map(ModelLayout::independent)
-}
-
-/// The model, reset at each block of files whose blocks are independent.
+/// Decodes blocks; each block decodes on its own.
 struct Decoder<'f> {
     file: &'f str,
-    model: ModelLayout,
-    /// The file's record-stream layout (`None`: the shared allocation model).
-    records: Option<Layout>,
-    state: State,
     text: Vec<u8>,
 }
 
 impl<'f> Decoder<'f> {
     fn new(header: &ContainerHeader, file: &'f str) -> Result<Self, FormatError> {
-        let model = model_layout(header, file)?;
+        check_layout(header, file)?;
         Ok(Decoder {
             file,
-            model,
-            records: record_layout(header),
-            state: State::fresh(model),
             text: Vec::new(),
         })
     }
@@ -144,97 +102,19 @@ impl<'f> Decoder<'f> {
         keep: Range<u64>,
         out: &mut dyn Write,
     ) -> Result<(), FormatError> {
-        if let Some(layout) = self.records {
-            return self.record_block(block, keep, out, layout);
-        }
-        if self.model.independent() {
-            self.state = State::fresh(self.model);
-        }
         let file = self.file;
         let at = |rec: u64, msg: String| FormatError {
             file: file.to_string(),
             position: format!("block {} record {rec}", block.index),
             message: msg,
         };
-        let model: [&[u8]; stream::COUNT] =
-            std::array::from_fn(|i| blocks::section(block, i as u8));
-        let mut c = Cursors::new(model);
-        let mut verbatim = Cursor::new(blocks::section(block, VERBATIM), "verbatim");
-        let text = &mut self.text;
-        let mut k = 0u64;
-        while let Some(kind) = c.next_kind(&Kinds) {
-            let rec = block.first_record + k;
-            let kind = kind.map_err(|m| at(rec, m))?;
-            let r = self
-                .state
-                .decode(&Kinds, kind, &mut c)
-                .map_err(|m| at(rec, m))?;
-            let mark = text.len();
-            match kind {
-                K_ALLOC => render(WeeLine::Alloc(r.size), text),
-                K_FREE => render(WeeLine::Free(r.addr.wrapping_sub(1)), text),
-                K_VERBATIM | K_VERBATIM_UNTERMINATED => {
-                    let n = verbatim.u64().map_err(|m| at(rec, m))?;
-                    let n =
-                        usize::try_from(n).map_err(|_| at(rec, "verbatim line too long".into()))?;
-                    text.extend_from_slice(verbatim.take(n).map_err(|m| at(rec, m))?);
-                    if kind == K_VERBATIM {
-                        text.push(b'\n');
-                    }
-                }
-                k => return Err(at(rec, format!("unknown record kind {k}"))),
-            }
-            if !keep.contains(&k) {
-                // Decoded for the model's sake only.
-                text.truncate(mark);
-            }
-            k += 1;
-            spill(text, out, file)?;
+        let bits = blocks::section(block, STRUCTURED);
+        if !bits.is_empty() || block.sections.iter().any(|s| s.number == STRUCTURED) {
+            return self.structured_block(block, bits, keep, out);
         }
-        if k != block.record_count {
-            return Err(at(
-                block.first_record + k,
-                format!(
-                    "the block holds {k} records, its header says {}",
-                    block.record_count
-                ),
-            ));
-        }
-        out.write_all(text).map_err(|e| write_error(file, e))?;
-        text.clear();
-        Ok(())
-    }
-}
-
-impl Decoder<'_> {
-    /// [`Decoder::block`] for the record-stream layouts: a fresh model per block.
-    fn record_block(
-        &mut self,
-        block: &Block,
-        keep: Range<u64>,
-        out: &mut dyn Write,
-        layout: Layout,
-    ) -> Result<(), FormatError> {
-        let file = self.file;
-        let at = |rec: u64, msg: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {} record {rec}", block.index),
-            message: msg,
-        };
-        let mixed = match layout {
-            Layout::Cm3 => {
-                let bits = blocks::section(block, STRUCTURED);
-                if !bits.is_empty() || block.sections.iter().any(|s| s.number == STRUCTURED) {
-                    return self.structured_block(block, bits, keep, out);
-                }
-                blocks::section(block, MIXED_CM3)
-            }
-            Layout::Cm1 | Layout::Cm2 => blocks::section(block, MIXED),
-        };
+        let mixed = blocks::section(block, MIXED);
         let stream = if mixed.is_empty() {
             blocks::section(block, PLAIN).to_vec()
-        } else if layout == Layout::Cm1 {
-            context_mix::decompress(mixed).map_err(|m| at(block.first_record, m))?
         } else {
             context_mix::v2::decompress(mixed).map_err(|m| at(block.first_record, m))?
         };
@@ -267,7 +147,7 @@ impl Decoder<'_> {
 }
 
 impl Decoder<'_> {
-    /// [`Decoder::record_block`] for a block stored in the structured coding: the block
+    /// [`Decoder::block`] for a block stored in the structured coding: the block
     /// header's record count says how many records to decode (the coding has no end of its
     /// own), at most the layout's block size.
     fn structured_block(
@@ -386,38 +266,6 @@ mod tests {
         Ok(out)
     }
 
-    /// [`synthetic`] as hatf 594839e wrote it (layout `wee-alloc-cm-1`, version 1 of the mixer).
-    const CM1_FILE: &str = concat!(
-        "7f4d54460200020235097765652d616c6c6f630208656e636f64696e67046175746f066c61796f75740e",
-        "7765652d616c6c6f632d636d2d31c7054a7c06f29d72f7644d54464200003701000100274272a7bca36a",
-        "fba63fb011db7c79d1d6c50b6849ea0c78f9a4a48fb044d4dcea310750866dca88a4ec112f8f69df744d",
-        "544649014237c7d930657d00000000000000285b77524d544645",
-    );
-
-    #[test]
-    fn files_of_the_first_mixer_still_decode() {
-        assert_eq!(decode(&hex(CM1_FILE)).unwrap(), synthetic());
-    }
-
-    /// [`synthetic`] as hatf b7fc9df wrote it (layout `wee-alloc-cm-2`, version 2 of the mixer).
-    const CM2_FILE: &str = concat!(
-        "7f4d54460200020235097765652d616c6c6f630208656e636f64696e67046175746f066c61796f75740e",
-        "7765652d616c6c6f632d636d2d32c7054a7c06f200681f554d5446420000370100010026781f3fb8aec7",
-        "f7fa3fa5ca5b6e5f8976765d812f1fdeaa061d9b4927f3b1ebd334bf4454f5c09fdc9c65587469004d54",
-        "4649014237c7d930657c00000000000000b65bdd9e4d544645",
-    );
-
-    fn hex(s: &str) -> Vec<u8> {
-        (0..s.len() / 2)
-            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn files_of_the_second_mixer_still_decode() {
-        assert_eq!(decode(&hex(CM2_FILE)).unwrap(), synthetic());
-    }
-
     #[test]
     fn a_short_trace_is_a_compact_file_of_the_structured_coding() {
         let text = synthetic();
@@ -428,7 +276,7 @@ mod tests {
         let full = metatf::container::compact::expand(&bin).unwrap();
         let layout = format!("\x0e{LAYOUT}");
         assert!(full.windows(layout.len()).any(|w| w == layout.as_bytes()));
-        assert!(bin.len() * 2 < hex(CM2_FILE).len(), "{} bytes", bin.len());
+        assert!(bin.len() * 8 < text.len(), "{} bytes", bin.len());
         assert_eq!(decode(&bin).unwrap(), text);
         // The full form it encodes reads the same.
         assert_eq!(decode(&full).unwrap(), text);

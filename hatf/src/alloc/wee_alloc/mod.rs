@@ -4,9 +4,8 @@
 //! The encoding (layout [`LAYOUT`]) turns each line into one record byte in most cases
 //! ([`records`]: a size as its move-to-front position, a free as the rank of the live
 //! allocation it releases) and compresses each block's record stream with the context mixer
-//! ([`crate::alloc::context_mix::v2`]). Files of the earlier layouts (the same records through
-//! version 1 of the mixer, [`LAYOUT_CM1`]; the shared allocation model, one zstd section per
-//! stream) still decode.
+//! ([`crate::alloc::context_mix::v2`]), or short blocks with a structured bit coding
+//! ([`structured`]).
 
 mod decode;
 pub mod records;
@@ -20,8 +19,6 @@ use crate::alloc::bit_coder::BitEncoder;
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::context_mix;
 use crate::alloc::event::{AllocEvent, AllocKind};
-use crate::alloc::model::addr::Class;
-use crate::alloc::model::{KindTable, Shape, FIRST_FORMAT_STREAM};
 use crate::format::{
     Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, TraceFormat,
 };
@@ -32,56 +29,22 @@ use structured::Structured;
 pub const FORMAT: &str = "wee-alloc";
 /// The DTD embedded in every `wee-alloc` container.
 pub const DTD: &str = include_str!("../../../../dtds/wee-alloc.dtd");
-/// Earlier layouts: the stream of verbatim lines.
-const VERBATIM: u8 = FIRST_FORMAT_STREAM + 1;
 const BLOCK_RECORDS: u64 = 1 << 20;
 /// Value of the `layout` property of this encoding; every block starts a fresh model and holds
 /// either its record stream through version 2 of the context mixer ([`context_mix::v2`],
-/// section [`MIXED_CM3`]) or the structured bit coding of its records ([`structured`], section
+/// section [`MIXED`]) or the structured bit coding of its records ([`structured`], section
 /// [`STRUCTURED`]), whichever is smaller.
 pub const LAYOUT: &str = "wee-alloc-cm-3";
-/// Every block's record stream through version 2 of the context mixer, in section [`MIXED`]
-/// (files written before the structured coding; still decoded).
-pub const LAYOUT_CM2: &str = "wee-alloc-cm-2";
-/// The same record stream through version 1 of the context mixer (files written before
-/// version 2; still decoded).
-pub const LAYOUT_CM1: &str = "wee-alloc-cm-1";
-/// Section of `-cm-1` and `-cm-2` files: the block's record stream through the context mixer
-/// (codec none).
-const MIXED: u8 = 0;
-/// Section of `-cm-3` files: the structured bit coding of the block's records (codec none).
+/// Section: the structured bit coding of the block's records (codec none).
 /// Number 0, so that a one-block file of it has the compact container's shortest form.
 const STRUCTURED: u8 = 0;
-/// Section of `-cm-3` files: the block's record stream through the context mixer (codec none).
-const MIXED_CM3: u8 = 2;
+/// Section: the block's record stream through the context mixer (codec none).
+const MIXED: u8 = 2;
 /// Blocks whose record stream is longer than this are not tried with the structured coding:
 /// it pays off on short traces only, and trying costs time.
 const STRUCTURED_MAX_STREAM: usize = 64 << 10;
 /// Section: the block's record stream, compressed by the container's codec.
 const PLAIN: u8 = 1;
-
-const K_VERBATIM: u8 = 2;
-const K_VERBATIM_UNTERMINATED: u8 = 3;
-const K_ALLOC: u8 = 4;
-const K_FREE: u8 = 5;
-
-struct Kinds;
-
-impl KindTable for Kinds {
-    fn shape(&self, kind: u8) -> Shape {
-        match kind {
-            K_ALLOC => Shape::Alloc,
-            K_FREE => Shape::Free,
-            _ => Shape::Bare,
-        }
-    }
-    fn has_extra(&self, _kind: u8) -> bool {
-        false
-    }
-    fn size_class(&self, _size: u64, _site: u32) -> Class {
-        Class { key: 0, step: 1 }
-    }
-}
 
 /// A parsed line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -391,7 +354,7 @@ fn flush<W: Write>(
             Some(bits) if bits.len() <= packed.len() => {
                 out.block(*records, &[(STRUCTURED, &bits)])?
             }
-            _ => out.block(*records, &[(MIXED_CM3, &packed)])?,
+            _ => out.block(*records, &[(MIXED, &packed)])?,
         }
     } else {
         out.block(*records, &[(PLAIN, stream)])?;

@@ -1,4 +1,4 @@
-//! The record stream of the `wee-alloc-cm-1` and `-2` layouts (docs/FORMAT.md §6.1, `wee-alloc`): one
+//! The record stream of the `wee-alloc-cm-3` layout (docs/FORMAT.md §6.1, `wee-alloc`): one
 //! byte per line in the common case, so the context mixer sees whole records as single symbols
 //! and predicts each from the records before it.
 //!
@@ -16,7 +16,7 @@
 //! The encoder uses the first form that applies, in the order listed.
 
 use crate::alloc::model::live::LiveSet;
-use crate::alloc::varint::{put_u64, Cursor};
+use crate::shared::varint::{put_u64, Cursor};
 
 const SIZES: usize = 100;
 const ALLOC_NEW: u8 = 100;

@@ -1,6 +1,8 @@
-//! LEB128 varints and zigzag signed integers, the byte shape of every model stream.
+//! LEB128 varints and zigzag signed integers, the byte shape of every model stream: the one
+//! writer, the one zigzag and the readers every format uses.
 
 /// Appends `v` as an unsigned LEB128 varint (7 bits per byte, low group first).
+#[inline]
 pub fn put_u64(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -17,6 +19,26 @@ pub fn zigzag(v: i64) -> u64 {
 /// Inverse of [`zigzag`].
 pub fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// The varint at `bytes[*pos..]`, moving `pos` past it; `None` when the bytes end inside it or
+/// it does not fit 64 bits (then `pos` is left anywhere within it).
+#[inline]
+pub fn take(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0u32;
+    loop {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        if shift >= 64 || (shift == 63 && b > 1) {
+            return None;
+        }
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+        shift += 7;
+    }
 }
 
 /// A read position in one decoded stream; every read reports which stream ran dry or overflowed.

@@ -1,8 +1,9 @@
 //! A grouped bar chart of the comparison as a standalone SVG: one group per trace, one bar per
 //! compressed size (the encodings with gzip -9, hatf auto, and the text peers), in bytes per record.
 
-use super::{per_record, Comparison};
 use std::fmt::Write as _;
+
+use hatf::compare::{per_record, Comparison, TextPeers};
 
 const COLORS: [&str; 10] = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
@@ -41,7 +42,7 @@ fn series(c: &Comparison) -> Vec<(String, Vec<Option<f64>>)> {
             })
             .collect(),
     ));
-    type Pick = fn(&super::TextPeers) -> u64;
+    type Pick = fn(&TextPeers) -> u64;
     let peers: [(&str, Pick); 3] = [
         ("text gzip -9", |t| t.gzip9),
         ("text zstd -19 --long=27", |t| t.zstd19_long27),

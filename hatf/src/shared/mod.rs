@@ -1,0 +1,4 @@
+//! What several formats share, one of each, named for what it is.
+
+pub mod hash;
+pub mod varint;
