@@ -48,6 +48,7 @@
 pub mod attributes;
 mod buf;
 mod codec;
+mod compat;
 mod plan;
 #[doc(hidden)]
 pub mod private;
