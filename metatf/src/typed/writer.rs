@@ -156,6 +156,49 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         self.metadata(record, position, change)
     }
 
+    /// Writes a metadata record changing the scalar field named `field` of the record named
+    /// `record`, both by their DTD names, as valid in the current section. A field type used
+    /// twice in the record is ambiguous by name: use [`Self::write_metadata`] with its position.
+    ///
+    /// ```
+    /// use metatf::typed::TypedWriter;
+    /// use metatf::dtd::Interpretation;
+    /// use metatf::field::Change;
+    /// use metatf::{Codec, MetaTf};
+    ///
+    /// #[derive(MetaTf, Debug, Clone, PartialEq)]
+    /// #[metatf(tag = 4)]
+    /// struct Alloc {
+    ///     size: u32,
+    /// }
+    ///
+    /// #[derive(MetaTf, Debug, Clone, PartialEq)]
+    /// #[metatf(section = 1, name = "heap")]
+    /// enum Heap {
+    ///     Alloc(Alloc),
+    /// }
+    ///
+    /// let mut w = TypedWriter::<Heap, _>::new(Vec::new(), Codec::None, 0)?;
+    /// w.write_section(1)?;
+    /// w.write_field_metadata("alloc", "size", Change::Interpretation(Interpretation::Delta(0)))?;
+    /// w.write(&Heap::Alloc(Alloc { size: 16 }))?;
+    /// assert!(w.write_field_metadata("alloc", "sise", Change::Width(2)).is_err());
+    /// # Ok::<(), metatf::Error>(())
+    /// ```
+    pub fn write_field_metadata(
+        &mut self,
+        record: &str,
+        field: &str,
+        change: Change,
+    ) -> Result<(), Error> {
+        let section = self.plan.scopes[self.scope].section;
+        let (tag, position) = self
+            .plan
+            .field_position(section, record, field)
+            .map_err(|m| self.fail("metadata", m))?;
+        self.write_metadata(tag, position, change)
+    }
+
     /// Writes any event a [`super::TypedReader`] returns, so a trace can be copied losslessly.
     pub fn write_event(&mut self, event: &TypedEvent<T>) -> Result<(), Error> {
         match event {
