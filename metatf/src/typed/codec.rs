@@ -9,7 +9,7 @@ use crate::field::{FieldState, Misfit, ValueSource};
 
 use super::buf::StreamBuf;
 use super::scalar::Scalar;
-use crate::universal::values::ValueBuilder as WriteValues;
+use super::values::WriteValues;
 
 /// Why encoding a record stopped.
 #[derive(Debug)]

@@ -55,6 +55,7 @@ pub mod private;
 mod reader;
 mod scalar;
 mod spec;
+mod values;
 mod writer;
 
 pub use codec::{Decoder, Encoder, Stop};

@@ -1,18 +1,17 @@
 //! The typed reader: decodes a container's records into a format's Rust types.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::marker::PhantomData;
 
 use super::codec::{window_value, Decoder};
 use super::compat;
 use super::plan::{FormatPlan, Kind, Scope, ScopeStates, COMMENT, METADATA, SECTION};
+use super::values::ReadValues;
 use super::{Format, TypedEvent};
 use crate::container::{Block, ByteOrder, ContainerHeader, ContainerReader};
 use crate::error::Error;
 use crate::field::bits::read_uint;
 use crate::field::{Change, MAX_WIDTH};
-use crate::universal::values::BlockValues as ReadValues;
 use crate::universal::RECORD_SECTION;
 
 /// Reads the records of a container as values of format `T`, one block in memory at a time.
@@ -98,10 +97,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
             foreign,
             stream: Vec::new(),
             at: 0,
-            values: ReadValues {
-                sections: BTreeMap::new(),
-                order,
-            },
+            values: ReadValues::new(order),
             block_offset: 0,
             block_left: 0,
             record: 0,
@@ -191,7 +187,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         self.block_left = block.record_count;
         self.stream.clear();
         self.at = 0;
-        self.values.sections.clear();
+        self.values.clear();
         for states in self.states.iter_mut().flatten().chain([&mut self.current]) {
             for s in &mut states.fields {
                 s.start_block();
@@ -209,9 +205,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                     ),
                 });
             } else {
-                self.values
-                    .sections
-                    .insert(s.number, (s.element_width, s.bytes));
+                self.values.insert(s.number, s.element_width, &s.bytes);
             }
         }
         Ok(())

@@ -8,11 +8,11 @@ use metatf_dtd::Interpretation;
 use super::buf::StreamBuf;
 use super::codec::{Encoder, Stop, Undo};
 use super::plan::{FormatPlan, Kind, ScopeStates, COMMENT, METADATA, SECTION};
+use super::values::WriteValues;
 use super::{Format, TypedEvent};
 use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
 use crate::error::Error;
 use crate::field::{Change, Misfit, MAX_WIDTH};
-use crate::universal::values::ValueBuilder as WriteValues;
 use crate::universal::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
 
 /// Writes records of format `T` into a container, in blocks.
