@@ -69,10 +69,11 @@ fn first_difference(mine: &RecordDef, theirs: &RecordDef) -> Option<String> {
     for (x, y) in a.iter().zip(&b) {
         if x.position != y.position || x.kind != y.kind {
             return Some(format!(
-                "field {} at position {} is {} there, {} here",
+                "field {} at position {}: {} ({}) there, {} here",
                 x.name,
                 x.position,
                 describe(y),
+                y.name,
                 describe(x)
             ));
         }
@@ -98,18 +99,16 @@ fn describe(f: &FieldDef) -> String {
             width,
             interpretation,
         } => format!(
-            "{f_name} of width {width}, {interpretation:?}",
-            f_name = f.name
+            "width {width}, interpretation {}",
+            metatf_dtd::codegen::interpretation_text(*interpretation)
         ),
-        FieldKind::Bytes { length_position } => format!(
-            "{} holding bytes whose length is field {length_position}",
-            f.name
-        ),
-        FieldKind::Repeated { count_position, .. } => format!(
-            "{} repeated by field {count_position}, with other elements",
-            f.name
-        ),
-        FieldKind::Composite(_) => format!("{} (a group)", f.name),
+        FieldKind::Bytes { length_position } => {
+            format!("bytes whose length is field {length_position}")
+        }
+        FieldKind::Repeated { count_position, .. } => {
+            format!("repeated by field {count_position}, with other elements")
+        }
+        FieldKind::Composite(_) => "a group".to_string(),
     }
 }
 
