@@ -4,6 +4,7 @@
 //! instead of through a map, a `sectionOffset` dictionary hashes with one multiplication, and a
 //! block's sections are decoded to integers once when it is loaded.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -123,6 +124,28 @@ impl WriteValues {
     }
 }
 
+impl WriteValues {
+    /// The index of `value`'s first element in section `section`, appending it if absent
+    /// (as `find`, then `put` at the end, do).
+    #[inline]
+    pub(crate) fn intern(&mut self, section: u8, value: u64) -> u64 {
+        let c = &mut self.chunks[usize::from(section)];
+        let len = c.elements.len();
+        match c.first.entry(value) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                e.insert(len as u64);
+                if len == 0 && !self.used.contains(&section) {
+                    self.used.push(section);
+                }
+                self.journal.push((section, len));
+                c.elements.push(value);
+                len as u64
+            }
+        }
+    }
+}
+
 impl ValueSink for WriteValues {
     #[inline]
     fn len(&self, section: u8) -> u64 {
@@ -234,6 +257,17 @@ mod tests {
             let b = theirs.checkpoint();
             let index = ours.len(s) + gap % 3;
             assert_eq!(ours.find(s, v), theirs.find(s, v));
+            if k % 7 == 3 {
+                // Interning is `find`, else `put` at the end.
+                let at = theirs.find(s, v).unwrap_or(theirs.len(s));
+                if at == theirs.len(s) {
+                    theirs.put(s, at, v);
+                }
+                assert_eq!(ours.intern(s, v), at);
+                ours.commit();
+                theirs.commit();
+                continue;
+            }
             ours.put(s, index, v);
             theirs.put(s, index, v);
             if k % 5 == 0 {
