@@ -41,8 +41,21 @@ type FirstIndex = HashMap<u64, u64, BuildHasherDefault<ValueHasher>>;
 #[derive(Default)]
 struct Chunk {
     elements: Vec<u64>,
-    /// First index of each value, for `sectionOffset` dictionary coding.
+    /// First index of each value among `elements[..indexed]`, for `sectionOffset` dictionary
+    /// coding. Kept up lazily: a section only `sectionStride` fields fill is never hashed.
     first: FirstIndex,
+    indexed: usize,
+}
+
+impl Chunk {
+    /// Indexes the elements appended since the last lookup.
+    #[inline]
+    fn catch_up(&mut self) {
+        for (i, &v) in self.elements.iter().enumerate().skip(self.indexed) {
+            self.first.entry(v).or_insert(i as u64);
+        }
+        self.indexed = self.elements.len();
+    }
 }
 
 /// The value sections of a block being written, by section number.
@@ -77,11 +90,13 @@ impl WriteValues {
                 break;
             };
             let c = &mut self.chunks[usize::from(section)];
-            for v in c.elements.drain(len..) {
+            let indexed = c.indexed;
+            for v in c.elements.drain(len..).take(indexed.saturating_sub(len)) {
                 if c.first.get(&v).is_some_and(|&i| i as usize >= len) {
                     c.first.remove(&v);
                 }
             }
+            c.indexed = indexed.min(len);
         }
     }
 
@@ -118,6 +133,7 @@ impl WriteValues {
             // Keep the allocations for the next block.
             c.elements.clear();
             c.first.clear();
+            c.indexed = 0;
             out.push((n, width, bytes));
         }
         out
@@ -130,6 +146,7 @@ impl WriteValues {
     #[inline]
     pub(crate) fn intern(&mut self, section: u8, value: u64) -> u64 {
         let c = &mut self.chunks[usize::from(section)];
+        c.catch_up();
         let len = c.elements.len();
         match c.first.entry(value) {
             Entry::Occupied(e) => *e.get(),
@@ -140,6 +157,7 @@ impl WriteValues {
                 }
                 self.journal.push((section, len));
                 c.elements.push(value);
+                c.indexed = len + 1;
                 len as u64
             }
         }
@@ -162,7 +180,12 @@ impl ValueSink for WriteValues {
 
     #[inline]
     fn find(&self, section: u8, value: u64) -> Option<u64> {
-        self.chunks[usize::from(section)].first.get(&value).copied()
+        let c = &self.chunks[usize::from(section)];
+        c.first.get(&value).copied().or_else(|| {
+            let tail = c.elements.get(c.indexed..)?;
+            let at = tail.iter().position(|&v| v == value)?;
+            Some((c.indexed + at) as u64)
+        })
     }
 
     fn put(&mut self, section: u8, index: u64, value: u64) {
@@ -171,12 +194,10 @@ impl ValueSink for WriteValues {
             self.used.push(section);
         }
         self.journal.push((section, c.elements.len()));
+        // Gaps hold zeros; the dictionary indexes them when a lookup next needs it.
         while (c.elements.len() as u64) < index {
-            let i = c.elements.len() as u64;
-            c.first.entry(0).or_insert(i);
             c.elements.push(0);
         }
-        c.first.entry(value).or_insert(index);
         c.elements.push(value);
     }
 }
