@@ -1,5 +1,9 @@
 //! Records per second read and written by the generated (typed) codec and by the universal
-//! codec, on the same HATF-like trace, without compression so that record coding is measured.
+//! codec, without compression so that record coding is measured, on two traces: a HATF-like
+//! heap trace (groups `write`, `read`) and an event trace whose fields read value sections
+//! (`sectionOffset`, `sectionStride`) and whose values force metadata records part way — a
+//! delta outgrowing its width, a `default` field switched to `none` (groups `write-values`,
+//! `read-values`).
 //!
 //! `cargo bench -p metatf --bench typed_vs_universal -- --warm-up-time 1 --measurement-time 3`
 //!
@@ -10,7 +14,7 @@
 
 use criterion::{black_box, criterion_group, Criterion, Throughput};
 use metatf::typed::{Format, TypedReader, TypedWriter};
-use metatf::{Codec, ContainerHeader, DynRecord, MetaTf, UniversalReader, UniversalWriter, Value};
+use metatf::{Codec, DynRecord, MetaTf, UniversalReader, UniversalWriter, Value};
 
 #[derive(MetaTf, Debug, Clone, PartialEq)]
 #[metatf(tag = 4)]
@@ -40,7 +44,108 @@ enum Heap {
     Free(Free),
 }
 
+/// A call: its time (delta), its site (an offset into value section 5, whose elements are the
+/// distinct sites), its argument (the next element of value section 6) and its thread
+/// (`default 0` until the trace's first other thread).
+#[derive(MetaTf, Debug, Clone, PartialEq)]
+#[metatf(tag = 4)]
+struct Call {
+    #[metatf(delta = 0, width = 2)]
+    time: u64,
+    #[metatf(section_offset = 5, width = 1)]
+    site: u64,
+    #[metatf(section_stride(6, 1))]
+    arg: u64,
+    #[metatf(default = 0)]
+    thread: u64,
+}
+
+/// A return: its time, its site and its 4-byte result.
+#[derive(MetaTf, Debug, Clone, PartialEq)]
+#[metatf(tag = 6)]
+struct Ret {
+    #[metatf(delta = 0, width = 2)]
+    time: u64,
+    #[metatf(section_offset = 5, width = 1)]
+    site: u64,
+    result: u32,
+}
+
+#[derive(MetaTf, Debug, Clone, PartialEq)]
+#[metatf(section = 1, name = "events")]
+enum Events {
+    Call(Call),
+    Ret(Ret),
+}
+
 const RECORDS: usize = 100_000;
+
+/// Sites: more than 256, so the `site` offsets outgrow one byte part way through a block.
+const SITES: u64 = 300;
+
+fn events() -> Vec<Events> {
+    let mut out = Vec::with_capacity(RECORDS);
+    let mut time = 0u64;
+    for i in 0..RECORDS as u64 {
+        // Mostly small steps; every 5000th a jump wider than two bytes.
+        time += if i % 5000 == 4999 {
+            1 << 20
+        } else {
+            3 + i % 17
+        };
+        let site = 0x40_0000 + (i * 7919 % SITES) * 16;
+        if i % 2 == 1 {
+            out.push(Events::Ret(Ret {
+                time,
+                site,
+                result: (i % 1000) as u32,
+            }));
+        } else {
+            out.push(Events::Call(Call {
+                time,
+                site,
+                arg: i * 31 % 4096,
+                // A second thread appears a tenth of the way in: `thread` becomes `none`.
+                thread: if i >= RECORDS as u64 / 10 {
+                    i % 2 + i % 4
+                } else {
+                    0
+                },
+            }));
+        }
+    }
+    out
+}
+
+fn events_to_dyn(r: &Events) -> DynRecord {
+    let (name, tag, fields) = match r {
+        Events::Call(c) => (
+            "call",
+            4,
+            vec![
+                Value::Uint(c.time),
+                Value::Uint(c.site),
+                Value::Uint(c.arg),
+                Value::Uint(c.thread),
+            ],
+        ),
+        Events::Ret(r) => (
+            "ret",
+            6,
+            vec![
+                Value::Uint(r.time),
+                Value::Uint(r.site),
+                Value::Uint(u64::from(r.result)),
+            ],
+        ),
+    };
+    DynRecord {
+        section: Some(1),
+        name: name.into(),
+        tag,
+        fields,
+    }
+}
 
 fn trace() -> Vec<Heap> {
     let mut out = Vec::with_capacity(RECORDS);
@@ -98,74 +203,77 @@ fn to_dyn(r: &Heap) -> DynRecord {
     }
 }
 
-fn typed_write(records: &[Heap]) -> Vec<u8> {
-    let mut w = TypedWriter::<Heap, _>::new(Vec::new(), Codec::None, 0).expect("writer");
+fn typed_write<F: Format>(records: &[F]) -> Vec<u8> {
+    let mut w = TypedWriter::<F, _>::new(Vec::new(), Codec::None, 0).expect("writer");
     for r in records {
         w.write(r).expect("write");
     }
     w.finish().expect("finish")
 }
 
-fn universal_write(records: &[DynRecord]) -> Vec<u8> {
-    let plan = Heap::plan().expect("plan");
-    let header = ContainerHeader {
-        dtd: plan.dtd().to_string(),
-        format: plan.format().to_string(),
-        properties: vec![],
-    };
-    let mut w = UniversalWriter::new(Vec::new(), plan.schema().clone(), &header, Codec::None, 0)
-        .expect("writer");
-    let section = DynRecord {
-        section: None,
-        name: "section".into(),
-        tag: 2,
-        fields: vec![Value::Uint(1)],
-    };
-    w.write(&section).expect("section");
+/// Writes `records` with the universal writer, which writes the format's section record.
+fn universal_write<F: Format>(records: &[DynRecord]) -> Vec<u8> {
+    let mut w = UniversalWriter::for_format::<F>(Vec::new(), Codec::None, 0).expect("writer");
     for r in records {
         w.write(r).expect("write");
     }
     w.finish().expect("finish")
+}
+
+fn typed_read<F: Format>(bytes: &[u8]) -> usize {
+    let r = TypedReader::<F, _>::new(black_box(bytes)).expect("reader");
+    let mut n = 0;
+    for x in r {
+        black_box(x.expect("record"));
+        n += 1;
+    }
+    n
+}
+
+fn universal_read(bytes: &[u8]) -> usize {
+    let mut r = UniversalReader::new(black_box(bytes)).expect("reader");
+    std::iter::from_fn(|| r.next_record().expect("record")).count()
+}
+
+/// The `write{suffix}` and `read{suffix}` groups for one format, after checking that both
+/// codecs write the same bytes and that the typed reader gives the records back.
+fn groups<F: Format + PartialEq + std::fmt::Debug>(
+    c: &mut Criterion,
+    suffix: &str,
+    records: &[F],
+    to_dyn: fn(&F) -> DynRecord,
+) {
+    let dyns: Vec<DynRecord> = records.iter().map(to_dyn).collect();
+    let bytes = typed_write(records);
+    assert_eq!(
+        bytes,
+        universal_write::<F>(&dyns),
+        "both codecs write the same bytes"
+    );
+    let back: Vec<F> = TypedReader::<F, _>::new(&bytes[..])
+        .expect("reader")
+        .collect::<Result<_, _>>()
+        .expect("read back");
+    assert!(back == records, "the typed reader gives the records back");
+
+    let mut g = c.benchmark_group(format!("write{suffix}"));
+    g.throughput(Throughput::Elements(RECORDS as u64));
+    g.bench_function("typed", |b| b.iter(|| typed_write(black_box(records))));
+    g.bench_function("universal", |b| {
+        b.iter(|| universal_write::<F>(black_box(&dyns)))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group(format!("read{suffix}"));
+    g.throughput(Throughput::Elements(RECORDS as u64));
+    g.bench_function("typed", |b| b.iter(|| typed_read::<F>(&bytes)));
+    g.bench_function("universal", |b| b.iter(|| universal_read(&bytes)));
+    g.finish();
 }
 
 fn bench(c: &mut Criterion) {
-    let records = trace();
-    let dyns: Vec<DynRecord> = records.iter().map(to_dyn).collect();
-    let bytes = typed_write(&records);
-    assert_eq!(
-        bytes,
-        universal_write(&dyns),
-        "both codecs write the same bytes"
-    );
-
-    let mut g = c.benchmark_group("write");
-    g.throughput(Throughput::Elements(RECORDS as u64));
-    g.bench_function("typed", |b| b.iter(|| typed_write(black_box(&records))));
-    g.bench_function("universal", |b| {
-        b.iter(|| universal_write(black_box(&dyns)))
-    });
-    g.finish();
-
-    let mut g = c.benchmark_group("read");
-    g.throughput(Throughput::Elements(RECORDS as u64));
-    g.bench_function("typed", |b| {
-        b.iter(|| {
-            let r = TypedReader::<Heap, _>::new(black_box(&bytes[..])).expect("reader");
-            let mut n = 0;
-            for x in r {
-                black_box(x.expect("record"));
-                n += 1;
-            }
-            n
-        })
-    });
-    g.bench_function("universal", |b| {
-        b.iter(|| {
-            let mut r = UniversalReader::new(black_box(&bytes[..])).expect("reader");
-            std::iter::from_fn(|| r.next_record().expect("record")).count()
-        })
-    });
-    g.finish();
+    groups(c, "", &trace(), to_dyn);
+    groups(c, "-values", &events(), events_to_dyn);
 }
 
 /// One operation once, for `valgrind --tool=callgrind` (see the file's documentation).
@@ -179,19 +287,13 @@ fn profile(mode: &str) {
             black_box(typed_write(black_box(&records)));
         }
         "write-universal" => {
-            black_box(universal_write(black_box(&dyns)));
+            black_box(universal_write::<Heap>(black_box(&dyns)));
         }
         "read-typed" => {
-            let r = TypedReader::<Heap, _>::new(black_box(&bytes[..])).expect("reader");
-            for x in r {
-                black_box(x.expect("record"));
-            }
+            black_box(typed_read::<Heap>(&bytes));
         }
         "read-universal" => {
-            let mut r = UniversalReader::new(black_box(&bytes[..])).expect("reader");
-            while let Some(x) = r.next_record().expect("record") {
-                black_box(x);
-            }
+            black_box(universal_read(&bytes));
         }
         other => panic!("unknown METATF_PROFILE mode {other}"),
     }

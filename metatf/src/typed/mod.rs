@@ -48,12 +48,14 @@
 pub mod attributes;
 mod buf;
 mod codec;
+mod compat;
 mod plan;
 #[doc(hidden)]
 pub mod private;
 mod reader;
 mod scalar;
 mod spec;
+mod values;
 mod writer;
 
 pub use codec::{Decoder, Encoder, Stop};

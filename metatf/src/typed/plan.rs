@@ -97,6 +97,8 @@ pub struct FormatPlan {
     /// The DTD section holding the format's records, if not global.
     pub(crate) records_section: Option<u8>,
     pub(crate) scopes: Vec<Scope>,
+    /// The tags valid in a section that a trace's DTD declares and the format's does not.
+    pub(crate) foreign: Scope,
     pub(crate) total_states: usize,
 }
 
@@ -158,13 +160,13 @@ impl FormatPlan {
         }
         let mut scopes = Vec::new();
         let numbers = std::iter::once(None).chain(schema.sections.iter().map(|s| Some(s.number)));
-        for section in numbers {
+        let scope_for = |section: Option<u8>, with_records: bool| {
             let mut scope = Scope {
                 section,
                 dense: vec![None; 256],
                 sparse: HashMap::new(),
             };
-            if section == scope_of_records || scope_of_records.is_none() {
+            if with_records {
                 for (i, r) in spec.records.iter().enumerate() {
                     scope.insert(r.tag, Kind::Variant(i));
                 }
@@ -173,8 +175,15 @@ impl FormatPlan {
             for (k, kind) in builtin.into_iter().enumerate() {
                 scope.insert(slots[variants + k].tag, kind);
             }
-            scopes.push(scope);
+            scope
+        };
+        for section in numbers {
+            let with_records = section == scope_of_records || scope_of_records.is_none();
+            scopes.push(scope_for(section, with_records));
         }
+        // A section only a trace's DTD declares holds none of the format's own records unless
+        // they are global; the built-ins are valid there as everywhere.
+        let foreign = scope_for(None, scope_of_records.is_none());
         Ok(FormatPlan {
             dtd,
             format: spec.format.to_string(),
@@ -183,6 +192,7 @@ impl FormatPlan {
             variants,
             records_section: scope_of_records,
             scopes,
+            foreign,
             total_states: offset,
         })
     }
@@ -200,6 +210,12 @@ impl FormatPlan {
     /// The format identifier.
     pub fn format(&self) -> &str {
         &self.format
+    }
+
+    /// The number of the DTD section holding the format's records (the section record a
+    /// writer writes before them), or `None` when they are global records.
+    pub fn records_section(&self) -> Option<u8> {
+        self.records_section
     }
 
     pub(crate) fn scope_index(&self, section: Option<u8>) -> Option<usize> {
@@ -229,6 +245,51 @@ impl FormatPlan {
                 .fields
                 .get(s.offset..s.offset + s.positions.len())
                 .is_some_and(|states| s.fast(states));
+        }
+    }
+
+    /// The tag of the record named `record` valid in `section`, and the position of its scalar
+    /// field named `field` (DTD names); the error says which name is unknown or ambiguous.
+    pub(crate) fn field_position(
+        &self,
+        section: Option<u8>,
+        record: &str,
+        field: &str,
+    ) -> Result<(u64, u16), String> {
+        let local = section
+            .and_then(|n| self.schema.section(n))
+            .into_iter()
+            .flat_map(|s| s.records.iter());
+        let def = local
+            .chain(self.schema.global_records.iter())
+            .find(|r| r.name == record)
+            .ok_or_else(|| {
+                let place = match section {
+                    None => "the global records".to_string(),
+                    Some(n) => format!("section {n}"),
+                };
+                format!("no record named {record} in {place}")
+            })?;
+        let scalars: Vec<&FieldDef> = def
+            .leaves()
+            .into_iter()
+            .filter(|f| matches!(f.kind, FieldKind::Scalar { .. }))
+            .collect();
+        let mut named = scalars.iter().filter(|f| f.name == field);
+        match (named.next(), named.next()) {
+            (Some(f), None) => Ok((def.tag, f.position)),
+            (Some(a), Some(b)) => Err(format!(
+                "record {record} has several fields named {field} (positions {}, {}, ...): \
+                 name it by position",
+                a.position, b.position
+            )),
+            (None, _) => {
+                let names: Vec<&str> = scalars.iter().map(|f| f.name.as_str()).collect();
+                Err(format!(
+                    "record {record} has no scalar field named {field}; its scalar fields are: {}",
+                    names.join(", ")
+                ))
+            }
         }
     }
 
@@ -271,52 +332,4 @@ fn collect(record: &str, fields: &[FieldDef], s: &mut Slot) -> Result<(), String
         }
     }
     Ok(())
-}
-
-/// The schema with every name blanked and composites flattened: two schemas with equal shapes
-/// code the same bytes.
-pub(crate) fn wire_shape(schema: &Schema) -> Schema {
-    fn fields(fs: &[FieldDef], out: &mut Vec<FieldDef>) {
-        for f in fs {
-            match &f.kind {
-                FieldKind::Composite(p) => fields(p, out),
-                FieldKind::Repeated {
-                    count_position,
-                    element,
-                } => {
-                    let mut inner = Vec::new();
-                    fields(element, &mut inner);
-                    out.push(FieldDef {
-                        name: String::new(),
-                        position: f.position,
-                        kind: FieldKind::Repeated {
-                            count_position: *count_position,
-                            element: inner,
-                        },
-                    });
-                }
-                kind => out.push(FieldDef {
-                    name: String::new(),
-                    position: f.position,
-                    kind: kind.clone(),
-                }),
-            }
-        }
-    }
-    let mut s = schema.clone();
-    for r in s
-        .global_records
-        .iter_mut()
-        .chain(s.sections.iter_mut().flat_map(|x| x.records.iter_mut()))
-    {
-        r.name.clear();
-        let mut flat = Vec::new();
-        fields(&r.fields, &mut flat);
-        r.fields = flat;
-    }
-    for sec in &mut s.sections {
-        sec.name.clear();
-    }
-    s.sections.sort_by_key(|x| x.number);
-    s
 }

@@ -1,17 +1,17 @@
 //! The typed reader: decodes a container's records into a format's Rust types.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::marker::PhantomData;
 
 use super::codec::{window_value, Decoder};
-use super::plan::{wire_shape, FormatPlan, Kind, Scope, ScopeStates, COMMENT, METADATA, SECTION};
+use super::compat;
+use super::plan::{FormatPlan, Kind, Scope, ScopeStates, COMMENT, METADATA, SECTION};
+use super::values::ReadValues;
 use super::{Format, TypedEvent};
 use crate::container::{Block, ByteOrder, ContainerHeader, ContainerReader};
 use crate::error::Error;
 use crate::field::bits::read_uint;
 use crate::field::{Change, MAX_WIDTH};
-use crate::universal::values::BlockValues as ReadValues;
 use crate::universal::RECORD_SECTION;
 
 /// Reads the records of a container as values of format `T`, one block in memory at a time.
@@ -27,6 +27,11 @@ pub struct TypedReader<T: Format, R: Read> {
     current: ScopeStates,
     scope: usize,
     scope_ref: &'static Scope,
+    /// The current section (`None` before any section record).
+    section: Option<u8>,
+    /// Sections the trace's DTD declares and the format's does not: their states follow the
+    /// plan's scopes in `states`, in this order.
+    foreign: Vec<u8>,
     /// Per slot: (index of its first state, its name), looked up once per record.
     heads: Vec<(usize, &'static str)>,
     stream: Vec<u8>,
@@ -40,8 +45,11 @@ pub struct TypedReader<T: Format, R: Read> {
 }
 
 impl<T: Format, R: Read> TypedReader<T, R> {
-    /// Opens a container; its embedded DTD must describe the same bytes as `T`'s DTD (names may
-    /// differ, layouts may not).
+    /// Opens a container whose embedded DTD codes the format's records as `T`'s DTD does: the
+    /// records `T` reads (and the built-ins) must have the same tags, sections and field layouts;
+    /// names may differ, and the DTD may hold more sections and records. Otherwise the error
+    /// names the first record or field that differs. Records of sections or types `T` does not
+    /// know are an error when met.
     pub fn new(r: R) -> Result<Self, Error> {
         let plan = T::plan()?;
         let container = ContainerReader::new(r)?;
@@ -49,14 +57,19 @@ impl<T: Format, R: Read> TypedReader<T, R> {
             .map_err(|d| Error::Schema {
                 message: d.to_string(),
             })?;
-        if wire_shape(&embedded) != wire_shape(&plan.schema) {
-            return Err(Error::Schema {
-                message: format!(
-                    "the trace's DTD does not describe the records of format {}",
-                    plan.format()
-                ),
-            });
-        }
+        compat::check(plan, &embedded).map_err(|difference| Error::Schema {
+            message: format!(
+                "the trace's DTD does not describe the records of format {} as its own DTD \
+                 does: {difference}",
+                plan.format()
+            ),
+        })?;
+        let foreign: Vec<u8> = embedded
+            .sections
+            .iter()
+            .map(|s| s.number)
+            .filter(|&n| plan.scope_index(Some(n)).is_none())
+            .collect();
         let order = container
             .header()
             .byte_order()
@@ -71,7 +84,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         Ok(TypedReader {
             plan,
             container,
-            states: vec![None; plan.scopes.len()],
+            states: vec![None; plan.scopes.len() + foreign.len()],
             current: fresh_states(plan, order),
             heads: plan
                 .slots
@@ -80,12 +93,11 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                 .collect(),
             scope: 0,
             scope_ref,
+            section: None,
+            foreign,
             stream: Vec::new(),
             at: 0,
-            values: ReadValues {
-                sections: BTreeMap::new(),
-                order,
-            },
+            values: ReadValues::new(order),
             block_offset: 0,
             block_left: 0,
             record: 0,
@@ -175,7 +187,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         self.block_left = block.record_count;
         self.stream.clear();
         self.at = 0;
-        self.values.sections.clear();
+        self.values.clear();
         for states in self.states.iter_mut().flatten().chain([&mut self.current]) {
             for s in &mut states.fields {
                 s.start_block();
@@ -193,9 +205,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                     ),
                 });
             } else {
-                self.values
-                    .sections
-                    .insert(s.number, (s.element_width, s.bytes));
+                self.values.insert(s.number, s.element_width, &s.bytes);
             }
         }
         Ok(())
@@ -276,7 +286,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         let plan = self.plan;
         let tag = self.uint(plan.schema.tag_width, "tag")?;
         let kind = self.scope_ref.kind(tag).ok_or_else(|| {
-            let place = match self.scope_ref.section {
+            let place = match self.section {
                 None => "the global section".to_string(),
                 Some(n) => format!("section {n}"),
             };
@@ -293,7 +303,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                     self.decode_with(plan.variants + SECTION, |d| d.scalar(0, "number"))?;
                 let scope = u8::try_from(n)
                     .ok()
-                    .and_then(|n| plan.scope_index(Some(n)))
+                    .and_then(|n| self.scope_of(n))
                     .ok_or_else(|| {
                         self.fail(
                             "section.number",
@@ -301,9 +311,19 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                         )
                     })?;
                 self.switch_scope(scope);
+                self.section = Some(n as u8);
                 TypedEvent::Section(n as u8)
             }
             Kind::Metadata => self.metadata()?,
+        })
+    }
+
+    /// The index in `states` of section `n`: one of the plan's scopes, or a section only the
+    /// trace's DTD declares.
+    fn scope_of(&self, n: u8) -> Option<usize> {
+        self.plan.scope_index(Some(n)).or_else(|| {
+            let k = self.foreign.iter().position(|&f| f == n)?;
+            Some(self.plan.scopes.len() + k)
         })
     }
 
@@ -319,7 +339,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         let outgoing = std::mem::replace(&mut self.current, incoming);
         self.states[self.scope] = Some(outgoing);
         self.scope = scope;
-        self.scope_ref = &plan.scopes[scope];
+        self.scope_ref = plan.scopes.get(scope).unwrap_or(&plan.foreign);
     }
 
     fn metadata(&mut self) -> Result<TypedEvent<T>, Error> {

@@ -8,11 +8,11 @@ use metatf_dtd::Interpretation;
 use super::buf::StreamBuf;
 use super::codec::{Encoder, Stop, Undo};
 use super::plan::{FormatPlan, Kind, ScopeStates, COMMENT, METADATA, SECTION};
+use super::values::WriteValues;
 use super::{Format, TypedEvent};
 use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
 use crate::error::Error;
 use crate::field::{Change, Misfit, MAX_WIDTH};
-use crate::universal::values::ValueBuilder as WriteValues;
 use crate::universal::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
 
 /// Writes records of format `T` into a container, in blocks.
@@ -154,6 +154,49 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         }
         self.maybe_end_block()?;
         self.metadata(record, position, change)
+    }
+
+    /// Writes a metadata record changing the scalar field named `field` of the record named
+    /// `record`, both by their DTD names, as valid in the current section. A field type used
+    /// twice in the record is ambiguous by name: use [`Self::write_metadata`] with its position.
+    ///
+    /// ```
+    /// use metatf::typed::TypedWriter;
+    /// use metatf::dtd::Interpretation;
+    /// use metatf::field::Change;
+    /// use metatf::{Codec, MetaTf};
+    ///
+    /// #[derive(MetaTf, Debug, Clone, PartialEq)]
+    /// #[metatf(tag = 4)]
+    /// struct Alloc {
+    ///     size: u32,
+    /// }
+    ///
+    /// #[derive(MetaTf, Debug, Clone, PartialEq)]
+    /// #[metatf(section = 1, name = "heap")]
+    /// enum Heap {
+    ///     Alloc(Alloc),
+    /// }
+    ///
+    /// let mut w = TypedWriter::<Heap, _>::new(Vec::new(), Codec::None, 0)?;
+    /// w.write_section(1)?;
+    /// w.write_field_metadata("alloc", "size", Change::Interpretation(Interpretation::Delta(0)))?;
+    /// w.write(&Heap::Alloc(Alloc { size: 16 }))?;
+    /// assert!(w.write_field_metadata("alloc", "sise", Change::Width(2)).is_err());
+    /// # Ok::<(), metatf::Error>(())
+    /// ```
+    pub fn write_field_metadata(
+        &mut self,
+        record: &str,
+        field: &str,
+        change: Change,
+    ) -> Result<(), Error> {
+        let section = self.plan.scopes[self.scope].section;
+        let (tag, position) = self
+            .plan
+            .field_position(section, record, field)
+            .map_err(|m| self.fail("metadata", m))?;
+        self.write_metadata(tag, position, change)
     }
 
     /// Writes any event a [`super::TypedReader`] returns, so a trace can be copied losslessly.

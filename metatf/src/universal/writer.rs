@@ -55,7 +55,113 @@ pub struct UniversalWriter<W: Write> {
 }
 
 impl<W: Write> UniversalWriter<W> {
-    /// Writes the container header; `header.dtd` should be the text `schema` came from.
+    /// Parses `dtd` and writes a container header carrying exactly that text, so that the
+    /// schema the records are coded with and the DTD the trace embeds cannot differ.
+    ///
+    /// ```
+    /// use metatf::{Codec, DynRecord, UniversalReader, UniversalWriter, Value};
+    ///
+    /// let dtd = "tag.width = 1;\nsize.width = 4;\nsize.interpretation = none;\n\
+    ///            alloc : (tag, size) { tag.value = 4; }\n";
+    /// let mut w = UniversalWriter::from_dtd(Vec::new(), dtd, "sizes", vec![], Codec::None, 0)?;
+    /// let alloc = DynRecord {
+    ///     section: None,
+    ///     name: "alloc".into(),
+    ///     tag: 4,
+    ///     fields: vec![Value::Uint(16)],
+    /// };
+    /// w.write(&alloc)?;
+    /// let bytes = w.finish()?;
+    /// let mut r = UniversalReader::new(&bytes[..])?;
+    /// assert_eq!(r.next_record()?.map(|x| x.fields), Some(vec![Value::Uint(16)]));
+    /// assert!(UniversalWriter::from_dtd(Vec::new(), "tag.width = ;", "x", vec![], Codec::None, 0).is_err());
+    /// # Ok::<(), metatf::Error>(())
+    /// ```
+    pub fn from_dtd(
+        out: W,
+        dtd: &str,
+        format: &str,
+        properties: Vec<(String, String)>,
+        codec: Codec,
+        level: i32,
+    ) -> Result<Self, Error> {
+        let schema = metatf_dtd::parse_schema(dtd, format).map_err(|d| Error::Schema {
+            message: d.to_string(),
+        })?;
+        let header = ContainerHeader {
+            dtd: dtd.to_string(),
+            format: format.to_string(),
+            properties,
+        };
+        Self::new(out, schema, &header, codec, level)
+    }
+
+    /// A writer for the DTD of typed format `F` (see [`crate::typed`]), which writes the
+    /// `section` record of the format's section itself, as the typed writer does: the records
+    /// written next are the format's, in its section, and both writers write the same bytes.
+    ///
+    /// ```
+    /// use metatf::typed::{TypedReader, TypedWriter};
+    /// use metatf::{Codec, DynRecord, MetaTf, UniversalWriter, Value};
+    ///
+    /// #[derive(MetaTf, Debug, Clone, PartialEq)]
+    /// #[metatf(tag = 4)]
+    /// struct Alloc {
+    ///     size: u32,
+    /// }
+    ///
+    /// #[derive(MetaTf, Debug, Clone, PartialEq)]
+    /// #[metatf(section = 1, name = "heap")]
+    /// enum Heap {
+    ///     Alloc(Alloc),
+    /// }
+    ///
+    /// let mut u = UniversalWriter::for_format::<Heap>(Vec::new(), Codec::None, 0)?;
+    /// u.write(&DynRecord {
+    ///     section: Some(1),
+    ///     name: "alloc".into(),
+    ///     tag: 4,
+    ///     fields: vec![Value::Uint(16)],
+    /// })?;
+    /// let universal = u.finish()?;
+    ///
+    /// let mut t = TypedWriter::<Heap, _>::new(Vec::new(), Codec::None, 0)?;
+    /// t.write(&Heap::Alloc(Alloc { size: 16 }))?;
+    /// assert_eq!(t.finish()?, universal);
+    /// # Ok::<(), metatf::Error>(())
+    /// ```
+    pub fn for_format<F: crate::typed::Format>(
+        out: W,
+        codec: Codec,
+        level: i32,
+    ) -> Result<Self, Error> {
+        let plan = F::plan()?;
+        let header = ContainerHeader {
+            dtd: plan.dtd().to_string(),
+            format: plan.format().to_string(),
+            properties: Vec::new(),
+        };
+        let mut w = Self::new(out, plan.schema().clone(), &header, codec, level)?;
+        if let Some(number) = plan.records_section() {
+            let tag = w
+                .schema
+                .global_records
+                .iter()
+                .find(|r| r.name == "section")
+                .map(|r| r.tag)
+                .ok_or_else(|| Error::invalid("the DTD has no section record"))?;
+            w.write(&DynRecord {
+                section: None,
+                name: "section".into(),
+                tag,
+                fields: vec![Value::Uint(u64::from(number))],
+            })?;
+        }
+        Ok(w)
+    }
+
+    /// Writes the container header; `header.dtd` must be the text `schema` came from (the
+    /// reader decodes with the embedded text). [`Self::from_dtd`] takes the text once.
     pub fn new(
         out: W,
         schema: Schema,
