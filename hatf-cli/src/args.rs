@@ -104,6 +104,10 @@ pub struct EncodeArgs {
     /// DTD describing the records, for `--from text`.
     #[arg(long, value_name = "FILE")]
     pub dtd: Option<PathBuf>,
+    /// Record layout for `--from text`: `auto` (predictors chosen per block by measured cost,
+    /// adaptive range coding) or `plain` (fixed-width fields, each section compressed).
+    #[arg(long, value_name = "MODEL", default_value = "auto")]
+    pub model: String,
     /// Encoding to use; `auto` picks the smallest the format offers.
     #[arg(long, value_name = "ENC", default_value = "auto")]
     pub encoding: String,

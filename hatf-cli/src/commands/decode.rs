@@ -5,6 +5,7 @@ use crate::error::{CliError, CliResult};
 use crate::io::{create_output, open_input, Content, BINARY_READ_AHEAD};
 use crate::peek::container_header;
 use crate::progress;
+use crate::runtime_error::from_runtime;
 use crate::record_range;
 use crate::thread_choice;
 use crate::Verbosity;
@@ -36,6 +37,17 @@ pub fn run(args: &DecodeArgs, verbosity: Verbosity) -> CliResult {
                 input.name
             )));
         }
+    }
+    if stored.is_empty() && range.is_none() {
+        // Records encoded from the text form (`encode --from text`): printed back as record
+        // lines through the DTD the file carries.
+        let records = metatf::print_records(&mut whole, output.writer())
+            .map_err(|e| from_runtime(&input.name, e))?;
+        output.commit()?;
+        if verbosity.verbose {
+            eprintln!("hatf: {records} records decoded");
+        }
+        return Ok(());
     }
     let chosen = format::by_name(stored).ok_or_else(|| {
         CliError::input(format!(
