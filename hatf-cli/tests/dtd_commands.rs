@@ -79,10 +79,7 @@ fn fmt_is_idempotent_on_shipped_dtds() {
 
 #[test]
 fn compile_writes_the_same_code_as_the_golden_file() {
-    let dtd = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../dtds/hatf10.dtd"
-    ));
+    let dtd = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../dtds/hatf10.dtd"));
     let golden = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/golden/hatf10.rs"

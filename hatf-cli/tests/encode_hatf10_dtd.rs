@@ -84,10 +84,7 @@ fn the_universal_text_path_reads_the_dump_back_to_the_same_records() {
     let again = dir.path().join("again.hatf");
     hatf()
         .args(["encode", "--from", "text", "--dtd"])
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../dtds/hatf10.dtd"
-        ))
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../dtds/hatf10.dtd"))
         .arg(&text)
         .arg("-o")
         .arg(&again)

@@ -9,10 +9,7 @@ fn hatf() -> Command {
 }
 
 fn hatf10() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../dtds/hatf10.dtd"
-    ))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../dtds/hatf10.dtd"))
 }
 
 const RECORDS: &str = "section number=1

@@ -27,10 +27,7 @@ fn multi_block_trace(dir: &Path) -> PathBuf {
     let input = dir.join("trace.txt");
     std::fs::write(&input, text).unwrap();
     let out = dir.join("trace.hatf");
-    let dtd = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../dtds/hatf10.dtd"
-    ));
+    let dtd = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../dtds/hatf10.dtd"));
     hatf()
         .args(["encode", "--from", "text", "--compress", "none", "--dtd"])
         .arg(dtd)

@@ -10,9 +10,9 @@ use crate::container::{
     ByteOrder, Codec, ContainerHeader, ContainerReader, DtdIdentity, DtdStorage, SectionDescriptor,
 };
 use crate::error::Error;
+use crate::model::{ENGINE_MODEL, PROPERTY_ENGINE};
 use crate::text::{parse_line, quote, record_json, record_line, Line};
 use crate::universal::plan::{Builtin, Catalog};
-use crate::model::{ENGINE_MODEL, PROPERTY_ENGINE};
 use crate::universal::{Event, UniversalReader, UniversalWriter, Value};
 
 /// Longest line [`encode_text`] accepts (64 MiB).

@@ -1,15 +1,16 @@
 //! A modelled block: measure every candidate predictor on the block's records, choose per
 //! stream, then code the records with the choice; and the reverse.
 
-use super::choice::{read_choices, write_choices, Choice};
+use super::choice::{read_choices, read_tag_context, write_choices, write_tag_context, Choice};
 use super::choose::{candidates, Samples};
 use super::coders::Models;
 use super::engine::Engine;
 use super::flat::FlatBlock;
 use super::numbers::{estimate, zigzag};
-use super::predict::Spec;
+use super::predict::{Spec, MEASURE_TABLE_BITS, TABLE_BITS};
 use super::range::{Decoder, Encoder};
 use super::streams::Streams;
+use super::tags::{TagAlphabet, TagContext, TagModel, MEASURE_CONTEXT_BITS};
 use super::walk::{walk, Side};
 use crate::universal::plan::Catalog;
 
@@ -62,11 +63,22 @@ struct Measure<'a> {
     samples: Vec<Samples>,
     seen: Vec<u64>,
     every: u64,
+    alphabet: TagAlphabet,
+    tags: Vec<TagModel>,
+    tag_costs: Vec<u64>,
 }
 
 impl Side for Measure<'_> {
-    fn tag(&mut self) -> Result<u64, String> {
-        self.input.word()
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
+        let t = self.input.word()?;
+        let plan = catalog
+            .plan_in_scope(scope, t)
+            .ok_or_else(|| format!("tag {t} names no record"))?;
+        let symbol = self.alphabet.symbol(plan);
+        for (m, c) in self.tags.iter_mut().zip(&mut self.tag_costs) {
+            *c += m.measure(&self.engine.history, symbol);
+        }
+        Ok(t)
     }
 
     fn scalar(&mut self, s: usize) -> Result<u64, String> {
@@ -116,7 +128,7 @@ impl Side for Measure<'_> {
         self.input.word()
     }
 
-    fn end_record(&mut self, _: u64, _: u64) {
+    fn end_record(&mut self) {
         self.engine.history.record += 1;
     }
 
@@ -131,20 +143,25 @@ struct Encode<'a> {
     engine: Engine,
     models: Models,
     coder: Encoder,
-    last_first: u64,
+    debug: Vec<usize>,
 }
 
 impl Side for Encode<'_> {
-    fn tag(&mut self) -> Result<u64, String> {
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
         let t = self.input.word()?;
-        self.models.encode_tag(&mut self.coder, t, self.last_first);
+        self.models
+            .encode_tag(&mut self.coder, &self.engine, catalog, scope, t)?;
         Ok(t)
     }
 
     fn scalar(&mut self, s: usize) -> Result<u64, String> {
         let v = self.input.word()?;
+        let before = self.coder.len();
         self.models
             .encode_scalar(&mut self.coder, &mut self.engine, s, v);
+        if let Some(c) = self.debug.get_mut(s) {
+            *c += self.coder.len() - before;
+        }
         Ok(v)
     }
 
@@ -166,8 +183,7 @@ impl Side for Encode<'_> {
         Ok(v)
     }
 
-    fn end_record(&mut self, tag: u64, first: u64) {
-        self.models.end_record(tag, first, &mut self.last_first);
+    fn end_record(&mut self) {
         self.engine.history.record += 1;
     }
 
@@ -182,13 +198,14 @@ struct Decode<'a> {
     engine: Engine,
     models: Models,
     coder: Decoder<'a>,
-    last_first: u64,
     budget: u64,
 }
 
 impl Side for Decode<'_> {
-    fn tag(&mut self) -> Result<u64, String> {
-        let t = self.models.decode_tag(&mut self.coder, self.last_first);
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
+        let t = self
+            .models
+            .decode_tag(&mut self.coder, &self.engine, catalog, scope)?;
         self.output.words.push(t);
         Ok(t)
     }
@@ -219,8 +236,7 @@ impl Side for Decode<'_> {
         Ok(v)
     }
 
-    fn end_record(&mut self, tag: u64, first: u64) {
-        self.models.end_record(tag, first, &mut self.last_first);
+    fn end_record(&mut self) {
         self.engine.history.record += 1;
         self.output.records += 1;
         if self.coder.overrun() > 16 {
@@ -241,8 +257,8 @@ pub(crate) fn choose(
     block: &FlatBlock,
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
-) -> Result<Vec<Choice>, (u64, String)> {
-    let mut engine = Engine::new(streams.len());
+) -> Result<(Vec<Choice>, TagContext), (u64, String)> {
+    let mut engine = Engine::new(streams.len(), MEASURE_TABLE_BITS);
     let mut specs: Vec<Vec<Spec>> = Vec::new();
     let mut cands = Vec::new();
     let mut rank = Vec::new();
@@ -254,6 +270,7 @@ pub(crate) fn choose(
         specs.push(c);
     }
     let every = (block.records / SAMPLES_PER_STREAM).max(1);
+    let alphabet = TagAlphabet::new(catalog);
     let mut m = Measure {
         input: FlatReader {
             block,
@@ -267,9 +284,22 @@ pub(crate) fn choose(
         rank,
         seen: vec![0; streams.len()],
         every,
+        tags: TagContext::candidates(streams.len())
+            .into_iter()
+            .map(|c| TagModel::new(c, alphabet.bits, MEASURE_CONTEXT_BITS))
+            .collect(),
+        tag_costs: vec![0; TagContext::candidates(streams.len()).len()],
+        alphabet,
     };
     walk(catalog, streams, &mut m, block.records, section, declared)?;
-    Ok((0..streams.len())
+    let best_tag = (0..m.tags.len()).min_by_key(|&i| m.tag_costs[i]).map_or(
+        TagContext {
+            order: 1,
+            stream: None,
+        },
+        |i| m.tags[i].context,
+    );
+    let choices = (0..streams.len())
         .map(|s| {
             let (primary, list) = m.samples[s].choose(&m.rank[s]);
             if std::env::var_os("HATF_DEBUG_MODEL").is_some() {
@@ -287,7 +317,8 @@ pub(crate) fn choose(
                 list: list.iter().map(|&c| specs[s][c]).collect(),
             }
         })
-        .collect())
+        .collect();
+    Ok((choices, best_tag))
 }
 
 /// Codes `block` with `choices`: the model table, then the range-coded records.
@@ -296,11 +327,12 @@ pub(crate) fn encode(
     streams: &Streams,
     block: &FlatBlock,
     choices: &[Choice],
+    tag_context: TagContext,
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Vec<u8>, (u64, String)> {
-    let mut engine = Engine::new(streams.len());
-    let models = Models::new(choices, &mut engine);
+    let mut engine = Engine::new(streams.len(), TABLE_BITS);
+    let models = Models::new(catalog, choices, tag_context, &mut engine);
     let mut e = Encode {
         input: FlatReader {
             block,
@@ -311,10 +343,18 @@ pub(crate) fn encode(
         engine,
         models,
         coder: Encoder::new(),
-        last_first: 0,
+        debug: if std::env::var_os("HATF_DEBUG_MODEL").is_some() {
+            vec![0; streams.len()]
+        } else {
+            Vec::new()
+        },
     };
     walk(catalog, streams, &mut e, block.records, section, declared)?;
-    let mut out = write_choices(catalog, streams, choices);
+    if !e.debug.is_empty() {
+        eprintln!("bytes per stream {:?} total {}", e.debug, e.coder.len());
+    }
+    let mut out = write_tag_context(catalog, streams, tag_context);
+    out.extend(write_choices(catalog, streams, choices));
     out.extend_from_slice(&e.coder.finish());
     Ok(out)
 }
@@ -329,16 +369,16 @@ pub(crate) fn decode(
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<(FlatBlock, Option<u8>), (u64, String)> {
     let mut at = 0;
+    let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
     let choices = read_choices(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
-    let mut engine = Engine::new(streams.len());
-    let models = Models::new(&choices, &mut engine);
+    let mut engine = Engine::new(streams.len(), TABLE_BITS);
+    let models = Models::new(catalog, &choices, tag_context, &mut engine);
     let coded = &bytes[at..];
     let mut d = Decode {
         output: FlatBlock::default(),
         engine,
         models,
         coder: Decoder::new(coded),
-        last_first: 0,
         budget: (coded.len() as u64 + 1)
             .saturating_mul(FIELDS_PER_CODED_BYTE)
             .saturating_add(records),

@@ -4,6 +4,7 @@
 use super::choose::MAX_LIST;
 use super::predict::{Kind, Spec, MAX_ORDER};
 use super::streams::Streams;
+use super::tags::{TagContext, MAX_TAG_ORDER};
 use crate::universal::plan::Catalog;
 
 /// Metadata property code of a model entry (after the paper's and the runtime's codes 0–7).
@@ -59,6 +60,56 @@ fn put_spec(out: &mut Vec<u8>, catalog: &Catalog, streams: &Streams, spec: Spec)
     } else {
         put_varint(out, u64::from(spec.arg));
     }
+}
+
+/// Serialises the tag context: its order, then 0 or 1 and the stream (scope, tag, field).
+pub(crate) fn write_tag_context(catalog: &Catalog, streams: &Streams, c: TagContext) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_varint(&mut out, u64::from(c.order));
+    match c.stream {
+        None => put_varint(&mut out, 0),
+        Some(s) => {
+            let info = &streams.info[s];
+            put_varint(&mut out, 1);
+            put_varint(&mut out, info.scope as u64);
+            put_varint(&mut out, catalog.plans()[info.plan].tag);
+            put_varint(&mut out, u64::from(info.position));
+        }
+    }
+    out
+}
+
+/// Reads what [`write_tag_context`] wrote.
+pub(crate) fn read_tag_context(
+    catalog: &Catalog,
+    streams: &Streams,
+    input: &[u8],
+    at: &mut usize,
+) -> Result<TagContext, String> {
+    let end = || "model table: tag context is cut short".to_string();
+    let order = get_varint(input, at).ok_or_else(end)?;
+    if order > u64::from(MAX_TAG_ORDER) {
+        return Err(format!(
+            "model table: tag context of order {order}; at most {MAX_TAG_ORDER}"
+        ));
+    }
+    let stream = match get_varint(input, at).ok_or_else(end)? {
+        0 => None,
+        1 => {
+            let scope = get_varint(input, at).ok_or_else(end)?;
+            let tag = get_varint(input, at).ok_or_else(end)?;
+            let position = get_varint(input, at).ok_or_else(end)?;
+            Some(
+                resolve(catalog, streams, scope, tag, position)
+                    .ok_or("model table: tag context names no field")?,
+            )
+        }
+        f => return Err(format!("model table: tag context flag {f}")),
+    };
+    Ok(TagContext {
+        order: order as u32,
+        stream,
+    })
 }
 
 /// Serialises the choices that differ from the default.
@@ -133,10 +184,15 @@ pub(crate) fn read_choices(
                 let tag = get_varint(input, at).ok_or_else(end)?;
                 let position = get_varint(input, at).ok_or_else(end)?;
                 let t = resolve(catalog, streams, scope, tag, position).ok_or_else(|| {
-                    format!("model table: entry {e}: predictor {} names no field", kind.name())
+                    format!(
+                        "model table: entry {e}: predictor {} names no field",
+                        kind.name()
+                    )
                 })?;
                 if kind == Kind::Live && t == stream {
-                    return Err(format!("model table: entry {e}: live list of its own field"));
+                    return Err(format!(
+                        "model table: entry {e}: live list of its own field"
+                    ));
                 }
                 t as u32
             } else {

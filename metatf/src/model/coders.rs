@@ -8,11 +8,8 @@ use super::engine::Engine;
 use super::numbers::{unzigzag, zigzag, NumberModel, SmallModel};
 use super::predict::{Kind, Spec};
 use super::range::{Decoder, Encoder};
-
-/// Bits of the tag predictor tables.
-const TAG_TABLE_BITS: u32 = 16;
-/// Tags below this are coded as one symbol; larger ones escape to a number.
-const TAG_SYMBOLS: u64 = 255;
+use super::tags::{TagAlphabet, TagContext, TagModel, TAG_CONTEXT_BITS};
+use crate::universal::plan::Catalog;
 
 /// The models of one stream.
 struct StreamModels {
@@ -25,29 +22,42 @@ struct StreamModels {
     numbers: Vec<NumberModel>,
     primary_zero: bool,
     prev: usize,
+    /// Context of the next rank or residual: the last one, capped.
+    last_payload: usize,
+}
+
+/// Rank and residual models per hit index: by the last payload of the stream (0 to 14, more).
+const PAYLOAD_CONTEXTS: usize = 16;
+
+impl StreamModels {
+    fn payload(&mut self, hit: usize) -> &mut NumberModel {
+        &mut self.numbers[hit * PAYLOAD_CONTEXTS + self.last_payload]
+    }
+
+    fn saw_payload(&mut self, v: u64) {
+        self.last_payload = v.min(PAYLOAD_CONTEXTS as u64 - 1) as usize;
+    }
 }
 
 /// Every adaptive model of a block.
 pub(crate) struct Models {
     streams: Vec<StreamModels>,
-    tag_tables: [Vec<u64>; 2],
-    recent_tags: [u64; 4],
-    tag_hit: Vec<SmallModel>,
-    tag_prev_hit: usize,
-    tag_symbols: Vec<SmallModel>,
-    tag_escape: NumberModel,
+    alphabet: TagAlphabet,
+    tags: TagModel,
     bytes: Vec<SmallModel>,
     prev_byte: usize,
     meta: Vec<NumberModel>,
 }
 
-fn tag_slot(h: u64) -> usize {
-    (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TAG_TABLE_BITS)) as usize
-}
-
 impl Models {
     /// Models for `choices`, creating the chosen predictors in `engine`.
-    pub(crate) fn new(choices: &[Choice], engine: &mut Engine) -> Models {
+    pub(crate) fn new(
+        catalog: &Catalog,
+        choices: &[Choice],
+        tag_context: TagContext,
+        engine: &mut Engine,
+    ) -> Models {
+        let alphabet = TagAlphabet::new(catalog);
         let streams = choices
             .iter()
             .enumerate()
@@ -59,7 +69,8 @@ impl Models {
                     primary,
                     kinds,
                     index: vec![SmallModel::new(3); 64],
-                    numbers: vec![NumberModel::default(); list.len() + 1],
+                    numbers: vec![NumberModel::default(); (list.len() + 1) * PAYLOAD_CONTEXTS],
+                    last_payload: 0,
                     list,
                     primary_zero: c.primary.kind == Kind::Zero,
                     prev: 0,
@@ -68,80 +79,43 @@ impl Models {
             .collect();
         Models {
             streams,
-            tag_tables: [vec![0; 1 << TAG_TABLE_BITS], vec![0; 1 << TAG_TABLE_BITS]],
-            recent_tags: [0; 4],
-            tag_hit: vec![SmallModel::new(2); 64],
-            tag_prev_hit: 0,
-            tag_symbols: vec![SmallModel::new(8); 256],
-            tag_escape: NumberModel::default(),
+            tags: TagModel::new(tag_context, alphabet.bits, TAG_CONTEXT_BITS),
+            alphabet,
             bytes: vec![SmallModel::new(8); 256],
             prev_byte: 0,
             meta: vec![NumberModel::default(); 9],
         }
     }
 
-    fn tag_keys(&self, first: u64) -> [usize; 2] {
-        let t = self.recent_tags;
-        [
-            tag_slot(t[0] ^ first.rotate_left(17)),
-            tag_slot(t[0] ^ t[1].rotate_left(8) ^ t[2].rotate_left(16) ^ t[3].rotate_left(24)),
-        ]
+    pub(crate) fn encode_tag(
+        &mut self,
+        e: &mut Encoder,
+        engine: &Engine,
+        catalog: &Catalog,
+        scope: usize,
+        tag: u64,
+    ) -> Result<(), String> {
+        let plan = catalog
+            .plan_in_scope(scope, tag)
+            .ok_or_else(|| format!("tag {tag} names no record"))?;
+        self.tags
+            .encode(e, &engine.history, self.alphabet.symbol(plan));
+        Ok(())
     }
 
-    fn tag_context(&self) -> usize {
-        (self.recent_tags[0].min(15) as usize) * 4 + self.tag_prev_hit
-    }
-
-    /// After a record: remember its tag under the keys of the records before it.
-    pub(crate) fn end_record(&mut self, tag: u64, first: u64, last_first: &mut u64) {
-        let keys = self.tag_keys(*last_first);
-        self.tag_tables[0][keys[0]] = tag;
-        self.tag_tables[1][keys[1]] = tag;
-        self.recent_tags.copy_within(0..3, 1);
-        self.recent_tags[0] = tag;
-        *last_first = first;
-    }
-
-    pub(crate) fn encode_tag(&mut self, e: &mut Encoder, tag: u64, last_first: u64) {
-        let keys = self.tag_keys(last_first);
-        let guesses = [self.tag_tables[0][keys[0]], self.tag_tables[1][keys[1]]];
-        let hit = if guesses[0] == tag {
-            0
-        } else if guesses[1] == tag {
-            1
-        } else {
-            2
-        };
-        let ctx = self.tag_context();
-        self.tag_hit[ctx].encode(e, hit);
-        self.tag_prev_hit = hit as usize;
-        if hit == 2 {
-            let ctx = self.recent_tags[0].min(255) as usize;
-            self.tag_symbols[ctx].encode(e, tag.min(TAG_SYMBOLS) as u32);
-            if tag >= TAG_SYMBOLS {
-                self.tag_escape.encode(e, tag - TAG_SYMBOLS);
-            }
-        }
-    }
-
-    pub(crate) fn decode_tag(&mut self, d: &mut Decoder<'_>, last_first: u64) -> u64 {
-        let keys = self.tag_keys(last_first);
-        let ctx = self.tag_context();
-        let hit = self.tag_hit[ctx].decode(d).min(2);
-        self.tag_prev_hit = hit as usize;
-        match hit {
-            0 => self.tag_tables[0][keys[0]],
-            1 => self.tag_tables[1][keys[1]],
-            _ => {
-                let ctx = self.recent_tags[0].min(255) as usize;
-                let t = u64::from(self.tag_symbols[ctx].decode(d));
-                if t >= TAG_SYMBOLS {
-                    TAG_SYMBOLS.saturating_add(self.tag_escape.decode(d))
-                } else {
-                    t
-                }
-            }
-        }
+    pub(crate) fn decode_tag(
+        &mut self,
+        d: &mut Decoder<'_>,
+        engine: &Engine,
+        catalog: &Catalog,
+        scope: usize,
+    ) -> Result<u64, String> {
+        let symbol = self.tags.decode(d, &engine.history);
+        let plan = self
+            .alphabet
+            .plan(scope, symbol)
+            .ok_or_else(|| format!("record index {symbol} names no record"))?;
+        Ok(catalog.plans()[plan].tag)
     }
 
     pub(crate) fn encode_scalar(&mut self, e: &mut Encoder, engine: &mut Engine, s: usize, v: u64) {
@@ -165,7 +139,8 @@ impl Models {
         m.prev = (m.prev * 8 + hit) & 63;
         if hit < m.list.len() {
             if m.kinds[hit].is_rank() {
-                m.numbers[hit].encode(e, rank);
+                m.payload(hit).encode(e, rank);
+                m.saw_payload(rank);
             }
         } else {
             let p = engine.predictors[m.primary].predict(&engine.history);
@@ -174,7 +149,8 @@ impl Models {
             } else {
                 zigzag(v.wrapping_sub(p))
             };
-            m.numbers[hit].encode(e, r);
+            m.payload(hit).encode(e, r);
+            m.saw_payload(r);
         }
         engine.observe(s, v);
     }
@@ -194,14 +170,16 @@ impl Models {
         let v = if hit < m.list.len() {
             let p = &engine.predictors[m.list[hit]];
             if m.kinds[hit].is_rank() {
-                let rank = m.numbers[hit].decode(d);
+                let rank = m.payload(hit).decode(d);
+                m.saw_payload(rank);
                 p.at_rank(rank)
                     .ok_or_else(|| format!("rank {rank} beyond the list"))?
             } else {
                 p.predict(&engine.history)
             }
         } else {
-            let r = m.numbers[hit].decode(d);
+            let r = m.payload(hit).decode(d);
+            m.saw_payload(r);
             if m.primary_zero {
                 r
             } else {

@@ -11,15 +11,18 @@ pub(crate) struct Engine {
     /// Per stream: (predictor, whether the stream is the predictor's own).
     followers: Vec<Vec<(usize, bool)>>,
     index: HashMap<(usize, Spec), usize>,
+    table_bits: u32,
 }
 
 impl Engine {
-    pub(crate) fn new(streams: usize) -> Engine {
+    /// An engine for `streams` streams whose hashed tables have 2^`table_bits` entries.
+    pub(crate) fn new(streams: usize, table_bits: u32) -> Engine {
         Engine {
             history: History::new(streams),
             predictors: Vec::new(),
             followers: vec![Vec::new(); streams],
             index: HashMap::new(),
+            table_bits,
         }
     }
 
@@ -28,7 +31,7 @@ impl Engine {
         if let Some(&i) = self.index.get(&(own, spec)) {
             return i;
         }
-        let p = Predictor::new(own, spec);
+        let p = Predictor::new(own, spec, self.table_bits);
         let i = self.predictors.len();
         // Predictors read only the history, which changes after all of them have observed a
         // value, so the order of followers does not matter.

@@ -20,6 +20,7 @@ mod numbers;
 mod predict;
 mod range;
 mod streams;
+mod tags;
 mod walk;
 
 pub(crate) use block::{choose as choose_block, decode as decode_block, encode as encode_block};

@@ -84,7 +84,10 @@ impl NumberModel {
             node = (node << 1) | usize::from(bit);
         }
         for i in (0..m - t).rev() {
-            e.bit(&mut self.low[n as usize * 64 + i as usize], (v >> i) & 1 == 1);
+            e.bit(
+                &mut self.low[n as usize * 64 + i as usize],
+                (v >> i) & 1 == 1,
+            );
         }
     }
 

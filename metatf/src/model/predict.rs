@@ -6,8 +6,10 @@
 
 use super::live::LiveList;
 
-/// Entries of a hashed table (fcm, dfcm, key, key-stride).
+/// Entries of a hashed table (fcm, dfcm, key, key-stride) when coding.
 pub(crate) const TABLE_BITS: u32 = 16;
+/// Entries of a hashed table while measuring candidates (fewer, to bound memory).
+pub(crate) const MEASURE_TABLE_BITS: u32 = 14;
 /// Longest history an fcm/dfcm context covers.
 pub(crate) const MAX_ORDER: u32 = 3;
 /// Record distances above this are the same key.
@@ -128,8 +130,8 @@ fn mix(h: u64, v: u64) -> u64 {
 }
 
 #[inline]
-fn slot(h: u64) -> usize {
-    (h.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> (64 - TABLE_BITS)) as usize
+fn slot(h: u64, bits: u32) -> usize {
+    (h.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> (64 - bits)) as usize
 }
 
 /// One predictor with its state.
@@ -141,10 +143,11 @@ pub(crate) struct Predictor {
     /// Last `arg` values (fcm) or differences (dfcm), newest first.
     recent: [u64; MAX_ORDER as usize],
     live: Option<Box<LiveList>>,
+    table_bits: u32,
 }
 
 impl Predictor {
-    pub(crate) fn new(own: usize, spec: Spec) -> Predictor {
+    pub(crate) fn new(own: usize, spec: Spec, table_bits: u32) -> Predictor {
         let tables = match spec.kind {
             Kind::Fcm | Kind::Dfcm | Kind::Key => 1,
             Kind::KeyStride => 2,
@@ -154,17 +157,18 @@ impl Predictor {
             spec,
             own,
             table: if tables > 0 {
-                vec![0; 1 << TABLE_BITS]
+                vec![0; 1 << table_bits]
             } else {
                 Vec::new()
             },
             deltas: if tables > 1 {
-                vec![0; 1 << TABLE_BITS]
+                vec![0; 1 << table_bits]
             } else {
                 Vec::new()
             },
             recent: [0; MAX_ORDER as usize],
             live: spec.kind.is_rank().then(Box::default),
+            table_bits,
         }
     }
 
@@ -178,13 +182,13 @@ impl Predictor {
         for &v in &self.recent[..self.spec.arg as usize] {
             h = mix(h, v);
         }
-        slot(h)
+        slot(h, self.table_bits)
     }
 
     fn key_slot(&self, h: &History) -> usize {
         let s2 = self.spec.arg as usize;
         let distance = (h.record - h.at[s2]).min(MAX_DISTANCE);
-        slot(mix(mix(0, h.last[s2]), distance))
+        slot(mix(mix(0, h.last[s2]), distance), self.table_bits)
     }
 
     /// The guess of a value predictor.

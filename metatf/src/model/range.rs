@@ -6,7 +6,7 @@ const PROB_BITS: u32 = 11;
 /// A probability of one half.
 pub(crate) const HALF: u16 = 1 << (PROB_BITS - 1);
 /// How fast a probability follows the data: it moves 1/2^ADAPT of the way per bit.
-const ADAPT: u32 = 4;
+pub(crate) const ADAPT: u32 = 4;
 const TOP: u32 = 1 << 24;
 
 /// Adaptive probability that the next bit is 0, in units of 2^-11.
@@ -66,6 +66,11 @@ impl Encoder {
         }
         self.cache_size += 1;
         self.low = (self.low & 0x00FF_FFFF) << 8;
+    }
+
+    /// Bytes output so far.
+    pub(crate) fn len(&self) -> usize {
+        self.out.len()
     }
 
     /// Flushes the coder and returns the coded bytes.

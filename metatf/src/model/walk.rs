@@ -7,8 +7,8 @@ use crate::universal::plan::{Builtin, Catalog, Leaf};
 
 /// One direction of coding; each call either codes the next item or reports why not.
 pub(crate) trait Side {
-    /// The next record's tag.
-    fn tag(&mut self) -> Result<u64, String>;
+    /// The next record's tag, in scope number `scope`.
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String>;
     /// The next value of stream `s`.
     fn scalar(&mut self, s: usize) -> Result<u64, String>;
     /// The next `len` bytes of a byte string.
@@ -17,8 +17,8 @@ pub(crate) trait Side {
     fn meta_count(&mut self) -> Result<u64, String>;
     /// Metadata field `i`.
     fn meta_value(&mut self, i: u64) -> Result<u64, String>;
-    /// The record (with this tag and first scalar) is complete.
-    fn end_record(&mut self, tag: u64, first: u64);
+    /// The record is complete.
+    fn end_record(&mut self);
     /// Fields the side may still produce (the decoder's bound on damaged input).
     fn budget(&mut self) -> &mut u64;
 }
@@ -35,7 +35,9 @@ pub(crate) fn walk<S: Side>(
     let mut scalars = Vec::new();
     for r in 0..records {
         let fail = |m: String| (r, m);
-        let tag = side.tag().map_err(fail)?;
+        let tag = side
+            .tag(catalog, catalog.scope_index(section))
+            .map_err(fail)?;
         let pi = catalog.plan_index(section, tag).ok_or_else(|| {
             fail(format!(
                 "tag {tag} names no record in {}",
@@ -61,7 +63,7 @@ pub(crate) fn walk<S: Side>(
                 None => return Err(fail(format!("section {n} is not declared in the DTD"))),
             }
         }
-        side.end_record(tag, scalars.first().map_or(0, |&(_, v)| v));
+        side.end_record();
     }
     Ok(section)
 }

@@ -88,13 +88,14 @@ impl<R: Read> UniversalReader<R> {
             })?;
         let catalog = Arc::new(Catalog::new(&schema)?);
         let states = catalog.initial_states();
-        let model = (container.header().property(PROPERTY_ENGINE) == Some(ENGINE_MODEL)).then(|| {
-            ModelBlock {
-                streams: Streams::new(&catalog),
-                flat: FlatBlock::default(),
-                cursor: FlatCursor::default(),
-            }
-        });
+        let model =
+            (container.header().property(PROPERTY_ENGINE) == Some(ENGINE_MODEL)).then(|| {
+                ModelBlock {
+                    streams: Streams::new(&catalog),
+                    flat: FlatBlock::default(),
+                    cursor: FlatCursor::default(),
+                }
+            });
         Ok(UniversalReader {
             model,
             container,

@@ -181,13 +181,14 @@ impl<W: Write> UniversalWriter<W> {
         let declared = |n: u8| schema.section(n).is_some();
         let first = self.record - self.block_records;
         let at = |(r, message): (u64, String)| Error::record(None, first + r, "", message);
-        let choices = choose_block(&self.catalog, &m.streams, &m.flat, m.section, &declared)
-            .map_err(at)?;
+        let (choices, tag_context) =
+            choose_block(&self.catalog, &m.streams, &m.flat, m.section, &declared).map_err(at)?;
         let bytes = encode_block(
             &self.catalog,
             &m.streams,
             &m.flat,
             &choices,
+            tag_context,
             m.section,
             &declared,
         )
@@ -200,7 +201,8 @@ impl<W: Write> UniversalWriter<W> {
             bytes: &bytes,
         }];
         let n = if m.flat.records == 0 { 0 } else { 1 };
-        self.container.write_block(self.block_records, &sections[..n])?;
+        self.container
+            .write_block(self.block_records, &sections[..n])?;
         m.flat.clear();
         m.section = self.section;
         self.block_records = 0;
