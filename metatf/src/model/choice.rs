@@ -189,7 +189,7 @@ pub(crate) fn read_choices(
                         kind.name()
                     )
                 })?;
-                if kind == Kind::Live && t == stream {
+                if matches!(kind, Kind::Live | Kind::LiveNext) && t == stream {
                     return Err(format!(
                         "model table: entry {e}: live list of its own field"
                     ));

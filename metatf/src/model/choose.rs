@@ -40,6 +40,7 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
             if other.name == me.name {
                 c.push(own(Kind::Last, t32));
                 c.push(own(Kind::Live, t32));
+                c.push(own(Kind::LiveNext, t32));
             }
         }
     }

@@ -91,6 +91,21 @@ impl LiveList {
         Some(self.value_at[seq as usize])
     }
 
+    /// Position of `v` counted from the oldest value (0), if it is in the list.
+    pub(crate) fn position_of(&self, v: u64) -> Option<u64> {
+        let seq = *self.seq_of.get(&v)?;
+        Some(u64::from(self.prefix(seq) - 1))
+    }
+
+    /// The value at `position` counted from the oldest (0), if the list holds that many.
+    pub(crate) fn at_position(&self, position: u64) -> Option<u64> {
+        if position >= u64::from(self.count) {
+            return None;
+        }
+        let seq = self.kth(position as u32 + 1);
+        Some(self.value_at[seq as usize])
+    }
+
     /// Removes `v` if present.
     pub(crate) fn remove(&mut self, v: u64) {
         if let Some(seq) = self.seq_of.remove(&v) {

@@ -5,6 +5,7 @@
 //! measure all candidates in one pass and the reader keeps only the chosen ones.
 
 use super::live::LiveList;
+use super::numbers::{unzigzag, zigzag};
 
 /// Entries of a hashed table (fcm, dfcm, key, key-stride) when coding.
 pub(crate) const TABLE_BITS: u32 = 16;
@@ -38,10 +39,13 @@ pub(crate) enum Kind {
     Live,
     /// Rank in the move-to-front list of the own stream's values.
     Mtf,
+    /// As `Live`, but the symbol is the value's position among the live values (oldest
+    /// first) relative to where the last ended value stood, as a zigzag signed offset.
+    LiveNext,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 10] = [
+    pub(crate) const ALL: [Kind; 11] = [
         Kind::Zero,
         Kind::Last,
         Kind::Stride,
@@ -52,6 +56,7 @@ impl Kind {
         Kind::KeyStride,
         Kind::Live,
         Kind::Mtf,
+        Kind::LiveNext,
     ];
 
     pub(crate) fn code(self) -> u8 {
@@ -63,14 +68,14 @@ impl Kind {
     }
 
     pub(crate) fn is_rank(self) -> bool {
-        matches!(self, Kind::Live | Kind::Mtf)
+        matches!(self, Kind::Live | Kind::Mtf | Kind::LiveNext)
     }
 
     /// Whether `arg` names a stream (otherwise it is an order or unused).
     pub(crate) fn arg_is_stream(self) -> bool {
         matches!(
             self,
-            Kind::Last | Kind::Sum | Kind::Key | Kind::KeyStride | Kind::Live
+            Kind::Last | Kind::Sum | Kind::Key | Kind::KeyStride | Kind::Live | Kind::LiveNext
         )
     }
 
@@ -86,6 +91,7 @@ impl Kind {
             Kind::KeyStride => "keystride",
             Kind::Live => "live",
             Kind::Mtf => "mtf",
+            Kind::LiveNext => "livenext",
         }
     }
 }
@@ -143,6 +149,8 @@ pub(crate) struct Predictor {
     /// Last `arg` values (fcm) or differences (dfcm), newest first.
     recent: [u64; MAX_ORDER as usize],
     live: Option<Box<LiveList>>,
+    /// `LiveNext`: position the last ended value had.
+    last_position: u64,
     table_bits: u32,
 }
 
@@ -168,13 +176,14 @@ impl Predictor {
             },
             recent: [0; MAX_ORDER as usize],
             live: spec.kind.is_rank().then(Box::default),
+            last_position: 0,
             table_bits,
         }
     }
 
     /// The stream, other than the own one, whose values this predictor also follows.
     pub(crate) fn watches(&self) -> Option<usize> {
-        (self.spec.kind == Kind::Live).then_some(self.spec.arg as usize)
+        matches!(self.spec.kind, Kind::Live | Kind::LiveNext).then_some(self.spec.arg as usize)
     }
 
     fn history_slot(&self) -> usize {
@@ -196,7 +205,7 @@ impl Predictor {
     pub(crate) fn predict(&self, h: &History) -> u64 {
         let last = h.last[self.own];
         match self.spec.kind {
-            Kind::Zero | Kind::Live | Kind::Mtf => 0,
+            Kind::Zero | Kind::Live | Kind::Mtf | Kind::LiveNext => 0,
             Kind::Last => h.last[self.spec.arg as usize],
             Kind::Stride => last.wrapping_add(last.wrapping_sub(h.prev[self.own])),
             Kind::Sum => last.wrapping_add(h.last[self.spec.arg as usize]),
@@ -213,12 +222,21 @@ impl Predictor {
     /// Rank of `v` in a rank predictor's list.
     #[inline]
     pub(crate) fn rank_of(&self, v: u64) -> Option<u64> {
-        self.live.as_ref()?.rank_of(v)
+        let live = self.live.as_ref()?;
+        if self.spec.kind == Kind::LiveNext {
+            let p = live.position_of(v)?;
+            return Some(zigzag(p.wrapping_sub(self.last_position)));
+        }
+        live.rank_of(v)
     }
 
     /// The value at `rank` in a rank predictor's list.
     pub(crate) fn at_rank(&self, rank: u64) -> Option<u64> {
-        self.live.as_ref()?.at_rank(rank)
+        let live = self.live.as_ref()?;
+        if self.spec.kind == Kind::LiveNext {
+            return live.at_position(self.last_position.wrapping_add(unzigzag(rank)));
+        }
+        live.at_rank(rank)
     }
 
     /// The own stream took value `v` (history not yet updated).
@@ -247,6 +265,14 @@ impl Predictor {
             Kind::Live => {
                 if let Some(l) = &mut self.live {
                     l.remove(v);
+                }
+            }
+            Kind::LiveNext => {
+                if let Some(l) = &mut self.live {
+                    if let Some(p) = l.position_of(v) {
+                        self.last_position = p;
+                        l.remove(v);
+                    }
                 }
             }
             Kind::Mtf => {
