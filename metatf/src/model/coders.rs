@@ -28,6 +28,8 @@ struct StreamModels {
 
 /// Rank and residual models per hit index: by the last payload of the stream (0 to 14, more).
 const PAYLOAD_CONTEXTS: usize = 16;
+/// Hit-index models also by the last two record indices (each capped at 3).
+const INDEX_TAG_CONTEXTS: usize = 16;
 
 impl StreamModels {
     fn payload(&mut self, hit: usize) -> &mut NumberModel {
@@ -68,7 +70,7 @@ impl Models {
                 StreamModels {
                     primary,
                     kinds,
-                    index: vec![SmallModel::new(3); 64],
+                    index: vec![SmallModel::new(3); 64 * INDEX_TAG_CONTEXTS],
                     numbers: vec![NumberModel::default(); (list.len() + 1) * PAYLOAD_CONTEXTS],
                     last_payload: 0,
                     list,
@@ -135,7 +137,8 @@ impl Models {
                 break;
             }
         }
-        m.index[m.prev].encode(e, hit as u32);
+        let ctx = m.prev * INDEX_TAG_CONTEXTS + self.tags.recent();
+        m.index[ctx].encode(e, hit as u32);
         m.prev = (m.prev * 8 + hit) & 63;
         if hit < m.list.len() {
             if m.kinds[hit].is_rank() {
@@ -162,7 +165,8 @@ impl Models {
         s: usize,
     ) -> Result<u64, String> {
         let m = &mut self.streams[s];
-        let hit = m.index[m.prev].decode(d) as usize;
+        let ctx = m.prev * INDEX_TAG_CONTEXTS + self.tags.recent();
+        let hit = m.index[ctx].decode(d) as usize;
         if hit > m.list.len() {
             return Err(format!("predictor index {hit} of {}", m.list.len()));
         }

@@ -126,6 +126,13 @@ impl TagModel {
         (slot as usize) << self.bits
     }
 
+    /// The last two record indices, each capped at 3, as a number below 16.
+    pub(crate) fn recent(&self) -> usize {
+        let a = (self.history & 0xFF).min(3);
+        let b = ((self.history >> 8) & 0xFF).min(3);
+        (a * 4 + b) as usize
+    }
+
     fn push(&mut self, symbol: u32) {
         self.history = (self.history << 8) | u64::from(symbol & 0xFF);
     }
