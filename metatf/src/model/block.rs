@@ -143,7 +143,6 @@ struct Encode<'a> {
     engine: Engine,
     models: Models,
     coder: Encoder,
-    debug: Vec<usize>,
 }
 
 impl Side for Encode<'_> {
@@ -156,12 +155,8 @@ impl Side for Encode<'_> {
 
     fn scalar(&mut self, s: usize) -> Result<u64, String> {
         let v = self.input.word()?;
-        let before = self.coder.len();
         self.models
             .encode_scalar(&mut self.coder, &mut self.engine, s, v);
-        if let Some(c) = self.debug.get_mut(s) {
-            *c += self.coder.len() - before;
-        }
         Ok(v)
     }
 
@@ -302,16 +297,6 @@ pub(crate) fn choose(
     let choices = (0..streams.len())
         .map(|s| {
             let (primary, list) = m.samples[s].choose(&m.rank[s]);
-            if std::env::var_os("HATF_DEBUG_MODEL").is_some() {
-                let name = |c: usize| format!("{}({})", specs[s][c].kind.name(), specs[s][c].arg);
-                eprintln!(
-                    "stream {s} {} n={}: primary {} list {:?}",
-                    streams.info[s].name,
-                    m.seen[s],
-                    name(primary),
-                    list.iter().map(|&c| name(c)).collect::<Vec<_>>()
-                );
-            }
             Choice {
                 primary: specs[s][primary],
                 list: list.iter().map(|&c| specs[s][c]).collect(),
@@ -343,16 +328,8 @@ pub(crate) fn encode(
         engine,
         models,
         coder: Encoder::new(),
-        debug: if std::env::var_os("HATF_DEBUG_MODEL").is_some() {
-            vec![0; streams.len()]
-        } else {
-            Vec::new()
-        },
     };
     walk(catalog, streams, &mut e, block.records, section, declared)?;
-    if !e.debug.is_empty() {
-        eprintln!("bytes per stream {:?} total {}", e.debug, e.coder.len());
-    }
     let mut out = write_tag_context(catalog, streams, tag_context);
     out.extend(write_choices(catalog, streams, choices));
     out.extend_from_slice(&e.coder.finish());

@@ -68,11 +68,6 @@ impl Encoder {
         self.low = (self.low & 0x00FF_FFFF) << 8;
     }
 
-    /// Bytes output so far.
-    pub(crate) fn len(&self) -> usize {
-        self.out.len()
-    }
-
     /// Flushes the coder and returns the coded bytes.
     pub(crate) fn finish(mut self) -> Vec<u8> {
         for _ in 0..5 {
