@@ -7,10 +7,10 @@
 
 use std::collections::HashMap;
 
-/// Most values a list holds; inserting one more drops the oldest.
+/// Most values a list holds when coding; inserting one more drops the oldest.
 pub(crate) const LIVE_CAP: usize = 1 << 16;
-/// Sequence numbers before renumbering.
-const SLOTS: usize = LIVE_CAP * 2;
+/// Most values a list holds while measuring candidates (fewer, to bound memory).
+pub(crate) const MEASURE_LIVE_CAP: usize = 1 << 12;
 
 pub(crate) struct LiveList {
     seq_of: HashMap<u64, u32>,
@@ -18,14 +18,17 @@ pub(crate) struct LiveList {
     tree: Vec<u32>,
     next: u32,
     count: u32,
+    cap: usize,
 }
 
-/// Sequence numbers a new list starts with; doubled as needed up to [`SLOTS`].
+/// Sequence numbers a new list starts with; doubled as needed up to twice its capacity.
 const FIRST_SLOTS: usize = 64;
 
-impl Default for LiveList {
-    fn default() -> Self {
+impl LiveList {
+    /// An empty list holding at most `cap` values (a power of two).
+    pub(crate) fn new(cap: usize) -> Self {
         LiveList {
+            cap,
             seq_of: HashMap::new(),
             value_at: vec![0; FIRST_SLOTS],
             tree: vec![0; FIRST_SLOTS + 1],
@@ -33,9 +36,7 @@ impl Default for LiveList {
             count: 0,
         }
     }
-}
 
-impl LiveList {
     fn slots(&self) -> usize {
         self.value_at.len()
     }
@@ -117,13 +118,13 @@ impl LiveList {
     /// Puts `v` at rank 0 (moving it there if present).
     pub(crate) fn insert(&mut self, v: u64) {
         self.remove(v);
-        if self.count as usize >= LIVE_CAP {
+        if self.count as usize >= self.cap {
             let oldest = self.kth(1);
             let old = self.value_at[oldest as usize];
             self.remove(old);
         }
         if self.next as usize >= self.slots() {
-            if self.slots() < SLOTS {
+            if self.slots() < 2 * self.cap {
                 // Doubling a Fenwick tree: the new upper half is empty, so only the new root
                 // (covering everything) holds a count.
                 let n = self.slots();
@@ -166,9 +167,9 @@ mod tests {
 
     #[test]
     fn ranks_follow_recency_and_survive_renumbering() {
-        let mut l = LiveList::default();
+        let mut l = LiveList::new(LIVE_CAP);
         let mut model: Vec<u64> = Vec::new(); // newest first
-        for i in 0..(3 * SLOTS as u64) {
+        for i in 0..(6 * LIVE_CAP as u64) {
             let v = (i * 7919) % 1000;
             if i % 5 == 0 {
                 l.remove(v);

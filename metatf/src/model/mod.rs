@@ -32,3 +32,6 @@ pub const PROPERTY_ENGINE: &str = "engine";
 pub const ENGINE_MODEL: &str = "model";
 /// Records per modelled block unless the writer is told otherwise.
 pub const MODEL_BLOCK_RECORDS: u64 = 1 << 20;
+
+#[cfg(test)]
+mod tests;

@@ -4,7 +4,7 @@
 //! only on the values coded so far, never on which predictors were chosen, so the writer can
 //! measure all candidates in one pass and the reader keeps only the chosen ones.
 
-use super::live::LiveList;
+use super::live::{LiveList, LIVE_CAP, MEASURE_LIVE_CAP};
 use super::numbers::{unzigzag, zigzag};
 
 /// Entries of a hashed table (fcm, dfcm, key, key-stride) when coding.
@@ -175,7 +175,15 @@ impl Predictor {
                 Vec::new()
             },
             recent: [0; MAX_ORDER as usize],
-            live: spec.kind.is_rank().then(Box::default),
+            live: spec.kind.is_rank().then(|| {
+                // Lists are bounded like tables: smaller while measuring.
+                let cap = if table_bits < TABLE_BITS {
+                    MEASURE_LIVE_CAP
+                } else {
+                    LIVE_CAP
+                };
+                Box::new(LiveList::new(cap))
+            }),
             last_position: 0,
             table_bits,
         }
