@@ -84,7 +84,7 @@ impl Side for Measure<'_> {
     fn scalar(&mut self, s: usize) -> Result<u64, String> {
         let v = self.input.word()?;
         self.seen[s] += 1;
-        if self.seen[s] % self.every == 0 {
+        if self.seen[s].is_multiple_of(self.every) {
             let sample = &mut self.samples[s];
             let mut mask = 0u64;
             for (c, &i) in self.candidates[s].iter().enumerate() {
