@@ -194,7 +194,11 @@ pub fn dump(r: impl Read, out: impl Write, json: bool) -> Result<u64, Error> {
         writeln!(out, "{s}").map_err(output)?;
         // The engine is how the records are laid out, not what they say: re-encoding the
         // text chooses it again (`encode --model`), so the text stays the same either way.
-        for (k, v) in header.properties.iter().filter(|(k, _)| k != PROPERTY_ENGINE) {
+        for (k, v) in header
+            .properties
+            .iter()
+            .filter(|(k, _)| k != PROPERTY_ENGINE)
+        {
             let mut s = String::from("#property ");
             quote(&mut s, k.as_bytes());
             s.push(' ');
