@@ -176,6 +176,10 @@ pub struct EncodeArgs {
     /// DTD describing the records, for `--from text`.
     #[arg(long, value_name = "FILE")]
     pub dtd: Option<PathBuf>,
+    /// Record layout for `--from text`: `auto` (predictors chosen per block by measured cost,
+    /// adaptive range coding) or `plain` (fixed-width fields, each section compressed).
+    #[arg(long, value_name = "MODEL", default_value = "auto", value_parser = ["auto", "plain"])]
+    pub model: String,
     /// Encoding to use; `auto` picks the smallest the format offers (each format offers only
     /// some of these; the error for one it lacks lists its own).
     #[arg(long, value_name = "ENC", default_value = "auto", value_parser = encoding_values())]

@@ -20,12 +20,14 @@ realloc size=32 address=4112 address=8192 time=0 thread=7 heap=0 length=3 data=\
 comment length=5 data=\"hello\"
 ";
 
+/// Encodes with the fixed-width layout (`--model plain`), whose widening metadata records these
+/// tests look at.
 fn encode_text(dir: &Path, text: &str, name: &str) -> PathBuf {
     let input = dir.join(format!("{name}.txt"));
     std::fs::write(&input, text).unwrap();
     let out = dir.join(format!("{name}.hatf"));
     hatf()
-        .args(["encode", "--from", "text", "--dtd"])
+        .args(["encode", "--from", "text", "--model", "plain", "--dtd"])
         .arg(hatf10())
         .arg(&input)
         .arg("-o")
@@ -64,6 +66,40 @@ fn dump_then_encode_from_text_then_dump_is_the_identity() {
         std::fs::read(&first).unwrap(),
         std::fs::read(&second).unwrap()
     );
+}
+
+/// The default `--model auto` layout: the same records come back from `dump` and `decode`.
+#[test]
+fn the_model_engine_reads_back_the_same_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("auto.txt");
+    std::fs::write(&input, RECORDS).unwrap();
+    let out = dir.path().join("auto.hatf");
+    hatf()
+        .args(["encode", "--from", "text", "--dtd"])
+        .arg(hatf10())
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let decoded = hatf()
+        .arg("decode")
+        .arg(&out)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(String::from_utf8(decoded).unwrap(), RECORDS);
+    let plain = encode_text(dir.path(), RECORDS, "plain");
+    let records = |text: String| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("metadata"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(records(dump(&out)), records(dump(&plain)));
 }
 
 #[test]

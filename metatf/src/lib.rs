@@ -35,6 +35,7 @@ pub mod container;
 pub mod error;
 pub mod field;
 pub mod memory;
+pub mod model;
 mod text;
 pub mod tools;
 pub mod typed;
@@ -47,7 +48,9 @@ pub use container::{
 pub use error::Error;
 pub use metatf_derive::MetaTf;
 pub use metatf_dtd as dtd;
-pub use tools::{dump, encode_text, inspect, BlockInfo, Inspection};
+pub use tools::{
+    dump, encode_text, encode_text_with, inspect, print_records, BlockInfo, Inspection, TextModel,
+};
 #[doc(hidden)]
 pub use typed::private as __private;
 pub use universal::{DynRecord, Event, UniversalReader, UniversalWriter, Value};

@@ -10,6 +10,7 @@ use crate::container::{
     ByteOrder, Codec, ContainerHeader, ContainerReader, DtdIdentity, DtdStorage, SectionDescriptor,
 };
 use crate::error::Error;
+use crate::model::{ENGINE_MODEL, PROPERTY_ENGINE};
 use crate::text::{parse_line, quote, record_json, record_line, Line};
 use crate::universal::plan::{Builtin, Catalog};
 use crate::universal::{Event, UniversalReader, UniversalWriter, Value};
@@ -191,7 +192,13 @@ pub fn dump(r: impl Read, out: impl Write, json: bool) -> Result<u64, Error> {
         let mut s = String::from("#format ");
         quote(&mut s, header.format.as_bytes());
         writeln!(out, "{s}").map_err(output)?;
-        for (k, v) in &header.properties {
+        // The engine is how the records are laid out, not what they say: re-encoding the
+        // text chooses it again (`encode --model`), so the text stays the same either way.
+        for (k, v) in header
+            .properties
+            .iter()
+            .filter(|(k, _)| k != PROPERTY_ENGINE)
+        {
             let mut s = String::from("#property ");
             quote(&mut s, k.as_bytes());
             s.push(' ');
@@ -230,6 +237,25 @@ pub fn dump(r: impl Read, out: impl Write, json: bool) -> Result<u64, Error> {
 }
 
 /// Reads a text form line by line, bounding line length, and numbering lines from 1.
+/// Prints the records of a container as the text form's record lines only — no `#format`,
+/// `#property` or `#block` lines: the text `encode_text` read, when it had none of those.
+/// Returns the number of records printed.
+pub fn print_records(r: impl Read, out: impl Write) -> Result<u64, Error> {
+    let mut reader = UniversalReader::new(r)?;
+    let catalog = reader.catalog();
+    let mut out = BufWriter::with_capacity(1 << 16, out);
+    let mut records = 0u64;
+    while let Some(rec) = reader.next_record()? {
+        let line =
+            record_line(&catalog, &rec).map_err(|m| Error::record(None, records, &rec.name, m))?;
+        out.write_all(line.as_bytes()).map_err(output)?;
+        out.write_all(b"\n").map_err(output)?;
+        records += 1;
+    }
+    out.flush().map_err(output)?;
+    Ok(records)
+}
+
 struct Lines<B> {
     text: B,
     buf: String,
@@ -277,6 +303,37 @@ pub fn encode_text(
     codec: Codec,
     level: i32,
 ) -> Result<u64, Error> {
+    encode_text_with(
+        schema_source,
+        dtd_file_name,
+        text,
+        out,
+        codec,
+        level,
+        TextModel::Plain,
+    )
+}
+
+/// How [`encode_text_with`] lays out the records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextModel {
+    /// The paper's fixed-width record stream, each section compressed with the codec.
+    Plain,
+    /// The model engine: predictors chosen per block by measured cost, adaptive range coding
+    /// (docs/FORMAT.md, "Model engine"); the codec is not used.
+    Auto,
+}
+
+/// As [`encode_text`], with the record layout chosen by `model`.
+pub fn encode_text_with(
+    schema_source: &str,
+    dtd_file_name: &str,
+    text: impl BufRead,
+    out: impl Write,
+    codec: Codec,
+    level: i32,
+    model: TextModel,
+) -> Result<u64, Error> {
     let schema =
         metatf_dtd::parse_schema(schema_source, dtd_file_name).map_err(|d| Error::Schema {
             message: d.to_string(),
@@ -304,6 +361,11 @@ pub fn encode_text(
                 break;
             }
         }
+    }
+    if model == TextModel::Auto && header.property(PROPERTY_ENGINE).is_none() {
+        header
+            .properties
+            .push((PROPERTY_ENGINE.to_string(), ENGINE_MODEL.to_string()));
     }
     let mut w = UniversalWriter::new(out, schema, &header, codec, level)?;
     let mut section = None;

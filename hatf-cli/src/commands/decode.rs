@@ -8,6 +8,7 @@ use crate::output_name;
 use crate::peek::container_header;
 use crate::progress;
 use crate::record_range;
+use crate::runtime_error::from_runtime;
 use crate::summary;
 use crate::thread_choice;
 use crate::Verbosity;
@@ -72,6 +73,28 @@ fn decode_one(
                 input.name
             )));
         }
+    }
+    if stored.is_empty() && range.is_none() {
+        // Records encoded from the text form (`encode --from text`): printed back as record
+        // lines through the DTD the file carries.
+        let records = metatf::print_records(&mut whole, output.writer())
+            .map_err(|e| from_runtime(&input.name, e))?;
+        let read = whole.count();
+        drop(whole);
+        let output_name = output.name.clone();
+        let written = output.commit_counted()?;
+        if verbosity.verbose {
+            eprintln!("hatf: {records} records decoded");
+        }
+        summary::print(
+            verbosity,
+            &input.name,
+            input_len.unwrap_or(read),
+            written,
+            &output_name,
+            started.elapsed(),
+        );
+        return Ok(());
     }
     let chosen = hatf::by_name(stored).ok_or_else(|| {
         CliError::input(format!(

@@ -26,6 +26,9 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     if args.dtd.is_some() {
         return Err(CliError::usage("--dtd goes with --from text"));
     }
+    if args.model != "auto" {
+        return Err(CliError::usage("--model goes with --from text"));
+    }
     if args.threads == Some(0) {
         return Err(CliError::usage("--threads must be at least 1"));
     }
@@ -176,10 +179,19 @@ fn encode_text(args: &EncodeArgs) -> CliResult {
         metatf::Codec::Gzip => 6,
         _ => 3,
     });
+    let model = match args.model.as_str() {
+        "auto" => metatf::TextModel::Auto,
+        "plain" => metatf::TextModel::Plain,
+        other => {
+            return Err(CliError::usage(format!(
+                "--model {other}: expected `auto` or `plain`"
+            )))
+        }
+    };
     let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
     let input = open_input(args.inputs.first().map(PathBuf::as_path), TEXT_READ_AHEAD)?;
-    let text = std::io::BufReader::new(input.reader);
-    metatf::encode_text(&dtd, &dtd_name, text, output.writer(), codec, level)
+    let text = std::io::BufReader::with_capacity(1 << 20, input.reader);
+    metatf::encode_text_with(&dtd, &dtd_name, text, output.writer(), codec, level, model)
         .map_err(|e| from_runtime(&input.name, e))?;
     output.commit()
 }

@@ -15,6 +15,7 @@ mod record;
 pub(crate) mod values;
 mod writer;
 
+pub(crate) use reader::section_name as section_label;
 pub use reader::UniversalReader;
 pub use record::{DynRecord, Event, Value};
 pub use writer::UniversalWriter;

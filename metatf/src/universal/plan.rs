@@ -56,6 +56,8 @@ pub(crate) struct RecordPlan {
     pub(crate) tag: u64,
     pub(crate) leaves: Vec<Leaf>,
     pub(crate) builtin: Builtin,
+    /// Index of the scope (0: global, then the DTD's sections in order) the plan belongs to.
+    pub(crate) scope: usize,
 }
 
 impl RecordPlan {
@@ -141,6 +143,7 @@ fn plan(r: &RecordDef, global: bool, states: &mut Vec<FieldState>) -> RecordPlan
         tag: r.tag,
         leaves,
         builtin,
+        scope: 0,
     }
 }
 
@@ -197,7 +200,9 @@ impl Catalog {
                 if c.by_tag(scope, r.tag).is_some() {
                     continue; // shadowed by a local record
                 }
-                c.plans.push(plan(r, global, &mut c.states));
+                let mut p = plan(r, global, &mut c.states);
+                p.scope = c.scopes.len() - 1;
+                c.plans.push(p);
                 let i = c.plans.len() - 1;
                 let Some(s) = c.scopes.last_mut() else {
                     continue;
@@ -215,14 +220,32 @@ impl Catalog {
     }
 
     pub(crate) fn by_tag(&self, section: Option<u8>, tag: u64) -> Option<&RecordPlan> {
-        let scope = self
-            .scopes
-            .get(section.map_or(0, |n| self.scope_of[usize::from(n)]))?;
+        self.plans.get(self.plan_index(section, tag)?)
+    }
+
+    /// Every record plan, in catalog order (scope by scope).
+    pub(crate) fn plans(&self) -> &[RecordPlan] {
+        &self.plans
+    }
+
+    /// Index into [`Self::plans`] of the record with `tag` in `section`.
+    pub(crate) fn plan_index(&self, section: Option<u8>, tag: u64) -> Option<usize> {
+        self.plan_in_scope(self.scope_index(section), tag)
+    }
+
+    /// Index into [`Self::plans`] of the record with `tag` in scope number `scope`.
+    pub(crate) fn plan_in_scope(&self, scope: usize, tag: u64) -> Option<usize> {
+        let scope = self.scopes.get(scope)?;
         let i = match usize::try_from(tag) {
             Ok(t) if t < DIRECT_TAGS => (scope.direct[t] as usize).checked_sub(1)?,
             _ => *scope.other.get(&tag)?,
         };
-        self.plans.get(i)
+        Some(i)
+    }
+
+    /// Index of the scope of `section` (0: global).
+    pub(crate) fn scope_index(&self, section: Option<u8>) -> usize {
+        section.map_or(0, |n| self.scope_of[usize::from(n)])
     }
 
     /// The state every scalar field starts with, indexed by its leaf's `slot`.

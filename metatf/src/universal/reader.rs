@@ -15,6 +15,8 @@ use crate::error::Error;
 use crate::field::bits::read_uint;
 use crate::field::FieldState;
 use crate::field::{Change, MAX_WIDTH};
+use crate::model::flat::{FlatBlock, FlatCursor};
+use crate::model::{decode_block, Streams, ENGINE_MODEL, PROPERTY_ENGINE};
 
 /// Reads the records of a container one at a time, holding one block in memory.
 pub struct UniversalReader<R: Read> {
@@ -37,6 +39,15 @@ pub struct UniversalReader<R: Read> {
     scalars: Vec<(u16, u64)>,
     /// Fields the current block may still produce.
     block_budget: usize,
+    /// Set when the header names the model engine: each block is decoded whole, then read out.
+    model: Option<ModelBlock>,
+}
+
+/// The decoded records of the current modelled block.
+struct ModelBlock {
+    streams: Streams,
+    flat: FlatBlock,
+    cursor: FlatCursor,
 }
 
 impl<R: Read> UniversalReader<R> {
@@ -77,7 +88,16 @@ impl<R: Read> UniversalReader<R> {
             })?;
         let catalog = Arc::new(Catalog::new(&schema)?);
         let states = catalog.initial_states();
+        let model =
+            (container.header().property(PROPERTY_ENGINE) == Some(ENGINE_MODEL)).then(|| {
+                ModelBlock {
+                    streams: Streams::new(&catalog),
+                    flat: FlatBlock::default(),
+                    cursor: FlatCursor::default(),
+                }
+            });
         Ok(UniversalReader {
+            model,
             container,
             catalog,
             schema,
@@ -166,6 +186,9 @@ impl<R: Read> UniversalReader<R> {
         self.block_left = block.record_count;
         self.stream.clear();
         self.at = 0;
+        if self.model.is_some() {
+            return self.load_modelled(block);
+        }
         self.values.sections.clear();
         self.states.iter_mut().for_each(FieldState::start_block);
         for s in block.sections {
@@ -237,7 +260,62 @@ impl<R: Read> UniversalReader<R> {
         Ok(read_uint(b, width, order))
     }
 
+    /// Decodes a whole modelled block into flat records.
+    fn load_modelled(&mut self, block: Block) -> Result<(), Error> {
+        let Some(m) = self.model.as_mut() else {
+            return Ok(());
+        };
+        let mut coded = Vec::new();
+        for s in block.sections {
+            if s.number != RECORD_SECTION {
+                return Err(Error::Corrupt {
+                    offset: block.offset,
+                    message: format!("modelled block has a section {}", s.number),
+                });
+            }
+            coded = s.bytes;
+        }
+        let schema = &self.schema;
+        let declared = |n: u8| schema.section(n).is_some();
+        let first = self.record;
+        let offset = block.offset;
+        let (flat, _) = decode_block(
+            &self.catalog,
+            &m.streams,
+            &coded,
+            block.record_count,
+            self.section,
+            &declared,
+        )
+        .map_err(|(r, message)| Error::record(Some(offset), first + r, "", message))?;
+        m.flat = flat;
+        m.cursor = FlatCursor::default();
+        Ok(())
+    }
+
+    /// The next record of a modelled block.
+    fn next_modelled(&mut self) -> Result<DynRecord, Error> {
+        let record = self.model.as_mut().and_then(|m| {
+            let r = m.cursor.next(&m.flat, &self.catalog, self.section)?;
+            let plan = self.catalog.by_tag(self.section, r.tag)?;
+            Some((r, plan.builtin))
+        });
+        let Some((r, builtin)) = record else {
+            return Err(self.fail("", "modelled block ends early"));
+        };
+        if builtin == Builtin::Section {
+            // The block decoder checked that the section is declared.
+            if let Some(Value::Uint(n)) = r.fields.first() {
+                self.section = u8::try_from(*n).ok();
+            }
+        }
+        Ok(r)
+    }
+
     fn decode_record(&mut self) -> Result<DynRecord, Error> {
+        if self.model.is_some() {
+            return self.next_modelled();
+        }
         let tag = self.uint(self.schema.tag_width, "tag")?;
         let section = self.section;
         let catalog = Arc::clone(&self.catalog);

@@ -16,6 +16,10 @@ use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, Secti
 use crate::error::Error;
 use crate::field::bits::{unsigned_width, write_uint};
 use crate::field::{Change, FieldState, Misfit};
+use crate::model::flat::FlatBlock;
+use crate::model::{
+    choose_block, encode_block, Streams, ENGINE_MODEL, MODEL_BLOCK_RECORDS, PROPERTY_ENGINE,
+};
 
 /// Why encoding a record stopped.
 enum Stop {
@@ -52,6 +56,16 @@ pub struct UniversalWriter<W: Write> {
     undo: Vec<(usize, FieldState)>,
     /// (position, value) of the scalars of the record being written, reused between records.
     scalars: Vec<(u16, u64)>,
+    /// Set when the header names the model engine: records are collected and modelled per block.
+    model: Option<ModelBlock>,
+}
+
+/// The records of the block being written by the model engine.
+struct ModelBlock {
+    streams: Streams,
+    flat: FlatBlock,
+    /// The section in force at the block's first record.
+    section: Option<u8>,
 }
 
 impl<W: Write> UniversalWriter<W> {
@@ -173,6 +187,11 @@ impl<W: Write> UniversalWriter<W> {
         let catalog = Arc::new(Catalog::new(&schema)?);
         let states = catalog.initial_states();
         let container = ContainerWriter::new(out, header)?;
+        let model = (header.property(PROPERTY_ENGINE) == Some(ENGINE_MODEL)).then(|| ModelBlock {
+            streams: Streams::new(&catalog),
+            flat: FlatBlock::default(),
+            section: None,
+        });
         let metadata_tag = schema
             .global_records
             .iter()
@@ -191,10 +210,15 @@ impl<W: Write> UniversalWriter<W> {
             stream: Vec::new(),
             values: ValueBuilder::default(),
             block_records: 0,
-            records_per_block: DEFAULT_BLOCK_RECORDS,
+            records_per_block: if model.is_some() {
+                MODEL_BLOCK_RECORDS
+            } else {
+                DEFAULT_BLOCK_RECORDS
+            },
             record: 0,
             undo: Vec::new(),
             scalars: Vec::new(),
+            model,
         })
     }
 
@@ -230,14 +254,72 @@ impl<W: Write> UniversalWriter<W> {
                 format!("tag {} is record {}, not {}", rec.tag, plan.name, rec.name),
             ));
         }
+        if self.model.is_some() {
+            return self.write_modelled(plan, &rec.fields);
+        }
         match plan.builtin {
             Builtin::Metadata => self.write_metadata(&catalog, plan, &rec.fields),
             _ => self.write_data(plan, &rec.fields),
         }
     }
 
+    /// Collects one record of a modelled block.
+    fn write_modelled(&mut self, plan: &RecordPlan, fields: &[Value]) -> Result<(), Error> {
+        let Some(m) = self.model.as_mut() else {
+            return Ok(());
+        };
+        if let Err(message) = m.flat.push(plan, fields) {
+            return Err(self.fail(&plan.name, message));
+        }
+        if plan.builtin == Builtin::Section {
+            self.enter_section(fields)?;
+        }
+        self.count_record();
+        Ok(())
+    }
+
+    /// Codes the collected records of a modelled block.
+    fn end_model_block(&mut self) -> Result<(), Error> {
+        let Some(m) = self.model.as_mut() else {
+            return Ok(());
+        };
+        let schema = &self.schema;
+        let declared = |n: u8| schema.section(n).is_some();
+        let first = self.record - self.block_records;
+        let at = |(r, message): (u64, String)| Error::record(None, first + r, "", message);
+        let (choices, tag_context) =
+            choose_block(&self.catalog, &m.streams, &m.flat, m.section, &declared).map_err(at)?;
+        let bytes = encode_block(
+            &self.catalog,
+            &m.streams,
+            &m.flat,
+            &choices,
+            tag_context,
+            m.section,
+            &declared,
+        )
+        .map_err(at)?;
+        let sections = [SectionData {
+            number: RECORD_SECTION,
+            element_width: 0,
+            codec: Codec::None,
+            level: 0,
+            bytes: &bytes,
+        }];
+        let n = if m.flat.records == 0 { 0 } else { 1 };
+        self.container
+            .write_block(self.block_records, &sections[..n])?;
+        m.flat.clear();
+        m.section = self.section;
+        self.block_records = 0;
+        Ok(())
+    }
+
     /// Ends the current block (writing it even when it holds no records).
     pub fn end_block(&mut self) -> Result<(), Error> {
+        if self.model.is_some() {
+            return self.end_model_block();
+        }
         let values = self.values.take_sections(self.order);
         let mut sections = Vec::with_capacity(values.len() + 1);
         if !self.stream.is_empty() {
@@ -267,7 +349,7 @@ impl<W: Write> UniversalWriter<W> {
 
     /// Writes the last block (if it holds records), the index and the trailer.
     pub fn finish(mut self) -> Result<W, Error> {
-        if self.block_records > 0 || !self.values.is_empty() {
+        if self.block_records > 0 || (self.model.is_none() && !self.values.is_empty()) {
             self.end_block()?;
         }
         self.container.finish()
@@ -387,25 +469,31 @@ impl<W: Write> UniversalWriter<W> {
             }
         }
         if plan.builtin == Builtin::Section {
-            let n = match fields.first() {
-                Some(Value::Uint(n)) => *n,
-                _ => 0,
-            };
-            match u8::try_from(n)
-                .ok()
-                .filter(|&n| self.schema.section(n).is_some())
-            {
-                Some(n) => self.section = Some(n),
-                None => {
-                    return Err(self.fail(
-                        "section.number",
-                        format!("section {n} is not declared in the DTD"),
-                    ))
-                }
-            }
+            self.enter_section(fields)?;
         }
         self.count_record();
         Ok(())
+    }
+
+    /// A section record was written: its number becomes the current section.
+    fn enter_section(&mut self, fields: &[Value]) -> Result<(), Error> {
+        let n = match fields.first() {
+            Some(Value::Uint(n)) => *n,
+            _ => 0,
+        };
+        match u8::try_from(n)
+            .ok()
+            .filter(|&n| self.schema.section(n).is_some())
+        {
+            Some(n) => {
+                self.section = Some(n);
+                Ok(())
+            }
+            None => Err(self.fail(
+                "section.number",
+                format!("section {n} is not declared in the DTD"),
+            )),
+        }
     }
 
     /// Emits the metadata record that lets the field at `position` hold its value.

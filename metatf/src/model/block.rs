@@ -1,0 +1,365 @@
+//! A modelled block: measure every candidate predictor on the block's records, choose per
+//! stream, then code the records with the choice; and the reverse.
+
+use super::choice::{read_choices, read_tag_context, write_choices, write_tag_context, Choice};
+use super::choose::{candidates, Samples};
+use super::coders::Models;
+use super::engine::Engine;
+use super::flat::FlatBlock;
+use super::numbers::{estimate, zigzag};
+use super::predict::{Spec, MEASURE_TABLE_BITS, TABLE_BITS};
+use super::range::{Decoder, Encoder};
+use super::streams::Streams;
+use super::tags::{TagAlphabet, TagContext, TagModel, MEASURE_CONTEXT_BITS};
+use super::walk::{walk, Side};
+use crate::universal::plan::Catalog;
+
+/// Samples kept per stream for the choice; values beyond are sampled evenly.
+const SAMPLES_PER_STREAM: u64 = 1 << 15;
+/// Most candidates measured per stream (a hit mask is one u64).
+const MAX_CANDIDATES: usize = 64;
+/// Fields a decoder may produce per byte of coded block, beyond one per record: bounds the
+/// work damaged input can cause.
+const FIELDS_PER_CODED_BYTE: u64 = 1 << 12;
+
+/// Reads the words and bytes of a flat block in walk order.
+struct FlatReader<'a> {
+    block: &'a FlatBlock,
+    word: usize,
+    byte: usize,
+    budget: u64,
+}
+
+impl FlatReader<'_> {
+    fn word(&mut self) -> Result<u64, String> {
+        let w = *self
+            .block
+            .words
+            .get(self.word)
+            .ok_or("flat block ends early")?;
+        self.word += 1;
+        Ok(w)
+    }
+
+    fn bytes(&mut self, len: u64) -> Result<&[u8], String> {
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| self.byte.checked_add(l))
+            .filter(|&e| e <= self.block.bytes.len())
+            .ok_or("flat block bytes end early")?;
+        let b = &self.block.bytes[self.byte..end];
+        self.byte = end;
+        Ok(b)
+    }
+}
+
+/// Measures all candidates.
+struct Measure<'a> {
+    input: FlatReader<'a>,
+    engine: Engine,
+    /// Per stream: candidate predictor instances, whether each is a rank list, and samples.
+    candidates: Vec<Vec<usize>>,
+    rank: Vec<Vec<bool>>,
+    samples: Vec<Samples>,
+    seen: Vec<u64>,
+    every: u64,
+    alphabet: TagAlphabet,
+    tags: Vec<TagModel>,
+    tag_costs: Vec<u64>,
+}
+
+impl Side for Measure<'_> {
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
+        let t = self.input.word()?;
+        let plan = catalog
+            .plan_in_scope(scope, t)
+            .ok_or_else(|| format!("tag {t} names no record"))?;
+        let symbol = self.alphabet.symbol(plan);
+        for (m, c) in self.tags.iter_mut().zip(&mut self.tag_costs) {
+            *c += m.measure(&self.engine.history, symbol);
+        }
+        Ok(t)
+    }
+
+    fn scalar(&mut self, s: usize) -> Result<u64, String> {
+        let v = self.input.word()?;
+        self.seen[s] += 1;
+        if self.seen[s].is_multiple_of(self.every) {
+            let sample = &mut self.samples[s];
+            let mut mask = 0u64;
+            for (c, &i) in self.candidates[s].iter().enumerate() {
+                let p = &self.engine.predictors[i];
+                let cost = if self.rank[s][c] {
+                    match p.rank_of(v) {
+                        Some(r) => {
+                            mask |= 1 << c;
+                            estimate(r)
+                        }
+                        None => u8::MAX,
+                    }
+                } else {
+                    let g = p.predict(&self.engine.history);
+                    if g == v {
+                        mask |= 1 << c;
+                    }
+                    if c == 0 {
+                        estimate(v) // the first candidate is `none`: the value itself
+                    } else {
+                        estimate(zigzag(v.wrapping_sub(g)))
+                    }
+                };
+                sample.costs.push(cost);
+            }
+            sample.masks.push(mask);
+        }
+        self.engine.observe(s, v);
+        Ok(v)
+    }
+
+    fn bytes(&mut self, len: u64) -> Result<(), String> {
+        self.input.bytes(len).map(|_| ())
+    }
+
+    fn meta_count(&mut self) -> Result<u64, String> {
+        self.input.word()
+    }
+
+    fn meta_value(&mut self, _: u64) -> Result<u64, String> {
+        self.input.word()
+    }
+
+    fn end_record(&mut self) {
+        self.engine.history.record += 1;
+    }
+
+    fn budget(&mut self) -> &mut u64 {
+        &mut self.input.budget
+    }
+}
+
+/// Codes the records with the chosen predictors.
+struct Encode<'a> {
+    input: FlatReader<'a>,
+    engine: Engine,
+    models: Models,
+    coder: Encoder,
+}
+
+impl Side for Encode<'_> {
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
+        let t = self.input.word()?;
+        self.models
+            .encode_tag(&mut self.coder, &self.engine, catalog, scope, t)?;
+        Ok(t)
+    }
+
+    fn scalar(&mut self, s: usize) -> Result<u64, String> {
+        let v = self.input.word()?;
+        self.models
+            .encode_scalar(&mut self.coder, &mut self.engine, s, v);
+        Ok(v)
+    }
+
+    fn bytes(&mut self, len: u64) -> Result<(), String> {
+        let b = self.input.bytes(len)?;
+        self.models.encode_bytes(&mut self.coder, b);
+        Ok(())
+    }
+
+    fn meta_count(&mut self) -> Result<u64, String> {
+        let n = self.input.word()?;
+        self.models.encode_meta(&mut self.coder, None, n);
+        Ok(n)
+    }
+
+    fn meta_value(&mut self, i: u64) -> Result<u64, String> {
+        let v = self.input.word()?;
+        self.models.encode_meta(&mut self.coder, Some(i), v);
+        Ok(v)
+    }
+
+    fn end_record(&mut self) {
+        self.engine.history.record += 1;
+    }
+
+    fn budget(&mut self) -> &mut u64 {
+        &mut self.input.budget
+    }
+}
+
+/// Decodes records into a flat block.
+struct Decode<'a> {
+    output: FlatBlock,
+    engine: Engine,
+    models: Models,
+    coder: Decoder<'a>,
+    budget: u64,
+}
+
+impl Side for Decode<'_> {
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
+        let t = self
+            .models
+            .decode_tag(&mut self.coder, &self.engine, catalog, scope)?;
+        self.output.words.push(t);
+        Ok(t)
+    }
+
+    fn scalar(&mut self, s: usize) -> Result<u64, String> {
+        let v = self
+            .models
+            .decode_scalar(&mut self.coder, &mut self.engine, s)?;
+        self.output.words.push(v);
+        Ok(v)
+    }
+
+    fn bytes(&mut self, len: u64) -> Result<(), String> {
+        self.models
+            .decode_bytes(&mut self.coder, &mut self.output.bytes, len);
+        Ok(())
+    }
+
+    fn meta_count(&mut self) -> Result<u64, String> {
+        let n = self.models.decode_meta(&mut self.coder, None);
+        self.output.words.push(n);
+        Ok(n)
+    }
+
+    fn meta_value(&mut self, i: u64) -> Result<u64, String> {
+        let v = self.models.decode_meta(&mut self.coder, Some(i));
+        self.output.words.push(v);
+        Ok(v)
+    }
+
+    fn end_record(&mut self) {
+        self.engine.history.record += 1;
+        self.output.records += 1;
+        if self.coder.overrun() > 16 {
+            // Past the end of the coded bytes: the rest could only be made of zeros.
+            self.budget = 0;
+        }
+    }
+
+    fn budget(&mut self) -> &mut u64 {
+        &mut self.budget
+    }
+}
+
+/// Chooses predictors for `block` by measuring every candidate on it.
+pub(crate) fn choose(
+    catalog: &Catalog,
+    streams: &Streams,
+    block: &FlatBlock,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+) -> Result<(Vec<Choice>, TagContext), (u64, String)> {
+    let mut engine = Engine::new(streams.len(), MEASURE_TABLE_BITS);
+    let mut specs: Vec<Vec<Spec>> = Vec::new();
+    let mut cands = Vec::new();
+    let mut rank = Vec::new();
+    for s in 0..streams.len() {
+        let mut c = candidates(streams, s);
+        c.truncate(MAX_CANDIDATES);
+        cands.push(c.iter().map(|&p| engine.instance(s, p)).collect());
+        rank.push(c.iter().map(|p| p.kind.is_rank()).collect());
+        specs.push(c);
+    }
+    let every = (block.records / SAMPLES_PER_STREAM).max(1);
+    let alphabet = TagAlphabet::new(catalog);
+    let mut m = Measure {
+        input: FlatReader {
+            block,
+            word: 0,
+            byte: 0,
+            budget: u64::MAX,
+        },
+        engine,
+        samples: specs.iter().map(|c| Samples::new(c.len())).collect(),
+        candidates: cands,
+        rank,
+        seen: vec![0; streams.len()],
+        every,
+        tags: TagContext::candidates(streams.len())
+            .into_iter()
+            .map(|c| TagModel::new(c, alphabet.bits, MEASURE_CONTEXT_BITS))
+            .collect(),
+        tag_costs: vec![0; TagContext::candidates(streams.len()).len()],
+        alphabet,
+    };
+    walk(catalog, streams, &mut m, block.records, section, declared)?;
+    let best_tag = (0..m.tags.len()).min_by_key(|&i| m.tag_costs[i]).map_or(
+        TagContext {
+            order: 1,
+            stream: None,
+        },
+        |i| m.tags[i].context,
+    );
+    let choices = (0..streams.len())
+        .map(|s| {
+            let (primary, list) = m.samples[s].choose(&m.rank[s]);
+            Choice {
+                primary: specs[s][primary],
+                list: list.iter().map(|&c| specs[s][c]).collect(),
+            }
+        })
+        .collect();
+    Ok((choices, best_tag))
+}
+
+/// Codes `block` with `choices`: the model table, then the range-coded records.
+pub(crate) fn encode(
+    catalog: &Catalog,
+    streams: &Streams,
+    block: &FlatBlock,
+    choices: &[Choice],
+    tag_context: TagContext,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+) -> Result<Vec<u8>, (u64, String)> {
+    let mut engine = Engine::new(streams.len(), TABLE_BITS);
+    let models = Models::new(catalog, choices, tag_context, &mut engine);
+    let mut e = Encode {
+        input: FlatReader {
+            block,
+            word: 0,
+            byte: 0,
+            budget: u64::MAX,
+        },
+        engine,
+        models,
+        coder: Encoder::new(),
+    };
+    walk(catalog, streams, &mut e, block.records, section, declared)?;
+    let mut out = write_tag_context(catalog, streams, tag_context);
+    out.extend(write_choices(catalog, streams, choices));
+    out.extend_from_slice(&e.coder.finish());
+    Ok(out)
+}
+
+/// Decodes `records` records from a modelled block.
+pub(crate) fn decode(
+    catalog: &Catalog,
+    streams: &Streams,
+    bytes: &[u8],
+    records: u64,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+) -> Result<(FlatBlock, Option<u8>), (u64, String)> {
+    let mut at = 0;
+    let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
+    let choices = read_choices(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
+    let mut engine = Engine::new(streams.len(), TABLE_BITS);
+    let models = Models::new(catalog, &choices, tag_context, &mut engine);
+    let coded = &bytes[at..];
+    let mut d = Decode {
+        output: FlatBlock::default(),
+        engine,
+        models,
+        coder: Decoder::new(coded),
+        budget: (coded.len() as u64 + 1)
+            .saturating_mul(FIELDS_PER_CODED_BYTE)
+            .saturating_add(records),
+    };
+    let end = walk(catalog, streams, &mut d, records, section, declared)?;
+    Ok((d.output, end))
+}

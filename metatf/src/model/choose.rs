@@ -1,0 +1,158 @@
+//! Automatic choice: which predictors each stream gets in a block, by measured cost.
+//!
+//! Candidates come from the DTD's structure only: the stream's own history (none, delta,
+//! stride, fcm and dfcm of orders 1–2, move-to-front), every other field of the same record
+//! (sum with it, keyed by it), every field of the other records of the scope (keyed by it,
+//! keyed stride), and fields of other records with the same name (their last value, and rank
+//! among the values they created: an object reference).
+
+use super::predict::{Kind, Spec};
+use super::streams::Streams;
+
+/// Longest list of predictors a stream codes hit indices for.
+pub(crate) const MAX_LIST: usize = 4;
+
+/// The candidate predictors of stream `s`.
+pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
+    let me = &streams.info[s];
+    let own = |kind, arg| Spec { kind, arg };
+    let mut c = vec![
+        own(Kind::Zero, 0),
+        own(Kind::Last, s as u32),
+        own(Kind::Stride, 0),
+        own(Kind::Fcm, 1),
+        own(Kind::Fcm, 2),
+        own(Kind::Dfcm, 1),
+        own(Kind::Dfcm, 2),
+        own(Kind::Mtf, 0),
+    ];
+    for (t, other) in streams.info.iter().enumerate() {
+        if t == s || other.scope != me.scope {
+            continue;
+        }
+        let t32 = t as u32;
+        if other.plan == me.plan {
+            c.push(own(Kind::Sum, t32));
+            c.push(own(Kind::Key, t32));
+        } else {
+            c.push(own(Kind::Key, t32));
+            c.push(own(Kind::KeyStride, t32));
+            if other.name == me.name {
+                c.push(own(Kind::Last, t32));
+                c.push(own(Kind::Live, t32));
+                c.push(own(Kind::LiveNext, t32));
+            }
+        }
+    }
+    c
+}
+
+/// Per-stream measurements: for sampled values, which candidates hit and what each costs.
+pub(crate) struct Samples {
+    pub(crate) candidates: usize,
+    pub(crate) masks: Vec<u64>,
+    pub(crate) costs: Vec<u8>,
+}
+
+impl Samples {
+    pub(crate) fn new(candidates: usize) -> Samples {
+        Samples {
+            candidates,
+            masks: Vec::new(),
+            costs: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.masks.len()
+    }
+
+    fn cost(&self, i: usize, c: usize) -> u32 {
+        u32::from(self.costs[i * self.candidates + c])
+    }
+
+    /// Estimated bits for coding the samples with `list` and `primary`.
+    fn estimate(&self, list: &[usize], primary: usize, is_rank: &[bool]) -> f64 {
+        let mut counts = [0u32; MAX_LIST + 1];
+        let mut payload = 0u64;
+        for i in 0..self.len() {
+            let m = self.masks[i];
+            match list.iter().position(|&c| m >> c & 1 == 1) {
+                Some(k) => {
+                    counts[k] += 1;
+                    if is_rank[list[k]] {
+                        payload += u64::from(self.cost(i, list[k]));
+                    }
+                }
+                None => {
+                    counts[list.len()] += 1;
+                    payload += u64::from(self.cost(i, primary));
+                }
+            }
+        }
+        let n = self.len() as f64;
+        let symbols: f64 = counts
+            .iter()
+            .filter(|&&k| k > 0)
+            .map(|&k| -(k as f64) * (k as f64 / n).log2())
+            .sum();
+        symbols + payload as f64
+    }
+
+    /// The cheapest value predictor for the samples no predictor in `list` hits.
+    fn best_primary(&self, list: &[usize], is_rank: &[bool]) -> usize {
+        let mut totals = vec![0u64; self.candidates];
+        for i in 0..self.len() {
+            let m = self.masks[i];
+            if list.iter().any(|&c| m >> c & 1 == 1) {
+                continue;
+            }
+            for (c, t) in totals.iter_mut().enumerate() {
+                *t += u64::from(self.cost(i, c));
+            }
+        }
+        (0..self.candidates)
+            .filter(|&c| !is_rank[c])
+            .min_by_key(|&c| totals[c])
+            .unwrap_or(0)
+    }
+
+    /// Greedy choice: the primary predictor, then up to [`MAX_LIST`] predictors whose hit
+    /// indices save the most. Returns (primary, list) as candidate indices.
+    pub(crate) fn choose(&self, is_rank: &[bool]) -> (usize, Vec<usize>) {
+        if self.len() == 0 {
+            return (0, Vec::new());
+        }
+        let mut primary = self.best_primary(&[], is_rank);
+        let mut list: Vec<usize> = Vec::new();
+        let mut best = self.estimate(&list, primary, is_rank);
+        while list.len() < MAX_LIST {
+            let mut pick = None;
+            for c in 0..self.candidates {
+                if list.contains(&c) {
+                    continue;
+                }
+                list.push(c);
+                let e = self.estimate(&list, primary, is_rank);
+                list.pop();
+                if e < best - 8.0 && pick.is_none_or(|(_, b)| e < b) {
+                    pick = Some((c, e));
+                }
+            }
+            match pick {
+                Some((c, e)) => {
+                    list.push(c);
+                    best = e;
+                }
+                None => break,
+            }
+            let p = self.best_primary(&list, is_rank);
+            let e = self.estimate(&list, p, is_rank);
+            if e < best {
+                primary = p;
+                best = e;
+            }
+        }
+        (primary, list)
+    }
+}

@@ -1,0 +1,221 @@
+//! The adaptive models of a modelled block and how each item is coded with them: the tag
+//! (predicted from the previous records), a scalar (the index of the first predictor that
+//! hits, then a rank or a residual), a byte string (order-1 bytes) and a metadata record.
+//! Encoding and decoding are written side by side so that they stay mirror images.
+
+use super::choice::Choice;
+use super::engine::Engine;
+use super::numbers::{unzigzag, zigzag, NumberModel, SmallModel};
+use super::predict::{Kind, Spec};
+use super::range::{Decoder, Encoder};
+use super::tags::{TagAlphabet, TagContext, TagModel, TAG_CONTEXT_BITS};
+use crate::universal::plan::Catalog;
+
+/// The models of one stream.
+struct StreamModels {
+    primary: usize,
+    list: Vec<usize>,
+    kinds: Vec<Kind>,
+    /// Hit-index models by the previous two indices of the stream.
+    index: Vec<SmallModel>,
+    /// Rank or residual models by hit index (the last one: residual of a miss).
+    numbers: Vec<NumberModel>,
+    primary_zero: bool,
+    prev: usize,
+    /// Context of the next rank or residual: the last one, capped.
+    last_payload: usize,
+}
+
+/// Rank and residual models per hit index: by the last payload of the stream (0 to 14, more).
+const PAYLOAD_CONTEXTS: usize = 16;
+/// Hit-index models also by the last two record indices (each capped at 3).
+const INDEX_TAG_CONTEXTS: usize = 16;
+
+impl StreamModels {
+    fn payload(&mut self, hit: usize) -> &mut NumberModel {
+        &mut self.numbers[hit * PAYLOAD_CONTEXTS + self.last_payload]
+    }
+
+    fn saw_payload(&mut self, v: u64) {
+        self.last_payload = v.min(PAYLOAD_CONTEXTS as u64 - 1) as usize;
+    }
+}
+
+/// Every adaptive model of a block.
+pub(crate) struct Models {
+    streams: Vec<StreamModels>,
+    alphabet: TagAlphabet,
+    tags: TagModel,
+    bytes: Vec<SmallModel>,
+    prev_byte: usize,
+    meta: Vec<NumberModel>,
+}
+
+impl Models {
+    /// Models for `choices`, creating the chosen predictors in `engine`.
+    pub(crate) fn new(
+        catalog: &Catalog,
+        choices: &[Choice],
+        tag_context: TagContext,
+        engine: &mut Engine,
+    ) -> Models {
+        let alphabet = TagAlphabet::new(catalog);
+        let streams = choices
+            .iter()
+            .enumerate()
+            .map(|(s, c)| {
+                let primary = engine.instance(s, c.primary);
+                let list: Vec<usize> = c.list.iter().map(|&p| engine.instance(s, p)).collect();
+                let kinds = c.list.iter().map(|p: &Spec| p.kind).collect();
+                StreamModels {
+                    primary,
+                    kinds,
+                    index: vec![SmallModel::new(3); 64 * INDEX_TAG_CONTEXTS],
+                    numbers: vec![NumberModel::default(); (list.len() + 1) * PAYLOAD_CONTEXTS],
+                    last_payload: 0,
+                    list,
+                    primary_zero: c.primary.kind == Kind::Zero,
+                    prev: 0,
+                }
+            })
+            .collect();
+        Models {
+            streams,
+            tags: TagModel::new(tag_context, alphabet.bits, TAG_CONTEXT_BITS),
+            alphabet,
+            bytes: vec![SmallModel::new(8); 256],
+            prev_byte: 0,
+            meta: vec![NumberModel::default(); 9],
+        }
+    }
+
+    pub(crate) fn encode_tag(
+        &mut self,
+        e: &mut Encoder,
+        engine: &Engine,
+        catalog: &Catalog,
+        scope: usize,
+        tag: u64,
+    ) -> Result<(), String> {
+        let plan = catalog
+            .plan_in_scope(scope, tag)
+            .ok_or_else(|| format!("tag {tag} names no record"))?;
+        self.tags
+            .encode(e, &engine.history, self.alphabet.symbol(plan));
+        Ok(())
+    }
+
+    pub(crate) fn decode_tag(
+        &mut self,
+        d: &mut Decoder<'_>,
+        engine: &Engine,
+        catalog: &Catalog,
+        scope: usize,
+    ) -> Result<u64, String> {
+        let symbol = self.tags.decode(d, &engine.history);
+        let plan = self
+            .alphabet
+            .plan(scope, symbol)
+            .ok_or_else(|| format!("record index {symbol} names no record"))?;
+        Ok(catalog.plans()[plan].tag)
+    }
+
+    pub(crate) fn encode_scalar(&mut self, e: &mut Encoder, engine: &mut Engine, s: usize, v: u64) {
+        let m = &mut self.streams[s];
+        let mut hit = m.list.len();
+        let mut rank = 0;
+        for (k, &i) in m.list.iter().enumerate() {
+            let p = &engine.predictors[i];
+            if m.kinds[k].is_rank() {
+                if let Some(r) = p.rank_of(v) {
+                    hit = k;
+                    rank = r;
+                    break;
+                }
+            } else if p.predict(&engine.history) == v {
+                hit = k;
+                break;
+            }
+        }
+        let ctx = m.prev * INDEX_TAG_CONTEXTS + self.tags.recent();
+        m.index[ctx].encode(e, hit as u32);
+        m.prev = (m.prev * 8 + hit) & 63;
+        if hit < m.list.len() {
+            if m.kinds[hit].is_rank() {
+                m.payload(hit).encode(e, rank);
+                m.saw_payload(rank);
+            }
+        } else {
+            let p = engine.predictors[m.primary].predict(&engine.history);
+            let r = if m.primary_zero {
+                v
+            } else {
+                zigzag(v.wrapping_sub(p))
+            };
+            m.payload(hit).encode(e, r);
+            m.saw_payload(r);
+        }
+        engine.observe(s, v);
+    }
+
+    pub(crate) fn decode_scalar(
+        &mut self,
+        d: &mut Decoder<'_>,
+        engine: &mut Engine,
+        s: usize,
+    ) -> Result<u64, String> {
+        let m = &mut self.streams[s];
+        let ctx = m.prev * INDEX_TAG_CONTEXTS + self.tags.recent();
+        let hit = m.index[ctx].decode(d) as usize;
+        if hit > m.list.len() {
+            return Err(format!("predictor index {hit} of {}", m.list.len()));
+        }
+        m.prev = (m.prev * 8 + hit) & 63;
+        let v = if hit < m.list.len() {
+            let p = &engine.predictors[m.list[hit]];
+            if m.kinds[hit].is_rank() {
+                let rank = m.payload(hit).decode(d);
+                m.saw_payload(rank);
+                p.at_rank(rank)
+                    .ok_or_else(|| format!("rank {rank} beyond the list"))?
+            } else {
+                p.predict(&engine.history)
+            }
+        } else {
+            let r = m.payload(hit).decode(d);
+            m.saw_payload(r);
+            if m.primary_zero {
+                r
+            } else {
+                let p = engine.predictors[m.primary].predict(&engine.history);
+                p.wrapping_add(unzigzag(r))
+            }
+        };
+        engine.observe(s, v);
+        Ok(v)
+    }
+
+    pub(crate) fn encode_bytes(&mut self, e: &mut Encoder, bytes: &[u8]) {
+        for &b in bytes {
+            self.bytes[self.prev_byte].encode(e, u32::from(b));
+            self.prev_byte = usize::from(b);
+        }
+    }
+
+    pub(crate) fn decode_bytes(&mut self, d: &mut Decoder<'_>, out: &mut Vec<u8>, len: u64) {
+        for _ in 0..len {
+            let b = self.bytes[self.prev_byte].decode(d) as u8;
+            out.push(b);
+            self.prev_byte = usize::from(b);
+        }
+    }
+
+    /// Metadata field `i`, or with `i == None` the field count.
+    pub(crate) fn encode_meta(&mut self, e: &mut Encoder, i: Option<u64>, v: u64) {
+        self.meta[i.map_or(8, |i| i.min(7) as usize)].encode(e, v);
+    }
+
+    pub(crate) fn decode_meta(&mut self, d: &mut Decoder<'_>, i: Option<u64>) -> u64 {
+        self.meta[i.map_or(8, |i| i.min(7) as usize)].decode(d)
+    }
+}

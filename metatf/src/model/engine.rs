@@ -1,0 +1,60 @@
+//! The state shared by a block's predictors: the stream history, the predictor instances
+//! (one per distinct (stream, predictor)), and who follows which stream.
+
+use std::collections::HashMap;
+
+use super::predict::{History, Predictor, Spec};
+
+pub(crate) struct Engine {
+    pub(crate) history: History,
+    pub(crate) predictors: Vec<Predictor>,
+    /// Per stream: (predictor, whether the stream is the predictor's own).
+    followers: Vec<Vec<(usize, bool)>>,
+    index: HashMap<(usize, Spec), usize>,
+    table_bits: u32,
+}
+
+impl Engine {
+    /// An engine for `streams` streams whose hashed tables have 2^`table_bits` entries.
+    pub(crate) fn new(streams: usize, table_bits: u32) -> Engine {
+        Engine {
+            history: History::new(streams),
+            predictors: Vec::new(),
+            followers: vec![Vec::new(); streams],
+            index: HashMap::new(),
+            table_bits,
+        }
+    }
+
+    /// The predictor `spec` of stream `own`, created on first use.
+    pub(crate) fn instance(&mut self, own: usize, spec: Spec) -> usize {
+        if let Some(&i) = self.index.get(&(own, spec)) {
+            return i;
+        }
+        let p = Predictor::new(own, spec, self.table_bits);
+        let i = self.predictors.len();
+        // Predictors read only the history, which changes after all of them have observed a
+        // value, so the order of followers does not matter.
+        self.followers[own].push((i, true));
+        if let Some(w) = p.watches() {
+            self.followers[w].push((i, false));
+        }
+        self.predictors.push(p);
+        self.index.insert((own, spec), i);
+        i
+    }
+
+    /// Stream `s` took value `v`: every follower updates, then the history.
+    #[inline]
+    pub(crate) fn observe(&mut self, s: usize, v: u64) {
+        for &(i, own) in &self.followers[s] {
+            let p = &mut self.predictors[i];
+            if own {
+                p.observe_own(&self.history, v);
+            } else {
+                p.observe_watched(v);
+            }
+        }
+        self.history.update(s, v);
+    }
+}

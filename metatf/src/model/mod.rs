@@ -1,0 +1,37 @@
+//! The model engine: modelled blocks for the universal writer and reader.
+//!
+//! A field's *model interpretation* turns its value into a symbol given state shared by the
+//! whole record stream of a block: per-field histories, tables keyed by other fields, live-object
+//! recency lists, move-to-front lists ([`predict`]). Every scalar field of every record is a
+//! stream ([`streams`]); per block, each stream gets the predictors that measure cheapest on
+//! that block ([`choose`]), written at the block's start as model metadata entries ([`choice`]).
+//! Each value is then coded as the index of the first listed predictor that hits, else the
+//! residual against the primary predictor, by an adaptive binary range coder ([`range`],
+//! [`numbers`], [`coders`]). The layout is specified in docs/FORMAT.md ("Model engine").
+
+mod block;
+mod choice;
+mod choose;
+mod coders;
+mod engine;
+pub(crate) mod flat;
+mod live;
+mod numbers;
+mod predict;
+mod range;
+mod streams;
+mod tags;
+mod walk;
+
+pub(crate) use block::{choose as choose_block, decode as decode_block, encode as encode_block};
+pub(crate) use streams::Streams;
+
+/// Header property naming the engine that coded the record streams.
+pub const PROPERTY_ENGINE: &str = "engine";
+/// Value of [`PROPERTY_ENGINE`] for blocks coded by this model engine.
+pub const ENGINE_MODEL: &str = "model";
+/// Records per modelled block unless the writer is told otherwise.
+pub const MODEL_BLOCK_RECORDS: u64 = 1 << 20;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,134 @@
+//! Binarisations of the entropy stage: how a symbol becomes bits, and which adaptive
+//! probability codes each bit.
+//!
+//! - [`SmallModel`]: a symbol below 2^BITS as a bit tree (one probability per tree node).
+//! - [`NumberModel`]: any u64 as its bit length (a 7-level bit tree) and then the bits below the
+//!   leading one, the three highest in a tree per length, the rest one probability per (length,
+//!   bit position).
+
+use super::range::{Decoder, Encoder, Prob, HALF};
+
+/// A symbol below `1 << bits`, coded as a bit tree, most significant bit first.
+#[derive(Clone)]
+pub(crate) struct SmallModel {
+    bits: u32,
+    probs: Vec<Prob>,
+}
+
+impl SmallModel {
+    pub(crate) fn new(bits: u32) -> SmallModel {
+        SmallModel {
+            bits,
+            probs: vec![HALF; 1 << bits],
+        }
+    }
+
+    #[inline]
+    pub(crate) fn encode(&mut self, e: &mut Encoder, symbol: u32) {
+        let mut node = 1usize;
+        for i in (0..self.bits).rev() {
+            let bit = (symbol >> i) & 1 == 1;
+            e.bit(&mut self.probs[node], bit);
+            node = (node << 1) | usize::from(bit);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn decode(&mut self, d: &mut Decoder<'_>) -> u32 {
+        let mut node = 1usize;
+        for _ in 0..self.bits {
+            let bit = d.bit(&mut self.probs[node]);
+            node = (node << 1) | usize::from(bit);
+        }
+        (node - (1 << self.bits)) as u32
+    }
+}
+
+/// Mantissa bits (below the leading one) coded in a tree per bit length.
+const TREE_BITS: u32 = 3;
+
+/// Any u64: bit length, then mantissa.
+#[derive(Clone)]
+pub(crate) struct NumberModel {
+    length: SmallModel,
+    /// Per bit length: the tree of the highest mantissa bits.
+    high: Vec<Prob>,
+    /// Per (bit length, bit position): the remaining mantissa bits.
+    low: Vec<Prob>,
+}
+
+impl Default for NumberModel {
+    fn default() -> Self {
+        NumberModel {
+            length: SmallModel::new(7),
+            high: vec![HALF; 65 << TREE_BITS],
+            low: vec![HALF; 65 * 64],
+        }
+    }
+}
+
+impl NumberModel {
+    pub(crate) fn encode(&mut self, e: &mut Encoder, v: u64) {
+        let n = 64 - v.leading_zeros();
+        self.length.encode(e, n);
+        if n < 2 {
+            return;
+        }
+        let m = n - 1; // mantissa bits
+        let t = m.min(TREE_BITS);
+        let base = (n as usize) << TREE_BITS;
+        let mut node = 1usize;
+        for i in 0..t {
+            let bit = (v >> (m - 1 - i)) & 1 == 1;
+            e.bit(&mut self.high[base + node], bit);
+            node = (node << 1) | usize::from(bit);
+        }
+        for i in (0..m - t).rev() {
+            e.bit(
+                &mut self.low[n as usize * 64 + i as usize],
+                (v >> i) & 1 == 1,
+            );
+        }
+    }
+
+    pub(crate) fn decode(&mut self, d: &mut Decoder<'_>) -> u64 {
+        let n = self.length.decode(d).min(64);
+        if n < 2 {
+            return u64::from(n);
+        }
+        let m = n - 1;
+        let t = m.min(TREE_BITS);
+        let base = (n as usize) << TREE_BITS;
+        let mut node = 1usize;
+        for _ in 0..t {
+            let bit = d.bit(&mut self.high[base + node]);
+            node = (node << 1) | usize::from(bit);
+        }
+        let mut v = node as u64; // the leading one and the tree bits
+        for i in (0..m - t).rev() {
+            let bit = d.bit(&mut self.low[n as usize * 64 + i as usize]);
+            v = (v << 1) | u64::from(bit);
+        }
+        v
+    }
+}
+
+/// Maps a signed difference to an unsigned number, small magnitudes first.
+#[inline]
+pub(crate) fn zigzag(d: u64) -> u64 {
+    let s = d as i64;
+    ((s << 1) ^ (s >> 63)) as u64
+}
+
+/// Inverse of [`zigzag`].
+#[inline]
+pub(crate) fn unzigzag(z: u64) -> u64 {
+    (z >> 1) ^ (z & 1).wrapping_neg()
+}
+
+/// Estimated bits to code `v` with a [`NumberModel`] that has seen similar values.
+#[inline]
+pub(crate) fn estimate(v: u64) -> u8 {
+    let n = 64 - v.leading_zeros();
+    (n.saturating_sub(1) + 2) as u8
+}

@@ -1,0 +1,306 @@
+//! Predictors: the model interpretations of a field. Each one turns the history of the record
+//! stream into either a guess of the field's next value (a *value* predictor) or a recency list
+//! in which the value is looked up by rank (a *rank* predictor). Every predictor's state depends
+//! only on the values coded so far, never on which predictors were chosen, so the writer can
+//! measure all candidates in one pass and the reader keeps only the chosen ones.
+
+use super::live::{LiveList, LIVE_CAP, MEASURE_LIVE_CAP};
+use super::numbers::{unzigzag, zigzag};
+
+/// Entries of a hashed table (fcm, dfcm, key, key-stride) when coding.
+pub(crate) const TABLE_BITS: u32 = 16;
+/// Entries of a hashed table while measuring candidates (fewer, to bound memory).
+pub(crate) const MEASURE_TABLE_BITS: u32 = 14;
+/// Longest history an fcm/dfcm context covers.
+pub(crate) const MAX_ORDER: u32 = 3;
+/// Record distances above this are the same key.
+const MAX_DISTANCE: u64 = 7;
+
+/// What a predictor is; codes as in docs/FORMAT.md ("Model engine").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    /// Always 0: the value itself is the residual.
+    Zero,
+    /// The last value of stream `arg` (the own stream: delta).
+    Last,
+    /// Last value plus the last difference of the own stream.
+    Stride,
+    /// Last value of the own stream plus the last value of stream `arg`.
+    Sum,
+    /// The value that followed the same last `arg` values of the own stream.
+    Fcm,
+    /// Last value plus the difference that followed the same last `arg` differences.
+    Dfcm,
+    /// The own stream's value the last time stream `arg` had its current value (and distance).
+    Key,
+    /// As `Key`, plus the difference seen the last two times under that key.
+    KeyStride,
+    /// Rank among live values created by stream `arg`; a hit ends the value.
+    Live,
+    /// Rank in the move-to-front list of the own stream's values.
+    Mtf,
+    /// As `Live`, but the symbol is the value's position among the live values (oldest
+    /// first) relative to where the last ended value stood, as a zigzag signed offset.
+    LiveNext,
+}
+
+impl Kind {
+    pub(crate) const ALL: [Kind; 11] = [
+        Kind::Zero,
+        Kind::Last,
+        Kind::Stride,
+        Kind::Sum,
+        Kind::Fcm,
+        Kind::Dfcm,
+        Kind::Key,
+        Kind::KeyStride,
+        Kind::Live,
+        Kind::Mtf,
+        Kind::LiveNext,
+    ];
+
+    pub(crate) fn code(self) -> u8 {
+        Kind::ALL.iter().position(|&k| k == self).unwrap_or(0) as u8
+    }
+
+    pub(crate) fn from_code(c: u64) -> Option<Kind> {
+        Kind::ALL.get(usize::try_from(c).ok()?).copied()
+    }
+
+    pub(crate) fn is_rank(self) -> bool {
+        matches!(self, Kind::Live | Kind::Mtf | Kind::LiveNext)
+    }
+
+    /// Whether `arg` names a stream (otherwise it is an order or unused).
+    pub(crate) fn arg_is_stream(self) -> bool {
+        matches!(
+            self,
+            Kind::Last | Kind::Sum | Kind::Key | Kind::KeyStride | Kind::Live | Kind::LiveNext
+        )
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Zero => "none",
+            Kind::Last => "last",
+            Kind::Stride => "stride",
+            Kind::Sum => "sum",
+            Kind::Fcm => "fcm",
+            Kind::Dfcm => "dfcm",
+            Kind::Key => "key",
+            Kind::KeyStride => "keystride",
+            Kind::Live => "live",
+            Kind::Mtf => "mtf",
+            Kind::LiveNext => "livenext",
+        }
+    }
+}
+
+/// A predictor for stream `own`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Spec {
+    pub(crate) kind: Kind,
+    /// Stream index or order, see [`Kind`].
+    pub(crate) arg: u32,
+}
+
+/// What every predictor may read: the last two values of every stream and when it last had one.
+pub(crate) struct History {
+    pub(crate) last: Vec<u64>,
+    pub(crate) prev: Vec<u64>,
+    pub(crate) at: Vec<u64>,
+    /// Number of the record being coded, from 0 in the block.
+    pub(crate) record: u64,
+}
+
+impl History {
+    pub(crate) fn new(streams: usize) -> History {
+        History {
+            last: vec![0; streams],
+            prev: vec![0; streams],
+            at: vec![0; streams],
+            record: 0,
+        }
+    }
+
+    pub(crate) fn update(&mut self, s: usize, v: u64) {
+        self.prev[s] = self.last[s];
+        self.last[s] = v;
+        self.at[s] = self.record;
+    }
+}
+
+#[inline]
+fn mix(h: u64, v: u64) -> u64 {
+    (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
+}
+
+#[inline]
+fn slot(h: u64, bits: u32) -> usize {
+    (h.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> (64 - bits)) as usize
+}
+
+/// One predictor with its state.
+pub(crate) struct Predictor {
+    pub(crate) spec: Spec,
+    pub(crate) own: usize,
+    table: Vec<u64>,
+    deltas: Vec<u64>,
+    /// Last `arg` values (fcm) or differences (dfcm), newest first.
+    recent: [u64; MAX_ORDER as usize],
+    live: Option<Box<LiveList>>,
+    /// `LiveNext`: position the last ended value had.
+    last_position: u64,
+    table_bits: u32,
+}
+
+impl Predictor {
+    pub(crate) fn new(own: usize, spec: Spec, table_bits: u32) -> Predictor {
+        let tables = match spec.kind {
+            Kind::Fcm | Kind::Dfcm | Kind::Key => 1,
+            Kind::KeyStride => 2,
+            _ => 0,
+        };
+        Predictor {
+            spec,
+            own,
+            table: if tables > 0 {
+                vec![0; 1 << table_bits]
+            } else {
+                Vec::new()
+            },
+            deltas: if tables > 1 {
+                vec![0; 1 << table_bits]
+            } else {
+                Vec::new()
+            },
+            recent: [0; MAX_ORDER as usize],
+            live: spec.kind.is_rank().then(|| {
+                // Lists are bounded like tables: smaller while measuring.
+                let cap = if table_bits < TABLE_BITS {
+                    MEASURE_LIVE_CAP
+                } else {
+                    LIVE_CAP
+                };
+                Box::new(LiveList::new(cap))
+            }),
+            last_position: 0,
+            table_bits,
+        }
+    }
+
+    /// The stream, other than the own one, whose values this predictor also follows.
+    pub(crate) fn watches(&self) -> Option<usize> {
+        matches!(self.spec.kind, Kind::Live | Kind::LiveNext).then_some(self.spec.arg as usize)
+    }
+
+    fn history_slot(&self) -> usize {
+        let mut h = 0;
+        for &v in &self.recent[..self.spec.arg as usize] {
+            h = mix(h, v);
+        }
+        slot(h, self.table_bits)
+    }
+
+    fn key_slot(&self, h: &History) -> usize {
+        let s2 = self.spec.arg as usize;
+        let distance = (h.record - h.at[s2]).min(MAX_DISTANCE);
+        slot(mix(mix(0, h.last[s2]), distance), self.table_bits)
+    }
+
+    /// The guess of a value predictor.
+    #[inline]
+    pub(crate) fn predict(&self, h: &History) -> u64 {
+        let last = h.last[self.own];
+        match self.spec.kind {
+            Kind::Zero | Kind::Live | Kind::Mtf | Kind::LiveNext => 0,
+            Kind::Last => h.last[self.spec.arg as usize],
+            Kind::Stride => last.wrapping_add(last.wrapping_sub(h.prev[self.own])),
+            Kind::Sum => last.wrapping_add(h.last[self.spec.arg as usize]),
+            Kind::Fcm => self.table[self.history_slot()],
+            Kind::Dfcm => last.wrapping_add(self.table[self.history_slot()]),
+            Kind::Key => self.table[self.key_slot(h)],
+            Kind::KeyStride => {
+                let i = self.key_slot(h);
+                self.table[i].wrapping_add(self.deltas[i])
+            }
+        }
+    }
+
+    /// Rank of `v` in a rank predictor's list.
+    #[inline]
+    pub(crate) fn rank_of(&self, v: u64) -> Option<u64> {
+        let live = self.live.as_ref()?;
+        if self.spec.kind == Kind::LiveNext {
+            let p = live.position_of(v)?;
+            return Some(zigzag(p.wrapping_sub(self.last_position)));
+        }
+        live.rank_of(v)
+    }
+
+    /// The value at `rank` in a rank predictor's list.
+    pub(crate) fn at_rank(&self, rank: u64) -> Option<u64> {
+        let live = self.live.as_ref()?;
+        if self.spec.kind == Kind::LiveNext {
+            return live.at_position(self.last_position.wrapping_add(unzigzag(rank)));
+        }
+        live.at_rank(rank)
+    }
+
+    /// The own stream took value `v` (history not yet updated).
+    pub(crate) fn observe_own(&mut self, h: &History, v: u64) {
+        match self.spec.kind {
+            Kind::Fcm => {
+                let i = self.history_slot();
+                self.table[i] = v;
+                self.push_recent(v);
+            }
+            Kind::Dfcm => {
+                let d = v.wrapping_sub(h.last[self.own]);
+                let i = self.history_slot();
+                self.table[i] = d;
+                self.push_recent(d);
+            }
+            Kind::Key => {
+                let i = self.key_slot(h);
+                self.table[i] = v;
+            }
+            Kind::KeyStride => {
+                let i = self.key_slot(h);
+                self.deltas[i] = v.wrapping_sub(self.table[i]);
+                self.table[i] = v;
+            }
+            Kind::Live => {
+                if let Some(l) = &mut self.live {
+                    l.remove(v);
+                }
+            }
+            Kind::LiveNext => {
+                if let Some(l) = &mut self.live {
+                    if let Some(p) = l.position_of(v) {
+                        self.last_position = p;
+                        l.remove(v);
+                    }
+                }
+            }
+            Kind::Mtf => {
+                if let Some(l) = &mut self.live {
+                    l.insert(v);
+                }
+            }
+            Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum => {}
+        }
+    }
+
+    /// The watched stream took value `v`.
+    pub(crate) fn observe_watched(&mut self, v: u64) {
+        if let Some(l) = &mut self.live {
+            l.insert(v);
+        }
+    }
+
+    fn push_recent(&mut self, v: u64) {
+        self.recent.copy_within(0..MAX_ORDER as usize - 1, 1);
+        self.recent[0] = v;
+    }
+}

@@ -1,0 +1,135 @@
+//! The adaptive binary range coder of the entropy stage (the LZMA design: 11-bit
+//! probabilities, 32-bit range, carry propagation through a cached byte).
+
+/// Bits of precision of a probability.
+const PROB_BITS: u32 = 11;
+/// A probability of one half.
+pub(crate) const HALF: u16 = 1 << (PROB_BITS - 1);
+/// How fast a probability follows the data: it moves 1/2^ADAPT of the way per bit.
+pub(crate) const ADAPT: u32 = 4;
+const TOP: u32 = 1 << 24;
+
+/// Adaptive probability that the next bit is 0, in units of 2^-11.
+pub(crate) type Prob = u16;
+
+/// Writes bits coded with adaptive probabilities.
+pub(crate) struct Encoder {
+    low: u64,
+    range: u32,
+    cache: u8,
+    cache_size: u64,
+    out: Vec<u8>,
+}
+
+impl Encoder {
+    pub(crate) fn new() -> Encoder {
+        Encoder {
+            low: 0,
+            range: u32::MAX,
+            cache: 0,
+            cache_size: 1,
+            out: Vec::new(),
+        }
+    }
+
+    /// Codes `bit` with probability `p` of a 0, then adapts `p`.
+    #[inline]
+    pub(crate) fn bit(&mut self, p: &mut Prob, bit: bool) {
+        let bound = (self.range >> PROB_BITS) * u32::from(*p);
+        if bit {
+            self.low += u64::from(bound);
+            self.range -= bound;
+            *p -= *p >> ADAPT;
+        } else {
+            self.range = bound;
+            *p += ((1 << PROB_BITS) - *p) >> ADAPT;
+        }
+        while self.range < TOP {
+            self.range <<= 8;
+            self.shift_low();
+        }
+    }
+
+    fn shift_low(&mut self) {
+        if self.low < 0xFF00_0000 || self.low > 0xFFFF_FFFF {
+            let carry = (self.low >> 32) as u8;
+            let mut temp = self.cache;
+            loop {
+                self.out.push(temp.wrapping_add(carry));
+                temp = 0xFF;
+                self.cache_size -= 1;
+                if self.cache_size == 0 {
+                    break;
+                }
+            }
+            self.cache = ((self.low >> 24) & 0xFF) as u8;
+        }
+        self.cache_size += 1;
+        self.low = (self.low & 0x00FF_FFFF) << 8;
+    }
+
+    /// Flushes the coder and returns the coded bytes.
+    pub(crate) fn finish(mut self) -> Vec<u8> {
+        for _ in 0..5 {
+            self.shift_low();
+        }
+        self.out
+    }
+}
+
+/// Reads bits written by [`Encoder`]; past the end of its input it reads zero bytes, so damaged
+/// input gives wrong symbols (caught by the caller's checks), never a panic.
+pub(crate) struct Decoder<'a> {
+    code: u32,
+    range: u32,
+    input: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Decoder<'a> {
+    pub(crate) fn new(input: &'a [u8]) -> Decoder<'a> {
+        let mut d = Decoder {
+            code: 0,
+            range: u32::MAX,
+            input,
+            at: 1,
+        };
+        for _ in 0..4 {
+            d.code = (d.code << 8) | u32::from(d.byte());
+        }
+        d
+    }
+
+    #[inline]
+    fn byte(&mut self) -> u8 {
+        let b = self.input.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        b
+    }
+
+    /// How many bytes past the end of the input the decoder has read.
+    pub(crate) fn overrun(&self) -> usize {
+        self.at.saturating_sub(self.input.len() + 4)
+    }
+
+    /// Decodes one bit with probability `p` of a 0, then adapts `p`.
+    #[inline]
+    pub(crate) fn bit(&mut self, p: &mut Prob) -> bool {
+        let bound = (self.range >> PROB_BITS) * u32::from(*p);
+        let bit = if self.code < bound {
+            self.range = bound;
+            *p += ((1 << PROB_BITS) - *p) >> ADAPT;
+            false
+        } else {
+            self.code -= bound;
+            self.range -= bound;
+            *p -= *p >> ADAPT;
+            true
+        };
+        while self.range < TOP {
+            self.range <<= 8;
+            self.code = (self.code << 8) | u32::from(self.byte());
+        }
+        bit
+    }
+}

@@ -1,0 +1,121 @@
+//! Walks the records of a block in the order the engine codes them: tag, then each field
+//! (scalars, byte strings, repeated groups) as the record plan lays them out. The same walk
+//! drives measuring, encoding and decoding, so the three cannot disagree on the order.
+
+use super::flat::lookup;
+use crate::universal::plan::{Builtin, Catalog, Leaf};
+
+/// One direction of coding; each call either codes the next item or reports why not.
+pub(crate) trait Side {
+    /// The next record's tag, in scope number `scope`.
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String>;
+    /// The next value of stream `s`.
+    fn scalar(&mut self, s: usize) -> Result<u64, String>;
+    /// The next `len` bytes of a byte string.
+    fn bytes(&mut self, len: u64) -> Result<(), String>;
+    /// The number of fields of a metadata record.
+    fn meta_count(&mut self) -> Result<u64, String>;
+    /// Metadata field `i`.
+    fn meta_value(&mut self, i: u64) -> Result<u64, String>;
+    /// The record is complete.
+    fn end_record(&mut self);
+    /// Fields the side may still produce (the decoder's bound on damaged input).
+    fn budget(&mut self) -> &mut u64;
+}
+
+/// Walks `records` records starting in `section`; returns the section at the end.
+pub(crate) fn walk<S: Side>(
+    catalog: &Catalog,
+    streams: &super::streams::Streams,
+    side: &mut S,
+    records: u64,
+    mut section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+) -> Result<Option<u8>, (u64, String)> {
+    let mut scalars = Vec::new();
+    for r in 0..records {
+        let fail = |m: String| (r, m);
+        let tag = side
+            .tag(catalog, catalog.scope_index(section))
+            .map_err(fail)?;
+        let pi = catalog.plan_index(section, tag).ok_or_else(|| {
+            fail(format!(
+                "tag {tag} names no record in {}",
+                crate::universal::section_label(section)
+            ))
+        })?;
+        let plan = &catalog.plans()[pi];
+        scalars.clear();
+        if plan.builtin == Builtin::Metadata {
+            let n = side.meta_count().map_err(fail)?;
+            spend(side, n).map_err(fail)?;
+            for i in 0..n {
+                side.meta_value(i).map_err(fail)?;
+            }
+        } else {
+            leaves(streams, side, pi, &plan.leaves, &mut scalars)
+                .map_err(|m| fail(format!("{}: {m}", plan.name)))?;
+        }
+        if plan.builtin == Builtin::Section {
+            let n = scalars.first().map_or(0, |&(_, v)| v);
+            match u8::try_from(n).ok().filter(|&n| declared(n)) {
+                Some(n) => section = Some(n),
+                None => return Err(fail(format!("section {n} is not declared in the DTD"))),
+            }
+        }
+        side.end_record();
+    }
+    Ok(section)
+}
+
+fn spend<S: Side>(side: &mut S, n: u64) -> Result<(), String> {
+    let b = side.budget();
+    if n > *b {
+        return Err(format!("{n} fields exceed what the block can hold"));
+    }
+    *b -= n;
+    Ok(())
+}
+
+fn leaves<S: Side>(
+    streams: &super::streams::Streams,
+    side: &mut S,
+    plan: usize,
+    leaves_: &[Leaf],
+    scalars: &mut Vec<(u16, u64)>,
+) -> Result<(), String> {
+    spend(side, leaves_.len() as u64)?;
+    for leaf in leaves_ {
+        match leaf {
+            Leaf::Scalar { position, .. } => {
+                let s = streams
+                    .of(plan, *position)
+                    .ok_or("field without a stream")?;
+                let v = side.scalar(s)?;
+                scalars.push((*position, v));
+            }
+            Leaf::Bytes {
+                length_position,
+                name,
+            } => {
+                let len = lookup(scalars, *length_position)
+                    .ok_or_else(|| format!("{name}: length field has no value"))?;
+                spend(side, len)?;
+                side.bytes(len)?;
+            }
+            Leaf::Repeated {
+                count_position,
+                element,
+                name,
+            } => {
+                let count = lookup(scalars, *count_position)
+                    .ok_or_else(|| format!("{name}: count field has no value"))?;
+                spend(side, count)?;
+                for _ in 0..count {
+                    leaves(streams, side, plan, element, scalars)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
