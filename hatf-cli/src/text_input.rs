@@ -164,3 +164,49 @@ pub fn finish(trace_decoder: Option<JoinHandle<Result<u64, hatf::FormatError>>>)
         )),
     }
 }
+
+/// What an analysis of a text trace found, with the names it is reported under.
+pub struct Analysed<T> {
+    /// The analysis' result.
+    pub result: T,
+    /// The input's name, for messages.
+    pub name: String,
+    /// The trace's format.
+    pub format: &'static dyn TraceFormat,
+}
+
+/// Opens `input` (a file, or standard input) as a text trace with a progress bar, runs one of
+/// the format's analyses over it (`stats`, `validate`), and waits for the decoder behind a
+/// binary input. `command` names the subcommand in the error for a format without it.
+pub fn analyse<T>(
+    input: Option<&std::path::Path>,
+    from: &str,
+    verbosity: crate::Verbosity,
+    command: &str,
+    analysis: impl FnOnce(
+        &'static dyn TraceFormat,
+        &mut dyn Read,
+        &str,
+    ) -> Option<Result<T, hatf::FormatError>>,
+) -> CliResult<Analysed<T>> {
+    let input = crate::progress::track(
+        crate::io::open_input(input, crate::io::TEXT_READ_AHEAD)?,
+        verbosity,
+        "reading",
+    );
+    let name = input.name.clone();
+    let mut trace = open_text_trace(input, from)?;
+    let result = analysis(trace.format, &mut trace.reader, &name).ok_or_else(|| {
+        CliError::not_built(&format!(
+            "`hatf {command}` for `{}` traces",
+            trace.format.name()
+        ))
+    })??;
+    drop(trace.reader);
+    finish(trace.decoder)?;
+    Ok(Analysed {
+        result,
+        name,
+        format: trace.format,
+    })
+}

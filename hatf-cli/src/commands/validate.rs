@@ -2,9 +2,7 @@
 
 use crate::args::ValidateArgs;
 use crate::error::{CliError, CliResult};
-use crate::io::{open_input, TEXT_READ_AHEAD};
-use crate::progress;
-use crate::text_input::{finish, open_text_trace};
+use crate::text_input::analyse;
 use crate::Verbosity;
 
 /// At most this many problems are printed; the total is always given.
@@ -12,25 +10,14 @@ const SHOWN_PROBLEMS: usize = 100;
 
 /// Runs `hatf validate`.
 pub fn run(args: &ValidateArgs, verbosity: Verbosity) -> CliResult {
-    let input = progress::track(
-        open_input(args.input.as_deref(), TEXT_READ_AHEAD)?,
+    let analysed = analyse(
+        args.input.as_deref(),
+        &args.from,
         verbosity,
-        "reading",
-    );
-    let name = input.name.clone();
-    let mut trace = open_text_trace(input, &args.from)?;
-    let problems = trace
-        .format
-        .validate(&mut trace.reader, &name)
-        .ok_or_else(|| {
-            CliError::not_built(&format!(
-                "`hatf validate` for `{}` traces",
-                trace.format.name()
-            ))
-        })?;
-    let problems = problems?;
-    drop(trace.reader);
-    finish(trace.decoder)?;
+        "validate",
+        |format, text, name| format.validate(text, name),
+    )?;
+    let (problems, name, format) = (analysed.result, analysed.name, analysed.format);
     for problem in problems.iter().take(SHOWN_PROBLEMS) {
         eprintln!("{name}:{}: {}", problem.line, problem.message);
     }
@@ -39,7 +26,7 @@ pub fn run(args: &ValidateArgs, verbosity: Verbosity) -> CliResult {
     }
     if problems.is_empty() {
         if !verbosity.quiet {
-            crate::data_stdout::print(&format!("{name}: valid `{}` trace\n", trace.format.name()))?;
+            crate::data_stdout::print(&format!("{name}: valid `{}` trace\n", format.name()))?;
         }
         Ok(())
     } else {
