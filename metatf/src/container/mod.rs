@@ -14,6 +14,7 @@ pub mod context_mix;
 mod contexts;
 mod dtd_storage;
 mod framing;
+pub(crate) use framing::PutLe;
 mod header;
 mod index;
 mod parallel;

@@ -5,6 +5,7 @@ use super::choose::MAX_LIST;
 use super::predict::{Kind, Spec, MAX_ORDER};
 use super::streams::Streams;
 use super::tags::{TagContext, MAX_TAG_ORDER};
+use crate::container::PutLe;
 use crate::universal::plan::Catalog;
 
 /// Metadata property code of a model entry (after the paper's and the runtime's codes 0–7).
@@ -29,14 +30,6 @@ impl Default for Choice {
     }
 }
 
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 /// Reads a varint; `None` at the end of the input or past 64 bits.
 pub(crate) fn get_varint(input: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
@@ -52,28 +45,28 @@ pub(crate) fn get_varint(input: &[u8], at: &mut usize) -> Option<u64> {
 }
 
 fn put_spec(out: &mut Vec<u8>, catalog: &Catalog, streams: &Streams, spec: Spec) {
-    put_varint(out, u64::from(spec.kind.code()));
+    out.put_varint(u64::from(spec.kind.code()));
     if spec.kind.arg_is_stream() {
         let t = &streams.info[spec.arg as usize];
-        put_varint(out, catalog.plans()[t.plan].tag);
-        put_varint(out, u64::from(t.position));
+        out.put_varint(catalog.plans()[t.plan].tag);
+        out.put_varint(u64::from(t.position));
     } else {
-        put_varint(out, u64::from(spec.arg));
+        out.put_varint(u64::from(spec.arg));
     }
 }
 
 /// Serialises the tag context: its order, then 0 or 1 and the stream (scope, tag, field).
 pub(crate) fn write_tag_context(catalog: &Catalog, streams: &Streams, c: TagContext) -> Vec<u8> {
     let mut out = Vec::new();
-    put_varint(&mut out, u64::from(c.order));
+    out.put_varint(u64::from(c.order));
     match c.stream {
-        None => put_varint(&mut out, 0),
+        None => out.put_varint(0),
         Some(s) => {
             let info = &streams.info[s];
-            put_varint(&mut out, 1);
-            put_varint(&mut out, info.scope as u64);
-            put_varint(&mut out, catalog.plans()[info.plan].tag);
-            put_varint(&mut out, u64::from(info.position));
+            out.put_varint(1);
+            out.put_varint(info.scope as u64);
+            out.put_varint(catalog.plans()[info.plan].tag);
+            out.put_varint(u64::from(info.position));
         }
     }
     out
@@ -118,15 +111,15 @@ pub(crate) fn write_choices(catalog: &Catalog, streams: &Streams, choices: &[Cho
     let chosen: Vec<usize> = (0..choices.len())
         .filter(|&s| choices[s] != Choice::default())
         .collect();
-    put_varint(&mut out, chosen.len() as u64);
+    out.put_varint(chosen.len() as u64);
     for s in chosen {
         let info = &streams.info[s];
-        put_varint(&mut out, info.scope as u64);
-        put_varint(&mut out, catalog.plans()[info.plan].tag);
-        put_varint(&mut out, u64::from(info.position));
+        out.put_varint(info.scope as u64);
+        out.put_varint(catalog.plans()[info.plan].tag);
+        out.put_varint(u64::from(info.position));
         out.push(MODEL_PROPERTY);
         let c = &choices[s];
-        put_varint(&mut out, 1 + c.list.len() as u64);
+        out.put_varint(1 + c.list.len() as u64);
         put_spec(&mut out, catalog, streams, c.primary);
         for &spec in &c.list {
             put_spec(&mut out, catalog, streams, spec);
