@@ -2,12 +2,12 @@
 //! stream, then code the records with the choice; and the reverse.
 
 use super::choice::{read_choices, read_tag_context, write_choices, write_tag_context, Choice};
-use super::choose::{candidates, Samples};
+use super::choose::{candidates, Samples, MAX_LIST};
 use super::coders::Models;
 use super::engine::Engine;
 use super::flat::FlatBlock;
 use super::numbers::{estimate, zigzag};
-use super::predict::{Spec, MEASURE_TABLE_BITS, TABLE_BITS};
+use super::predict::{Kind, Spec, MEASURE_TABLE_BITS, TABLE_BITS};
 use super::range::{Decoder, Encoder};
 use super::streams::Streams;
 use super::tags::{TagAlphabet, TagContext, TagModel, MEASURE_CONTEXT_BITS};
@@ -90,7 +90,7 @@ impl Side for Measure<'_> {
             for (c, &i) in self.candidates[s].iter().enumerate() {
                 let p = &self.engine.predictors[i];
                 let cost = if self.rank[s][c] {
-                    match p.rank_of(v) {
+                    match p.rank_of(&self.engine.history, v) {
                         Some(r) => {
                             mask |= 1 << c;
                             estimate(r)
@@ -245,6 +245,14 @@ impl Side for Decode<'_> {
     }
 }
 
+/// What [`choose`] found: the choice by sampled costs, possibly an alternative the writer codes
+/// too (keeping the shorter), and the tag context.
+pub(crate) struct Chosen {
+    pub(crate) choices: Vec<Choice>,
+    pub(crate) alternative: Option<Vec<Choice>>,
+    pub(crate) tag_context: TagContext,
+}
+
 /// Chooses predictors for `block` by measuring every candidate on it.
 pub(crate) fn choose(
     catalog: &Catalog,
@@ -252,8 +260,8 @@ pub(crate) fn choose(
     block: &FlatBlock,
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
-) -> Result<(Vec<Choice>, TagContext), (u64, String)> {
-    let mut engine = Engine::new(streams.len(), MEASURE_TABLE_BITS);
+) -> Result<Chosen, (u64, String)> {
+    let mut engine = Engine::new(streams, MEASURE_TABLE_BITS);
     let mut specs: Vec<Vec<Spec>> = Vec::new();
     let mut cands = Vec::new();
     let mut rank = Vec::new();
@@ -302,8 +310,28 @@ pub(crate) fn choose(
                 list: list.iter().map(|&c| specs[s][c]).collect(),
             }
         })
-        .collect();
-    Ok((choices, best_tag))
+        .collect::<Vec<Choice>>();
+    // The alternative: every stream with a keyed `reuse` candidate puts the cheapest one
+    // first (its ranks are coded by key, which the sampled costs do not see).
+    let mut alternative = choices.clone();
+    let mut any = false;
+    for (s, c) in alternative.iter_mut().enumerate() {
+        let keyed = (0..specs[s].len())
+            .filter(|&i| specs[s][i].kind == Kind::Reuse && specs[s][i].arg as usize != s)
+            .min_by_key(|&i| m.samples[s].total(i));
+        if let Some(i) = keyed {
+            let spec = specs[s][i];
+            c.list.retain(|&x| x != spec);
+            c.list.insert(0, spec);
+            c.list.truncate(MAX_LIST);
+            any = true;
+        }
+    }
+    Ok(Chosen {
+        choices,
+        alternative: any.then_some(alternative),
+        tag_context: best_tag,
+    })
 }
 
 /// Codes `block` with `choices`: the model table, then the range-coded records.
@@ -316,7 +344,7 @@ pub(crate) fn encode(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Vec<u8>, (u64, String)> {
-    let mut engine = Engine::new(streams.len(), TABLE_BITS);
+    let mut engine = Engine::new(streams, TABLE_BITS);
     let models = Models::new(catalog, choices, tag_context, &mut engine);
     let mut e = Encode {
         input: FlatReader {
@@ -348,7 +376,7 @@ pub(crate) fn decode(
     let mut at = 0;
     let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
     let choices = read_choices(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
-    let mut engine = Engine::new(streams.len(), TABLE_BITS);
+    let mut engine = Engine::new(streams, TABLE_BITS);
     let models = Models::new(catalog, &choices, tag_context, &mut engine);
     let coded = &bytes[at..];
     let mut d = Decode {

@@ -44,6 +44,20 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
             }
         }
     }
+    // Values other records end and this record creates again: unkeyed, and keyed by each
+    // other field of the record.
+    let ended = streams
+        .info
+        .iter()
+        .any(|o| o.scope == me.scope && o.plan != me.plan && o.name == me.name);
+    if ended {
+        c.push(own(Kind::Reuse, s as u32));
+        for (t, other) in streams.info.iter().enumerate() {
+            if t != s && other.plan == me.plan {
+                c.push(own(Kind::Reuse, t as u32));
+            }
+        }
+    }
     c
 }
 
@@ -65,6 +79,11 @@ impl Samples {
 
     fn len(&self) -> usize {
         self.masks.len()
+    }
+
+    /// Total sampled cost of candidate `c`.
+    pub(crate) fn total(&self, c: usize) -> u64 {
+        (0..self.len()).map(|i| u64::from(self.cost(i, c))).sum()
     }
 
     fn cost(&self, i: usize, c: usize) -> u32 {

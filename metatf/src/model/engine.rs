@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::predict::{History, Predictor, Spec};
+use super::predict::{History, Kind, Predictor, Spec};
+use super::streams::Streams;
 
 pub(crate) struct Engine {
     pub(crate) history: History,
@@ -12,17 +13,33 @@ pub(crate) struct Engine {
     followers: Vec<Vec<(usize, bool)>>,
     index: HashMap<(usize, Spec), usize>,
     table_bits: u32,
+    /// Per stream: the streams that end its values for `reuse` (same scope and field name,
+    /// another record).
+    enders: Vec<Vec<usize>>,
 }
 
 impl Engine {
     /// An engine for `streams` streams whose hashed tables have 2^`table_bits` entries.
-    pub(crate) fn new(streams: usize, table_bits: u32) -> Engine {
+    pub(crate) fn new(streams: &Streams, table_bits: u32) -> Engine {
+        let n = streams.len();
+        let enders = (0..n)
+            .map(|s| {
+                let me = &streams.info[s];
+                (0..n)
+                    .filter(|&t| {
+                        let o = &streams.info[t];
+                        o.scope == me.scope && o.plan != me.plan && o.name == me.name
+                    })
+                    .collect()
+            })
+            .collect();
         Engine {
-            history: History::new(streams),
+            history: History::new(n),
             predictors: Vec::new(),
-            followers: vec![Vec::new(); streams],
+            followers: vec![Vec::new(); n],
             index: HashMap::new(),
             table_bits,
+            enders,
         }
     }
 
@@ -38,6 +55,11 @@ impl Engine {
         self.followers[own].push((i, true));
         if let Some(w) = p.watches() {
             self.followers[w].push((i, false));
+        }
+        if spec.kind == Kind::Reuse {
+            for &w in &self.enders[own] {
+                self.followers[w].push((i, false));
+            }
         }
         self.predictors.push(p);
         self.index.insert((own, spec), i);

@@ -15,6 +15,10 @@ pub(crate) const MEASURE_TABLE_BITS: u32 = 14;
 pub(crate) const MAX_ORDER: u32 = 3;
 /// Record distances above this are the same key.
 const MAX_DISTANCE: u64 = 7;
+/// Most values a `reuse` list of one key holds when coding; one more drops the oldest.
+pub(crate) const REUSE_KEY_CAP: usize = 64;
+/// The same while measuring candidates.
+const MEASURE_REUSE_KEY_CAP: usize = 16;
 
 /// What a predictor is; codes as in docs/FORMAT.md ("Model engine").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,10 +46,14 @@ pub(crate) enum Kind {
     /// As `Live`, but the symbol is the value's position among the live values (oldest
     /// first) relative to where the last ended value stood, as a zigzag signed offset.
     LiveNext,
+    /// Rank among the values that ended (were named by a same-named field of another record):
+    /// first among those created with the current value of key stream `arg`, then among all
+    /// (`arg` = the own stream: among all only).
+    Reuse,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 11] = [
+    pub(crate) const ALL: [Kind; 12] = [
         Kind::Zero,
         Kind::Last,
         Kind::Stride,
@@ -57,6 +65,7 @@ impl Kind {
         Kind::Live,
         Kind::Mtf,
         Kind::LiveNext,
+        Kind::Reuse,
     ];
 
     pub(crate) fn code(self) -> u8 {
@@ -68,14 +77,20 @@ impl Kind {
     }
 
     pub(crate) fn is_rank(self) -> bool {
-        matches!(self, Kind::Live | Kind::Mtf | Kind::LiveNext)
+        matches!(self, Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse)
     }
 
     /// Whether `arg` names a stream (otherwise it is an order or unused).
     pub(crate) fn arg_is_stream(self) -> bool {
         matches!(
             self,
-            Kind::Last | Kind::Sum | Kind::Key | Kind::KeyStride | Kind::Live | Kind::LiveNext
+            Kind::Last
+                | Kind::Sum
+                | Kind::Key
+                | Kind::KeyStride
+                | Kind::Live
+                | Kind::LiveNext
+                | Kind::Reuse
         )
     }
 
@@ -92,6 +107,7 @@ impl Kind {
             Kind::Live => "live",
             Kind::Mtf => "mtf",
             Kind::LiveNext => "livenext",
+            Kind::Reuse => "reuse",
         }
     }
 }
@@ -152,6 +168,11 @@ pub(crate) struct Predictor {
     /// `LiveNext`: position the last ended value had.
     last_position: u64,
     table_bits: u32,
+    /// `Reuse` with a key: per slot of a value, (value, key it was created with).
+    created: Vec<(u64, u64)>,
+    /// `Reuse` with a key: per slot of a key, the ended values created with it (newest last).
+    by_key: Vec<Vec<u64>>,
+    key_cap: usize,
 }
 
 impl Predictor {
@@ -186,10 +207,39 @@ impl Predictor {
             }),
             last_position: 0,
             table_bits,
+            created: if spec.kind == Kind::Reuse && spec.arg as usize != own {
+                vec![(0, 0); 1 << table_bits]
+            } else {
+                Vec::new()
+            },
+            by_key: if spec.kind == Kind::Reuse && spec.arg as usize != own {
+                vec![Vec::new(); 1 << table_bits]
+            } else {
+                Vec::new()
+            },
+            key_cap: if table_bits < TABLE_BITS {
+                MEASURE_REUSE_KEY_CAP
+            } else {
+                REUSE_KEY_CAP
+            },
         }
     }
 
-    /// The stream, other than the own one, whose values this predictor also follows.
+    /// `Reuse`: whether values of the own stream are listed by a key.
+    fn keyed(&self) -> bool {
+        !self.by_key.is_empty()
+    }
+
+    /// `Reuse`: the list of ended values created with the key stream's current value.
+    fn key_list(&self, h: &History) -> &[u64] {
+        if !self.keyed() {
+            return &[];
+        }
+        &self.by_key[slot(mix(0, h.last[self.spec.arg as usize]), self.table_bits)]
+    }
+
+    /// The stream, other than the own one, whose values this predictor also follows
+    /// (`Reuse` follows the streams the engine names instead).
     pub(crate) fn watches(&self) -> Option<usize> {
         matches!(self.spec.kind, Kind::Live | Kind::LiveNext).then_some(self.spec.arg as usize)
     }
@@ -213,7 +263,7 @@ impl Predictor {
     pub(crate) fn predict(&self, h: &History) -> u64 {
         let last = h.last[self.own];
         match self.spec.kind {
-            Kind::Zero | Kind::Live | Kind::Mtf | Kind::LiveNext => 0,
+            Kind::Zero | Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse => 0,
             Kind::Last => h.last[self.spec.arg as usize],
             Kind::Stride => last.wrapping_add(last.wrapping_sub(h.prev[self.own])),
             Kind::Sum => last.wrapping_add(h.last[self.spec.arg as usize]),
@@ -229,8 +279,15 @@ impl Predictor {
 
     /// Rank of `v` in a rank predictor's list.
     #[inline]
-    pub(crate) fn rank_of(&self, v: u64) -> Option<u64> {
+    pub(crate) fn rank_of(&self, h: &History, v: u64) -> Option<u64> {
         let live = self.live.as_ref()?;
+        if self.spec.kind == Kind::Reuse {
+            let keyed = self.key_list(h);
+            if let Some(i) = keyed.iter().rposition(|&x| x == v) {
+                return Some((keyed.len() - 1 - i) as u64);
+            }
+            return live.rank_of(v).map(|r| keyed.len() as u64 + r);
+        }
         if self.spec.kind == Kind::LiveNext {
             let p = live.position_of(v)?;
             return Some(zigzag(p.wrapping_sub(self.last_position)));
@@ -239,8 +296,16 @@ impl Predictor {
     }
 
     /// The value at `rank` in a rank predictor's list.
-    pub(crate) fn at_rank(&self, rank: u64) -> Option<u64> {
+    pub(crate) fn at_rank(&self, h: &History, rank: u64) -> Option<u64> {
         let live = self.live.as_ref()?;
+        if self.spec.kind == Kind::Reuse {
+            let keyed = self.key_list(h);
+            let n = keyed.len() as u64;
+            if rank < n {
+                return Some(keyed[keyed.len() - 1 - rank as usize]);
+            }
+            return live.at_rank(rank - n);
+        }
         if self.spec.kind == Kind::LiveNext {
             return live.at_position(self.last_position.wrapping_add(unzigzag(rank)));
         }
@@ -288,14 +353,42 @@ impl Predictor {
                     l.insert(v);
                 }
             }
+            Kind::Reuse => {
+                if let Some(l) = &mut self.live {
+                    l.remove(v);
+                }
+                if self.keyed() {
+                    let key = h.last[self.spec.arg as usize];
+                    let list = &mut self.by_key[slot(mix(0, key), self.table_bits)];
+                    if let Some(i) = list.iter().position(|&x| x == v) {
+                        list.remove(i);
+                    }
+                    self.created[slot(v, self.table_bits)] = (v, key);
+                }
+            }
             Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum => {}
         }
     }
 
-    /// The watched stream took value `v`.
+    /// The watched stream took value `v` (for `Reuse`: `v` ended).
     pub(crate) fn observe_watched(&mut self, v: u64) {
         if let Some(l) = &mut self.live {
             l.insert(v);
+        }
+        if self.keyed() {
+            let i = slot(v, self.table_bits);
+            let (created, key) = self.created[i];
+            if created == v {
+                self.created[i] = (0, 0);
+                let list = &mut self.by_key[slot(mix(0, key), self.table_bits)];
+                if let Some(j) = list.iter().position(|&x| x == v) {
+                    list.remove(j);
+                }
+                list.push(v);
+                if list.len() > self.key_cap {
+                    list.remove(0);
+                }
+            }
         }
     }
 

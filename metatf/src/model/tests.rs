@@ -172,8 +172,9 @@ proptest! {
             let plan = catalog.by_tag(section, r.tag).unwrap();
             flat.push(plan, &r.fields).unwrap();
         }
-        let (choices, tags) = choose_block(&catalog, &streams, &flat, None, &declared).unwrap();
-        let bytes = encode_block(&catalog, &streams, &flat, &choices, tags, None, &declared).unwrap();
+        let chosen = choose_block(&catalog, &streams, &flat, None, &declared).unwrap();
+        let choices = chosen.alternative.unwrap_or(chosen.choices);
+        let bytes = encode_block(&catalog, &streams, &flat, &choices, chosen.tag_context, None, &declared).unwrap();
         // Undamaged, the block decodes to exactly its records.
         let (back, _) = decode_block(&catalog, &streams, &bytes, flat.records, None, &declared).unwrap();
         prop_assert_eq!(&back.words, &flat.words);

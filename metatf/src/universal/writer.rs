@@ -287,18 +287,33 @@ impl<W: Write> UniversalWriter<W> {
         let declared = |n: u8| schema.section(n).is_some();
         let first = self.record - self.block_records;
         let at = |(r, message): (u64, String)| Error::record(None, first + r, "", message);
-        let (choices, tag_context) =
+        let chosen =
             choose_block(&self.catalog, &m.streams, &m.flat, m.section, &declared).map_err(at)?;
-        let bytes = encode_block(
+        let mut bytes = encode_block(
             &self.catalog,
             &m.streams,
             &m.flat,
-            &choices,
-            tag_context,
+            &chosen.choices,
+            chosen.tag_context,
             m.section,
             &declared,
         )
         .map_err(at)?;
+        if let Some(alternative) = &chosen.alternative {
+            let other = encode_block(
+                &self.catalog,
+                &m.streams,
+                &m.flat,
+                alternative,
+                chosen.tag_context,
+                m.section,
+                &declared,
+            )
+            .map_err(at)?;
+            if other.len() < bytes.len() {
+                bytes = other;
+            }
+        }
         let sections = [SectionData {
             number: RECORD_SECTION,
             element_width: 0,
