@@ -46,10 +46,7 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
     }
     // Values other records end and this record creates again: unkeyed, and keyed by each
     // other field of the record.
-    let ended = streams
-        .info
-        .iter()
-        .any(|o| o.scope == me.scope && o.plan != me.plan && o.name == me.name);
+    let ended = !streams.enders(s).is_empty();
     if ended {
         c.push(own(Kind::Reuse, s as u32));
         for (t, other) in streams.info.iter().enumerate() {

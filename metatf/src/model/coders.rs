@@ -5,8 +5,9 @@
 
 use super::choice::Choice;
 use super::engine::Engine;
+use super::keyed::KeyedRanks;
 use super::numbers::{unzigzag, zigzag, NumberModel, SmallModel};
-use super::predict::{History, Kind, Spec};
+use super::predict::{Kind, Spec};
 use super::range::{Decoder, Encoder};
 use super::tags::{TagAlphabet, TagContext, TagModel, TAG_CONTEXT_BITS};
 use crate::universal::plan::Catalog;
@@ -24,36 +25,18 @@ struct StreamModels {
     prev: usize,
     /// Context of the next rank or residual: the last one, capped.
     last_payload: usize,
-    /// Per list entry: the key stream of a keyed `reuse`, whose payloads are also coded by
-    /// the key's bucket (in `keyed`).
-    keys: Vec<Option<usize>>,
-    keyed: Vec<NumberModel>,
-    key_bucket: usize,
+    /// Per list entry: for a keyed `reuse`, its key stream and rank models.
+    keyed: Vec<Option<(usize, Box<KeyedRanks>)>>,
 }
 
 /// Rank and residual models per hit index: by the last payload of the stream (0 to 14, more).
 const PAYLOAD_CONTEXTS: usize = 16;
 /// Hit-index models also by the last two record indices (each capped at 3).
 const INDEX_TAG_CONTEXTS: usize = 16;
-/// Rank models of a keyed `reuse` hit also by a 4-bit hash of the key's value.
-const KEY_CONTEXTS: usize = 16;
 
 impl StreamModels {
     fn payload(&mut self, hit: usize) -> &mut NumberModel {
-        if self.keys.get(hit).copied().flatten().is_some() {
-            let i = (hit * PAYLOAD_CONTEXTS + self.last_payload) * KEY_CONTEXTS + self.key_bucket;
-            &mut self.keyed[i]
-        } else {
-            &mut self.numbers[hit * PAYLOAD_CONTEXTS + self.last_payload]
-        }
-    }
-
-    /// Before a payload: the key bucket of a keyed `reuse` hit (0 otherwise).
-    fn set_key(&mut self, hit: usize, h: &History) {
-        self.key_bucket = match self.keys.get(hit).copied().flatten() {
-            Some(k) => (h.last[k].wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize,
-            None => 0,
-        };
+        &mut self.numbers[hit * PAYLOAD_CONTEXTS + self.last_payload]
     }
 
     fn saw_payload(&mut self, v: u64) {
@@ -87,11 +70,12 @@ impl Models {
                 let primary = engine.instance(s, c.primary);
                 let list: Vec<usize> = c.list.iter().map(|&p| engine.instance(s, p)).collect();
                 let kinds = c.list.iter().map(|p: &Spec| p.kind).collect();
-                let keys: Vec<Option<usize>> = c
+                let keyed = c
                     .list
                     .iter()
                     .map(|p| {
-                        (p.kind == Kind::Reuse && p.arg as usize != s).then_some(p.arg as usize)
+                        (p.kind == Kind::Reuse && p.arg as usize != s)
+                            .then(|| (p.arg as usize, Box::new(KeyedRanks::new())))
                     })
                     .collect();
                 StreamModels {
@@ -99,13 +83,7 @@ impl Models {
                     kinds,
                     index: vec![SmallModel::new(3); 64 * INDEX_TAG_CONTEXTS],
                     numbers: vec![NumberModel::default(); (list.len() + 1) * PAYLOAD_CONTEXTS],
-                    keyed: if keys.iter().any(Option::is_some) {
-                        vec![NumberModel::default(); list.len() * PAYLOAD_CONTEXTS * KEY_CONTEXTS]
-                    } else {
-                        Vec::new()
-                    },
-                    keys,
-                    key_bucket: 0,
+                    keyed,
                     last_payload: 0,
                     list,
                     primary_zero: c.primary.kind == Kind::Zero,
@@ -174,9 +152,11 @@ impl Models {
         let ctx = m.prev * INDEX_TAG_CONTEXTS + self.tags.recent();
         m.index[ctx].encode(e, hit as u32);
         m.prev = (m.prev * 8 + hit) & 63;
-        m.set_key(hit, &engine.history);
         if hit < m.list.len() {
-            if m.kinds[hit].is_rank() {
+            if let Some((k, ranks)) = &mut m.keyed[hit] {
+                ranks.encode(e, engine.history.last[*k], rank);
+                m.saw_payload(rank);
+            } else if m.kinds[hit].is_rank() {
                 m.payload(hit).encode(e, rank);
                 m.saw_payload(rank);
             }
@@ -206,11 +186,13 @@ impl Models {
             return Err(format!("predictor index {hit} of {}", m.list.len()));
         }
         m.prev = (m.prev * 8 + hit) & 63;
-        m.set_key(hit, &engine.history);
         let v = if hit < m.list.len() {
             let p = &engine.predictors[m.list[hit]];
             if m.kinds[hit].is_rank() {
-                let rank = m.payload(hit).decode(d);
+                let rank = match &mut m.keyed[hit] {
+                    Some((k, ranks)) => ranks.decode(d, engine.history.last[*k]),
+                    None => m.payload(hit).decode(d),
+                };
                 m.saw_payload(rank);
                 p.at_rank(&engine.history, rank)
                     .ok_or_else(|| format!("rank {rank} beyond the list"))?

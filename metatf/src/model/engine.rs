@@ -13,8 +13,7 @@ pub(crate) struct Engine {
     followers: Vec<Vec<(usize, bool)>>,
     index: HashMap<(usize, Spec), usize>,
     table_bits: u32,
-    /// Per stream: the streams that end its values for `reuse` (same scope and field name,
-    /// another record).
+    /// Per stream: the streams that end its values for `reuse` ([`Streams::enders`]).
     enders: Vec<Vec<usize>>,
 }
 
@@ -22,17 +21,7 @@ impl Engine {
     /// An engine for `streams` streams whose hashed tables have 2^`table_bits` entries.
     pub(crate) fn new(streams: &Streams, table_bits: u32) -> Engine {
         let n = streams.len();
-        let enders = (0..n)
-            .map(|s| {
-                let me = &streams.info[s];
-                (0..n)
-                    .filter(|&t| {
-                        let o = &streams.info[t];
-                        o.scope == me.scope && o.plan != me.plan && o.name == me.name
-                    })
-                    .collect()
-            })
-            .collect();
+        let enders = (0..n).map(|s| streams.enders(s)).collect();
         Engine {
             history: History::new(n),
             predictors: Vec::new(),

@@ -15,6 +15,7 @@ mod choose;
 mod coders;
 mod engine;
 pub(crate) mod flat;
+mod keyed;
 mod live;
 mod numbers;
 mod predict;

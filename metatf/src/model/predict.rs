@@ -230,6 +230,17 @@ impl Predictor {
         !self.by_key.is_empty()
     }
 
+    /// `Reuse`: where ranks among all ended values start. A constant (the key lists' cap, not
+    /// the current key list's length) so that the same rank among all ended values is the
+    /// same symbol whatever the key.
+    fn ended_offset(&self) -> u64 {
+        if self.keyed() {
+            REUSE_KEY_CAP as u64
+        } else {
+            0
+        }
+    }
+
     /// `Reuse`: the list of ended values created with the key stream's current value.
     fn key_list(&self, h: &History) -> &[u64] {
         if !self.keyed() {
@@ -286,7 +297,7 @@ impl Predictor {
             if let Some(i) = keyed.iter().rposition(|&x| x == v) {
                 return Some((keyed.len() - 1 - i) as u64);
             }
-            return live.rank_of(v).map(|r| keyed.len() as u64 + r);
+            return live.rank_of(v).map(|r| self.ended_offset() + r);
         }
         if self.spec.kind == Kind::LiveNext {
             let p = live.position_of(v)?;
@@ -299,12 +310,13 @@ impl Predictor {
     pub(crate) fn at_rank(&self, h: &History, rank: u64) -> Option<u64> {
         let live = self.live.as_ref()?;
         if self.spec.kind == Kind::Reuse {
-            let keyed = self.key_list(h);
-            let n = keyed.len() as u64;
-            if rank < n {
-                return Some(keyed[keyed.len() - 1 - rank as usize]);
+            let offset = self.ended_offset();
+            if rank < offset {
+                let keyed = self.key_list(h);
+                let r = usize::try_from(rank).ok()?;
+                return keyed.len().checked_sub(r + 1).map(|i| keyed[i]);
             }
-            return live.at_rank(rank - n);
+            return live.at_rank(rank - offset);
         }
         if self.spec.kind == Kind::LiveNext {
             return live.at_position(self.last_position.wrapping_add(unzigzag(rank)));

@@ -66,4 +66,30 @@ impl Streams {
     pub(crate) fn len(&self) -> usize {
         self.info.len()
     }
+
+    /// The streams that end the objects stream `s` creates, for `reuse`: fields of the same
+    /// name and scope in another record whose field names are a strict subset of the names
+    /// in `s`'s record. A record that only names an object (a free, an end) ends it; a
+    /// record with the same fields as another (one access kind beside another) ends nothing.
+    pub(crate) fn enders(&self, s: usize) -> Vec<usize> {
+        let me = &self.info[s];
+        let names = |plan: usize| -> Vec<&str> {
+            self.info
+                .iter()
+                .filter(|i| i.plan == plan)
+                .map(|i| i.name.as_str())
+                .collect()
+        };
+        let mine = names(me.plan);
+        (0..self.len())
+            .filter(|&t| {
+                let o = &self.info[t];
+                if o.scope != me.scope || o.plan == me.plan || o.name != me.name {
+                    return false;
+                }
+                let theirs = names(o.plan);
+                theirs.len() < mine.len() && theirs.iter().all(|n| mine.contains(n))
+            })
+            .collect()
+    }
 }

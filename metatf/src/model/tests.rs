@@ -4,7 +4,9 @@
 
 use proptest::prelude::*;
 
+use super::choice::Choice;
 use super::flat::FlatBlock;
+use super::predict::{Kind, Spec};
 use super::{choose_block, decode_block, encode_block, Streams, ENGINE_MODEL, PROPERTY_ENGINE};
 use crate::container::{Codec, ContainerHeader};
 use crate::universal::plan::Catalog;
@@ -188,5 +190,177 @@ proptest! {
         let short = &bytes[..cut.index(bytes.len())];
         let _ = decode_block(&catalog, &streams, short, flat.records, None, &declared);
         let _ = decode_block(&catalog, &streams, &bytes, flat.records + 1000, None, &declared);
+    }
+}
+
+/// Sizes of the allocator-like traces: objects of a size take back the addresses last freed by
+/// objects of that size.
+const SIZES: [u64; 4] = [16, 24, 48, 4096];
+
+/// An allocator-like trace in section 1: `(true, i)` allocates an object of size `SIZES[i % 4]`
+/// at the address most recently freed by that size (or a new one), `(false, i)` frees the
+/// `i`-th live object (modulo their count).
+fn allocator_records(steps: &[(bool, usize)]) -> Vec<DynRecord> {
+    let mut out = vec![rec("section", 2, vec![Value::Uint(1)])];
+    let mut freed: Vec<Vec<u64>> = vec![Vec::new(); SIZES.len()];
+    let mut live: Vec<(u64, usize)> = Vec::new();
+    let mut top = 0x10_0000u64;
+    for &(alloc, i) in steps {
+        if alloc {
+            let k = i % SIZES.len();
+            let ptr = freed[k].pop().unwrap_or_else(|| {
+                top += SIZES[k];
+                top
+            });
+            live.push((ptr, k));
+            out.push(rec(
+                "alloc",
+                4,
+                vec![Value::Uint(SIZES[k]), Value::Uint(ptr)],
+            ));
+        } else if !live.is_empty() {
+            let (ptr, k) = live.remove(i % live.len());
+            freed[k].push(ptr);
+            out.push(rec("free", 5, vec![Value::Uint(ptr)]));
+        }
+    }
+    out
+}
+
+fn flat_block(catalog: &Catalog, records: &[DynRecord]) -> FlatBlock {
+    let mut flat = FlatBlock::default();
+    for r in records {
+        let plan = catalog.by_tag(Some(1), r.tag).unwrap();
+        flat.push(plan, &r.fields).unwrap();
+    }
+    flat
+}
+
+/// The stream of field `name` of the record with tag `tag` in section 1.
+fn stream_of(catalog: &Catalog, streams: &Streams, tag: u64, name: &str) -> usize {
+    let plan = catalog.plan_index(Some(1), tag).unwrap();
+    (0..streams.len())
+        .find(|&s| streams.info[s].plan == plan && streams.info[s].name == name)
+        .unwrap()
+}
+
+#[test]
+fn reuse_enders_are_records_naming_fewer_fields() {
+    let schema = schema();
+    let catalog = Catalog::new(&schema).unwrap();
+    let streams = Streams::new(&catalog);
+    let alloc_ptr = stream_of(&catalog, &streams, 4, "ptr");
+    let free_ptr = stream_of(&catalog, &streams, 5, "ptr");
+    // free (ptr) ends what alloc (size, ptr) creates; not the other way round, and `mark`
+    // (ptr, size) in another section ends nothing of alloc's.
+    assert_eq!(streams.enders(alloc_ptr), vec![free_ptr]);
+    assert!(streams.enders(free_ptr).is_empty());
+    let same = "tag.width = 1; a.width = 8; a.interpretation = none;
+        x : (tag, a) { tag.value = 4; }
+        y : (tag, a) { tag.value = 5; }";
+    let schema = metatf_dtd::parse_schema(same, "same.dtd").unwrap();
+    let catalog = Catalog::new(&schema).unwrap();
+    let streams = Streams::new(&catalog);
+    assert!((0..streams.len()).all(|s| streams.enders(s).is_empty()));
+}
+
+#[test]
+fn keyed_reuse_is_chosen_and_codes_reused_addresses_small() {
+    let steps: Vec<(bool, usize)> = (0..4000usize)
+        .map(|i| (i % 3 != 2, i.wrapping_mul(2_654_435_761) >> 7))
+        .collect();
+    let recs = allocator_records(&steps);
+    let schema = schema();
+    let catalog = Catalog::new(&schema).unwrap();
+    let streams = Streams::new(&catalog);
+    let declared = |n: u8| schema.section(n).is_some();
+    let flat = flat_block(&catalog, &recs);
+    let chosen = choose_block(&catalog, &streams, &flat, None, &declared).unwrap();
+    let alloc_ptr = stream_of(&catalog, &streams, 4, "ptr");
+    let size = stream_of(&catalog, &streams, 4, "size");
+    let keyed = Spec {
+        kind: Kind::Reuse,
+        arg: size as u32,
+    };
+    let alternative = chosen.alternative.expect("a keyed reuse alternative");
+    assert_eq!(alternative[alloc_ptr].list.first(), Some(&keyed));
+    let with = encode_block(
+        &catalog,
+        &streams,
+        &flat,
+        &alternative,
+        chosen.tag_context,
+        None,
+        &declared,
+    )
+    .unwrap();
+    let mut without = alternative.clone();
+    without[alloc_ptr].list.retain(|p| p.kind != Kind::Reuse);
+    let without = encode_block(
+        &catalog,
+        &streams,
+        &flat,
+        &without,
+        chosen.tag_context,
+        None,
+        &declared,
+    )
+    .unwrap();
+    assert!(
+        with.len() < without.len(),
+        "{} bytes with keyed reuse, {} without",
+        with.len(),
+        without.len()
+    );
+    let (back, _) = decode_block(&catalog, &streams, &with, flat.records, None, &declared).unwrap();
+    assert_eq!(back.words, flat.words);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn reuse_traces_round_trip_across_blocks(
+        steps in proptest::collection::vec((any::<bool>(), any::<usize>()), 0..400),
+        per_block in prop_oneof![Just(0u64), 1u64..4, 5u64..80],
+    ) {
+        let recs = allocator_records(&steps);
+        let back = read(&write(&recs, per_block));
+        let want: Vec<_> = recs.into_iter().map(|r| (r.name, r.tag, r.fields)).collect();
+        prop_assert_eq!(back, want);
+    }
+
+    #[test]
+    fn forced_reuse_round_trips_and_damage_gives_no_panic(
+        steps in proptest::collection::vec((any::<bool>(), any::<usize>()), 1..300),
+        keyed in any::<bool>(),
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 1..4),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let recs = allocator_records(&steps);
+        let schema = schema();
+        let catalog = Catalog::new(&schema).unwrap();
+        let streams = Streams::new(&catalog);
+        let declared = |n: u8| schema.section(n).is_some();
+        let flat = flat_block(&catalog, &recs);
+        let chosen = choose_block(&catalog, &streams, &flat, None, &declared).unwrap();
+        let alloc_ptr = stream_of(&catalog, &streams, 4, "ptr");
+        let key = if keyed { stream_of(&catalog, &streams, 4, "size") } else { alloc_ptr };
+        let mut choices = chosen.choices.clone();
+        choices[alloc_ptr] = Choice {
+            primary: Spec { kind: Kind::Last, arg: alloc_ptr as u32 },
+            list: vec![Spec { kind: Kind::Reuse, arg: key as u32 }],
+        };
+        let bytes = encode_block(&catalog, &streams, &flat, &choices, chosen.tag_context, None, &declared).unwrap();
+        let (back, _) = decode_block(&catalog, &streams, &bytes, flat.records, None, &declared).unwrap();
+        prop_assert_eq!(&back.words, &flat.words);
+        let mut damaged = bytes.clone();
+        for (at, x) in &flips {
+            let i = at.index(damaged.len());
+            damaged[i] ^= x;
+        }
+        let _ = decode_block(&catalog, &streams, &damaged, flat.records, None, &declared);
+        let short = &bytes[..cut.index(bytes.len())];
+        let _ = decode_block(&catalog, &streams, short, flat.records, None, &declared);
     }
 }
