@@ -84,11 +84,13 @@ fn lackey_prefix_at_most_three_quarters_of_zstd() {
     }
 }
 
+/// Frees name what allocations created and allocations take back freed addresses: `live` and
+/// keyed `reuse` ranks bring the prefix to about 0.44 of zstd -19.
 #[test]
-fn heaptrack_prefix_at_most_three_fifths_of_zstd() {
+fn heaptrack_prefix_at_most_half_of_zstd() {
     if let Some((model, zstd)) =
         measure("heaptrack-perl-hash.raw.zst", "heaptrack", "heaptrack.dtd")
     {
-        assert!(model * 5 <= zstd * 3, "{model} bytes vs zstd -19 {zstd}");
+        assert!(model * 2 <= zstd, "{model} bytes vs zstd -19 {zstd}");
     }
 }
