@@ -335,6 +335,15 @@ pub enum DtdCommand {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Write a DTD with line patterns for the frequent line shapes of a text trace (read from
+    /// its first 4 MiB); edit its names, then `hatf encode --dtd my.dtd trace.txt`.
+    #[command(
+        after_help = "Examples:\n  hatf dtd infer trace.txt > my.dtd\n  hatf encode --dtd my.dtd trace.txt -o trace.hatf"
+    )]
+    Infer {
+        /// Text trace to learn from; none or '-' means standard input.
+        file: Option<PathBuf>,
+    },
     /// Print a DTD in canonical form.
     #[command(after_help = "Examples:\n  hatf dtd fmt my.dtd > my.formatted.dtd")]
     Fmt {

@@ -10,7 +10,7 @@
 //! [`MIN_SHARE`] of the time get no record; their lines stay verbatim. Nothing here knows any
 //! particular tool: only the sample decides.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// A shape needs at least this share of the sample's lines (and two lines) to get a record.
@@ -124,6 +124,12 @@ fn padded(values: &[&[u8]], letter: &str) -> String {
     }
 }
 
+/// Distinct values kept per numeric column to compare columns of different shapes.
+const MAX_VALUES: usize = 4096;
+/// Columns of two records share a field name when this share of the smaller one's distinct
+/// values also occur in the other (a free's pointer among the allocations' pointers).
+const SHARED_VALUES: f64 = 0.2;
+
 /// A record to write: its pattern parts and how many sample lines it covers.
 struct Shape {
     parts: Vec<Part>,
@@ -132,23 +138,25 @@ struct Shape {
 
 enum Part {
     Literal(Vec<u8>),
-    Number(String),
+    /// The spelling and a sample of the distinct values.
+    Number(String, HashSet<u64>),
     Text,
 }
 
 /// Writes a DTD whose line patterns describe the frequent line shapes of `sample` (a start of
 /// the trace, whole lines). The DTD always parses; with no frequent shape it has no pattern.
 pub fn infer_dtd(sample: &[u8]) -> String {
-    let lines: Vec<&[u8]> = sample
+    let mut lines: Vec<&[u8]> = sample
         .split(|&b| b == b'\n')
-        .take(MAX_SAMPLE_LINES)
+        .take(MAX_SAMPLE_LINES + 1)
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
         .collect();
-    // A final piece after the last newline is a partial line (or empty): not a shape.
-    let lines = match lines.split_last() {
-        Some((_, whole)) if sample.ends_with(b"\n") || lines.len() > 1 => whole,
-        _ => &lines[..],
-    };
+    // The piece after the last newline is empty or a partial line: not a shape (unless the
+    // sample is one line without a newline).
+    if lines.len() > 1 {
+        lines.pop();
+    }
+    lines.truncate(MAX_SAMPLE_LINES);
     let total = lines.len();
     let mut groups: HashMap<Vec<&[u8]>, Vec<Cut>> = HashMap::new();
     let mut order: Vec<Vec<&[u8]>> = Vec::new();
@@ -234,14 +242,17 @@ fn split_shape(seps: &[&[u8]], cuts: &[Cut], needed: usize, out: &mut Vec<Shape>
                 other => {
                     if !literal.is_empty() {
                         parts.push(Part::Literal(std::mem::take(&mut literal)));
-                    } else if matches!(parts.last(), Some(Part::Number(_) | Part::Text)) {
+                    } else if matches!(parts.last(), Some(Part::Number(..) | Part::Text)) {
                         // Two fields with nothing between cannot be told apart: keep one text.
                         parts.pop();
                         parts.push(Part::Text);
                         continue;
                     }
                     parts.push(match other {
-                        Column::Number(spelling) => Part::Number(spelling),
+                        Column::Number(spelling) => {
+                            let distinct = distinct_values(&values, &spelling);
+                            Part::Number(spelling, distinct)
+                        }
                         _ => Part::Text,
                     });
                 }
@@ -258,6 +269,126 @@ fn split_shape(seps: &[&[u8]], cuts: &[Cut], needed: usize, out: &mut Vec<Shape>
     }
 }
 
+/// Up to [`MAX_VALUES`] distinct values of a numeric column.
+fn distinct_values(values: &[&[u8]], spelling: &str) -> HashSet<u64> {
+    let radix = if spelling.ends_with('d') { 10 } else { 16 };
+    let mut out = HashSet::new();
+    for v in values {
+        let digits = v.strip_prefix(b"0x").unwrap_or(v);
+        let parsed = std::str::from_utf8(digits)
+            .ok()
+            .and_then(|d| u64::from_str_radix(d, radix).ok());
+        if let Some(n) = parsed {
+            out.insert(n);
+            if out.len() >= MAX_VALUES {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Field names: numeric columns of different records whose values overlap (see
+/// [`SHARED_VALUES`]) get the same name, so the engine's cross-record predictors (which pair
+/// fields by name) can link them; every other field gets a name of its own.
+fn field_names(shapes: &[Shape]) -> Vec<Vec<String>> {
+    // (shape, part) of every numeric column, and a union-find over them.
+    let columns: Vec<(usize, usize)> = shapes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.parts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| matches!(p, Part::Number(..)))
+                .map(move |(j, _)| (i, j))
+        })
+        .collect();
+    let values = |c: (usize, usize)| match &shapes[c.0].parts[c.1] {
+        Part::Number(_, v) => v,
+        _ => unreachable!("only numeric columns are listed"),
+    };
+    let mut parent: Vec<usize> = (0..columns.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    // Pairs sharing enough values, most similar first, so a column joins its closest match.
+    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    for a in 0..columns.len() {
+        for b in a + 1..columns.len() {
+            if columns[a].0 == columns[b].0 {
+                continue;
+            }
+            let (va, vb) = (values(columns[a]), values(columns[b]));
+            let (small, large) = if va.len() <= vb.len() {
+                (va, vb)
+            } else {
+                (vb, va)
+            };
+            if small.len() < 2 {
+                continue;
+            }
+            let common = small.iter().filter(|v| large.contains(v)).count();
+            if (common as f64) < SHARED_VALUES * small.len() as f64 {
+                continue;
+            }
+            // Ordered by similarity of the whole sets: a column of small indices is closer to
+            // another column of the same indices than to a column of all sorts of sizes.
+            let union = small.len() + large.len() - common;
+            pairs.push((common as f64 / union as f64, a, b));
+        }
+    }
+    pairs.sort_by(|x, y| y.0.total_cmp(&x.0));
+    for (_, a, b) in pairs {
+        {
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            if ra == rb {
+                continue;
+            }
+            // One name cannot stand for two fields of the same record.
+            let shapes_of = |r: usize, parent: &mut [usize]| -> Vec<usize> {
+                (0..columns.len())
+                    .filter(|&k| root(parent, k) == r)
+                    .map(|k| columns[k].0)
+                    .collect()
+            };
+            let sa = shapes_of(ra, &mut parent);
+            let sb = shapes_of(rb, &mut parent);
+            if sa.iter().any(|s| sb.contains(s)) {
+                continue;
+            }
+            parent[ra] = rb;
+        }
+    }
+    let mut class_names: HashMap<usize, String> = HashMap::new();
+    let mut names: Vec<Vec<String>> = shapes
+        .iter()
+        .map(|s| vec![String::new(); s.parts.len()])
+        .collect();
+    for (k, &(i, j)) in columns.iter().enumerate() {
+        let r = root(&mut parent, k);
+        let next = class_names.len() + 1;
+        names[i][j] = class_names
+            .entry(r)
+            .or_insert_with(|| format!("n{next}"))
+            .clone();
+    }
+    let mut texts = 0;
+    for (i, s) in shapes.iter().enumerate() {
+        for (j, p) in s.parts.iter().enumerate() {
+            if matches!(p, Part::Text) {
+                texts += 1;
+                names[i][j] = format!("text{texts}");
+            }
+        }
+    }
+    names
+}
+
 fn write_dtd(shapes: &[Shape], total: usize) -> String {
     let mut s = String::new();
     let covered: usize = shapes.iter().map(|s| s.count).sum();
@@ -270,37 +401,35 @@ fn write_dtd(shapes: &[Shape], total: usize) -> String {
         shapes.len()
     );
     let mut used_names: Vec<String> = Vec::new();
+    let names = field_names(shapes);
     for (k, shape) in shapes.iter().enumerate() {
         let name = record_name(shape, k, &used_names);
         used_names.push(name.clone());
         let mut fields = vec!["tag".to_string()];
         let mut props = String::new();
         let mut line = String::from("line =");
-        let mut f = 0;
-        for part in &shape.parts {
+        for (part, f) in shape.parts.iter().zip(&names[k]) {
             match part {
                 Part::Literal(l) => {
                     line.push(' ');
                     line.push_str(&quote(l));
                 }
-                Part::Number(spelling) => {
-                    f += 1;
-                    fields.push(format!("f{f}"));
-                    let _ = writeln!(props, "    f{f}.width = 8; f{f}.interpretation = none;");
-                    let _ = write!(line, " f{f}");
+                Part::Number(spelling, _) => {
+                    fields.push(f.clone());
+                    let _ = writeln!(props, "    {f}.width = 8; {f}.interpretation = none;");
+                    let _ = write!(line, " {f}");
                     if spelling != "d" {
                         let _ = write!(line, ":{spelling}");
                     }
                 }
                 Part::Text => {
-                    f += 1;
-                    fields.push(format!("f{f}_length"));
-                    fields.push(format!("f{f}"));
+                    fields.push(format!("{f}_length"));
+                    fields.push(f.clone());
                     let _ = writeln!(
                         props,
-                        "    f{f}_length.width = 4; f{f}_length.interpretation = none;\n    f{f}.width = f{f}_length.value; f{f}.interpretation = none;"
+                        "    {f}_length.width = 4; {f}_length.interpretation = none;\n    {f}.width = {f}_length.value; {f}.interpretation = none;"
                     );
-                    let _ = write!(line, " f{f}:s");
+                    let _ = write!(line, " {f}:s");
                 }
             }
         }
