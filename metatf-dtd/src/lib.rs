@@ -61,7 +61,7 @@ pub fn parse_schema(source: &str, file_name: &str) -> Result<Schema, Diagnostics
 }
 
 /// As [`parse_schema`], also giving the records' line patterns (`line = ...;`, docs/FORMAT.md
-/// §9), which say how each record is spelled as one line of a text trace.
+/// §8), which say how each record is spelled as one line of a text trace.
 pub fn parse_schema_with_lines(
     source: &str,
     file_name: &str,

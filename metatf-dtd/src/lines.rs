@@ -1,6 +1,6 @@
 //! Line patterns in the schema model: how a record is spelled as one line of text.
 //!
-//! A DTD record may carry `line = "+ " size " " address:x;` (docs/FORMAT.md §9). Lowering turns
+//! A DTD record may carry `line = "+ " size " " address:x;` (docs/FORMAT.md §8). Lowering turns
 //! it into a [`LineRecord`]: literal bytes and fields, each field naming its index in the
 //! record's flattened value list (the order of [`crate::RecordDef::leaves`]), with the spelling
 //! of numbers resolved. The runtime (`metatf::lines`) compiles these into a matcher and printer.

@@ -1,5 +1,5 @@
 //! Line-based text traces read and written through the line patterns of a DTD
-//! (`line = "+ " size " " address:x;`, docs/FORMAT.md §9).
+//! (`line = "+ " size " " address:x;`, docs/FORMAT.md §8).
 //!
 //! [`encode_lines`] splits the text into lines, matches each against the compiled patterns,
 //! and writes the records through the universal writer (the model engine by default). Every
