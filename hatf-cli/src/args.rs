@@ -30,7 +30,7 @@ pub struct Cli {
 pub enum Command {
     /// Convert a text trace into a compact binary trace.
     #[command(
-        after_help = "Examples:\n  hatf encode trace.mtrace -o trace.hatf\n  hatf encode *.mtrace                        each to its own .hatf file\n  hatf encode trace.bz2                       the bzip2-compressed text, to trace.hatf\n  hatf encode --from et2 --names data/ trace.txt -o trace.hatf\n  zcat t.mtrace.gz | hatf encode -o t.hatf\n  hatf encode --from text --dtd my.dtd records.txt -o my.hatf"
+        after_help = "Examples:\n  hatf encode trace.mtrace -o trace.hatf\n  hatf encode *.mtrace                        each to its own .hatf file\n  hatf encode trace.bz2                       the bzip2-compressed text, to trace.hatf\n  hatf encode --from et2 --names data/ trace.txt -o trace.hatf\n  zcat t.mtrace.gz | hatf encode -o t.hatf\n  hatf encode --from text --dtd my.dtd records.txt -o my.hatf\n  hatf encode --dtd my-lines.dtd trace.txt -o trace.hatf     the trace's own lines\n  hatf encode --from any trace.txt -o trace.hatf              line patterns inferred"
     )]
     Encode(EncodeArgs),
     /// Convert a binary trace back into its original text, byte for byte.
@@ -105,6 +105,13 @@ fn from_values() -> PossibleValuesParser {
             .map(|f| PossibleValue::new(f.name()).help(f.description())),
     );
     values.push(PossibleValue::new("text").help("`hatf dump` output, with --dtd"));
+    values.push(PossibleValue::new("lines").help(
+        "any line-based text, spelled by the line patterns of --dtd (the default with --dtd)",
+    ));
+    values.push(
+        PossibleValue::new("any")
+            .help("any line-based text: line patterns inferred from its first lines and stored"),
+    );
     PossibleValuesParser::new(values)
 }
 
@@ -173,9 +180,14 @@ pub struct EncodeArgs {
     /// Input format (`auto` detects it; `text` reads `hatf dump` output with --dtd).
     #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_values())]
     pub from: String,
-    /// DTD describing the records, for `--from text`.
+    /// DTD describing the records: with line patterns (`line = ...;`) it reads the trace's own
+    /// text; with `--from text`, `hatf dump`'s record text form.
     #[arg(long, value_name = "FILE")]
     pub dtd: Option<PathBuf>,
+    /// With line patterns: refuse the first line no pattern spells exactly (FILE:LINE:COLUMN and
+    /// what was expected) instead of keeping it verbatim.
+    #[arg(long)]
+    pub strict: bool,
     /// Record layout for `--from text`: `auto` (predictors chosen per block by measured cost,
     /// adaptive range coding) or `plain` (fixed-width fields, each section compressed).
     #[arg(long, value_name = "MODEL", default_value = "auto", value_parser = ["auto", "plain"])]
@@ -322,6 +334,15 @@ pub enum DtdCommand {
         /// DTD files to check.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// Write a DTD with line patterns for the frequent line shapes of a text trace (read from
+    /// its first 4 MiB); edit its names, then `hatf encode --dtd my.dtd trace.txt`.
+    #[command(
+        after_help = "Examples:\n  hatf dtd infer trace.txt > my.dtd\n  hatf encode --dtd my.dtd trace.txt -o trace.hatf"
+    )]
+    Infer {
+        /// Text trace to learn from; none or '-' means standard input.
+        file: Option<PathBuf>,
     },
     /// Print a DTD in canonical form.
     #[command(after_help = "Examples:\n  hatf dtd fmt my.dtd > my.formatted.dtd")]

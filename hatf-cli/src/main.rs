@@ -7,6 +7,7 @@ mod compressed;
 mod data_stdout;
 mod error;
 mod io;
+mod lines_input;
 mod malloc_tuning;
 mod output_name;
 mod partial;

@@ -87,6 +87,8 @@ pub struct Body {
     pub open: Span,
     /// Properties in source order.
     pub properties: Vec<Property>,
+    /// `line = ...;` statements in source order (a valid record has at most one).
+    pub lines: Vec<LinePattern>,
     /// The closing brace.
     pub close: Span,
 }
@@ -179,4 +181,27 @@ impl Value {
             },
         }
     }
+}
+
+/// `line = "text" field field:spec ...;`: how a record is spelled as one line of text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinePattern {
+    /// The parts in order.
+    pub parts: Vec<LinePart>,
+    /// The whole statement including `;`.
+    pub span: Span,
+}
+
+/// One part of a line pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinePart {
+    /// A quoted literal, as written (quotes and escapes included).
+    Literal(Token),
+    /// A field, with its spelling (`x`, `08x`, `#X`, `=4d`, `i`, `s`, ...) when written.
+    Field {
+        /// The field's name.
+        name: Token,
+        /// The text after `:`.
+        spec: Option<Token>,
+    },
 }

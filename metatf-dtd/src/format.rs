@@ -7,7 +7,9 @@
 //! one in a row) and one is always put between records and sections. Because every decision
 //! depends only on what the output itself contains, formatting twice gives the same text.
 
-use crate::ast::{Body, Dtd, Field, Item, Property, Record, SectionDecl, Value};
+use crate::ast::{
+    Body, Dtd, Field, Item, LinePart, LinePattern, Property, Record, SectionDecl, Value,
+};
 use crate::source::{scan, Comment};
 
 const INDENT: &str = "    ";
@@ -124,7 +126,10 @@ impl Formatter<'_> {
             self.trailing(r.header.end);
             return;
         };
-        if body.properties.is_empty() && !self.comment_before(body.close.start) {
+        if body.properties.is_empty()
+            && body.lines.is_empty()
+            && !self.comment_before(body.close.start)
+        {
             self.out.push_str(" {}");
             self.trailing(body.close.end);
             return;
@@ -137,9 +142,24 @@ impl Formatter<'_> {
 
     fn body(&mut self, body: &Body, depth: usize) {
         self.prev_end = None;
+        // Properties and line patterns keep their source order.
+        let mut lines = body.lines.iter().peekable();
         for p in &body.properties {
+            while let Some(l) = lines.next_if(|l| l.span.start < p.span.start) {
+                self.line_pattern(l, depth);
+            }
             self.property(p, depth);
         }
+        for l in lines {
+            self.line_pattern(l, depth);
+        }
+    }
+
+    fn line_pattern(&mut self, l: &LinePattern, depth: usize) {
+        self.leading(l.span.start, depth);
+        self.line(l.span.start, depth);
+        self.out.push_str(&line_pattern_text(l));
+        self.trailing(l.span.end);
     }
 
     fn close(&mut self, start: usize, end: usize, depth: usize) {
@@ -176,6 +196,25 @@ fn property_text(p: &Property) -> String {
     )
 }
 
+fn line_pattern_text(l: &LinePattern) -> String {
+    let mut s = String::from("line =");
+    for part in &l.parts {
+        s.push(' ');
+        match part {
+            LinePart::Literal(t) => s.push_str(&t.text),
+            LinePart::Field { name, spec } => {
+                s.push_str(&name.text);
+                if let Some(spec) = spec {
+                    s.push(':');
+                    s.push_str(&spec.text);
+                }
+            }
+        }
+    }
+    s.push(';');
+    s
+}
+
 fn value_text(v: &Value) -> String {
     match v {
         Value::Reference { field, property } => format!("{}.{}", field.text, property.text),
@@ -203,13 +242,17 @@ fn field_text(f: &Field) -> String {
         Field::Record(r) => {
             let mut s = format!("{} : {}", r.name.text, field_text(&r.field));
             if let Some(body) = &r.body {
-                if body.properties.is_empty() {
+                if body.properties.is_empty() && body.lines.is_empty() {
                     s.push_str(" {}");
                 } else {
                     s.push_str(" {");
                     for p in &body.properties {
                         s.push(' ');
                         s.push_str(&property_text(p));
+                    }
+                    for l in &body.lines {
+                        s.push(' ');
+                        s.push_str(&line_pattern_text(l));
                     }
                     s.push_str(" }");
                 }

@@ -37,6 +37,7 @@ pub mod builtins;
 pub mod codegen;
 mod diagnostic;
 mod format;
+pub mod lines;
 mod lower;
 pub mod model;
 mod source;
@@ -45,6 +46,7 @@ mod validate;
 mod values;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
+pub use lines::LineSpec;
 pub use model::{FieldDef, FieldKind, Interpretation, RecordDef, Schema, Section};
 
 use ast::Origin;
@@ -55,6 +57,15 @@ use diagnostic::Sources;
 /// The built-in records (`vfield`, `comment` tag 1, `section` tag 2, `metadata` tag 3) are
 /// always defined; see [`builtins::BUILTIN_DTD`].
 pub fn parse_schema(source: &str, file_name: &str) -> Result<Schema, Diagnostics> {
+    parse_schema_with_lines(source, file_name).map(|(schema, _)| schema)
+}
+
+/// As [`parse_schema`], also giving the records' line patterns (`line = ...;`, docs/FORMAT.md
+/// §8), which say how each record is spelled as one line of a text trace.
+pub fn parse_schema_with_lines(
+    source: &str,
+    file_name: &str,
+) -> Result<(Schema, LineSpec), Diagnostics> {
     let sources = Sources {
         user: (source, file_name),
         builtin: builtins::BUILTIN_DTD,
@@ -63,9 +74,9 @@ pub fn parse_schema(source: &str, file_name: &str) -> Result<Schema, Diagnostics
     let user = syntax::parse(source, Origin::User).map_err(|p| sources.render(p))?;
     let mut problems = Vec::new();
     let scopes = validate::Scopes::new(builtin, &user, &mut problems);
-    let schema = lower::lower(&scopes, &mut problems);
+    let lowered = lower::lower(&scopes, &mut problems);
     if problems.is_empty() {
-        Ok(schema)
+        Ok(lowered)
     } else {
         Err(sources.render(problems))
     }

@@ -148,6 +148,14 @@ pub fn scan(text: &str) -> Scan {
                     i = bytes.len();
                 }
             },
+            // Brackets and slashes inside a line pattern's quoted text are text.
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
             c @ (b'(' | b'{') => {
                 stack.push((i, c as char));
                 if stack.len() > MAX_NESTING {

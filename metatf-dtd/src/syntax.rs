@@ -5,7 +5,8 @@ use pest::Parser;
 use pest_derive::Parser;
 
 use crate::ast::{
-    Body, Dtd, Field, Item, Origin, Property, Record, SectionDecl, Span, Token, Value,
+    Body, Dtd, Field, Item, LinePart, LinePattern, Origin, Property, Record, SectionDecl, Span,
+    Token, Value,
 };
 use crate::diagnostic::Problem;
 use crate::source::{scan, ScanProblem};
@@ -186,6 +187,10 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::field | Rule::repeated | Rule::composite => "a field",
         Rule::value | Rule::words | Rule::reference => "a value",
         Rule::body => "`{`",
+        Rule::string => "a quoted text",
+        Rule::line_field => "a field",
+        Rule::spec => "a spelling such as `x` or `08d`",
+        Rule::line_pattern | Rule::kw_line => return None,
         Rule::lbrace => "`{`",
         Rule::rbrace => "`}`",
         Rule::lparen => "`(`",
@@ -302,6 +307,7 @@ fn children<'i>(p: Pair<'i, Rule>) -> impl Iterator<Item = Pair<'i, Rule>> {
                 | Rule::equals
                 | Rule::semi
                 | Rule::kw_section
+                | Rule::kw_line
         )
     })
 }
@@ -380,19 +386,42 @@ fn body(p: Pair<Rule>, origin: Origin) -> Body {
     let mut open = whole;
     let mut close = whole;
     let mut properties = Vec::new();
+    let mut lines = Vec::new();
     for c in p.into_inner() {
         match c.as_rule() {
             Rule::lbrace => open = span_of(&c, origin),
             Rule::rbrace => close = span_of(&c, origin),
             Rule::property => properties.push(property(c, origin)),
+            Rule::line_pattern => lines.push(line_pattern(c, origin)),
             _ => {}
         }
     }
     Body {
         open,
         properties,
+        lines,
         close,
     }
+}
+
+fn line_pattern(p: Pair<Rule>, origin: Origin) -> LinePattern {
+    let span = span_of(&p, origin);
+    let mut parts = Vec::new();
+    for c in children(p) {
+        match c.as_rule() {
+            Rule::string => parts.push(LinePart::Literal(token(&c, origin))),
+            Rule::line_field => {
+                let mut inner = children(c);
+                let name = inner.next().map(|n| token(&n, origin));
+                let spec = inner.next().map(|n| token(&n, origin));
+                if let Some(name) = name {
+                    parts.push(LinePart::Field { name, spec });
+                }
+            }
+            _ => {}
+        }
+    }
+    LinePattern { parts, span }
 }
 
 fn field(p: Pair<Rule>, origin: Origin) -> Field {

@@ -74,11 +74,17 @@ fn decode_one(
             )));
         }
     }
-    if stored.is_empty() && range.is_none() {
+    let by_lines = stored == metatf::lines::LINES_FORMAT;
+    if (stored.is_empty() || by_lines) && range.is_none() {
         // Records encoded from the text form (`encode --from text`): printed back as record
-        // lines through the DTD the file carries.
-        let records = metatf::print_records(&mut whole, output.writer())
-            .map_err(|e| from_runtime(&input.name, e))?;
+        // lines through the DTD the file carries. A text encoded by line patterns
+        // (`encode --dtd`): its lines, byte for byte, through the same embedded DTD.
+        let records = if by_lines {
+            metatf::lines::decode_lines(&mut whole, output.writer())
+        } else {
+            metatf::print_records(&mut whole, output.writer())
+        }
+        .map_err(|e| from_runtime(&input.name, e))?;
         let read = whole.count();
         drop(whole);
         let output_name = output.name.clone();

@@ -1,4 +1,4 @@
-//! `hatf dtd check|fmt|compile`.
+//! `hatf dtd check|infer|fmt|compile`.
 
 use crate::args::{DtdCommand, OutputArgs};
 use crate::error::{CliError, CliResult};
@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 pub fn run(command: &DtdCommand, verbosity: Verbosity) -> CliResult {
     match command {
         DtdCommand::Check { files } => check(files, verbosity),
+        DtdCommand::Infer { file } => infer(file.as_deref()),
         DtdCommand::Fmt { file } => fmt(file),
         DtdCommand::Compile { file, out } => compile(file, out),
     }
@@ -56,6 +57,19 @@ fn check(files: &[PathBuf], verbosity: Verbosity) -> CliResult {
         )));
     }
     Ok(())
+}
+
+/// Prints a DTD inferred from the start of a text trace.
+fn infer(path: Option<&Path>) -> CliResult {
+    let input = crate::io::open_input(path, crate::io::TEXT_READ_AHEAD)?;
+    let mut text = std::io::BufReader::new(input.reader);
+    let sample = crate::lines_input::read_sample(&mut text, &input.name)?;
+    let dtd = metatf::lines::infer::infer_dtd(&sample);
+    let mut out = create_output(None, false, Content::Text)?;
+    out.writer()
+        .write_all(dtd.as_bytes())
+        .map_err(|e| CliError::input(format!("<stdout>: cannot write: {e}")))?;
+    out.commit()
 }
 
 fn fmt(path: &Path) -> CliResult {

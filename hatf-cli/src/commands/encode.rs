@@ -23,8 +23,25 @@ pub fn run(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         }
         return encode_text(args);
     }
+    if args.from == "any" || (args.dtd.is_some() && matches!(args.from.as_str(), "auto" | "lines"))
+    {
+        if args.inputs.len() > 1 {
+            return Err(CliError::usage("--dtd and --from any read one input"));
+        }
+        return crate::lines_input::encode(args, verbosity);
+    }
+    if args.from == "lines" {
+        return Err(CliError::usage(
+            "--from lines needs --dtd FILE, a DTD with line patterns",
+        ));
+    }
     if args.dtd.is_some() {
-        return Err(CliError::usage("--dtd goes with --from text"));
+        return Err(CliError::usage(
+            "--dtd goes with --from text (the record text form) or --from lines (the trace's own lines)",
+        ));
+    }
+    if args.strict {
+        return Err(CliError::usage("--strict goes with --dtd or --from any"));
     }
     if args.model != "auto" {
         return Err(CliError::usage("--model goes with --from text"));

@@ -8,10 +8,12 @@
 use std::collections::{HashMap, HashSet};
 
 mod expand;
+mod lines;
 mod resolve;
 
 use crate::ast::{Body, Field, Origin, Record, Span, Token};
 use crate::diagnostic::Problem;
+use crate::lines::{LineRecord, LineSpec};
 use crate::model::{FieldDef, FieldKind, Interpretation, RecordDef, Schema, Section};
 use crate::validate::{is_tagged, tag_value, Home, PropTable, Scopes};
 use crate::values::PropKind;
@@ -23,8 +25,24 @@ const MAX_TOTAL_LEAVES: usize = 1 << 20;
 /// Longest chain of properties referring to each other; keeps the resolver's recursion shallow.
 const MAX_REFERENCE_DEPTH: usize = 200;
 
-/// Lowers every trace record; problems found on the way are appended to `problems`.
-pub fn lower(scopes: &Scopes<'_>, problems: &mut Vec<Problem>) -> Schema {
+/// Lowers every trace record and its line pattern; problems found on the way are appended to
+/// `problems`.
+pub fn lower(scopes: &Scopes<'_>, problems: &mut Vec<Problem>) -> (Schema, LineSpec) {
+    let mut patterns: Vec<(Span, LineRecord)> = Vec::new();
+    let mut pattern_problems = Vec::new();
+    let mut line_of = |r: &Record, def: &RecordDef, section: Option<u8>| {
+        let at = r
+            .body
+            .as_ref()
+            .and_then(|b| b.lines.first())
+            .map(|l| l.span);
+        if let (Some(at), Some(lr)) = (
+            at,
+            lines::line_record(r, def, section, &mut pattern_problems),
+        ) {
+            patterns.push((at, lr));
+        }
+    };
     let mut l = Lowerer {
         scopes,
         problems: Vec::new(),
@@ -36,7 +54,11 @@ pub fn lower(scopes: &Scopes<'_>, problems: &mut Vec<Problem>) -> Schema {
         .global_records
         .iter()
         .filter(|r| is_tagged(r))
-        .filter_map(|r| l.record(r, Home::Global))
+        .filter_map(|r| {
+            let def = l.record(r, Home::Global)?;
+            line_of(r, &def, None);
+            Some(def)
+        })
         .collect();
     let mut sections = Vec::new();
     for (i, s) in scopes.sections.iter().enumerate() {
@@ -44,7 +66,11 @@ pub fn lower(scopes: &Scopes<'_>, problems: &mut Vec<Problem>) -> Schema {
             .records
             .iter()
             .filter(|r| is_tagged(r))
-            .filter_map(|r| l.record(r, Home::Section(i)))
+            .filter_map(|r| {
+                let def = l.record(r, Home::Section(i))?;
+                line_of(r, &def, Some(s.number));
+                Some(def)
+            })
             .collect();
         sections.push(Section {
             name: s.decl.name.text.clone(),
@@ -66,12 +92,33 @@ pub fn lower(scopes: &Scopes<'_>, problems: &mut Vec<Problem>) -> Schema {
             );
         }
     }
+    for g in scopes
+        .global_records
+        .iter()
+        .chain(scopes.sections.iter().flat_map(|s| s.records.iter()))
+        .filter(|r| !is_tagged(r))
+    {
+        if let Some(l) = g.body.as_ref().and_then(|b| b.lines.first()) {
+            pattern_problems.push(
+                Problem::new(l.span, format!("record `{}` has no tag value", g.name.text))
+                    .label("a line pattern on a group of fields")
+                    .hint("line patterns belong to trace records (with `tag.value`)"),
+            );
+        }
+    }
     problems.append(&mut l.problems);
-    Schema {
+    problems.append(&mut pattern_problems);
+    // Source order decides which record wins when several patterns match a line.
+    patterns.sort_by_key(|(span, _)| *span);
+    let schema = Schema {
         tag_width: scopes.tag_width,
         global_records,
         sections,
-    }
+    };
+    let lines = LineSpec {
+        records: patterns.into_iter().map(|(_, r)| r).collect(),
+    };
+    (schema, lines)
 }
 
 struct Lowerer<'a, 's> {

@@ -1,0 +1,87 @@
+//! `hatf encode --dtd FILE trace.txt` and `--from any`: a line-based text trace encoded through
+//! line patterns, given or inferred from the trace's first lines.
+
+use crate::args::{CompressArg, EncodeArgs};
+use crate::error::{CliError, CliResult};
+use crate::io::{create_output, open_input, Content, TEXT_READ_AHEAD};
+use crate::runtime_error::from_runtime;
+use crate::summary;
+use crate::Verbosity;
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Bytes of the trace's start that `--from any` and `hatf dtd infer` learn line shapes from.
+pub const SAMPLE_BYTES: usize = 4 << 20;
+
+/// Runs `hatf encode` for `--dtd` with line patterns or `--from any`.
+pub fn encode(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
+    let started = Instant::now();
+    let input = open_input(args.inputs.first().map(PathBuf::as_path), TEXT_READ_AHEAD)?;
+    let name = input.name.clone();
+    let mut text: Box<dyn BufRead + Send> =
+        Box::new(BufReader::with_capacity(1 << 20, input.reader));
+    let (dtd, dtd_name) = match &args.dtd {
+        Some(path) => {
+            let dtd_name = path.display().to_string();
+            let dtd = std::fs::read_to_string(path)
+                .map_err(|e| CliError::input(format!("{dtd_name}: cannot read: {e}")))?;
+            (dtd, dtd_name)
+        }
+        None => {
+            let sample = read_sample(&mut text, &name)?;
+            let dtd = metatf::lines::infer::infer_dtd(&sample);
+            // The sample goes back in front of the rest.
+            let rest = std::mem::replace(&mut text, Box::new(std::io::empty()));
+            text = Box::new(std::io::Cursor::new(sample).chain(rest));
+            (dtd, format!("{name} (inferred DTD)"))
+        }
+    };
+    let (codec, level) = match args.compress {
+        CompressArg::None => (metatf::Codec::None, 0),
+        CompressArg::Gzip => (metatf::Codec::Gzip, args.level.unwrap_or(6)),
+        CompressArg::Zstd => (metatf::Codec::Zstd, args.level.unwrap_or(3)),
+    };
+    let options = metatf::lines::LineOptions {
+        strict: args.strict,
+        model: args.model == "auto",
+        codec,
+        level,
+    };
+    let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
+    let report = metatf::lines::encode_lines(&dtd, &dtd_name, &mut text, output.writer(), options)
+        .map_err(|e| from_runtime(&name, e))?;
+    let output_name = output.name.clone();
+    let written = output.commit_counted()?;
+    if verbosity.verbose {
+        eprintln!(
+            "hatf: {} lines: {} records, {} kept verbatim",
+            report.lines, report.records, report.verbatim
+        );
+    }
+    summary::print(
+        verbosity,
+        &name,
+        report.bytes,
+        written,
+        &output_name,
+        started.elapsed(),
+    );
+    Ok(())
+}
+
+/// The first [`SAMPLE_BYTES`] of the text, cut after the last whole line (or all of it).
+pub fn read_sample(text: &mut impl BufRead, name: &str) -> CliResult<Vec<u8>> {
+    let mut sample = Vec::with_capacity(SAMPLE_BYTES);
+    text.take(SAMPLE_BYTES as u64)
+        .read_to_end(&mut sample)
+        .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
+    if sample.len() == SAMPLE_BYTES {
+        // Finish the last line so that the sample holds whole lines only.
+        // At most one more line's worth, so one huge line cannot fill memory.
+        text.take(SAMPLE_BYTES as u64)
+            .read_until(b'\n', &mut sample)
+            .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
+    }
+    Ok(sample)
+}

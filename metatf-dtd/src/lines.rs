@@ -1,0 +1,86 @@
+//! Line patterns in the schema model: how a record is spelled as one line of text.
+//!
+//! A DTD record may carry `line = "+ " size " " address:x;` (docs/FORMAT.md §8). Lowering turns
+//! it into a [`LineRecord`]: literal bytes and fields, each field naming its index in the
+//! record's flattened value list (the order of [`crate::RecordDef::leaves`]), with the spelling
+//! of numbers resolved. The runtime (`metatf::lines`) compiles these into a matcher and printer.
+
+use serde::Serialize;
+
+/// The line patterns of a DTD, in source order (which decides which record wins when several
+/// patterns match a line).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LineSpec {
+    /// Every record that has a line pattern.
+    pub records: Vec<LineRecord>,
+}
+
+impl LineSpec {
+    /// True when no record has a line pattern.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+}
+
+/// One record's line pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineRecord {
+    /// The record's name.
+    pub name: String,
+    /// The section the record is local to, `None` for a global record.
+    pub section: Option<u8>,
+    /// The record's tag value.
+    pub tag: u64,
+    /// Number of values in the record's flattened field list (tag excluded).
+    pub field_count: usize,
+    /// The pattern, left to right. Two fields are never adjacent unless the first has an exact
+    /// digit count, and literals are never adjacent or empty.
+    pub pieces: Vec<LinePiece>,
+}
+
+/// A piece of a line pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum LinePiece {
+    /// Bytes that must appear as written.
+    Literal(Vec<u8>),
+    /// An integer field spelled as digits.
+    Number {
+        /// Index of the field's value in the record.
+        field: usize,
+        /// How the digits are written.
+        spelling: NumberSpelling,
+    },
+    /// A byte-string field: up to the next literal, or to the end of the line when last.
+    Bytes {
+        /// Index of the field's value in the record.
+        field: usize,
+        /// Index of the value holding its length (set from the bytes read).
+        length_field: usize,
+    },
+}
+
+/// How an integer is spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct NumberSpelling {
+    /// 16 for hexadecimal, 10 for decimal.
+    pub radix: u8,
+    /// A leading `-` for negative values; the value is stored as its 64-bit two's complement.
+    pub signed: bool,
+    /// Hexadecimal digits `A`–`F` rather than `a`–`f`.
+    pub upper: bool,
+    /// Written with a `0x` prefix.
+    pub prefix: bool,
+    /// How many digits.
+    pub digits: Digits,
+}
+
+/// How many digits a number is written with (the sign and prefix not counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Digits {
+    /// As few as the value needs (one for zero).
+    Minimal,
+    /// At least this many, padded with leading zeros; more when the value needs them.
+    AtLeast(u8),
+    /// Exactly this many, padded with leading zeros; a value needing more cannot be spelled.
+    Exactly(u8),
+}

@@ -1,0 +1,88 @@
+//! `line = ...;` in a DTD: what it lowers to, and the errors for patterns that cannot work.
+
+use metatf_dtd::lines::{Digits, LinePiece};
+use metatf_dtd::parse_schema_with_lines;
+
+const FIELDS: &str = "size.width = 8; size.interpretation = none;\n\
+                      ptr.width = 8; ptr.interpretation = none;\n\
+                      length.width = 2; length.interpretation = none;\n\
+                      name.width = length.value; name.interpretation = none;\n";
+
+fn errors(record: &str) -> String {
+    let dtd = format!("{FIELDS}{record}");
+    parse_schema_with_lines(&dtd, "p.dtd")
+        .expect_err("the pattern is refused")
+        .to_string()
+}
+
+#[test]
+fn a_pattern_lowers_to_pieces_in_source_order() {
+    let dtd = format!(
+        "{FIELDS}section s 1 {{ b : (tag, ptr) {{ tag.value = 5; line = \"- \" ptr:#08X; }} }}\n\
+         a : (tag, size, ptr, ptr, length, name) {{ tag.value = 4;\n\
+           line = \"+\\t\" size:=3d \"@\" ptr:x \",\" ptr:i \" \" name; }}"
+    );
+    let (_, spec) = parse_schema_with_lines(&dtd, "p.dtd").unwrap();
+    let names: Vec<&str> = spec.records.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["b", "a"],
+        "source order decides which pattern is tried first"
+    );
+    assert_eq!(spec.records[0].section, Some(1));
+    let a = &spec.records[1];
+    assert_eq!(a.pieces[0], LinePiece::Literal(b"+\t".to_vec()));
+    match &a.pieces[1] {
+        LinePiece::Number { field: 0, spelling } => {
+            assert_eq!(spelling.digits, Digits::Exactly(3));
+            assert_eq!(spelling.radix, 10);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The second `ptr` is the record's second field of that name; the string's length is implied.
+    assert!(matches!(a.pieces[5], LinePiece::Number { field: 2, .. }));
+    assert_eq!(
+        a.pieces[7],
+        LinePiece::Bytes {
+            field: 4,
+            length_field: 3
+        }
+    );
+}
+
+#[test]
+fn mistakes_get_located_errors() {
+    let e = errors("a : (tag, size) { tag.value = 4; line = \"+ \" sise; }");
+    assert!(
+        e.contains("has no field `sise`") && e.contains("p.dtd:5:"),
+        "{e}"
+    );
+    let e = errors("a : (tag, size, ptr) { tag.value = 4; line = \"+ \" size; }");
+    assert!(e.contains("field `ptr` is not in the line pattern"), "{e}");
+    let e = errors("a : (tag, size) { tag.value = 4; line = size:q; }");
+    assert!(e.contains("unknown letter `q`"), "{e}");
+    let e = errors("a : (tag, size, ptr) { tag.value = 4; line = size ptr; }");
+    assert!(e.contains("two fields with nothing between them"), "{e}");
+    let e = errors("a : (tag, length, name) { tag.value = 4; line = length \" \" name; }");
+    assert!(e.contains("is the length of a byte string"), "{e}");
+    let e = errors("a : (tag, size) { tag.value = 4; line = \"\\q\" size; }");
+    assert!(e.contains("unknown escape"), "{e}");
+    let e = errors("a : (tag, size) { tag.value = 4; line = size; line = size; }");
+    assert!(e.contains("two line patterns"), "{e}");
+    let e = errors("a : (tag, size) { tag.value = 4; line = \"x\" size:#d; }");
+    assert!(e.contains("goes with `x` or `X`"), "{e}");
+}
+
+#[test]
+fn formatting_keeps_patterns() {
+    let dtd =
+        format!("{FIELDS}a : (tag, size) {{ tag.value = 4;   line = \"a {{(\"   size:08x ; }}");
+    let formatted = metatf_dtd::format_dtd(&dtd, "p.dtd").unwrap();
+    assert!(
+        formatted.contains("    line = \"a {(\" size:08x;\n"),
+        "{formatted}"
+    );
+    let (_, again) = parse_schema_with_lines(&formatted, "p.dtd").unwrap();
+    let (_, original) = parse_schema_with_lines(&dtd, "p.dtd").unwrap();
+    assert_eq!(again, original);
+}

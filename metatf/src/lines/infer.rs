@@ -1,0 +1,489 @@
+//! Inferring a DTD with line patterns from a sample of a text trace (`hatf dtd infer`,
+//! `hatf encode --from any`).
+//!
+//! Each line is cut into *words* (runs of ASCII letters, digits and `_`) and the *separators*
+//! between them. Lines with the same separators form a shape; within a shape, a word column
+//! with a few values that are not numbers (an opcode, a keyword) splits the shape into one
+//! record per value. The remaining columns become fields: decimal or hexadecimal (with its
+//! letter case, `0x` prefix and zero padding as the sample writes them) when every value is
+//! such a number of at most 64 bits, otherwise byte strings. Shapes seen fewer than
+//! [`MIN_SHARE`] of the time get no record; their lines stay verbatim. Nothing here knows any
+//! particular tool: only the sample decides.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+/// A shape needs at least this share of the sample's lines (and two lines) to get a record.
+pub const MIN_SHARE: f64 = 0.0005;
+/// Most records an inferred DTD defines (tags 4 and up must fit in one byte).
+pub const MAX_RECORDS: usize = 200;
+/// Most distinct values a keyword column may have before it is a field instead.
+const MAX_KEYWORDS: usize = 8;
+/// Lines of the sample looked at.
+const MAX_SAMPLE_LINES: usize = 200_000;
+
+/// A line cut into separators and words: `seps[0] words[0] seps[1] ... words[n-1] seps[n]`.
+struct Cut<'a> {
+    seps: Vec<&'a [u8]>,
+    words: Vec<&'a [u8]>,
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+fn cut(line: &[u8]) -> Cut<'_> {
+    let mut seps = Vec::new();
+    let mut words = Vec::new();
+    let mut i = 0;
+    loop {
+        let start = i;
+        while i < line.len() && !is_word(line[i]) {
+            i += 1;
+        }
+        seps.push(&line[start..i]);
+        if i == line.len() {
+            break;
+        }
+        let start = i;
+        while i < line.len() && is_word(line[i]) {
+            i += 1;
+        }
+        words.push(&line[start..i]);
+    }
+    Cut { seps, words }
+}
+
+/// What a column of words holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Column {
+    /// The same word everywhere, not a number: part of the literal text.
+    Keyword(Vec<u8>),
+    /// A number: the spelling written after `:` in the pattern.
+    Number(String),
+    /// Anything else.
+    Text,
+}
+
+/// Decides how a column's values are spelled.
+fn classify(values: &[&[u8]]) -> Column {
+    let first = values[0];
+    let constant = values.iter().all(|v| *v == first);
+    let all = |f: &dyn Fn(u8) -> bool| values.iter().all(|v| v.iter().all(|&b| f(b)));
+    let any = |f: &dyn Fn(u8) -> bool| values.iter().any(|v| v.iter().any(|&b| f(b)));
+    if all(&|b| b.is_ascii_digit()) {
+        if values.iter().any(|v| v.len() > 19) {
+            return Column::Text;
+        }
+        return Column::Number(padded(values, "d"));
+    }
+    let prefixed = values
+        .iter()
+        .all(|v| v.len() > 2 && v.starts_with(b"0x") && v[2..].iter().all(u8::is_ascii_hexdigit));
+    if prefixed {
+        let rest: Vec<&[u8]> = values.iter().map(|v| &v[2..]).collect();
+        return hex_column(&rest, "#").unwrap_or(Column::Text);
+    }
+    let hex = all(&|b| b.is_ascii_hexdigit());
+    // A hexadecimal column has digits somewhere; a few letter-only words are keywords.
+    if hex && any(&|b| b.is_ascii_digit()) {
+        if let Some(c) = hex_column(values, "") {
+            return c;
+        }
+    }
+    if constant {
+        return Column::Keyword(first.to_vec());
+    }
+    Column::Text
+}
+
+fn hex_column(values: &[&[u8]], prefix: &str) -> Option<Column> {
+    if values.iter().any(|v| v.len() > 16) {
+        return None;
+    }
+    let lower = values.iter().any(|v| v.iter().any(u8::is_ascii_lowercase));
+    let upper = values.iter().any(|v| v.iter().any(u8::is_ascii_uppercase));
+    if lower && upper {
+        return None;
+    }
+    let letter = if upper { "X" } else { "x" };
+    Some(Column::Number(format!(
+        "{prefix}{}",
+        padded(values, letter)
+    )))
+}
+
+/// `0N` + `letter` when the sample pads with zeros (N the shortest length), else `letter`.
+fn padded(values: &[&[u8]], letter: &str) -> String {
+    let zeros = values.iter().any(|v| v.len() > 1 && v[0] == b'0');
+    let shortest = values.iter().map(|v| v.len()).min().unwrap_or(1);
+    if zeros && shortest > 1 {
+        format!("0{shortest}{letter}")
+    } else {
+        letter.to_string()
+    }
+}
+
+/// Distinct values kept per numeric column to compare columns of different shapes.
+const MAX_VALUES: usize = 4096;
+/// Columns of two records share a field name when this share of the smaller one's distinct
+/// values also occur in the other (a free's pointer among the allocations' pointers).
+const SHARED_VALUES: f64 = 0.2;
+
+/// A record to write: its pattern parts and how many sample lines it covers.
+struct Shape {
+    parts: Vec<Part>,
+    count: usize,
+}
+
+enum Part {
+    Literal(Vec<u8>),
+    /// The spelling and a sample of the distinct values.
+    Number(String, HashSet<u64>),
+    Text,
+}
+
+/// Writes a DTD whose line patterns describe the frequent line shapes of `sample` (a start of
+/// the trace, whole lines). The DTD always parses; with no frequent shape it has no pattern.
+pub fn infer_dtd(sample: &[u8]) -> String {
+    let mut lines: Vec<&[u8]> = sample
+        .split(|&b| b == b'\n')
+        .take(MAX_SAMPLE_LINES + 1)
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .collect();
+    // The piece after the last newline is empty or a partial line: not a shape (unless the
+    // sample is one line without a newline).
+    if lines.len() > 1 {
+        lines.pop();
+    }
+    lines.truncate(MAX_SAMPLE_LINES);
+    let total = lines.len();
+    let mut groups: HashMap<Vec<&[u8]>, Vec<Cut>> = HashMap::new();
+    let mut order: Vec<Vec<&[u8]>> = Vec::new();
+    for line in lines {
+        if line.is_empty() {
+            continue;
+        }
+        let c = cut(line);
+        let key = c.seps.clone();
+        let entry = groups.entry(key.clone()).or_default();
+        if entry.is_empty() {
+            order.push(key);
+        }
+        entry.push(c);
+    }
+    let needed = ((total as f64 * MIN_SHARE).ceil() as usize).max(2);
+    let mut shapes = Vec::new();
+    for key in order {
+        let cuts = &groups[&key];
+        if cuts.len() < needed {
+            continue;
+        }
+        split_shape(&key, cuts, needed, &mut shapes);
+    }
+    // Specific shapes first (a text field to the end of the line matches much), then the
+    // frequent ones.
+    shapes.sort_by_key(|s| {
+        (
+            s.parts.iter().filter(|p| matches!(p, Part::Text)).count(),
+            std::cmp::Reverse(s.count),
+        )
+    });
+    shapes.truncate(MAX_RECORDS);
+    write_dtd(&shapes, total)
+}
+
+/// Splits one separator shape by its keyword columns and classifies the rest.
+fn split_shape(seps: &[&[u8]], cuts: &[Cut], needed: usize, out: &mut Vec<Shape>) {
+    let n = cuts[0].words.len();
+    // Columns with a few non-numeric values split the shape.
+    let mut split_cols = Vec::new();
+    for col in 0..n {
+        let mut distinct: Vec<&[u8]> = Vec::new();
+        for c in cuts {
+            if !distinct.contains(&c.words[col]) {
+                distinct.push(c.words[col]);
+                if distinct.len() > MAX_KEYWORDS {
+                    break;
+                }
+            }
+        }
+        if distinct.len() > 1
+            && distinct.len() <= MAX_KEYWORDS
+            && !matches!(
+                classify(&cuts.iter().map(|c| c.words[col]).collect::<Vec<_>>()),
+                Column::Number(_)
+            )
+        {
+            split_cols.push(col);
+        }
+    }
+    let mut subgroups: HashMap<Vec<&[u8]>, Vec<&Cut>> = HashMap::new();
+    let mut order = Vec::new();
+    for c in cuts {
+        let key: Vec<&[u8]> = split_cols.iter().map(|&i| c.words[i]).collect();
+        let e = subgroups.entry(key.clone()).or_default();
+        if e.is_empty() {
+            order.push(key);
+        }
+        e.push(c);
+    }
+    for key in order {
+        let members = &subgroups[&key];
+        if members.len() < needed {
+            continue;
+        }
+        let mut parts: Vec<Part> = Vec::new();
+        let mut literal = seps[0].to_vec();
+        for col in 0..n {
+            let values: Vec<&[u8]> = members.iter().map(|c| c.words[col]).collect();
+            match classify(&values) {
+                Column::Keyword(k) => literal.extend_from_slice(&k),
+                other => {
+                    if !literal.is_empty() {
+                        parts.push(Part::Literal(std::mem::take(&mut literal)));
+                    } else if matches!(parts.last(), Some(Part::Number(..) | Part::Text)) {
+                        // Two fields with nothing between cannot be told apart: keep one text.
+                        parts.pop();
+                        parts.push(Part::Text);
+                        continue;
+                    }
+                    parts.push(match other {
+                        Column::Number(spelling) => {
+                            let distinct = distinct_values(&values, &spelling);
+                            Part::Number(spelling, distinct)
+                        }
+                        _ => Part::Text,
+                    });
+                }
+            }
+            literal.extend_from_slice(seps[col + 1]);
+        }
+        if !literal.is_empty() {
+            parts.push(Part::Literal(literal));
+        }
+        out.push(Shape {
+            parts,
+            count: members.len(),
+        });
+    }
+}
+
+/// Up to [`MAX_VALUES`] distinct values of a numeric column.
+fn distinct_values(values: &[&[u8]], spelling: &str) -> HashSet<u64> {
+    let radix = if spelling.ends_with('d') { 10 } else { 16 };
+    let mut out = HashSet::new();
+    for v in values {
+        let digits = v.strip_prefix(b"0x").unwrap_or(v);
+        let parsed = std::str::from_utf8(digits)
+            .ok()
+            .and_then(|d| u64::from_str_radix(d, radix).ok());
+        if let Some(n) = parsed {
+            out.insert(n);
+            if out.len() >= MAX_VALUES {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Field names: numeric columns of different records whose values overlap (see
+/// [`SHARED_VALUES`]) get the same name, so the engine's cross-record predictors (which pair
+/// fields by name) can link them; every other field gets a name of its own.
+fn field_names(shapes: &[Shape]) -> Vec<Vec<String>> {
+    // (shape, part) of every numeric column, and a union-find over them.
+    let columns: Vec<(usize, usize)> = shapes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.parts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| matches!(p, Part::Number(..)))
+                .map(move |(j, _)| (i, j))
+        })
+        .collect();
+    let values = |c: (usize, usize)| match &shapes[c.0].parts[c.1] {
+        Part::Number(_, v) => v,
+        _ => unreachable!("only numeric columns are listed"),
+    };
+    let mut parent: Vec<usize> = (0..columns.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    // Pairs sharing enough values, most similar first, so a column joins its closest match.
+    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    for a in 0..columns.len() {
+        for b in a + 1..columns.len() {
+            if columns[a].0 == columns[b].0 {
+                continue;
+            }
+            let (va, vb) = (values(columns[a]), values(columns[b]));
+            let (small, large) = if va.len() <= vb.len() {
+                (va, vb)
+            } else {
+                (vb, va)
+            };
+            if small.len() < 2 {
+                continue;
+            }
+            let common = small.iter().filter(|v| large.contains(v)).count();
+            if (common as f64) < SHARED_VALUES * small.len() as f64 {
+                continue;
+            }
+            // Ordered by similarity of the whole sets: a column of small indices is closer to
+            // another column of the same indices than to a column of all sorts of sizes.
+            let union = small.len() + large.len() - common;
+            pairs.push((common as f64 / union as f64, a, b));
+        }
+    }
+    pairs.sort_by(|x, y| y.0.total_cmp(&x.0));
+    for (_, a, b) in pairs {
+        {
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            if ra == rb {
+                continue;
+            }
+            // One name cannot stand for two fields of the same record.
+            let shapes_of = |r: usize, parent: &mut [usize]| -> Vec<usize> {
+                (0..columns.len())
+                    .filter(|&k| root(parent, k) == r)
+                    .map(|k| columns[k].0)
+                    .collect()
+            };
+            let sa = shapes_of(ra, &mut parent);
+            let sb = shapes_of(rb, &mut parent);
+            if sa.iter().any(|s| sb.contains(s)) {
+                continue;
+            }
+            parent[ra] = rb;
+        }
+    }
+    let mut class_names: HashMap<usize, String> = HashMap::new();
+    let mut names: Vec<Vec<String>> = shapes
+        .iter()
+        .map(|s| vec![String::new(); s.parts.len()])
+        .collect();
+    for (k, &(i, j)) in columns.iter().enumerate() {
+        let r = root(&mut parent, k);
+        let next = class_names.len() + 1;
+        names[i][j] = class_names
+            .entry(r)
+            .or_insert_with(|| format!("n{next}"))
+            .clone();
+    }
+    let mut texts = 0;
+    for (i, s) in shapes.iter().enumerate() {
+        for (j, p) in s.parts.iter().enumerate() {
+            if matches!(p, Part::Text) {
+                texts += 1;
+                names[i][j] = format!("text{texts}");
+            }
+        }
+    }
+    names
+}
+
+fn write_dtd(shapes: &[Shape], total: usize) -> String {
+    let mut s = String::new();
+    let covered: usize = shapes.iter().map(|s| s.count).sum();
+    let _ = writeln!(
+        s,
+        "// Line patterns inferred from a sample of {total} lines: {} line shapes cover {covered}.\n\
+         // Lines of other shapes are kept verbatim. Rename records and fields freely; a field's\n\
+         // spelling (`x` hexadecimal, `08x` at least 8 digits, `d` decimal, `s` text) must stay.\n\
+         tag.width = 1;",
+        shapes.len()
+    );
+    let mut used_names: Vec<String> = Vec::new();
+    let names = field_names(shapes);
+    for (k, shape) in shapes.iter().enumerate() {
+        let name = record_name(shape, k, &used_names);
+        used_names.push(name.clone());
+        let mut fields = vec!["tag".to_string()];
+        let mut props = String::new();
+        let mut line = String::from("line =");
+        for (part, f) in shape.parts.iter().zip(&names[k]) {
+            match part {
+                Part::Literal(l) => {
+                    line.push(' ');
+                    line.push_str(&quote(l));
+                }
+                Part::Number(spelling, _) => {
+                    fields.push(f.clone());
+                    let _ = writeln!(props, "    {f}.width = 8; {f}.interpretation = none;");
+                    let _ = write!(line, " {f}");
+                    if spelling != "d" {
+                        let _ = write!(line, ":{spelling}");
+                    }
+                }
+                Part::Text => {
+                    fields.push(format!("{f}_length"));
+                    fields.push(f.clone());
+                    let _ = writeln!(
+                        props,
+                        "    {f}_length.width = 4; {f}_length.interpretation = none;\n    {f}.width = {f}_length.value; {f}.interpretation = none;"
+                    );
+                    let _ = write!(line, " {f}:s");
+                }
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\n// {} lines of the sample.\n{name} : ({}) {{\n    tag.value = {};\n{props}    {line};\n}}",
+            shape.count,
+            fields.join(", "),
+            k + 4
+        );
+    }
+    s
+}
+
+/// `line_KEYWORDS` from the literal's words, or `line_N`; unique among `used`.
+fn record_name(shape: &Shape, k: usize, used: &[String]) -> String {
+    let mut words = String::new();
+    for part in &shape.parts {
+        if let Part::Literal(l) = part {
+            for w in l.split(|&b| !is_word(b)).filter(|w| !w.is_empty()) {
+                if words.len() < 24 {
+                    words.push('_');
+                    words.extend(w.iter().map(|&b| b.to_ascii_lowercase() as char));
+                }
+            }
+        }
+    }
+    let base = if words.is_empty() {
+        format!("line_{}", k + 1)
+    } else {
+        format!("line{words}")
+    };
+    let mut name = base.clone();
+    let mut i = 2;
+    while used.contains(&name) {
+        name = format!("{base}_{i}");
+        i += 1;
+    }
+    name
+}
+
+/// A DTD string literal for `bytes`: printable ASCII as is, `"` and `\` escaped, others `\xHH`.
+fn quote(bytes: &[u8]) -> String {
+    let mut s = String::from("\"");
+    for &b in bytes {
+        match b {
+            b'"' => s.push_str("\\\""),
+            b'\\' => s.push_str("\\\\"),
+            0x20..=0x7e => s.push(b as char),
+            _ => {
+                let _ = write!(s, "\\x{b:02x}");
+            }
+        }
+    }
+    s.push('"');
+    s
+}

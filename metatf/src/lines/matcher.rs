@@ -1,0 +1,229 @@
+//! The compiled matcher: turns one line of text into a record's values by the DTD's line
+//! patterns, without backtracking and without trying every pattern on every line.
+//!
+//! Patterns are grouped by the first byte their line must start with; a line is tried only
+//! against its first byte's group (which keeps the DTD's order, and includes the patterns that
+//! start with a field). Each try is one left-to-right pass over the line.
+
+use memchr::memmem;
+use metatf_dtd::lines::{Digits, LinePiece, LineRecord, LineSpec, NumberSpelling};
+
+use crate::universal::Value;
+
+/// Where a pattern stopped matching a line and what it wanted there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Miss {
+    /// Byte offset in the line.
+    pub at: usize,
+    /// What the pattern expected, in words.
+    pub expected: String,
+}
+
+/// The line patterns of a DTD, ready to match lines.
+pub struct Matcher {
+    records: Vec<LineRecord>,
+    /// Per first byte (256 = the empty line): indices of the records to try, in DTD order.
+    groups: Vec<Vec<u32>>,
+    /// Compiled searchers for the literal after each byte-string field, by (record, piece).
+    finders: Vec<Vec<Option<memmem::Finder<'static>>>>,
+}
+
+impl Matcher {
+    /// Compiles the patterns.
+    pub fn new(spec: &LineSpec) -> Matcher {
+        let records = spec.records.clone();
+        let mut groups = vec![Vec::new(); 257];
+        for (i, r) in records.iter().enumerate() {
+            match r.pieces.first() {
+                Some(LinePiece::Literal(l)) => groups[usize::from(l[0])].push(i as u32),
+                _ => {
+                    for g in &mut groups {
+                        g.push(i as u32);
+                    }
+                }
+            }
+        }
+        let finders = records
+            .iter()
+            .map(|r| {
+                r.pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(k, p)| match (p, r.pieces.get(k + 1)) {
+                        (LinePiece::Bytes { .. }, Some(LinePiece::Literal(l))) => {
+                            Some(memmem::Finder::new(l).into_owned())
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        Matcher {
+            records,
+            groups,
+            finders,
+        }
+    }
+
+    /// The patterns, in DTD order.
+    pub fn records(&self) -> &[LineRecord] {
+        &self.records
+    }
+
+    /// The first record (in DTD order) whose pattern matches the whole `line`, with its values
+    /// left in `values`.
+    pub fn find(&self, line: &[u8], values: &mut Vec<Value>) -> Option<usize> {
+        let group = &self.groups[line.first().map_or(256, |&b| usize::from(b))];
+        group
+            .iter()
+            .map(|&i| i as usize)
+            .find(|&i| self.try_record(i, line, values).is_ok())
+    }
+
+    /// Why no pattern matches `line`: the miss that got furthest, naming its record.
+    pub fn explain(&self, line: &[u8]) -> Miss {
+        let mut values = Vec::new();
+        let mut best: Option<(Miss, usize)> = None;
+        for i in 0..self.records.len() {
+            if let Err(miss) = self.try_record(i, line, &mut values) {
+                if best.as_ref().is_none_or(|(b, _)| miss.at > b.at) {
+                    best = Some((miss, i));
+                }
+            }
+        }
+        match best {
+            Some((miss, i)) => Miss {
+                at: miss.at,
+                expected: format!("{} (record `{}`)", miss.expected, self.records[i].name),
+            },
+            None => Miss {
+                at: 0,
+                expected: "a line of a record with a line pattern (the DTD has none)".into(),
+            },
+        }
+    }
+
+    fn try_record(&self, i: usize, line: &[u8], values: &mut Vec<Value>) -> Result<(), Miss> {
+        let rec = &self.records[i];
+        values.clear();
+        values.resize(rec.field_count, Value::Uint(0));
+        let mut pos = 0;
+        for (k, piece) in rec.pieces.iter().enumerate() {
+            match piece {
+                LinePiece::Literal(l) => {
+                    if !line[pos..].starts_with(l) {
+                        let same = line[pos..]
+                            .iter()
+                            .zip(l.iter())
+                            .take_while(|(a, b)| a == b)
+                            .count();
+                        return Err(Miss {
+                            at: pos + same,
+                            expected: format!("`{}`", String::from_utf8_lossy(l).escape_debug()),
+                        });
+                    }
+                    pos += l.len();
+                }
+                LinePiece::Number { field, spelling } => {
+                    let (v, used) = number(&line[pos..], spelling).map_err(|(at, why)| Miss {
+                        at: pos + at,
+                        expected: why,
+                    })?;
+                    values[*field] = Value::Uint(v);
+                    pos += used;
+                }
+                LinePiece::Bytes {
+                    field,
+                    length_field,
+                } => {
+                    let end = match &self.finders[i][k] {
+                        Some(f) => match f.find(&line[pos..]) {
+                            Some(n) => pos + n,
+                            None => {
+                                let next = match &rec.pieces[k + 1] {
+                                    LinePiece::Literal(l) => {
+                                        String::from_utf8_lossy(l).into_owned()
+                                    }
+                                    _ => String::new(),
+                                };
+                                return Err(Miss {
+                                    at: line.len(),
+                                    expected: format!("`{}` after the text", next.escape_debug()),
+                                });
+                            }
+                        },
+                        None => line.len(),
+                    };
+                    values[*length_field] = Value::Uint((end - pos) as u64);
+                    values[*field] = Value::Bytes(line[pos..end].to_vec());
+                    pos = end;
+                }
+            }
+        }
+        if pos != line.len() {
+            return Err(Miss {
+                at: pos,
+                expected: "the end of the line".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Reads a number spelled as `s` at the start of `text`: its value and the bytes it used, or
+/// where and why it is not one.
+pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, String)> {
+    let mut pos = 0;
+    let negative = s.signed && text.first() == Some(&b'-');
+    if negative {
+        pos += 1;
+    }
+    if s.prefix {
+        if !text[pos..].starts_with(b"0x") {
+            return Err((pos, "`0x`".into()));
+        }
+        pos += 2;
+    }
+    let radix = u32::from(s.radix);
+    let run = text[pos..]
+        .iter()
+        .take_while(|b| (**b as char).is_digit(radix))
+        .count();
+    let want = match s.digits {
+        Digits::Exactly(n) => usize::from(n),
+        _ => run.max(1),
+    };
+    let what = if radix == 16 {
+        "hexadecimal digits"
+    } else {
+        "decimal digits"
+    };
+    if run < want {
+        return Err((pos + run, format!("{what} ({want} of them)")));
+    }
+    let mut v: u64 = 0;
+    for &b in &text[pos..pos + want] {
+        let d = u64::from((b as char).to_digit(radix).unwrap_or(0));
+        v = v
+            .checked_mul(u64::from(radix))
+            .and_then(|v| v.checked_add(d))
+            .ok_or((pos, format!("{what} of a number that fits in 64 bits")))?;
+    }
+    if s.signed {
+        let limit = if negative {
+            1u64 << 63
+        } else {
+            (1u64 << 63) - 1
+        };
+        if v > limit {
+            return Err((
+                pos,
+                format!("{what} of a number that fits in 64 bits (signed)"),
+            ));
+        }
+        if negative {
+            v = v.wrapping_neg();
+        }
+    }
+    Ok((v, pos + want))
+}

@@ -1,0 +1,82 @@
+//! Spelling a record as its line: the inverse of the matcher for every line the encoder keeps
+//! as a record (the encoder checks this on each line before trusting it).
+
+use metatf_dtd::lines::{Digits, LinePiece, LineRecord, NumberSpelling};
+
+use crate::universal::Value;
+
+/// Appends the line of `rec` holding `values` to `out` (no line ending). The error says which
+/// value does not fit the pattern.
+pub fn print(rec: &LineRecord, values: &[Value], out: &mut Vec<u8>) -> Result<(), String> {
+    for piece in &rec.pieces {
+        match piece {
+            LinePiece::Literal(l) => out.extend_from_slice(l),
+            LinePiece::Number { field, spelling } => match values.get(*field) {
+                Some(Value::Uint(v)) => spell(*v, spelling, out)
+                    .map_err(|e| format!("record `{}`: field {}: {e}", rec.name, field + 1))?,
+                _ => {
+                    return Err(format!(
+                        "record `{}`: field {} is not a number",
+                        rec.name,
+                        field + 1
+                    ))
+                }
+            },
+            LinePiece::Bytes { field, .. } => match values.get(*field) {
+                Some(Value::Bytes(b)) => out.extend_from_slice(b),
+                _ => {
+                    return Err(format!(
+                        "record `{}`: field {} is not a byte string",
+                        rec.name,
+                        field + 1
+                    ))
+                }
+            },
+        }
+    }
+    Ok(())
+}
+
+/// Appends `v` spelled as `s`.
+pub fn spell(v: u64, s: &NumberSpelling, out: &mut Vec<u8>) -> Result<(), String> {
+    let (negative, magnitude) = if s.signed && (v as i64) < 0 {
+        (true, (v as i64).unsigned_abs())
+    } else {
+        (false, v)
+    };
+    if negative {
+        out.push(b'-');
+    }
+    if s.prefix {
+        out.extend_from_slice(b"0x");
+    }
+    let digits: &[u8; 16] = if s.upper {
+        b"0123456789ABCDEF"
+    } else {
+        b"0123456789abcdef"
+    };
+    let mut buf = [0u8; 64];
+    let mut n = 0;
+    let mut m = magnitude;
+    loop {
+        buf[n] = digits[(m % u64::from(s.radix)) as usize];
+        n += 1;
+        m /= u64::from(s.radix);
+        if m == 0 {
+            break;
+        }
+    }
+    let pad = match s.digits {
+        Digits::Minimal => 0,
+        Digits::AtLeast(w) => usize::from(w).saturating_sub(n),
+        Digits::Exactly(w) => {
+            if n > usize::from(w) {
+                return Err(format!("{v} needs more than {w} digits"));
+            }
+            usize::from(w) - n
+        }
+    };
+    out.extend(std::iter::repeat_n(b'0', pad));
+    out.extend(buf[..n].iter().rev());
+    Ok(())
+}

@@ -1,0 +1,236 @@
+//! Text traces through line patterns: every input comes back byte for byte, hostile input is
+//! kept or refused with an error, and strict mode says where a line stops matching.
+
+use metatf::lines::{decode_lines, encode_lines, infer::infer_dtd, LineOptions, MAX_LINE};
+use proptest::prelude::*;
+
+const HEAP_DTD: &str = r#"
+size.width = 8; size.interpretation = none;
+ptr.width = 8;  ptr.interpretation = none;
+count.width = 8; count.interpretation = none;
+length.width = 4; length.interpretation = none;
+name.width = length.value; name.interpretation = none;
+section heap 1 {
+    alloc : (tag, size, ptr) { tag.value = 4; line = "+ " size " 0x" ptr:08x; }
+    free : (tag, ptr) { tag.value = 5; line = "- " ptr:#X; }
+    note : (tag, count, length, name) { tag.value = 6; line = "n " count:i " " name; }
+    fixed : (tag, size, ptr) { tag.value = 7; line = "f" size:=4d ptr:=2x; }
+}
+"#;
+
+fn round_trip(dtd: &str, text: &[u8], options: LineOptions) -> metatf::lines::LineReport {
+    let mut file = Vec::new();
+    let report = encode_lines(dtd, "test.dtd", text, &mut file, options).expect("encodes");
+    let mut back = Vec::new();
+    decode_lines(&file[..], &mut back).expect("decodes");
+    assert_eq!(
+        String::from_utf8_lossy(&back),
+        String::from_utf8_lossy(text),
+        "decoded text differs"
+    );
+    assert_eq!(back, text);
+    report
+}
+
+#[test]
+fn records_and_respelled_lines_come_back_exactly() {
+    let text = b"+ 16 0x00007f00\n- 0x7F00\nn -5 hello world\nf001203\n\
+                 + 016 0x00007f00\n- 0x7f00\nn -0 x\nf99999\n\nrandom words\n+ 16 0x1234567890\n";
+    let r = round_trip(HEAP_DTD, text, LineOptions::default());
+    // Leading zero, lower-case hex, `-0`, a number too wide for `=4d`, the blank line and the
+    // unmatched line are kept verbatim; the 10-digit address still fits `08x`.
+    assert_eq!((r.lines, r.records, r.verbatim), (11, 5, 6));
+}
+
+#[test]
+fn line_endings_and_a_missing_final_newline_are_kept() {
+    let crlf = b"+ 1 0x00000001\r\n- 0x1\r\nodd\n+ 2 0x00000002";
+    let r = round_trip(HEAP_DTD, crlf, LineOptions::default());
+    assert_eq!(r.records, 2, "CRLF is the file's usual ending");
+    assert_eq!(r.verbatim, 2);
+    round_trip(HEAP_DTD, b"", LineOptions::default());
+    round_trip(HEAP_DTD, b"\n\n\r\n", LineOptions::default());
+}
+
+#[test]
+fn hostile_text_is_kept() {
+    let mut text = Vec::new();
+    text.extend_from_slice(b"+ 99999999999999999999999 0x00000001\n"); // over 64 bits
+    text.extend_from_slice(b"+ 1\0 0x00000001\n"); // a NUL byte
+    text.extend((0..=255u8).cycle().take(5000)); // binary garbage with newlines inside
+    text.extend_from_slice(b"\n- 0xFFFFFFFFFFFFFFFFF\n"); // 17 hex digits
+    text.extend(std::iter::repeat_n(b'+', MAX_LINE * 2 + 17)); // longer than a piece
+    text.extend_from_slice(b"\n+ 5 0x00000005\n");
+    let r = round_trip(HEAP_DTD, &text, LineOptions::default());
+    assert_eq!(r.records, 1, "only the last line is a record");
+}
+
+#[test]
+fn strict_mode_names_the_line_and_column() {
+    let mut file = Vec::new();
+    let options = LineOptions {
+        strict: true,
+        ..LineOptions::default()
+    };
+    let err = encode_lines(
+        HEAP_DTD,
+        "t.dtd",
+        &b"+ 1 0x00000001\n+ 2 0y3\n"[..],
+        &mut file,
+        options,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.starts_with("2:6:"), "{err}");
+    assert!(err.contains("alloc"), "{err}");
+    let err = encode_lines(
+        HEAP_DTD,
+        "t.dtd",
+        &b"+ 01 0x00000001\n"[..],
+        &mut Vec::new(),
+        options,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("spelled differently"), "{err}");
+}
+
+#[test]
+fn a_dtd_without_patterns_is_refused() {
+    let err = encode_lines(
+        "a.width = 1; a.interpretation = none; r : (tag, a) { tag.value = 4; }",
+        "plain.dtd",
+        &b"1\n"[..],
+        &mut Vec::new(),
+        LineOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("no record has a line pattern"), "{err}");
+}
+
+#[test]
+fn the_plain_layout_round_trips_too() {
+    let options = LineOptions {
+        model: false,
+        ..LineOptions::default()
+    };
+    let r = round_trip(HEAP_DTD, b"+ 1 0x00000001\n- 0x1\nzzz\n", options);
+    assert_eq!(r.records, 2);
+}
+
+#[test]
+fn an_inferred_dtd_parses_and_covers_regular_lines() {
+    let mut text = Vec::new();
+    for i in 0..500u64 {
+        text.extend_from_slice(format!("load 0x{:08x} size={} ok\n", i * 64, i % 9).as_bytes());
+        text.extend_from_slice(format!("FREE {:X}\n", i * 64 + 7).as_bytes());
+    }
+    text.extend_from_slice(b"a one-off line\n");
+    let dtd = infer_dtd(&text);
+    metatf::dtd::parse_schema_with_lines(&dtd, "inferred.dtd").expect("inferred DTD is valid");
+    let r = round_trip(&dtd, &text, LineOptions::default());
+    assert_eq!(r.records, 1000, "{dtd}");
+    assert_eq!(r.verbatim, 1);
+}
+
+/// A random pattern: literals from a small alphabet and numeric fields of random spellings.
+fn pattern() -> impl Strategy<Value = Vec<(String, Option<String>)>> {
+    let spelling = prop_oneof![
+        Just("d"),
+        Just("i"),
+        Just("x"),
+        Just("X"),
+        Just("#x"),
+        Just("04d"),
+        Just("08x"),
+        Just("=3d"),
+        Just("=2X"),
+    ];
+    prop::collection::vec(("[ ,:;ab=]{1,3}", prop::option::of(spelling)), 1..5).prop_map(|v| {
+        v.into_iter()
+            .map(|(lit, s)| (lit, s.map(str::to_string)))
+            .collect()
+    })
+}
+
+fn dtd_for(parts: &[(String, Option<String>)]) -> String {
+    let mut fields = String::new();
+    let mut line = String::new();
+    let mut props = String::new();
+    for (i, (lit, spelling)) in parts.iter().enumerate() {
+        line.push_str(&format!(" \"{lit}\""));
+        if let Some(s) = spelling {
+            fields.push_str(&format!(", f{i}"));
+            props.push_str(&format!("f{i}.width = 8; f{i}.interpretation = none; "));
+            line.push_str(&format!(" f{i}:{s}"));
+        }
+    }
+    format!("{props}\nr : (tag{fields}) {{ tag.value = 4; line ={line}; }}\nq : (tag, length, text) {{ tag.value = 5; length.width = 2; length.interpretation = none; text.width = length.value; text.interpretation = none; line = \"> \" text; }}")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    #[test]
+    fn random_lines_round_trip_against_random_patterns(
+        parts in pattern(),
+        lines in prop::collection::vec(
+            prop_oneof![
+                "[0-9a-fA-F ,:;ab=x+-]{0,24}",
+                "> [^\n]{0,20}",
+                prop::collection::vec(any::<u8>(), 0..40)
+                    .prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+            ],
+            0..40,
+        ),
+        values in prop::collection::vec(any::<u64>(), 8),
+        crlf in any::<bool>(),
+        final_newline in any::<bool>(),
+    ) {
+        let dtd = dtd_for(&parts);
+        let (schema, spec) = metatf::dtd::parse_schema_with_lines(&dtd, "p.dtd")
+            .map_err(|d| TestCaseError::fail(d.to_string()))?;
+        drop(schema);
+        // Lines printed from the pattern itself, so that some lines are records.
+        let mut text = Vec::new();
+        let end: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+        for (k, l) in lines.iter().enumerate() {
+            if k % 2 == 0 {
+                let vals: Vec<metatf::Value> = values.iter().map(|v| metatf::Value::Uint(v >> (k % 64))).collect();
+                let mut printed = Vec::new();
+                if metatf::lines::printer::print(&spec.records[0], &vals, &mut printed).is_ok() {
+                    text.extend_from_slice(&printed);
+                    text.extend_from_slice(end);
+                }
+            }
+            text.extend_from_slice(l.as_bytes());
+            text.extend_from_slice(if k % 3 == 0 { b"\n" } else { end });
+        }
+        if !final_newline && text.ends_with(b"\n") {
+            text.pop();
+        }
+        let mut file = Vec::new();
+        encode_lines(&dtd, "p.dtd", &text[..], &mut file, LineOptions::default())
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut back = Vec::new();
+        decode_lines(&file[..], &mut back).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(back, text);
+    }
+
+    #[test]
+    fn damaged_files_give_an_error_never_a_panic(cut in 0usize..400, flip in 0usize..400) {
+        let text = b"+ 16 0x00007f00\n- 0x7F00\nn -5 hello\nrandom\n".repeat(4);
+        let mut file = Vec::new();
+        encode_lines(HEAP_DTD, "t.dtd", &text[..], &mut file, LineOptions::default()).unwrap();
+        let mut damaged = file.clone();
+        let at = flip % damaged.len();
+        damaged[at] ^= 0x5a;
+        damaged.truncate(damaged.len() - cut.min(damaged.len()));
+        let mut back = Vec::new();
+        if decode_lines(&damaged[..], &mut back).is_ok() && damaged.len() == file.len() {
+            // A flip the checksums cannot see must still decode to the same text.
+            prop_assert_eq!(back, text);
+        }
+    }
+}
