@@ -316,10 +316,10 @@ fn memory_replay<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize 
         return verbatim(MEMORY_REPLAY, line, last, out);
     };
     out.u64(l.tid);
-    match l.action {
-        Action::ThreadDone => return at(MEMORY_REPLAY, "threadDone"),
-        _ => out.u64(l.ptr),
+    if l.action == Action::ThreadDone {
+        return at(MEMORY_REPLAY, "threadDone");
     }
+    out.u64(l.ptr);
     let name = match l.action {
         Action::Malloc => {
             out.u64(l.a);

@@ -29,12 +29,14 @@
 //!         let t = &records.types()[r.record_type];
 //!         if t.name == "free" {
 //!             let at = t.fields.iter().position(|f| f.name == "address").unwrap();
-//!             freed.push(r.values[at]);
+//!             if let Value::U64(address) = r.values[at] {
+//!                 freed.push(address);
+//!             }
 //!         }
 //!     }
 //!     Ok(())
 //! })?;
-//! assert_eq!(freed, vec![Value::U64(0x5581a0)]);
+//! assert_eq!(freed, vec![0x5581a0]);
 //! # Ok::<(), hatf::FormatError>(())
 //! ```
 
