@@ -24,7 +24,7 @@ pub fn run(args: &DumpArgs, verbosity: Verbosity) -> CliResult {
     let name = args.file.display().to_string();
     let mut file = open_seekable(&args.file)?;
     let records = RecordFile::open(&mut file, &name)?;
-    let universal = records.blocks().is_empty() && hatf::by_name(records.format()).is_none();
+    let universal = records.read_through_dtd();
     let mut out = create_output(None, false, Content::Text)?;
     let count = if universal && !args.json && range.is_none() {
         // A file read through its DTD keeps the text form `encode --from text` reads back,

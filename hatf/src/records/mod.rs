@@ -137,6 +137,12 @@ impl RecordFile {
         &self.format
     }
 
+    /// True when the file is read through its DTD alone (the universal reader), not through a
+    /// built-in format's decoder.
+    pub fn read_through_dtd(&self) -> bool {
+        matches!(self.source, Source::Universal(_))
+    }
+
     /// The DTD the file carries.
     pub fn dtd(&self) -> &str {
         &self.dtd
