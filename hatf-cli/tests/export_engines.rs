@@ -156,7 +156,6 @@ fn duckdb_computes_the_stats_of_an_mtrace_log_and_reads_the_metadata() {
         &parquet,
     );
     assert_eq!(meta["hatf.format"], "mtrace");
-    assert!(!meta["hatf.dtd"].as_str().unwrap().is_empty());
 }
 
 #[test]
