@@ -48,6 +48,11 @@ pub enum Command {
         after_help = "Examples:\n  hatf dump trace.hatf | head\n  hatf dump trace.hatf --json | jq .\n  hatf dump t.hatf > t.txt && hatf encode --from text --dtd t.dtd t.txt -o t2.hatf"
     )]
     Dump(DumpArgs),
+    /// Write the records of any trace as a table for query engines (Parquet, Arrow IPC, CSV).
+    #[command(
+        after_help = "Examples:\n  hatf export trace.hatf --to parquet -o trace.parquet\n  hatf export perl.mtrace --to parquet -o perl.parquet   a text trace, encoded on the way\n  hatf export trace.hatf --to csv --records 0..1000 -o head.csv\n  duckdb -c \"select record, count(*) from 'trace.parquet' group by all\""
+    )]
+    Export(ExportArgs),
     /// Count records by kind, bytes allocated, lifetimes and calls, per thread.
     #[command(after_help = "Examples:\n  hatf stats trace.mtrace\n  hatf stats trace.hatf --json")]
     Stats(StatsArgs),
@@ -262,9 +267,44 @@ pub struct InspectArgs {
 pub struct DumpArgs {
     /// Binary trace to dump.
     pub file: PathBuf,
-    /// One JSON object per record instead of the text form.
+    /// One JSON object per record (`{"record":"free","index":7,"address":...}`) instead of
+    /// the text form.
     #[arg(long)]
     pub json: bool,
+    /// Only records A..B (counted from 0, B exclusive; A.. or ..B leave an end open), reading
+    /// only the blocks that hold them.
+    #[arg(long, value_name = "A..B")]
+    pub records: Option<String>,
+}
+
+/// What `hatf export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    /// Apache Parquet: typed columns, a row group per block, compressed.
+    Parquet,
+    /// Arrow IPC file (Feather 2).
+    Arrow,
+    /// Comma-separated values with a header line.
+    Csv,
+}
+
+/// `hatf export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Binary trace, or a text trace of a built-in format (encoded on the way).
+    pub file: PathBuf,
+    /// Table format to write.
+    #[arg(long, value_name = "FORMAT", default_value = "parquet")]
+    pub to: TableFormat,
+    /// Output file (written whole or not at all).
+    #[command(flatten)]
+    pub out: OutputArgs,
+    /// Input format when FILE is text (`auto` detects it).
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_values())]
+    pub from: String,
+    /// Only records A..B (counted from 0, B exclusive; A.. or ..B leave an end open).
+    #[arg(long, value_name = "A..B")]
+    pub records: Option<String>,
 }
 
 /// `hatf stats`.

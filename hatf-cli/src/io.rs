@@ -326,6 +326,16 @@ impl Output {
         }
     }
 
+    /// [`Output::writer`] for a writer that may be handed to another thread (the Parquet
+    /// writer requires it).
+    pub fn send_writer(&mut self) -> &mut (dyn Write + Send) {
+        match &mut self.target {
+            Target::Stdout(w) => w,
+            Target::Special(w) => w,
+            Target::File { writer, .. } => writer.as_mut().expect("writer taken only by commit"),
+        }
+    }
+
     /// True when the output is a terminal that takes text only (decoded output on a terminal):
     /// a decoder known to give back a binary file is refused before it does the work.
     pub fn refuses_binary(&self) -> bool {

@@ -61,6 +61,7 @@ fn main() -> ExitCode {
         Command::Decode(a) => commands::decode::run(a, verbosity),
         Command::Inspect(a) => commands::inspect::run(a, verbosity),
         Command::Dump(a) => commands::dump::run(a, verbosity),
+        Command::Export(a) => commands::export::run(a, verbosity),
         Command::Stats(a) => commands::stats::run(a, verbosity),
         Command::Validate(a) => commands::validate::run(a, verbosity),
         Command::Compare(a) => commands::compare::run(a, verbosity),

@@ -7,6 +7,7 @@ pub mod dtds;
 pub mod et;
 pub mod format;
 pub mod jvm;
+pub mod records;
 pub mod seek;
 pub mod shared;
 

@@ -6,6 +6,7 @@ pub mod decode;
 pub mod dtd;
 pub mod dump;
 pub mod encode;
+pub mod export;
 pub mod inspect;
 pub mod man;
 pub mod recover;

@@ -181,3 +181,28 @@ pub fn for_each_line(r: &mut dyn Read, sink: &mut dyn FnMut(&TraceLine)) -> Resu
     }
     Ok(())
 }
+
+/// One top-level field of a `Tracefile` message that carries data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopLevel {
+    /// `lines` (field 1): one trace line.
+    Line(TraceLine),
+    /// `max_simultaneous_allocs` (field 2).
+    MaxSimultaneousAllocs(u64),
+}
+
+/// Reads one whole top-level field (as [`field_len`] cuts them); `None` when it is neither a
+/// trace line nor `max_simultaneous_allocs`, or does not parse as one.
+pub fn parse_top_level(field: &[u8]) -> Option<TopLevel> {
+    let mut c = Cursor::new(field, "Tracefile field");
+    let key = c.u64().ok()?;
+    let parsed = match key {
+        0x0a => {
+            let n = usize::try_from(c.u64().ok()?).ok()?;
+            TopLevel::Line(parse_line(c.take(n).ok()?).ok()?)
+        }
+        0x10 => TopLevel::MaxSimultaneousAllocs(c.u64().ok()?),
+        _ => return None,
+    };
+    c.is_empty().then_some(parsed)
+}

@@ -1,0 +1,191 @@
+//! `hatf export` to Parquet, read by real query engines (DuckDB, DataFusion through their
+//! Python packages): SQL over the table gives exactly the figures `hatf stats` gives.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use support::{corpus, hatf};
+
+/// True when `python3` can import `module`; prints why the test is skipped otherwise.
+fn python_has(module: &str) -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipping: python3 cannot import `{module}` (`pip install {module}`)");
+    }
+    ok
+}
+
+/// Runs `script` (which prints one JSON object) with the Parquet file as its argument.
+fn python_json(script: &str, parquet: &Path) -> serde_json::Value {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(parquet)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    })
+}
+
+fn export(input: &Path, out: &Path) {
+    hatf()
+        .args(["export", "--to", "parquet"])
+        .arg(input)
+        .arg("-o")
+        .arg(out)
+        .assert()
+        .success();
+}
+
+fn stats(input: &Path) -> serde_json::Value {
+    let out = hatf()
+        .args(["stats", "--json"])
+        .arg(input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// memory_replay figures in SQL: every line is an event; bytes allocated are malloc's,
+/// memalign's and realloc's size and calloc's nmemb × size.
+const REPLAY_SQL: &str = r#"
+with t as (select * from read_parquet(?) where record not like 'verbatim%')
+select
+  (select count(*) from t) as events,
+  (select sum(case record when 'calloc' then extra * size
+                          when 'free' then 0 when 'threadDone' then 0 else size end)::ubigint
+     from t) as bytes_allocated,
+  (select list({'thread': thread, 'events': n, 'bytes_allocated': b} order by thread) from (
+     select thread, count(*) as n,
+            sum(case record when 'calloc' then extra * size
+                            when 'free' then 0 when 'threadDone' then 0 else size end)::ubigint as b
+     from t group by thread)) as per_thread,
+  (select map(list(k), list(n)) from (
+     select case record when 'threadDone' then 'destroy-thread' else record end as k,
+            count(*) as n from t group by 1)) as by_kind
+"#;
+
+/// mtrace figures in SQL: a `<` line followed by its `>` line is one realloc, a lone `<` a free
+/// and a lone `>` a malloc (as `hatf stats` pairs them).
+const MTRACE_SQL: &str = r#"
+with ops as (
+  select record, size, lag(record) over w as prev, lead(record) over w as next
+  from read_parquet(?) where record in ('malloc', 'free', 'reallocOld', 'reallocNew')
+  window w as (order by index)),
+kinds as (
+  select case
+    when record = 'malloc' then 'malloc'
+    when record = 'free' then 'free'
+    when record = 'reallocNew' and prev = 'reallocOld' then 'realloc'
+    when record = 'reallocNew' then 'malloc'
+    when record = 'reallocOld' and next is distinct from 'reallocNew' then 'free'
+    end as kind, size from ops)
+select
+  (select count(*) from kinds where kind is not null) as events,
+  (select sum(size)::ubigint from kinds where kind in ('malloc', 'realloc')) as bytes_allocated,
+  (select map(list(kind), list(n)) from (
+     select kind, count(*) as n from kinds where kind is not null group by kind)) as by_kind
+"#;
+
+fn duckdb_script(sql: &str) -> String {
+    format!(
+        "import duckdb, json, sys\n\
+         con = duckdb.connect()\n\
+         cur = con.execute('''{sql}''', [sys.argv[1]])\n\
+         names = [d[0] for d in cur.description]\n\
+         row = cur.fetchone()\n\
+         print(json.dumps(dict(zip(names, row)), default=int))\n"
+    )
+}
+
+#[test]
+fn duckdb_computes_the_stats_of_a_memory_replay_trace() {
+    if !python_has("duckdb") {
+        return;
+    }
+    let Some(input) = corpus("malloc/android/systemui.zip") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let parquet = dir.path().join("systemui.parquet");
+    export(&input, &parquet);
+    let sql = python_json(&duckdb_script(REPLAY_SQL), &parquet);
+    let want = stats(&input);
+    assert_eq!(sql["events"], want["events"]);
+    assert_eq!(sql["bytes_allocated"], want["bytes_allocated"]);
+    assert_eq!(sql["per_thread"], want["per_thread"]);
+    assert_eq!(sql["by_kind"], want["by_kind"]);
+    assert!(want["per_thread"].as_array().unwrap().len() > 1);
+}
+
+#[test]
+fn duckdb_computes_the_stats_of_an_mtrace_log_and_reads_the_metadata() {
+    if !python_has("duckdb") {
+        return;
+    }
+    let Some(input) = corpus("malloc/glibc-mtrace/python-json.mtrace.zst") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Straight from the (compressed) text trace.
+    let parquet = dir.path().join("python.parquet");
+    export(&input, &parquet);
+    let sql = python_json(&duckdb_script(MTRACE_SQL), &parquet);
+    let want = stats(&input);
+    assert_eq!(sql["events"], want["events"]);
+    assert_eq!(sql["bytes_allocated"], want["bytes_allocated"]);
+    assert_eq!(sql["by_kind"], want["by_kind"]);
+    let meta = python_json(
+        "import duckdb, json, sys\n\
+         rows = duckdb.sql(f\"select decode(key) as k, decode(value) as v from parquet_kv_metadata('{sys.argv[1]}')\").fetchall()\n\
+         print(json.dumps(dict(rows)))\n",
+        &parquet,
+    );
+    assert_eq!(meta["hatf.format"], "mtrace");
+}
+
+#[test]
+fn datafusion_counts_the_records_of_an_elephant_tracks_trace() {
+    if !python_has("datafusion") {
+        return;
+    }
+    let Some(input) = corpus("et/et3-merlin/pipeline_results/LotsOfAllocs/trace_with_deaths")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let parquet = dir.path().join("et.parquet");
+    export(&input, &parquet);
+    let got = python_json(
+        "import datafusion, json, sys\n\
+         ctx = datafusion.SessionContext()\n\
+         ctx.register_parquet('t', sys.argv[1])\n\
+         rows = ctx.sql('select record, count(*) as n from t group by record').to_pylist()\n\
+         print(json.dumps({r['record']: r['n'] for r in rows}))\n",
+        &parquet,
+    );
+    let want = stats(&input);
+    for (letter, n) in want["records"].as_object().expect("ET stats count records") {
+        let sql = got[letter.as_str()].as_u64().unwrap_or(0)
+            + if letter == "D" {
+                got["Ds"].as_u64().unwrap_or(0)
+            } else {
+                0
+            };
+        assert_eq!(Some(sql), n.as_u64(), "{letter}: {got}");
+    }
+}

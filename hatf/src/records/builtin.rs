@@ -1,0 +1,511 @@
+//! The records of the built-in formats: their types, named as the formats' DTDs in `dtds/`
+//! name them, and the parse of one record's text (a line, or a malloc-bench protobuf field)
+//! with each format's own line parser. The text comes from the format's own range decoder, so
+//! no layout is decoded a second time here.
+
+use super::value::{FieldSpec, FieldType, Fields, RecordType, Value};
+use crate::alloc::malloc_bench::proto;
+use crate::alloc::memory_replay::line::{self as replay_line, Action};
+use crate::alloc::mtrace::line::{self as mtrace_line, Line as MtraceLine, Op};
+use crate::alloc::wee_alloc::{self, WeeLine};
+use crate::et::line::{self as et_line, Kind as EtKind, Line as EtLine};
+use crate::jvm::line::{self as jvm_line, Field as JvmField, Kind as JvmKind, Parsed};
+
+use FieldType::{Bytes, I64, U64};
+
+/// A table of record types: names, then `(field, type)` pairs.
+type Table = &'static [(&'static str, &'static [(&'static str, FieldType)])];
+
+const MTRACE: Table = &[
+    ("start", &[]),
+    ("end", &[]),
+    ("verbatim", &[("text", Bytes)]),
+    ("verbatimLast", &[("text", Bytes)]),
+    (
+        "malloc",
+        &[("site", Bytes), ("address", U64), ("size", U64)],
+    ),
+    ("free", &[("site", Bytes), ("address", U64)]),
+    ("reallocOld", &[("site", Bytes), ("address", U64)]),
+    (
+        "reallocNew",
+        &[("site", Bytes), ("address", U64), ("size", U64)],
+    ),
+];
+
+const MEMORY_REPLAY: Table = &[
+    ("verbatim", &[("text", Bytes)]),
+    ("verbatimLast", &[("text", Bytes)]),
+    (
+        "malloc",
+        &[("thread", U64), ("address", U64), ("size", U64)],
+    ),
+    ("free", &[("thread", U64), ("address", U64)]),
+    (
+        "calloc",
+        &[
+            ("thread", U64),
+            ("address", U64),
+            ("extra", U64),
+            ("size", U64),
+        ],
+    ),
+    (
+        "memalign",
+        &[
+            ("thread", U64),
+            ("address", U64),
+            ("extra", U64),
+            ("size", U64),
+        ],
+    ),
+    (
+        "realloc",
+        &[
+            ("thread", U64),
+            ("address", U64),
+            ("old_address", U64),
+            ("size", U64),
+        ],
+    ),
+    ("threadDone", &[("thread", U64)]),
+];
+
+const WEE_ALLOC: Table = &[
+    ("verbatim", &[("text", Bytes)]),
+    ("verbatimLast", &[("text", Bytes)]),
+    ("alloc", &[("size", U64)]),
+    // The DTD calls it `index`; renamed so that it is not taken for the record number.
+    ("free", &[("alloc_index", U64)]),
+];
+
+const MALLOC_BENCH: Table = &[
+    ("malloc", &[("id", U64), ("size", U64), ("alignment", U64)]),
+    ("free", &[("id", U64), ("size", U64), ("alignment", U64)]),
+    ("realloc", &[("id", U64), ("old_id", U64), ("size", U64)]),
+    ("calloc", &[("id", U64), ("nmemb", U64), ("size", U64)]),
+    // Not trace lines, but top-level fields of the message that records count too.
+    ("maxSimultaneousAllocs", &[("value", U64)]),
+    ("verbatim", &[("text", Bytes)]),
+];
+
+const ET_ALLOC: &[(&str, FieldType)] = &[
+    ("obj", U64),
+    ("size", U64),
+    ("type", U64),
+    ("site", U64),
+    ("len", U64),
+    ("thread", U64),
+];
+const ET_THROW: &[(&str, FieldType)] = &[
+    ("method", U64),
+    ("obj", U64),
+    ("exception", U64),
+    ("thread", U64),
+];
+
+/// ET2 and ET3 differ only in the order of `U`'s fields (as their DTDs say).
+const fn et_table(
+    u: &'static [(&'static str, FieldType)],
+) -> [(&'static str, &'static [(&'static str, FieldType)]); 13] {
+    [
+        ("N", ET_ALLOC),
+        ("A", ET_ALLOC),
+        ("D", &[("obj", U64), ("thread", U64), ("time", U64)]),
+        (
+            "Ds",
+            &[("obj", U64), ("thread", U64), ("time", U64), ("size", U64)],
+        ),
+        ("U", u),
+        ("M", &[("method", U64), ("obj", U64), ("thread", U64)]),
+        ("E", &[("method", U64), ("thread", U64)]),
+        ("W", &[("obj", U64), ("class", U64), ("thread", U64)]),
+        ("T", ET_THROW),
+        ("H", ET_THROW),
+        ("X", ET_THROW),
+        ("blank", &[]),
+        ("verbatim", &[("text", Bytes)]),
+    ]
+}
+
+const ET2: Table = &et_table(&[
+    ("obj", U64),
+    ("field", U64),
+    ("value", U64),
+    ("thread", U64),
+]);
+const ET3: Table = &et_table(&[
+    ("obj", U64),
+    ("value", U64),
+    ("field", U64),
+    ("thread", U64),
+]);
+
+const JVM: Table = &[
+    ("VS", &[("time", I64)]),
+    ("VI", &[("time", I64)]),
+    ("VD", &[("time", I64)]),
+    ("CL", &[("time", I64), ("class", Bytes)]),
+    ("OA", &[("time", I64), ("class", Bytes), ("obj", I64)]),
+    ("OF", &[("time", I64), ("class", Bytes), ("obj", I64)]),
+    ("TB", &[("time", I64), ("thread", I64)]),
+    ("TE", &[("time", I64), ("thread", I64)]),
+    (
+        "MN",
+        &[
+            ("time", I64),
+            ("thread", I64),
+            ("class", Bytes),
+            ("method", Bytes),
+            ("obj", I64),
+        ],
+    ),
+    (
+        "MX",
+        &[
+            ("time", I64),
+            ("thread", I64),
+            ("class", Bytes),
+            ("method", Bytes),
+        ],
+    ),
+    (
+        "FP",
+        &[
+            ("time", I64),
+            ("thread", I64),
+            ("class", Bytes),
+            ("method", Bytes),
+        ],
+    ),
+    ("verbatim", &[("text", Bytes)]),
+];
+
+/// How the decoded text is cut into records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// One record per line, `\n` included (the last line may lack it).
+    Lines,
+    /// One record per top-level protobuf field (malloc-bench); bytes at the end that form no
+    /// field are one last record, as the encoder counts them.
+    Protobuf,
+}
+
+/// A built-in format's record parser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Parser {
+    Mtrace,
+    MemoryReplay,
+    WeeAlloc,
+    MallocBench,
+    Et2,
+    Et3,
+    Jvm,
+}
+
+impl Parser {
+    /// The parser of the format stored as `format`, if it is a built-in one.
+    pub(crate) fn of(format: &str) -> Option<Parser> {
+        Some(match format {
+            "mtrace" => Parser::Mtrace,
+            "memory-replay" | "memory-replay-zip" => Parser::MemoryReplay,
+            "wee-alloc" => Parser::WeeAlloc,
+            "malloc-bench" => Parser::MallocBench,
+            "et2" => Parser::Et2,
+            "et3" => Parser::Et3,
+            "jvm" | "jvm-zip" => Parser::Jvm,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn framing(self) -> Framing {
+        match self {
+            Parser::MallocBench => Framing::Protobuf,
+            _ => Framing::Lines,
+        }
+    }
+
+    fn table(self) -> Table {
+        match self {
+            Parser::Mtrace => MTRACE,
+            Parser::MemoryReplay => MEMORY_REPLAY,
+            Parser::WeeAlloc => WEE_ALLOC,
+            Parser::MallocBench => MALLOC_BENCH,
+            Parser::Et2 => ET2,
+            Parser::Et3 => ET3,
+            Parser::Jvm => JVM,
+        }
+    }
+
+    /// The format's record types; [`Parser::parse`] returns indexes into them.
+    pub(crate) fn types(self) -> Vec<RecordType> {
+        self.table()
+            .iter()
+            .map(|(name, fields)| RecordType {
+                name: (*name).to_string(),
+                fields: fields
+                    .iter()
+                    .map(|(n, ty)| FieldSpec {
+                        name: (*n).to_string(),
+                        ty: *ty,
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// Parses one record's text (as [`Framing`] cut it) into `out`; returns its type.
+    pub(crate) fn parse<'a>(self, text: &'a [u8], out: &mut Fields<'a>) -> usize {
+        match self.framing() {
+            Framing::Protobuf => malloc_bench(text, out),
+            Framing::Lines => {
+                let (line, last) = match text.strip_suffix(b"\n") {
+                    Some(l) => (l, false),
+                    None => (text, true),
+                };
+                match self {
+                    Parser::Mtrace => mtrace(line, last, out),
+                    Parser::MemoryReplay => memory_replay(line, last, out),
+                    Parser::WeeAlloc => wee(line, last, out),
+                    Parser::Et2 | Parser::Et3 => et(line, out),
+                    _ => jvm(line, out),
+                }
+            }
+        }
+    }
+}
+
+/// Index of `name` in `table` (the tables above are fixed, so a miss is a bug caught by tests).
+fn at(table: Table, name: &str) -> usize {
+    table.iter().position(|(n, _)| *n == name).unwrap_or(0)
+}
+
+/// A line no record type describes: `verbatim`, or `verbatimLast` for a last line without `\n`
+/// in the formats whose DTD tells them apart.
+fn verbatim<'a>(table: Table, line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
+    out.push(Value::Bytes(line));
+    at(table, if last { "verbatimLast" } else { "verbatim" })
+}
+
+fn mtrace<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
+    match mtrace_line::parse(line) {
+        Ok(MtraceLine::Marker(b"Start")) => at(MTRACE, "start"),
+        Ok(MtraceLine::Marker(b"End")) => at(MTRACE, "end"),
+        Ok(MtraceLine::Op(op)) => {
+            out.push(op.caller.map_or(Value::Null, Value::Bytes));
+            out.u64(op.addr);
+            if op.op.has_size() {
+                out.u64(op.size);
+            }
+            at(
+                MTRACE,
+                match op.op {
+                    Op::Malloc => "malloc",
+                    Op::Free => "free",
+                    Op::ReallocOld => "reallocOld",
+                    Op::ReallocNew => "reallocNew",
+                },
+            )
+        }
+        _ => verbatim(MTRACE, line, last, out),
+    }
+}
+
+fn memory_replay<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
+    let Ok(l) = replay_line::parse(line) else {
+        return verbatim(MEMORY_REPLAY, line, last, out);
+    };
+    out.u64(l.tid);
+    if l.action == Action::ThreadDone {
+        return at(MEMORY_REPLAY, "threadDone");
+    }
+    out.u64(l.ptr);
+    let name = match l.action {
+        Action::Malloc => {
+            out.u64(l.a);
+            "malloc"
+        }
+        Action::Free => "free",
+        Action::Calloc | Action::Memalign | Action::Realloc => {
+            out.u64(l.a);
+            out.u64(l.b);
+            match l.action {
+                Action::Calloc => "calloc",
+                Action::Memalign => "memalign",
+                _ => "realloc",
+            }
+        }
+        Action::ThreadDone => "threadDone",
+    };
+    at(MEMORY_REPLAY, name)
+}
+
+fn wee<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
+    match wee_alloc::parse(line) {
+        Ok(WeeLine::Alloc(n)) => {
+            out.u64(n);
+            at(WEE_ALLOC, "alloc")
+        }
+        Ok(WeeLine::Free(i)) => {
+            out.u64(i);
+            at(WEE_ALLOC, "free")
+        }
+        Err(_) => verbatim(WEE_ALLOC, line, last, out),
+    }
+}
+
+fn malloc_bench<'a>(field: &'a [u8], out: &mut Fields<'a>) -> usize {
+    match proto::parse_top_level(field) {
+        Some(proto::TopLevel::Line(l)) => {
+            for (v, present) in l.fields.iter().zip(l.present) {
+                out.push(if present { Value::U64(*v) } else { Value::Null });
+            }
+            (l.case as usize).saturating_sub(1)
+        }
+        Some(proto::TopLevel::MaxSimultaneousAllocs(n)) => {
+            out.u64(n);
+            at(MALLOC_BENCH, "maxSimultaneousAllocs")
+        }
+        None => {
+            out.push(Value::Bytes(field));
+            at(MALLOC_BENCH, "verbatim")
+        }
+    }
+}
+
+fn et<'a>(line: &'a [u8], out: &mut Fields<'a>) -> usize {
+    let table = ET2; // ET2 and ET3 list the same record types in the same order.
+    match et_line::classify(line) {
+        EtLine::Canonical(r) | EtLine::Spelled(r) => {
+            for &v in r.fields() {
+                out.u64(v);
+            }
+            let name = match r.kind {
+                EtKind::N => "N",
+                EtKind::A => "A",
+                EtKind::D if r.len > 3 => "Ds",
+                EtKind::D => "D",
+                EtKind::U => "U",
+                EtKind::M => "M",
+                EtKind::E => "E",
+                EtKind::W => "W",
+                EtKind::T => "T",
+                EtKind::H => "H",
+                EtKind::X => "X",
+            };
+            at(table, name)
+        }
+        EtLine::Blank => at(table, "blank"),
+        _ => {
+            out.push(Value::Bytes(line));
+            at(table, "verbatim")
+        }
+    }
+}
+
+fn jvm<'a>(line: &'a [u8], out: &mut Fields<'a>) -> usize {
+    match jvm_line::parse(line) {
+        Ok(Parsed::Canonical(r)) | Ok(Parsed::Spelled(r)) => {
+            out.push(Value::I64(r.time));
+            for f in r.kind.fields() {
+                out.push(match f {
+                    JvmField::Thread => Value::I64(r.thread),
+                    JvmField::Class => Value::Bytes(r.class),
+                    JvmField::Method => Value::Bytes(r.method),
+                    JvmField::Object => Value::I64(r.object),
+                });
+            }
+            JvmKind::ALL.iter().position(|&k| k == r.kind).unwrap_or(0)
+        }
+        Err(_) => {
+            out.push(Value::Bytes(line));
+            at(JVM, "verbatim")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Parser; 7] = [
+        Parser::Mtrace,
+        Parser::MemoryReplay,
+        Parser::WeeAlloc,
+        Parser::MallocBench,
+        Parser::Et2,
+        Parser::Et3,
+        Parser::Jvm,
+    ];
+
+    #[test]
+    fn every_record_type_fits_and_names_its_fields_once() {
+        for p in ALL {
+            for t in p.types() {
+                assert!(
+                    t.fields.len() <= super::super::value::MAX_FIELDS,
+                    "{}",
+                    t.name
+                );
+                let mut names: Vec<_> = t.fields.iter().map(|f| &f.name).collect();
+                names.sort();
+                names.dedup();
+                assert_eq!(names.len(), t.fields.len(), "{}", t.name);
+            }
+        }
+    }
+
+    #[test]
+    fn record_names_are_the_dtds() {
+        let dtds = [
+            (Parser::Mtrace, crate::alloc::mtrace::DTD),
+            (Parser::Et2, crate::et::ET2_DTD),
+            (Parser::Et3, crate::et::ET3_DTD),
+            (Parser::Jvm, crate::jvm::DTD),
+        ];
+        for (p, dtd) in dtds {
+            let schema = metatf_dtd::parse_schema(dtd, "dtd").unwrap();
+            let names: Vec<String> = schema
+                .sections
+                .iter()
+                .flat_map(|s| s.records.iter().map(|r| r.name.clone()))
+                .collect();
+            for t in p.types() {
+                assert!(names.contains(&t.name), "{:?} has no {}", p, t.name);
+            }
+        }
+    }
+
+    #[test]
+    fn lines_parse_into_their_types_and_values() {
+        let mut f = Fields::new();
+        let t = Parser::Mtrace.parse(b"@ ./a.out:[0x4005d6] + 0x1a2b 0x20\n", &mut f);
+        assert_eq!(Parser::Mtrace.types()[t].name, "malloc");
+        assert_eq!(
+            f.as_slice(),
+            &[
+                Value::Bytes(b"./a.out:[0x4005d6]"),
+                Value::U64(0x1a2b),
+                Value::U64(0x20)
+            ]
+        );
+        let mut f = Fields::new();
+        let t = Parser::MemoryReplay.parse(b"12: realloc 0x20 0x10 48", &mut f);
+        assert_eq!(Parser::MemoryReplay.types()[t].name, "realloc");
+        assert_eq!(
+            f.as_slice(),
+            &[
+                Value::U64(12),
+                Value::U64(0x20),
+                Value::U64(0x10),
+                Value::U64(48)
+            ]
+        );
+        let mut f = Fields::new();
+        let t = Parser::Et3.parse(b"not a record\n", &mut f);
+        assert_eq!(Parser::Et3.types()[t].name, "verbatim");
+        let mut f = Fields::new();
+        let t = Parser::WeeAlloc.parse(b"junk", &mut f);
+        assert_eq!(Parser::WeeAlloc.types()[t].name, "verbatimLast");
+    }
+}

@@ -1,0 +1,209 @@
+//! Records out of every file hatf writes: a streaming reader of typed records.
+//!
+//! A file's records are the ones its DTD in `dtds/` names — for an `mtrace` file `malloc`,
+//! `free`, `reallocOld`, `reallocNew` with their call site, address and size; for Elephant
+//! Tracks `N`, `A`, `M`, `E`, `U`, `W`, `D`, ...; for a file described only by its own DTD,
+//! that DTD's records. They come one at a time to a visitor, block by block, in memory that does
+//! not grow with the trace, and a range `A..B` reads only the blocks that hold it (through the
+//! file's index) where the format's blocks decode on their own.
+//!
+//! Nothing here decodes a layout again: a built-in format's records are what its own range
+//! decoder gives back (the text of each record), cut and parsed by the format's own line
+//! parser as they arrive; a DTD-only file goes through the universal reader.
+//!
+//! ```
+//! use std::io::Cursor;
+//! use hatf::records::{Item, RecordFile, Value};
+//!
+//! // Encode a small glibc mtrace log, then read its records back.
+//! let text = b"= Start\n@ ./app:[0x401136] + 0x5581a0 0x20\n@ ./app:[0x40114f] - 0x5581a0\n= End\n";
+//! let mut file = Vec::new();
+//! hatf::by_name("mtrace").unwrap()
+//!     .encode(&mut &text[..], &mut file, &Default::default())?;
+//!
+//! let mut input = Cursor::new(file);
+//! let records = RecordFile::open(&mut input, "log.hatf")?;
+//! let mut freed = Vec::new();
+//! records.read(&mut input, "log.hatf", 0..u64::MAX, &mut |item| {
+//!     if let Item::Record(r) = item {
+//!         let t = &records.types()[r.record_type];
+//!         if t.name == "free" {
+//!             let at = t.fields.iter().position(|f| f.name == "address").unwrap();
+//!             if let Value::U64(address) = r.values[at] {
+//!                 freed.push(address);
+//!             }
+//!         }
+//!     }
+//!     Ok(())
+//! })?;
+//! assert_eq!(freed, vec![0x5581a0]);
+//! # Ok::<(), hatf::FormatError>(())
+//! ```
+
+mod builtin;
+mod framing;
+mod universal;
+mod value;
+
+use std::ops::Range;
+
+use metatf::container::{load_index, ContainerReader, IndexEntry};
+
+pub use value::{FieldSpec, FieldType, Item, Record, RecordType, Value};
+
+use crate::format::{DecodeOptions, FormatError};
+use crate::seek::ReadSeek;
+use builtin::Parser;
+use framing::RecordSink;
+
+/// What receives the records: called with each [`Item`] in file order; an error stops the
+/// reading and is returned by [`RecordFile::read`].
+pub type Visitor<'a> = dyn FnMut(Item<'_>) -> Result<(), FormatError> + 'a;
+
+/// How a file's records are read.
+enum Source {
+    /// A built-in format's range decoder, its text parsed by the format's parser.
+    Builtin(Parser),
+    /// The universal reader, with the DTD's record types.
+    Universal(universal::Types),
+}
+
+/// A binary trace opened for reading its records.
+pub struct RecordFile {
+    format: String,
+    dtd: String,
+    types: Vec<RecordType>,
+    source: Source,
+    blocks: Vec<IndexEntry>,
+}
+
+impl RecordFile {
+    /// Reads the header (and the index, where the file has one) of the binary trace `input`,
+    /// named `name` in errors. An error says why a file's records cannot be read.
+    pub fn open(input: &mut dyn ReadSeek, name: &str) -> Result<RecordFile, FormatError> {
+        let fail = |message: String| FormatError {
+            file: name.to_string(),
+            position: String::new(),
+            message,
+        };
+        let rewind = |input: &mut dyn ReadSeek| {
+            input
+                .seek(std::io::SeekFrom::Start(0))
+                .map(|_| ())
+                .map_err(|e| fail(format!("cannot seek: {e}")))
+        };
+        rewind(input)?;
+        let header = ContainerReader::new(&mut *input)
+            .map_err(|e| fail(e.to_string()))?
+            .header()
+            .clone();
+        rewind(input)?;
+        let format = header.format.clone();
+        let builtin = Parser::of(&format).filter(|_| header.model_layout().is_some());
+        let (source, types, blocks) = match builtin {
+            Some(parser) => {
+                // Blocks only mark where row groups may end; a file without a usable index
+                // still reads, as one stretch.
+                let blocks = load_index(&mut *input)
+                    .map(|(entries, _)| entries)
+                    .unwrap_or_default();
+                rewind(input)?;
+                (Source::Builtin(parser), parser.types(), blocks)
+            }
+            None => {
+                if let Some(layout) = header.model_layout() {
+                    return Err(fail(format!(
+                        "the `{format}` records of layout `{layout}` are not known to this hatf"
+                    )));
+                }
+                let schema = metatf::dtd::parse_schema(&header.dtd, "<embedded DTD>")
+                    .map_err(|d| fail(format!("the embedded DTD does not parse: {d}")))?;
+                let types = universal::Types::of(&schema);
+                let list = types.types.clone();
+                (Source::Universal(types), list, Vec::new())
+            }
+        };
+        Ok(RecordFile {
+            format,
+            dtd: header.dtd,
+            types,
+            source,
+            blocks: blocks.into_iter().filter(|b| b.record_count > 0).collect(),
+        })
+    }
+
+    /// The format stored in the file's header (`mtrace`, `et3`, ..., or a DTD's own name).
+    pub fn format(&self) -> &str {
+        &self.format
+    }
+
+    /// True when the file is read through its DTD alone (the universal reader), not through a
+    /// built-in format's decoder.
+    pub fn read_through_dtd(&self) -> bool {
+        matches!(self.source, Source::Universal(_))
+    }
+
+    /// The DTD the file carries.
+    pub fn dtd(&self) -> &str {
+        &self.dtd
+    }
+
+    /// Every record type a record of this file can have; [`Record::record_type`] indexes it.
+    pub fn types(&self) -> &[RecordType] {
+        &self.types
+    }
+
+    /// The file's blocks with records, from its index (empty when the file has none, or is
+    /// read through its DTD, whose blocks are met as they come).
+    pub fn blocks(&self) -> &[IndexEntry] {
+        &self.blocks
+    }
+
+    /// Visits records `range` (counted from 0, `end` exclusive, clipped to the trace) of
+    /// `input`, the file [`RecordFile::open`] opened, with the [`Item::Block`] of each block
+    /// before its records; returns how many records were visited.
+    pub fn read(
+        &self,
+        input: &mut dyn ReadSeek,
+        name: &str,
+        range: Range<u64>,
+        visitor: &mut Visitor<'_>,
+    ) -> Result<u64, FormatError> {
+        input
+            .seek(std::io::SeekFrom::Start(0))
+            .map_err(|e| FormatError {
+                file: name.to_string(),
+                position: String::new(),
+                message: format!("cannot seek: {e}"),
+            })?;
+        match &self.source {
+            Source::Universal(types) => universal::read(input, name, types, range, visitor),
+            Source::Builtin(parser) => {
+                let format = crate::by_name(&self.format).ok_or_else(|| FormatError {
+                    file: name.to_string(),
+                    position: String::new(),
+                    message: format!("no format `{}` in this hatf", self.format),
+                })?;
+                if range.start >= range.end {
+                    return Ok(0);
+                }
+                let options = DecodeOptions {
+                    input_name: name.to_string(),
+                    ..DecodeOptions::default()
+                };
+                let mut sink = RecordSink::new(*parser, range.start, &self.blocks, visitor);
+                let decoded =
+                    format.decode_records(input, &mut sink, &options, range.clone(), &mut |_| {});
+                match decoded {
+                    None => Err(FormatError {
+                        file: name.to_string(),
+                        position: String::new(),
+                        message: format!("`{}` files cannot be read by record", self.format),
+                    }),
+                    Some(Err(e)) => Err(sink.failure.take().unwrap_or(e)),
+                    Some(Ok(_)) => sink.finish(range.start),
+                }
+            }
+        }
+    }
+}
