@@ -219,7 +219,8 @@ mod tests {
     #[test]
     fn lines_split_across_reads_come_out_whole() {
         let mut text = b"a\n\nbc\r\n".to_vec();
-        text.extend(std::iter::repeat_n(b'x', 3 * CHUNK));
+        // A line as long as allowed: it spans several reads and a grown buffer.
+        text.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES));
         text.extend_from_slice(b"\nlast");
         for step in [1, 3, CHUNK, usize::MAX] {
             let got = lines_of(&text, step);
@@ -227,7 +228,7 @@ mod tests {
             assert_eq!(got[0], (1, b"a\n".to_vec()));
             assert_eq!(got[1], (2, b"\n".to_vec()));
             assert_eq!(got[2], (3, b"bc\r\n".to_vec()));
-            assert_eq!(got[3].1.len(), 3 * CHUNK + 1);
+            assert_eq!(got[3].1.len(), MAX_LINE_BYTES + 1);
             assert_eq!(got[4], (5, b"last".to_vec()));
         }
         assert!(lines_of(b"", 7).is_empty());
