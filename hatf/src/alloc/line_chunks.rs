@@ -17,6 +17,7 @@ use std::io::{ErrorKind, Read};
 use std::sync::mpsc;
 use std::sync::{Condvar, Mutex};
 
+use crate::alloc::text_lines::{is_line_too_long, line_too_long, line_too_long_io, MAX_LINE_BYTES};
 use crate::format::FormatError;
 
 /// Bytes of text per chunk (a chunk ends at the last line end within them).
@@ -341,7 +342,21 @@ impl<'a> ChunkReader<'a> {
                     continue;
                 }
             }
+            // A chunk grown for a long first line: that line ends at its first `\n` (every
+            // other line fits in a chunk of the usual size).
+            if searched > 0 {
+                let first = memchr::memchr(b'\n', text.bytes()).unwrap_or(text.len);
+                if first > MAX_LINE_BYTES {
+                    return Err(line_too_long_io());
+                }
+            }
             if self.done {
+                // The input's last line, without a `\n`, may not be longer either.
+                let last = memchr::memrchr(b'\n', text.bytes()).map_or(0, |p| p + 1);
+                if text.len - last > MAX_LINE_BYTES {
+                    self.carry.extend_from_slice(&text.buf[..last]);
+                    return Err(line_too_long_io());
+                }
                 return Ok(text.len > 0);
             }
             match memchr::memrchr(b'\n', &text.buf[searched..text.len]) {
@@ -352,7 +367,12 @@ impl<'a> ChunkReader<'a> {
                     return Ok(true);
                 }
                 None => {
-                    // One line longer than the chunk: read on until it ends.
+                    // One line longer than the chunk: read on until it ends, up to the limit
+                    // (the chunk holds only this line: it starts at a line start and has no
+                    // line end).
+                    if text.len > MAX_LINE_BYTES {
+                        return Err(line_too_long_io());
+                    }
                     searched = text.len;
                     target = text.len * 2;
                     text.buf.resize(target, 0);
@@ -375,6 +395,9 @@ fn zeroed_bytes(len: usize) -> Vec<u8> {
 
 /// The error for a failed read after `lines` whole lines: at the line being read.
 fn read_error(name: &str, lines: u64, e: std::io::Error) -> FormatError {
+    if is_line_too_long(&e) {
+        return line_too_long(name, lines + 1);
+    }
     FormatError {
         file: name.to_string(),
         position: format!("{}:1", lines + 1),

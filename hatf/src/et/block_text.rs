@@ -11,6 +11,7 @@
 use std::io::{ErrorKind, Read};
 
 use crate::alloc::huge_pages;
+use crate::alloc::text_lines::{line_too_long_io, MAX_LINE_BYTES};
 
 /// Bytes asked of the input at a time: the size of the CLI's `BufReader`, so that a read
 /// with that reader's buffer empty goes around it.
@@ -36,6 +37,12 @@ impl BlockText {
     /// The text.
     pub fn bytes(&self) -> &[u8] {
         &self.buf[..self.len]
+    }
+
+    /// The number of whole lines of the text (after [`BlockText::read_block`] refused a line
+    /// as too long: the lines before it).
+    pub fn whole_lines(&self) -> usize {
+        memchr::memchr_iter(b'\n', self.bytes()).count()
     }
 
     /// Makes room for `more` bytes after the text: a bigger buffer (the text copied over) when
@@ -67,7 +74,8 @@ impl BlockText {
     /// what was read past the previous block's last line, and receives what is read past this
     /// one's. The last line of the input may lack its `\n`. `expect` is how long the block is
     /// expected to be (the length of the block before, or 0): a new buffer is made that size
-    /// at once.
+    /// at once. A line longer than [`MAX_LINE_BYTES`] is an error
+    /// ([`crate::alloc::text_lines::is_line_too_long`]).
     pub fn read_block(
         &mut self,
         input: &mut dyn Read,
@@ -85,11 +93,26 @@ impl BlockText {
         carry.clear();
         let mut lines = 0;
         let mut scanned = 0;
+        // Where the line being read starts: a line may not grow past the limit.
+        let mut line_start = 0;
         loop {
             // Counting is done a read at a time; only the read where the block ends is walked
             // newline by newline.
             let new = &self.buf[scanned..self.len];
-            let found = memchr::memchr_iter(b'\n', new).count();
+            let mut found = 0;
+            for p in memchr::memchr_iter(b'\n', new) {
+                if scanned + p - line_start > MAX_LINE_BYTES {
+                    // The text keeps the lines before it, for the error's line number.
+                    self.len = line_start;
+                    return Err(line_too_long_io());
+                }
+                line_start = scanned + p + 1;
+                found += 1;
+            }
+            if self.len - line_start > MAX_LINE_BYTES {
+                self.len = line_start;
+                return Err(line_too_long_io());
+            }
             if lines + found < block_lines {
                 lines += found;
             } else {

@@ -11,6 +11,7 @@ use super::model::{code, u_order_vote, Model, UOrder};
 use super::names;
 use super::pipeline;
 use super::streams::{id, Packer, StreamWriter};
+use crate::alloc::text_lines::{is_line_too_long, line_too_long};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::varint::put_u64;
 
@@ -104,9 +105,16 @@ pub fn encode(
             return Ok(None);
         }
         let mut text = texts.take();
-        let lines = text
-            .read_block(input, &mut carry, BLOCK_LINES, last_len)
-            .map_err(|e| io_error(file, e))?;
+        let lines = match text.read_block(input, &mut carry, BLOCK_LINES, last_len) {
+            Ok(lines) => lines,
+            Err(e) if is_line_too_long(&e) => {
+                return Err(line_too_long(
+                    file,
+                    lines_read + text.whole_lines() as u64 + 1,
+                ))
+            }
+            Err(e) => return Err(io_error(file, e)),
+        };
         last_len = text.bytes().len();
         at_end = lines < BLOCK_LINES;
         // An empty input still gets one (empty) block; a trace of whole blocks gets none more.
@@ -407,7 +415,7 @@ fn other_line(
                 position: format!("{number}:{column}"),
                 message: format!(
                     "not an Elephant Tracks record: {reason}\n  | {}\n  (use --keep-bad-lines to store such lines verbatim)",
-                    String::from_utf8_lossy(line)
+                    crate::alloc::text_lines::echo(line)
                 ),
             });
         }

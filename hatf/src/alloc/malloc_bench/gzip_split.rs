@@ -6,12 +6,12 @@
 //! and compares before it returns, so a caller that gets `Ok` can store the parts instead of
 //! the file.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use preflate_rs::{
     preflate_whole_deflate_stream, recreate_whole_deflate_stream, ExitCode, PreflateConfig,
     PreflateStreamProcessor, RecreateStreamProcessor,
 };
+
+use super::preflate_guard::{check_parameters, guarded};
 
 /// Largest uncompressed size handled (above it the caller stores the file as it is): the
 /// split holds the whole text in memory.
@@ -61,12 +61,6 @@ pub fn header_len(gz: &[u8]) -> Result<usize, String> {
     Ok(at)
 }
 
-/// Runs a preflate call, turning a panic inside the library into an error (its inputs here can
-/// come from a damaged file).
-fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(format!("{what}: preflate panicked")))
-}
-
 /// Splits the first gzip member of `gz`; fails (and the caller stores the file unchanged) when
 /// the file is not gzip, its text exceeds [`MAX_TEXT`], or the deflate stream cannot be rebuilt
 /// byte for byte.
@@ -106,6 +100,7 @@ pub fn split_deflate(deflate: &[u8]) -> Result<(Vec<u8>, Vec<u8>, usize), String
 
 /// Rebuilds the file from its parts: `head`, the deflate stream, `tail`.
 pub fn join(head: &[u8], corrections: &[u8], text: &[u8], tail: &[u8]) -> Result<Vec<u8>, String> {
+    check_parameters(corrections)?;
     let deflate = guarded("rebuilding the deflate stream", || {
         recreate_whole_deflate_stream(text, corrections).map_err(|e| format!("preflate: {e:?}"))
     })?;
@@ -195,6 +190,10 @@ pub fn rebuild_piece(
     p: &Piece,
     text: &[u8],
 ) -> Result<Vec<u8>, String> {
+    // The first piece's reconstruction data starts with the stream's parameters.
+    if k == 0 {
+        check_parameters(&p.corrections)?;
+    }
     let bytes = guarded("rebuilding the deflate stream", || {
         r.recompress(&mut std::io::Cursor::new(text), &p.corrections)
             .map(|(bytes, _)| bytes)

@@ -11,6 +11,7 @@ pub mod gzip_split;
 pub mod mixed_parts;
 pub mod model;
 pub mod piece_stream;
+pub mod preflate_guard;
 pub mod proto;
 pub mod records;
 pub mod split_store;

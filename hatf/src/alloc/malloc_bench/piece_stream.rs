@@ -5,11 +5,11 @@
 //! decoder and writes the rebuilt deflate bytes as each piece is complete.
 
 use std::io::{self, Read, Write};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use preflate_rs::{ExitCode, PreflateConfig, PreflateStreamProcessor, RecreateStreamProcessor};
 
 use super::gzip_split::{rebuild_piece, Piece, CHUNK_DEFLATE, PIECE_MAX_TEXT};
+use super::preflate_guard::guarded;
 
 /// Largest total text a [`PieceReader`] gives: preflate-rs counts positions in `i32`.
 pub const MAX_STREAM_TEXT: u64 = (i32::MAX as u64) - (64 << 20);
@@ -64,7 +64,7 @@ impl<'a> PieceReader<'a> {
         let start = self.used;
         let mut end = deflate.len().min(start + CHUNK_DEFLATE);
         let analyser = &mut self.analyser;
-        let (corrections, used, text) = catch_unwind(AssertUnwindSafe(|| loop {
+        let (corrections, used, text) = guarded("analysing the deflate stream", || loop {
             match analyser.decompress(&deflate[start..end]) {
                 Ok(r) => {
                     let text = analyser.plain_text().text().to_vec();
@@ -77,8 +77,7 @@ impl<'a> PieceReader<'a> {
                 }
                 Err(e) => return Err(format!("preflate: {e:?}")),
             }
-        }))
-        .unwrap_or_else(|_| Err("analysing the deflate stream: preflate panicked".to_string()))?;
+        })?;
         if used == 0 || start + used > deflate.len() {
             return Err(format!(
                 "preflate reports a piece of {used} deflate bytes at byte {start} of {}",

@@ -7,6 +7,8 @@ use std::io::{Read, Write};
 
 use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
+use crate::alloc::archive_check::{self, CrcWriter};
+
 use super::piece_stream::PieceWriter;
 use super::{gzip_split, mixed_parts, model};
 use crate::alloc::blocks::{self, container_error, write_error, DEFAULT_ZSTD_LEVEL};
@@ -82,6 +84,7 @@ pub fn encode(
     let corrections = gzip_split::encode_pieces(&pieces);
     drop(pieces);
     let input_bytes = gz.len() as u64;
+    let archive_crc = archive_check::property(&gz);
     drop(gz);
     let mut stream = Vec::with_capacity(text.len() / 4);
     let records = model::encode_runs(&text, &mut stream);
@@ -111,6 +114,7 @@ pub fn encode(
             ("encoding".to_string(), "auto".to_string()),
             (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
             ("deflate".to_string(), "preflate".to_string()),
+            archive_crc,
         ],
     };
     let section = |number, codec, bytes| SectionData {
@@ -247,6 +251,12 @@ pub fn decode(
         .property(PROPERTY_LAYOUT)
         .unwrap_or("")
         .to_string();
+    let archive_crc = r
+        .header()
+        .property(archive_check::PROPERTY)
+        .map(str::to_string);
+    // Every byte written is checked against the original archive's CRC-32 at the end.
+    let mut output = CrcWriter::new(output);
     let mut n = 0;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
         n += 1;
@@ -272,13 +282,20 @@ pub fn decode(
         let pieces = gzip_split::decode_pieces(corrections).map_err(bad)?;
         let stream = model_stream(&b, options.threads).map_err(bad)?;
         output.write_all(head).map_err(|e| write_error(file, e))?;
-        let mut w = PieceWriter::new(&pieces, &mut *output);
+        let mut w = PieceWriter::new(&pieces, &mut output);
         model::decode_to(&stream, &mut w).map_err(bad)?;
         drop(stream);
         w.finish().map_err(bad)?;
         output.write_all(tail).map_err(|e| write_error(file, e))?;
     }
     output.flush().map_err(|e| write_error(file, e))?;
+    output
+        .check(archive_crc.as_deref())
+        .map_err(|message| FormatError {
+            file: file.to_string(),
+            position: String::new(),
+            message,
+        })?;
     Ok(n)
 }
 

@@ -356,7 +356,16 @@ fn parse_other(
     let terminated = raw.last() == Some(&b'\n');
     let len = raw.len() - usize::from(terminated);
     if !terminated {
-        // Only the last line can lack its `\n`; store it as is.
+        // Only the last line can lack its `\n`; it is stored as is, but strict mode refuses
+        // it when it does not parse, as it would with a `\n`.
+        let text = &raw[..len];
+        if let Err(e) = line::parse_checked(text.strip_suffix(b"\r").unwrap_or(text)) {
+            if !keep_bad_lines {
+                out.error = Some((i, at, len, e));
+                return;
+            }
+            out.bad_lines += 1;
+        }
         out.push_verbatim(at, len, false);
         return;
     }

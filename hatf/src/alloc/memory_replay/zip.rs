@@ -15,6 +15,7 @@ use std::io::{Read, Write};
 use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
 use super::{codec, line};
+use crate::alloc::archive_check::{self, CrcWriter};
 use crate::alloc::blocks::{self, container_error, write_error};
 use crate::alloc::malloc_bench::gzip_split::{self, Piece};
 use crate::alloc::malloc_bench::piece_stream::{PieceReader, PieceWriter};
@@ -114,6 +115,7 @@ pub fn encode(
                     ("encoding".to_string(), "auto".to_string()),
                     (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
                     ("deflate".to_string(), "preflate".to_string()),
+                    archive_check::property(&z),
                 ],
             };
             let section = |number, codec, bytes| SectionData {
@@ -280,6 +282,12 @@ pub fn decode(
         output.flush().map_err(|e| write_error(file, e))?;
         return Ok(n);
     }
+    let archive_crc = r
+        .header()
+        .property(archive_check::PROPERTY)
+        .map(str::to_string);
+    // Every byte written is checked against the original archive's CRC-32 at the end.
+    let mut output = CrcWriter::new(output);
     let mut n = 0;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
         let bad = |m: String| FormatError {
@@ -292,7 +300,7 @@ pub fn decode(
         output
             .write_all(blocks::section(&b, HEAD))
             .map_err(|e| write_error(file, e))?;
-        let mut w = PieceWriter::new(&pieces, &mut *output);
+        let mut w = PieceWriter::new(&pieces, &mut output);
         codec::decode(&mut blocks::section(&b, NESTED), &mut w, options)?;
         w.finish().map_err(bad)?;
         output
@@ -301,6 +309,13 @@ pub fn decode(
         n += 1;
     }
     output.flush().map_err(|e| write_error(file, e))?;
+    output
+        .check(archive_crc.as_deref())
+        .map_err(|message| FormatError {
+            file: file.to_string(),
+            position: String::new(),
+            message,
+        })?;
     Ok(n)
 }
 

@@ -270,9 +270,21 @@ fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, seed: 
         let terminated = raw.last() == Some(&b'\n');
         let len = raw.len() - usize::from(terminated);
         if !terminated {
-            // Only the last line can lack its `\n`; store it as is.
+            // Only the last line can lack its `\n`; it is stored as is, but strict mode
+            // refuses it when it does not parse, as it would with a `\n`.
+            let text = &chunk[at..at + len];
+            let core = text.strip_suffix(b"\r").unwrap_or(text);
+            let bad = match line::parse_checked(core) {
+                Ok(_) => false,
+                Err(_) if keep_bad_lines => true,
+                Err(e) => {
+                    out.error = Some((i, at, len, e));
+                    return;
+                }
+            };
             let p = ParsedLine {
                 kind: kinds::VERBATIM_UNTERMINATED,
+                bad,
                 ..VERBATIM_LINE
             };
             out.push_verbatim(p, at, len);

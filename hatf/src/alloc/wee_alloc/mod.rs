@@ -11,7 +11,7 @@ mod decode;
 pub mod records;
 pub mod structured;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 
 use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
 
@@ -19,6 +19,7 @@ use crate::alloc::bit_coder::BitEncoder;
 use crate::alloc::blocks::BlockWriter;
 use crate::alloc::context_mix;
 use crate::alloc::event::{AllocEvent, AllocKind};
+use crate::alloc::text_lines::{echo, is_line_too_long, line_too_long, read_line_bounded};
 use crate::format::{
     Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, TraceFormat,
 };
@@ -96,10 +97,15 @@ pub fn for_each_event(
     let (mut line_no, mut allocs) = (0u64, 0u64);
     loop {
         buf.clear();
-        let n = r.read_until(b'\n', &mut buf).map_err(|e| FormatError {
-            file: name.to_string(),
-            position: format!("{}:1", line_no + 1),
-            message: format!("cannot read the input: {e}"),
+        let n = read_line_bounded(&mut r, &mut buf).map_err(|e| {
+            if is_line_too_long(&e) {
+                return line_too_long(name, line_no + 1);
+            }
+            FormatError {
+                file: name.to_string(),
+                position: format!("{}:1", line_no + 1),
+                message: format!("cannot read the input: {e}"),
+            }
         })?;
         if n == 0 {
             return Ok(());
@@ -124,7 +130,7 @@ pub fn for_each_event(
                 return Err(FormatError {
                     file: name.to_string(),
                     position: format!("{line_no}:{col}"),
-                    message: format!("{m}: `{}`", String::from_utf8_lossy(text)),
+                    message: format!("{m}: `{}`", echo(text)),
                 })
             }
         }
@@ -208,10 +214,15 @@ impl TraceFormat for WeeAlloc {
         let (mut buf, mut scratch) = (Vec::new(), Vec::new());
         loop {
             buf.clear();
-            let n = r.read_until(b'\n', &mut buf).map_err(|e| FormatError {
-                file: file.to_string(),
-                position: format!("{}:1", report.records + 1),
-                message: format!("cannot read the input: {e}"),
+            let n = read_line_bounded(&mut r, &mut buf).map_err(|e| {
+                if is_line_too_long(&e) {
+                    return line_too_long(file, report.records + 1);
+                }
+                FormatError {
+                    file: file.to_string(),
+                    position: format!("{}:1", report.records + 1),
+                    message: format!("cannot read the input: {e}"),
+                }
             })?;
             if n == 0 {
                 break;
@@ -222,9 +233,11 @@ impl TraceFormat for WeeAlloc {
             let text = if terminated { &buf[..n - 1] } else { &buf[..] };
             // A `\r` is not part of the format: parse without it, the re-rendering check keeps it.
             let core = text.strip_suffix(b"\r").unwrap_or(text);
-            let parsed = if terminated { Some(parse(core)) } else { None };
-            let rec = match parsed {
-                Some(Ok(l)) => {
+            // The last line, which may lack its `\n`, is parsed too: strict mode refuses it
+            // when it does not parse, though a line without `\n` is only ever kept verbatim.
+            let rec = match parse(core) {
+                Ok(_) if !terminated => None,
+                Ok(l) => {
                     scratch.clear();
                     render(l, &mut scratch);
                     (scratch == buf).then_some(match l {
@@ -232,21 +245,20 @@ impl TraceFormat for WeeAlloc {
                         WeeLine::Free(i) => Record::Free(i),
                     })
                 }
-                Some(Err((col, m))) => {
+                Err((col, m)) => {
                     if !options.keep_bad_lines {
                         return Err(FormatError {
                             file: file.to_string(),
                             position: format!("{}:{col}", report.records),
                             message: format!(
                                 "{m}: `{}` (use --keep-bad-lines to store such lines verbatim)",
-                                String::from_utf8_lossy(text)
+                                echo(text)
                             ),
                         });
                     }
                     report.bad_lines += 1;
                     None
                 }
-                None => None,
             };
             let rec = rec.unwrap_or(Record::Verbatim(text, terminated));
             model.encode(rec, &mut stream);
