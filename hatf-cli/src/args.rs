@@ -278,6 +278,10 @@ pub struct ValidateArgs {
     /// Input format when INPUT is text (`auto` detects it).
     #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_values())]
     pub from: String,
+    /// Print one JSON object: `file`, `format`, `problems` (each with `line` or `record`,
+    /// `kind` and `message`), `count` and `by_kind`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `hatf compare`.

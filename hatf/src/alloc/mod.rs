@@ -2,6 +2,7 @@
 
 pub mod bit_coder;
 pub mod blocks;
+pub mod check;
 pub mod context_mix;
 #[cfg(test)]
 mod encode_checks;
@@ -17,6 +18,7 @@ pub mod model;
 pub mod mtrace;
 pub mod native;
 pub mod paper;
+pub mod placed;
 pub mod raw_store;
 pub mod spin_recv;
 pub mod stats;

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::line::{classify, Kind, Line, Record};
 use super::model::UOrder;
-use crate::format::{FormatError, Problem, StatsReport};
+use crate::format::{At, FormatError, Problem, StatsReport};
 
 /// The thread field of a record: last, except in `D` where it is the second.
 pub fn thread_of(r: &Record) -> u64 {
@@ -52,11 +52,20 @@ pub fn validate(input: &mut dyn Read, input_name: &str) -> Result<Vec<Problem>, 
     let mut objects: HashMap<u64, (u64, Option<u64>)> = HashMap::new();
     let mut last_time: Option<(u64, u64)> = None;
     for_each_line(input, input_name, |n, line| {
-        let mut report = |message: String| problems.push(Problem { line: n, message });
+        let mut report = |kind: &'static str, message: String| {
+            problems.push(Problem {
+                at: At::Line(n),
+                kind,
+                message,
+            })
+        };
         let r = match line {
             Line::Canonical(r) | Line::Spelled(r) => r,
             Line::Bad { column, reason } => {
-                report(format!("column {column}: line does not parse: {reason}"));
+                report(
+                    "bad-line",
+                    format!("column {column}: line does not parse: {reason}"),
+                );
                 return;
             }
             Line::Blank | Line::Comment | Line::WhiteSpace => return,
@@ -65,26 +74,35 @@ pub fn validate(input: &mut dyn Read, input_name: &str) -> Result<Vec<Problem>, 
         match r.kind {
             Kind::N | Kind::A => {
                 if f[0] == 0 {
-                    report("allocation of object id 0 (reserved for null)".to_string());
+                    report(
+                        "object-id-0",
+                        "allocation of object id 0 (reserved for null)".to_string(),
+                    );
                 } else {
                     objects.insert(f[0], (n, None));
                 }
             }
             Kind::D => {
                 match objects.get_mut(&f[0]) {
-                    None => report(format!("death of object {} that was never allocated", f[0])),
-                    Some((_, Some(first))) => report(format!(
-                        "object {} dies a second time (first death on line {first})",
-                        f[0]
-                    )),
+                    None => report(
+                        "death-of-unknown",
+                        format!("death of object {} that was never allocated", f[0]),
+                    ),
+                    Some((_, Some(first))) => report(
+                        "second-death",
+                        format!(
+                            "object {} dies a second time (first death on line {first})",
+                            f[0]
+                        ),
+                    ),
                     Some((_, dead)) => *dead = Some(n),
                 }
                 if let Some((t, at)) = last_time {
                     if f[2] < t {
-                        report(format!(
-                            "death clock goes back from {t} (line {at}) to {}",
-                            f[2]
-                        ));
+                        report(
+                            "clock-goes-back",
+                            format!("death clock goes back from {t} (line {at}) to {}", f[2]),
+                        );
                     }
                 }
                 if last_time.is_none_or(|(t, _)| f[2] >= t) {
@@ -95,15 +113,18 @@ pub fn validate(input: &mut dyn Read, input_name: &str) -> Result<Vec<Problem>, 
             Kind::E => {
                 let st = stacks.entry(f[1]).or_default();
                 match st.last() {
-                    None => report(format!(
-                        "exit of method {} on thread {} with no method open",
-                        f[0], f[1]
-                    )),
+                    None => report(
+                        "exit-without-entry",
+                        format!(
+                            "exit of method {} on thread {} with no method open",
+                            f[0], f[1]
+                        ),
+                    ),
                     Some(&(m, _)) if m == f[0] => {
                         st.pop();
                     }
                     Some(&(m, at)) => {
-                        report(format!(
+                        report("exit-mismatch", format!(
                             "exit of method {} on thread {}, but the innermost open method is {m} (entered on line {at})",
                             f[0], f[1]
                         ));
@@ -122,14 +143,15 @@ pub fn validate(input: &mut dyn Read, input_name: &str) -> Result<Vec<Problem>, 
     for (thread, st) in open {
         let &(m, at) = st.last().unwrap_or(&(0, 0));
         problems.push(Problem {
-            line: at,
+            at: At::Line(at),
+            kind: "entry-without-exit",
             message: format!(
                 "{} method entries on thread {thread} never exit (innermost: method {m} entered here)",
                 st.len()
             ),
         });
     }
-    problems.sort_by_key(|p| p.line);
+    problems.sort_by_key(|p| p.at);
     Ok(problems)
 }
 

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::line::{parse, Kind, Parsed, Record};
 use crate::alloc::text_lines::for_each_line;
-use crate::format::{FormatError, Problem, StatsReport};
+use crate::format::{At, FormatError, Problem, StatsReport};
 
 /// Calls `f(line, record or column and message)` for every line (line ends stripped).
 fn for_each_record(
@@ -123,29 +123,43 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
     let mut records = 0u64;
     let mut last_kind: Option<(Kind, u64)> = None;
     for_each_record(input, name, |n, r| {
-        let mut report = |message: String| problems.push(Problem { line: n, message });
+        let mut report = |kind: &'static str, message: String| {
+            problems.push(Problem {
+                at: At::Line(n),
+                kind,
+                message,
+            })
+        };
         let r = match r {
             Ok(r) => r,
             Err((column, message)) => {
-                report(format!("column {column}: line does not parse: {message}"));
+                report(
+                    "bad-line",
+                    format!("column {column}: line does not parse: {message}"),
+                );
                 return;
             }
         };
         records += 1;
         match (records, r.kind) {
             (1, Kind::Vs) | (2, Kind::Vi) => {}
-            (1, _) => report("the first record is not VS (VM start)".to_string()),
-            (2, _) => report("the second record is not VI (VM init)".to_string()),
-            (_, Kind::Vs | Kind::Vi) => report(format!("{} after the start", r.kind.letters())),
+            (1, _) => report("order", "the first record is not VS (VM start)".to_string()),
+            (2, _) => report("order", "the second record is not VI (VM init)".to_string()),
+            (_, Kind::Vs | Kind::Vi) => {
+                report("order", format!("{} after the start", r.kind.letters()))
+            }
             _ => {}
         }
         if let Some((Kind::Vd, at)) = last_kind {
-            report(format!("record after VD (VM death) on line {at}"));
+            report("order", format!("record after VD (VM death) on line {at}"));
         }
         last_kind = Some((r.kind, n));
         if let Some((t, at)) = last_time {
             if r.time < t {
-                report(format!("time goes back from {t} (line {at}) to {}", r.time));
+                report(
+                    "time-goes-back",
+                    format!("time goes back from {t} (line {at}) to {}", r.time),
+                );
             }
         }
         if last_time.is_none_or(|(t, _)| r.time >= t) {
@@ -154,12 +168,15 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
         match r.kind {
             Kind::Oa => {
                 if r.object == 0 {
-                    report("allocation of object id 0".to_string());
+                    report("object-id-0", "allocation of object id 0".to_string());
                 } else if let Some((_, at)) = live.get(&r.object) {
-                    report(format!(
-                        "object {} allocated again while live (allocated on line {at})",
-                        r.object
-                    ));
+                    report(
+                        "allocation-of-live",
+                        format!(
+                            "object {} allocated again while live (allocated on line {at})",
+                            r.object
+                        ),
+                    );
                 }
                 freed.remove(&r.object);
                 live.insert(r.object, (r.class.to_vec(), n));
@@ -167,25 +184,30 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
             Kind::Of => match live.remove(&r.object) {
                 Some((class, at)) => {
                     if class != r.class {
-                        report(format!(
-                            "object {} freed as {} but allocated as {} (line {at})",
-                            r.object,
-                            String::from_utf8_lossy(r.class),
-                            String::from_utf8_lossy(&class)
-                        ));
+                        report(
+                            "class-mismatch",
+                            format!(
+                                "object {} freed as {} but allocated as {} (line {at})",
+                                r.object,
+                                String::from_utf8_lossy(r.class),
+                                String::from_utf8_lossy(&class)
+                            ),
+                        );
                     }
                     freed.insert(r.object, n);
                 }
                 None => match freed.get(&r.object) {
-                    Some(at) => report(format!(
-                        "object {} freed again (first on line {at})",
-                        r.object
-                    )),
-                    None if r.object == 0 => report("free of object id 0".to_string()),
-                    None => report(format!(
-                        "free of object {} that was never allocated",
-                        r.object
-                    )),
+                    Some(at) => report(
+                        "double-free",
+                        format!("object {} freed again (first on line {at})", r.object),
+                    ),
+                    None if r.object == 0 => {
+                        report("object-id-0", "free of object id 0".to_string())
+                    }
+                    None => report(
+                        "free-of-unknown",
+                        format!("free of object {} that was never allocated", r.object),
+                    ),
                 },
             },
             Kind::Mn => {
@@ -202,16 +224,19 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
                     String::from_utf8_lossy(r.method)
                 );
                 match st.last() {
-                    None => report(format!(
-                        "{} of {name} on thread {} with no method open",
-                        r.kind.letters(),
-                        r.thread
-                    )),
+                    None => report(
+                        "exit-without-entry",
+                        format!(
+                            "{} of {name} on thread {} with no method open",
+                            r.kind.letters(),
+                            r.thread
+                        ),
+                    ),
                     Some((c, m, _)) if c == r.class && m == r.method => {
                         st.pop();
                     }
                     Some((c, m, at)) => {
-                        report(format!(
+                        report("exit-mismatch", format!(
                             "{} of {name} on thread {}, but the innermost open method is {}.{} (entered on line {at})",
                             r.kind.letters(),
                             r.thread,
@@ -235,7 +260,8 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
     for (thread, st) in open {
         if let Some((c, m, at)) = st.last() {
             problems.push(Problem {
-                line: *at,
+                at: At::Line(*at),
+                kind: "entry-without-exit",
                 message: format!(
                     "{} method entries on thread {thread} never exit (innermost: {}.{} entered here)",
                     st.len(),
@@ -245,6 +271,6 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
             });
         }
     }
-    problems.sort_by_key(|p| p.line);
+    problems.sort_by_key(|p| p.at);
     Ok(problems)
 }
