@@ -264,9 +264,15 @@ pub struct StatsArgs {
     /// Input format when INPUT is text (`auto` detects it).
     #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_values())]
     pub from: String,
-    /// Print JSON.
-    #[arg(long)]
+    /// Print JSON (one schema for every format; see the README).
+    #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    /// Print the live set over time as CSV (time, live objects, live bytes).
+    #[arg(long)]
+    pub csv: bool,
+    /// Also draw the live set over time to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// `hatf validate`.

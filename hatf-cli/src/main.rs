@@ -7,6 +7,7 @@ mod compressed;
 mod data_stdout;
 mod error;
 mod io;
+mod live_chart;
 mod malloc_tuning;
 mod output_name;
 mod partial;

@@ -227,6 +227,18 @@ pub trait TraceFormat: Sync {
     }
 }
 
+/// Every problem [`TraceFormat::validate`] finds, gathered in a list (for tests and small
+/// traces; the command prints them as they are found instead).
+pub fn problems(
+    format: &dyn TraceFormat,
+    input: &mut dyn Read,
+    input_name: &str,
+) -> Option<Result<Vec<Problem>, FormatError>> {
+    let mut found = Vec::new();
+    let result = format.validate(input, input_name, &mut |p| found.push(p))?;
+    Some(result.map(|()| found))
+}
+
 /// Reads a text trace and writes its binary file (see [`TraceFormat::encode`]).
 pub type EncodeFn =
     fn(&mut (dyn Read + Send), &mut dyn Write, &EncodeOptions) -> Result<EncodeReport, FormatError>;
