@@ -316,9 +316,15 @@ pub struct StatsArgs {
     /// Input format when INPUT is text (`auto` detects it).
     #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_values())]
     pub from: String,
-    /// Print JSON.
-    #[arg(long)]
+    /// Print JSON (one schema for every format; see the README).
+    #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    /// Print the live set over time as CSV (time, live objects, live bytes).
+    #[arg(long)]
+    pub csv: bool,
+    /// Also draw the live set over time to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// `hatf validate`.
@@ -330,6 +336,10 @@ pub struct ValidateArgs {
     /// Input format when INPUT is text (`auto` detects it).
     #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_values())]
     pub from: String,
+    /// Print one JSON object: `file`, `format`, `problems` (each with `line` or `record`,
+    /// `kind` and `message`), `count` and `by_kind`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `hatf compare`.

@@ -8,6 +8,7 @@ mod data_stdout;
 mod error;
 mod io;
 mod lines_input;
+mod live_chart;
 mod malloc_tuning;
 mod output_name;
 mod partial;

@@ -113,14 +113,37 @@ pub struct StatsReport {
     pub json: serde_json::Value,
 }
 
+/// Where in a trace a problem shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum At {
+    /// 1-based line of a text trace.
+    Line(u64),
+    /// 1-based record of a trace whose records are binary (malloc-bench's protobuf).
+    Record(u64),
+}
+
+impl At {
+    /// The number, whatever it counts.
+    pub fn number(self) -> u64 {
+        match self {
+            At::Line(n) | At::Record(n) => n,
+        }
+    }
+}
+
 /// One problem `hatf validate` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
-    /// 1-based line of the text trace where the problem shows.
-    pub line: u64,
+    /// Where the problem shows.
+    pub at: At,
+    /// A short stable name for the kind of problem (`double-free`, `leak`, ...), for `--json`.
+    pub kind: &'static str,
     /// What is wrong.
     pub message: String,
 }
+
+/// Hears each problem `hatf validate` finds, as it is found.
+pub type ProblemSink<'a> = &'a mut dyn FnMut(Problem);
 
 /// Lists the thread ids (ascending) of each block of one file again, from its records: called
 /// with every block in file order, from the first. See [`TraceFormat::thread_lister`].
@@ -192,14 +215,28 @@ pub trait TraceFormat: Sync {
     ) -> Option<Result<StatsReport, FormatError>> {
         None
     }
-    /// Checks a text trace for the problems the format defines; `None` when it defines none.
+    /// Checks a text trace for the problems the format defines, handing each to `report` as it
+    /// is found; `None` when the format defines none.
     fn validate(
         &self,
         _input: &mut dyn Read,
         _input_name: &str,
-    ) -> Option<Result<Vec<Problem>, FormatError>> {
+        _report: ProblemSink<'_>,
+    ) -> Option<Result<(), FormatError>> {
         None
     }
+}
+
+/// Every problem [`TraceFormat::validate`] finds, gathered in a list (for tests and small
+/// traces; the command prints them as they are found instead).
+pub fn problems(
+    format: &dyn TraceFormat,
+    input: &mut dyn Read,
+    input_name: &str,
+) -> Option<Result<Vec<Problem>, FormatError>> {
+    let mut found = Vec::new();
+    let result = format.validate(input, input_name, &mut |p| found.push(p))?;
+    Some(result.map(|()| found))
 }
 
 /// Reads a text trace and writes its binary file (see [`TraceFormat::encode`]).
@@ -215,8 +252,10 @@ pub type DecodeRecordsFn = fn(
     std::ops::Range<u64>,
     crate::seek::Note<'_>,
 ) -> Result<u64, FormatError>;
-/// Reads a text trace, named for errors, for `stats` or `validate`.
+/// Reads a text trace, named for errors, for `stats`.
 pub type CheckFn<T> = fn(&mut dyn Read, &str) -> Result<T, FormatError>;
+/// Reads a text trace, named for errors, and reports its problems (see [`TraceFormat::validate`]).
+pub type ValidateFn = fn(&mut dyn Read, &str, ProblemSink<'_>) -> Result<(), FormatError>;
 /// Gives a file's thread lister (see [`TraceFormat::thread_lister`]).
 pub type ThreadListerFn = fn(&metatf::container::ContainerHeader, &str) -> Option<ThreadLister>;
 
@@ -246,7 +285,7 @@ pub struct FormatFunctions {
     /// [`TraceFormat::stats`]; `None` when the format has none.
     pub stats: Option<CheckFn<StatsReport>>,
     /// [`TraceFormat::validate`]; `None` when the format defines no checks.
-    pub validate: Option<CheckFn<Vec<Problem>>>,
+    pub validate: Option<ValidateFn>,
 }
 
 impl FormatFunctions {
@@ -352,7 +391,8 @@ impl<T: Forwarding> TraceFormat for T {
         &self,
         input: &mut dyn Read,
         input_name: &str,
-    ) -> Option<Result<Vec<Problem>, FormatError>> {
-        Some((T::FUNCTIONS.validate?)(input, input_name))
+        report: ProblemSink<'_>,
+    ) -> Option<Result<(), FormatError>> {
+        Some((T::FUNCTIONS.validate?)(input, input_name, report))
     }
 }

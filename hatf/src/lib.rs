@@ -12,8 +12,8 @@ pub mod seek;
 pub mod shared;
 
 pub use format::{
-    Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, StatsReport,
-    TraceFormat,
+    At, Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, ProblemSink,
+    StatsReport, TraceFormat,
 };
 
 /// Every format this build knows, in detection order (most specific first).

@@ -180,13 +180,13 @@ fn stats_count_kinds_bytes_and_peak() {
     let text =
         b"= Start\n@ a + 0x10 0x20\n@ a + 0x40 0x8\n@ a < 0x10\n@ a > 0x80 0x100\n@ b - 0x40\n";
     let r = Mtrace.stats(&mut &text[..], "t").unwrap().unwrap();
-    assert_eq!(r.json["by_kind"]["malloc"], 2);
-    assert_eq!(r.json["by_kind"]["realloc"], 1);
-    assert_eq!(r.json["by_kind"]["free"], 1);
+    assert_eq!(r.json["records_by_kind"]["malloc"], 2);
+    assert_eq!(r.json["records_by_kind"]["realloc"], 1);
+    assert_eq!(r.json["records_by_kind"]["free"], 1);
     assert_eq!(r.json["bytes_allocated"], 0x20 + 0x8 + 0x100);
     assert_eq!(r.json["peak_live_bytes"], 0x108);
-    assert_eq!(r.json["live_at_end_objects"], 1);
-    assert!(r.text.contains("peak live bytes   264"), "{}", r.text);
+    assert_eq!(r.json["live_at_end"]["objects"], 1);
+    assert!(r.text.contains("peak live bytes     264"), "{}", r.text);
 }
 
 #[test]

@@ -95,11 +95,10 @@ fn expected_problem_lines(text: &[u8]) -> Vec<u64> {
 #[test]
 fn validate_matches_independent_checks() {
     for t in all_traces() {
-        let problems = ET3
-            .validate(&mut &t.text[..], "t")
+        let problems = hatf::format::problems(&ET3, &mut &t.text[..], "t")
             .expect("ET validates")
             .expect("reads");
-        let got: Vec<u64> = problems.iter().map(|p| p.line).collect();
+        let got: Vec<u64> = problems.iter().map(|p| p.at.number()).collect();
         assert_eq!(got, expected_problem_lines(&t.text), "{}", t.path.display());
     }
 }
@@ -107,13 +106,12 @@ fn validate_matches_independent_checks() {
 #[test]
 fn validate_reports_each_kind_of_problem() {
     let text = b"N 0 16 1 2 0 7\nN 5 16 1 2 0 7\nD 5 7 3\nD 5 7 4\nD 9 7 5\nD 6 7 1\nM 1 0 7\nE 2 7\nE 3 8\nM 4 0 7\nfoo\n";
-    let problems = ET3
-        .validate(&mut &text[..], "t")
+    let problems = hatf::format::problems(&ET3, &mut &text[..], "t")
         .expect("some")
         .expect("ok");
     let by_line: BTreeMap<u64, &str> = problems
         .iter()
-        .map(|p| (p.line, p.message.as_str()))
+        .map(|p| (p.at.number(), p.message.as_str()))
         .collect();
     assert!(by_line[&1].contains("object id 0"));
     assert!(by_line[&4].contains("second time"));
@@ -121,7 +119,7 @@ fn validate_reports_each_kind_of_problem() {
     assert!(by_line[&6].contains("never allocated") || by_line[&6].contains("clock"));
     assert!(problems
         .iter()
-        .any(|p| p.line == 6 && p.message.contains("clock goes back")));
+        .any(|p| p.at.number() == 6 && p.message.contains("clock goes back")));
     assert!(by_line[&8].contains("innermost open method is 1"));
     assert!(by_line[&9].contains("no method open"));
     assert!(by_line[&10].contains("never exit"));
@@ -170,28 +168,32 @@ fn stats_match_independent_counts() {
         }
         let name = t.path.display().to_string();
         for (k, c) in &kinds {
-            assert_eq!(j["records"][k].as_u64(), Some(*c), "{name} {k}");
+            assert_eq!(j["records_by_kind"][k].as_u64(), Some(*c), "{name} {k}");
         }
         assert_eq!(
-            j["records"].as_object().map(|o| o.len()),
+            j["records_by_kind"].as_object().map(|o| o.len()),
             Some(kinds.len()),
             "{name}"
         );
-        assert_eq!(j["bad_lines"].as_u64(), Some(bad.len() as u64), "{name}");
-        assert_eq!(j["bytes_allocated"].as_u64(), Some(bytes), "{name}");
         assert_eq!(
-            j["threads"].as_array().map(|a| a.len()),
-            Some(threads.len()),
+            j["format_specific"]["bad_lines"].as_u64(),
+            Some(bad.len() as u64),
             "{name}"
         );
+        assert_eq!(j["bytes_allocated"].as_u64(), Some(bytes), "{name}");
+        assert_eq!(j["threads"].as_u64(), Some(threads.len() as u64), "{name}");
         assert_eq!(
-            j["method_calls"].as_u64(),
+            j["format_specific"]["method_calls"].as_u64(),
             kinds.get("M").copied().or(Some(0)),
             "{name}"
         );
-        assert_eq!(j["lifetimes"]["count"].as_u64(), Some(deaths), "{name}");
-        assert_eq!(j["lifetimes"]["max"].as_u64(), Some(max_life), "{name}");
-        let hist: u64 = j["lifetimes"]["histogram"]
+        assert_eq!(j["objects_freed"].as_u64(), Some(deaths), "{name}");
+        assert_eq!(
+            j["format_specific"]["lifetime_max"].as_u64(),
+            Some(max_life),
+            "{name}"
+        );
+        let hist: u64 = j["lifetimes"]["buckets"]
             .as_array()
             .expect("histogram")
             .iter()
@@ -199,7 +201,9 @@ fn stats_match_independent_counts() {
             .sum();
         assert_eq!(hist, deaths, "{name}");
         assert!(
-            report.text.contains(&format!("bytes allocated  {bytes}")),
+            report
+                .text
+                .contains(&format!("bytes allocated     {bytes}")),
             "{name}"
         );
     }

@@ -14,7 +14,7 @@ fn stats_match_the_generators_counts() {
         .expect("has stats")
         .expect("stats");
     let j = &s.json;
-    assert_eq!(j["lines"], counts.lines);
+    assert_eq!(j["format_specific"]["lines"], counts.lines);
     assert_eq!(j["objects_allocated"], counts.allocated);
     assert_eq!(j["objects_freed"], counts.freed);
     for (k, n) in &counts.by_kind {
@@ -22,7 +22,7 @@ fn stats_match_the_generators_counts() {
     }
     for (t, n) in &counts.calls {
         assert_eq!(
-            j["threads"][t.to_string()]["method_calls"],
+            j["format_specific"]["thread_details"][t.to_string()]["method_calls"],
             *n,
             "thread {t}"
         );
@@ -38,8 +38,7 @@ fn stats_match_the_generators_counts() {
 #[test]
 fn a_generated_trace_validates_and_injected_faults_are_found() {
     let (text, _) = trace(22, 20_000, 3, Ends::Lf);
-    let problems = Jvm
-        .validate(&mut text.as_bytes(), "t")
+    let problems = hatf::format::problems(&Jvm, &mut text.as_bytes(), "t")
         .expect("validates")
         .expect("ok");
     assert!(problems.is_empty(), "{problems:?}");
@@ -59,14 +58,13 @@ fn a_generated_trace_validates_and_injected_faults_are_found() {
     lines.insert(n / 2 + 3, format!("MX:{t}:99:Nope:nope"));
     lines.insert(n / 2 + 4, again);
     let damaged = lines.join("\n") + "\n";
-    let problems = Jvm
-        .validate(&mut damaged.as_bytes(), "t")
+    let problems = hatf::format::problems(&Jvm, &mut damaged.as_bytes(), "t")
         .expect("validates")
         .expect("ok");
     let at = |line: usize, word: &str| {
         problems
             .iter()
-            .any(|p| p.line == line as u64 && p.message.contains(word))
+            .any(|p| p.at.number() == line as u64 && p.message.contains(word))
     };
     assert!(at(n / 2 + 1, "never allocated"), "{problems:?}");
     assert!(at(n / 2 + 2, "id 0"), "{problems:?}");
@@ -78,11 +76,10 @@ fn a_generated_trace_validates_and_injected_faults_are_found() {
 #[test]
 fn unbalanced_calls_and_vm_order_are_reported() {
     let text = "VI:1\nVS:2\nMN:3:1:A:f:0\nMN:4:1:A:g:0\nMX:5:1:A:f\nVD:6\nTB:7:1\n";
-    let problems = Jvm
-        .validate(&mut text.as_bytes(), "t")
+    let problems = hatf::format::problems(&Jvm, &mut text.as_bytes(), "t")
         .expect("validates")
         .expect("ok");
-    let lines: Vec<u64> = problems.iter().map(|p| p.line).collect();
+    let lines: Vec<u64> = problems.iter().map(|p| p.at.number()).collect();
     assert!(problems[0].message.contains("first record"), "{problems:?}");
     assert!(lines.contains(&5) && lines.contains(&7), "{problems:?}");
 }

@@ -3,6 +3,7 @@
 pub mod archive_check;
 pub mod bit_coder;
 pub mod blocks;
+pub mod check;
 pub mod context_mix;
 #[cfg(test)]
 mod encode_checks;
@@ -18,6 +19,7 @@ pub mod model;
 pub mod mtrace;
 pub mod native;
 pub mod paper;
+pub mod placed;
 pub mod raw_store;
 pub mod spin_recv;
 pub mod stats;

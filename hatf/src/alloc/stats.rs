@@ -1,28 +1,58 @@
-//! `hatf stats` for allocation traces: counts by kind, bytes, peak live set, lifetimes and
-//! per-thread numbers, computed in one pass over the events.
+//! `hatf stats` for allocation traces: counts by kind, bytes, sizes, the live set over time and
+//! at its peak, lifetimes, call sites and threads, computed in one pass over the events in
+//! memory bounded by the live set, the distinct call sites and the threads.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write;
-
-use serde_json::json;
 
 use crate::alloc::event::{AllocEvent, AllocKind};
+use crate::alloc::placed::{ForEachPlacedEvent, Place};
 use crate::format::StatsReport;
+use crate::shared::stats_schema::{
+    Lifetimes, LiveAtEnd, LiveSeries, Log2Histogram, Stats, Tally, SCHEMA,
+};
 
 /// Running statistics; feed events with [`AllocStats::add`], then call [`AllocStats::report`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AllocStats {
     events: u64,
     by_kind: BTreeMap<&'static str, u64>,
+    allocated: u64,
+    freed: u64,
     bytes_allocated: u64,
+    /// Live block → (size, event of its birth).
     live: HashMap<u64, (u64, u64)>,
     live_bytes: u64,
     peak_bytes: u64,
     peak_objects: u64,
-    /// Lifetimes in events, bucketed by powers of two: bucket k holds [2^k, 2^(k+1)).
-    lifetimes: BTreeMap<u32, u64>,
+    /// Lifetimes in events.
+    lifetimes: Log2Histogram,
+    sizes: Log2Histogram,
     frees_of_unknown: u64,
-    per_thread: BTreeMap<u64, (u64, u64)>,
+    threads: Tally<u64>,
+    sites: Tally<Vec<u8>>,
+    series: LiveSeries,
+}
+
+impl Default for AllocStats {
+    fn default() -> Self {
+        AllocStats {
+            events: 0,
+            by_kind: BTreeMap::new(),
+            allocated: 0,
+            freed: 0,
+            bytes_allocated: 0,
+            live: HashMap::new(),
+            live_bytes: 0,
+            peak_bytes: 0,
+            peak_objects: 0,
+            lifetimes: Log2Histogram::default(),
+            sizes: Log2Histogram::default(),
+            frees_of_unknown: 0,
+            threads: Tally::default(),
+            sites: Tally::default(),
+            series: LiveSeries::new("events"),
+        }
+    }
 }
 
 fn kind_name(k: AllocKind) -> &'static str {
@@ -38,22 +68,35 @@ fn kind_name(k: AllocKind) -> &'static str {
 }
 
 impl AllocStats {
-    /// Accounts for one event.
+    /// Accounts for one event of a format without call sites.
     pub fn add(&mut self, e: &AllocEvent) {
+        self.add_placed(None, e);
+    }
+
+    /// Accounts for one event and its call site, if the trace names one.
+    pub fn add_placed(&mut self, site: Option<&[u8]>, e: &AllocEvent) {
         let now = self.events;
         self.events += 1;
         *self.by_kind.entry(kind_name(e.kind)).or_default() += 1;
-        let t = self.per_thread.entry(e.thread).or_default();
-        t.0 += 1;
+        let allocates = matches!(
+            e.kind,
+            AllocKind::Malloc | AllocKind::Calloc | AllocKind::Memalign | AllocKind::Realloc
+        );
+        let bytes = if allocates { e.size } else { 0 };
+        self.threads.add(&e.thread, bytes);
+        if allocates {
+            self.allocated += 1;
+            self.bytes_allocated = self.bytes_allocated.wrapping_add(e.size);
+            self.sizes.add(e.size);
+            if let Some(site) = site {
+                self.sites.add(site, e.size);
+            }
+        }
         match e.kind {
             AllocKind::Malloc | AllocKind::Calloc | AllocKind::Memalign => {
-                t.1 += e.size;
-                self.bytes_allocated += e.size;
-                self.born(e.address, e.size, now);
+                self.born(e.address, e.size, now)
             }
             AllocKind::Realloc => {
-                t.1 += e.size;
-                self.bytes_allocated += e.size;
                 if e.old_address != 0 {
                     self.died(e.old_address, now);
                 }
@@ -66,6 +109,8 @@ impl AllocStats {
             }
             AllocKind::CreateThread | AllocKind::DestroyThread => {}
         }
+        self.series
+            .offer(self.events, self.live.len() as u64, Some(self.live_bytes));
     }
 
     fn born(&mut self, addr: u64, size: u64, now: u64) {
@@ -83,75 +128,72 @@ impl AllocStats {
     fn died(&mut self, addr: u64, now: u64) {
         match self.live.remove(&addr) {
             Some((size, birth)) => {
+                self.freed += 1;
                 self.live_bytes -= size;
-                let life = now - birth;
-                *self
-                    .lifetimes
-                    .entry(63 - life.max(1).leading_zeros())
-                    .or_default() += 1;
+                self.lifetimes.add(now - birth);
             }
             None => self.frees_of_unknown += 1,
         }
     }
 
-    /// The table and JSON for `hatf stats`.
+    /// The table and JSON for `hatf stats`, in the schema every format shares.
     pub fn report(&self, format: &str) -> StatsReport {
-        let mut text = String::new();
-        let _ = writeln!(text, "format            {format}");
-        let _ = writeln!(text, "events            {}", self.events);
-        for (k, n) in &self.by_kind {
-            let _ = writeln!(text, "  {k:<15} {n}");
+        self.stats(format).report()
+    }
+
+    /// The numbers, in the schema every format shares.
+    pub fn stats(&self, format: &str) -> Stats {
+        let mut series = self.series.clone();
+        series.finish(self.events, self.live.len() as u64, Some(self.live_bytes));
+        let site = |s: &Vec<u8>| String::from_utf8_lossy(s).into_owned();
+        Stats {
+            schema: SCHEMA,
+            format: format.to_string(),
+            records: self.events,
+            records_by_kind: self
+                .by_kind
+                .iter()
+                .map(|(k, n)| (k.to_string(), *n))
+                .collect(),
+            objects_allocated: self.allocated,
+            objects_freed: self.freed,
+            bytes_allocated: Some(self.bytes_allocated),
+            peak_live_bytes: Some(self.peak_bytes),
+            peak_live_objects: Some(self.peak_objects),
+            live_at_end: LiveAtEnd {
+                objects: self.live.len() as u64,
+                bytes: Some(self.live_bytes),
+            },
+            frees_of_unknown_objects: self.frees_of_unknown,
+            size_histogram: self.sizes.buckets(),
+            lifetimes: Lifetimes {
+                unit: "events",
+                buckets: self.lifetimes.buckets(),
+            },
+            live_over_time: series,
+            top_sites_by_bytes: self.sites.top(true, true, site),
+            top_sites_by_count: self.sites.top(false, true, site),
+            threads: self.threads.len() as u64,
+            top_threads: self.threads.top(false, true, |t| t.to_string()),
+            top_methods: Vec::new(),
+            top_classes: Vec::new(),
+            format_specific: serde_json::json!({ "distinct_call_sites": self.sites.len() }),
         }
-        let _ = writeln!(text, "bytes allocated   {}", self.bytes_allocated);
-        let _ = writeln!(text, "peak live bytes   {}", self.peak_bytes);
-        let _ = writeln!(text, "peak live objects {}", self.peak_objects);
-        let _ = writeln!(
-            text,
-            "live at end       {} objects, {} bytes",
-            self.live.len(),
-            self.live_bytes
-        );
-        let _ = writeln!(text, "frees of unknown blocks {}", self.frees_of_unknown);
-        let _ = writeln!(text, "lifetime (events) objects");
-        for (k, n) in &self.lifetimes {
-            let _ = writeln!(text, "  [{}, {}) {n}", 1u64 << k, 1u128 << (k + 1));
-        }
-        if self.per_thread.len() > 1 || self.per_thread.keys().any(|&t| t != 0) {
-            let _ = writeln!(text, "thread     events  bytes allocated");
-            for (t, (n, b)) in &self.per_thread {
-                let _ = writeln!(text, "  {t:<8} {n:>8} {b}");
-            }
-        }
-        let json = json!({
-            "format": format,
-            "events": self.events,
-            "by_kind": self.by_kind,
-            "bytes_allocated": self.bytes_allocated,
-            "peak_live_bytes": self.peak_bytes,
-            "peak_live_objects": self.peak_objects,
-            "live_at_end_objects": self.live.len(),
-            "live_at_end_bytes": self.live_bytes,
-            "frees_of_unknown_blocks": self.frees_of_unknown,
-            "lifetime_log2_buckets": self.lifetimes.iter()
-                .map(|(k, n)| json!({"from": 1u64 << k, "count": n})).collect::<Vec<_>>(),
-            "per_thread": self.per_thread.iter()
-                .map(|(t, (n, b))| json!({"thread": t, "events": n, "bytes_allocated": b}))
-                .collect::<Vec<_>>(),
-        });
-        StatsReport { text, json }
     }
 }
 
-/// The statistics of a text trace of `format`, from the events `for_each_event` reads from
-/// `input` (named `input_name` in errors): what every allocation format's `stats` is.
+/// The statistics of a text trace of `format`, from the events `for_each` reads from `input`
+/// (named `input_name` in errors): what every allocation format's `stats` is.
 pub fn of_events(
     format: &str,
-    for_each_event: crate::alloc::hatf10_dtd::ForEachEvent,
+    for_each: ForEachPlacedEvent,
     input: &mut dyn std::io::Read,
     input_name: &str,
 ) -> Result<StatsReport, crate::format::FormatError> {
     let mut s = AllocStats::default();
-    for_each_event(input, input_name, &mut |e| s.add(&e))?;
+    for_each(input, input_name, &mut |p: Place<'_>, e| {
+        s.add_placed(p.site, &e)
+    })?;
     Ok(s.report(format))
 }
 
@@ -168,18 +210,29 @@ mod tests {
     }
 
     #[test]
-    fn peak_and_lifetimes_follow_the_events() {
+    fn peak_lifetimes_sizes_and_sites_follow_the_events() {
         let mut s = AllocStats::default();
-        s.add(&ev(AllocKind::Malloc, 0x10, 100));
-        s.add(&ev(AllocKind::Malloc, 0x20, 50));
+        s.add_placed(Some(b"a"), &ev(AllocKind::Malloc, 0x10, 100));
+        s.add_placed(Some(b"b"), &ev(AllocKind::Malloc, 0x20, 50));
+        s.add_placed(Some(b"b"), &ev(AllocKind::Malloc, 0x30, 3));
         s.add(&ev(AllocKind::Free, 0x10, 0));
         s.add(&ev(AllocKind::Free, 0x99, 0));
         let r = s.report("t");
-        assert_eq!(r.json["peak_live_bytes"], 150);
-        assert_eq!(r.json["peak_live_objects"], 2);
-        assert_eq!(r.json["frees_of_unknown_blocks"], 1);
-        assert_eq!(r.json["live_at_end_bytes"], 50);
-        assert_eq!(r.json["lifetime_log2_buckets"][0]["from"], 2);
-        assert_eq!(r.json["by_kind"]["free"], 2);
+        assert_eq!(r.json["schema"], SCHEMA);
+        assert_eq!(r.json["peak_live_bytes"], 153);
+        assert_eq!(r.json["peak_live_objects"], 3);
+        assert_eq!(r.json["frees_of_unknown_objects"], 1);
+        assert_eq!(r.json["live_at_end"]["bytes"], 53);
+        assert_eq!(r.json["lifetimes"]["buckets"][0]["from"], 2);
+        assert_eq!(r.json["records_by_kind"]["free"], 2);
+        assert_eq!(r.json["top_sites_by_bytes"][0]["name"], "a");
+        assert_eq!(r.json["top_sites_by_count"][0]["name"], "b");
+        assert_eq!(r.json["top_sites_by_count"][0]["bytes"], 53);
+        let sizes = &r.json["size_histogram"];
+        assert_eq!(sizes[0]["from"], 2);
+        assert_eq!(sizes[0]["count"], 1);
+        let points = r.json["live_over_time"]["points"].as_array().unwrap();
+        assert_eq!(points.last().unwrap()["bytes"], 53);
+        assert_eq!(points.last().unwrap()["at"], 5);
     }
 }

@@ -7,7 +7,10 @@ use serde_json::json;
 
 use super::line::{classify, Kind, Line, Record};
 use super::model::UOrder;
-use crate::format::{FormatError, Problem, StatsReport};
+use crate::format::{At, FormatError, Problem, StatsReport};
+use crate::shared::stats_schema::{
+    Lifetimes, LiveAtEnd, LiveSeries, Log2Histogram, Stats, Tally, SCHEMA,
+};
 
 /// The thread field of a record: last, except in `D` where it is the second.
 pub fn thread_of(r: &Record) -> u64 {
@@ -52,11 +55,20 @@ pub fn validate(input: &mut dyn Read, input_name: &str) -> Result<Vec<Problem>, 
     let mut objects: HashMap<u64, (u64, Option<u64>)> = HashMap::new();
     let mut last_time: Option<(u64, u64)> = None;
     for_each_line(input, input_name, |n, line| {
-        let mut report = |message: String| problems.push(Problem { line: n, message });
+        let mut report = |kind: &'static str, message: String| {
+            problems.push(Problem {
+                at: At::Line(n),
+                kind,
+                message,
+            })
+        };
         let r = match line {
             Line::Canonical(r) | Line::Spelled(r) => r,
             Line::Bad { column, reason } => {
-                report(format!("column {column}: line does not parse: {reason}"));
+                report(
+                    "bad-line",
+                    format!("column {column}: line does not parse: {reason}"),
+                );
                 return;
             }
             Line::Blank | Line::Comment | Line::WhiteSpace => return,
@@ -65,26 +77,35 @@ pub fn validate(input: &mut dyn Read, input_name: &str) -> Result<Vec<Problem>, 
         match r.kind {
             Kind::N | Kind::A => {
                 if f[0] == 0 {
-                    report("allocation of object id 0 (reserved for null)".to_string());
+                    report(
+                        "object-id-0",
+                        "allocation of object id 0 (reserved for null)".to_string(),
+                    );
                 } else {
                     objects.insert(f[0], (n, None));
                 }
             }
             Kind::D => {
                 match objects.get_mut(&f[0]) {
-                    None => report(format!("death of object {} that was never allocated", f[0])),
-                    Some((_, Some(first))) => report(format!(
-                        "object {} dies a second time (first death on line {first})",
-                        f[0]
-                    )),
+                    None => report(
+                        "death-of-unknown",
+                        format!("death of object {} that was never allocated", f[0]),
+                    ),
+                    Some((_, Some(first))) => report(
+                        "second-death",
+                        format!(
+                            "object {} dies a second time (first death on line {first})",
+                            f[0]
+                        ),
+                    ),
                     Some((_, dead)) => *dead = Some(n),
                 }
                 if let Some((t, at)) = last_time {
                     if f[2] < t {
-                        report(format!(
-                            "death clock goes back from {t} (line {at}) to {}",
-                            f[2]
-                        ));
+                        report(
+                            "clock-goes-back",
+                            format!("death clock goes back from {t} (line {at}) to {}", f[2]),
+                        );
                     }
                 }
                 if last_time.is_none_or(|(t, _)| f[2] >= t) {
@@ -95,15 +116,18 @@ pub fn validate(input: &mut dyn Read, input_name: &str) -> Result<Vec<Problem>, 
             Kind::E => {
                 let st = stacks.entry(f[1]).or_default();
                 match st.last() {
-                    None => report(format!(
-                        "exit of method {} on thread {} with no method open",
-                        f[0], f[1]
-                    )),
+                    None => report(
+                        "exit-without-entry",
+                        format!(
+                            "exit of method {} on thread {} with no method open",
+                            f[0], f[1]
+                        ),
+                    ),
                     Some(&(m, _)) if m == f[0] => {
                         st.pop();
                     }
                     Some(&(m, at)) => {
-                        report(format!(
+                        report("exit-mismatch", format!(
                             "exit of method {} on thread {}, but the innermost open method is {m} (entered on line {at})",
                             f[0], f[1]
                         ));
@@ -122,34 +146,24 @@ pub fn validate(input: &mut dyn Read, input_name: &str) -> Result<Vec<Problem>, 
     for (thread, st) in open {
         let &(m, at) = st.last().unwrap_or(&(0, 0));
         problems.push(Problem {
-            line: at,
+            at: At::Line(at),
+            kind: "entry-without-exit",
             message: format!(
                 "{} method entries on thread {thread} never exit (innermost: method {m} entered here)",
                 st.len()
             ),
         });
     }
-    problems.sort_by_key(|p| p.line);
+    problems.sort_by_key(|p| p.at);
     Ok(problems)
 }
 
-/// Lifetime histogram buckets: `[0]`, `[1]`, `[2,4)`, `[4,8)`, ... in logical clock ticks.
-fn bucket(lifetime: u64) -> usize {
-    (64 - lifetime.leading_zeros()) as usize
-}
-
-#[derive(Default, serde::Serialize)]
-struct ThreadStats {
-    records: u64,
-    allocations: u64,
-    bytes_allocated: u64,
-    method_calls: u64,
-}
-
-/// Counts records by kind, bytes allocated, object lifetimes and method calls, per thread too.
+/// Counts records by kind, bytes allocated and their sizes, the live set over time, object
+/// lifetimes, method calls and threads, in the schema every format shares.
 ///
 /// Lifetimes are measured on the ET3 logical clock: the number of `M` and `E` records before
-/// the allocation, against the time field of the `D` record.
+/// the allocation, against the time field of the `D` record. Objects are live from their `N`
+/// or `A` record to their `D` record, so a trace without `D` records never frees any.
 pub fn stats(
     input: &mut dyn Read,
     input_name: &str,
@@ -158,12 +172,17 @@ pub fn stats(
     let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
     let (mut lines, mut blank, mut comments, mut bad, mut respelled) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut records, mut allocated, mut freed) = (0u64, 0u64, 0u64);
     let mut bytes_allocated = 0u64;
     let mut clock = 0u64;
-    let mut born: HashMap<u64, u64> = HashMap::new();
-    let mut hist = vec![0u64; 65];
-    let mut methods: HashMap<u64, u64> = HashMap::new();
-    let mut threads: BTreeMap<u64, ThreadStats> = BTreeMap::new();
+    // Live object -> (clock at its birth, size).
+    let mut born: HashMap<u64, (u64, u64)> = HashMap::new();
+    let (mut live_bytes, mut peak_bytes, mut peak_objects) = (0u64, 0u64, 0u64);
+    let mut lifetimes = Log2Histogram::default();
+    let mut sizes = Log2Histogram::default();
+    let mut series = LiveSeries::new("records");
+    let mut methods: Tally<u64> = Tally::default();
+    let mut threads: Tally<u64> = Tally::default();
     let (mut life_sum, mut life_max, mut life_n, mut deaths_unknown) = (0u128, 0u64, 0u64, 0u64);
     for_each_line(input, input_name, |_, line| {
         lines += 1;
@@ -186,111 +205,91 @@ pub fn stats(
                 return;
             }
         };
+        records += 1;
         *kinds
             .entry((r.kind.letter() as char).to_string())
             .or_default() += 1;
-        let t = threads.entry(thread_of(&r)).or_default();
-        t.records += 1;
         let f = r.fields;
+        let allocates = matches!(r.kind, Kind::N | Kind::A);
+        threads.add(&thread_of(&r), if allocates { f[1] } else { 0 });
         match r.kind {
             Kind::N | Kind::A => {
+                allocated += 1;
                 bytes_allocated = bytes_allocated.wrapping_add(f[1]);
-                t.allocations += 1;
-                t.bytes_allocated = t.bytes_allocated.wrapping_add(f[1]);
-                born.insert(f[0], clock);
+                sizes.add(f[1]);
+                if let Some((_, old)) = born.insert(f[0], (clock, f[1])) {
+                    live_bytes = live_bytes.wrapping_sub(old);
+                }
+                live_bytes = live_bytes.wrapping_add(f[1]);
+                peak_bytes = peak_bytes.max(live_bytes);
+                peak_objects = peak_objects.max(born.len() as u64);
             }
             Kind::M => {
                 clock += 1;
-                t.method_calls += 1;
-                *methods.entry(f[0]).or_default() += 1;
+                methods.add(&f[0], 0);
             }
             Kind::E => clock += 1,
             Kind::D => match born.remove(&f[0]) {
-                Some(b) => {
+                Some((b, size)) => {
+                    freed += 1;
+                    live_bytes = live_bytes.wrapping_sub(size);
                     let l = f[2].saturating_sub(b);
                     life_sum += u128::from(l);
                     life_max = life_max.max(l);
                     life_n += 1;
-                    hist[bucket(l)] += 1;
+                    lifetimes.add(l);
                 }
                 None => deaths_unknown += 1,
             },
             _ => {}
         }
+        series.offer(records, born.len() as u64, Some(live_bytes));
     })?;
+    series.finish(records, born.len() as u64, Some(live_bytes));
     let mean = if life_n == 0 {
         0.0
     } else {
         life_sum as f64 / life_n as f64
     };
-    let last = hist.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1);
-    let histogram: Vec<_> = hist[..last]
-        .iter()
-        .enumerate()
-        .map(|(b, &c)| {
-            let lo = if b == 0 { 0 } else { 1u64 << (b - 1) };
-            json!({"from": lo, "count": c})
-        })
-        .collect();
-    let mut top: Vec<_> = methods.iter().map(|(&m, &c)| (c, m)).collect();
-    top.sort_by(|a, b| b.cmp(a));
-    top.truncate(10);
-    let json = json!({
-        "lines": lines,
-        "records": kinds,
-        "blank_lines": blank,
-        "comment_lines": comments,
-        "bad_lines": bad,
-        "respelled_records": respelled,
-        "bytes_allocated": bytes_allocated,
-        "lifetimes": {
-            "unit": "method entries and exits (ET3 logical clock)",
-            "count": life_n,
-            "mean": mean,
-            "max": life_max,
-            "histogram": histogram,
-            "deaths_of_unknown_objects": deaths_unknown,
-            "never_died": born.len(),
+    let method_calls: u64 = methods.counts.values().map(|c| c.0).sum();
+    let stats = Stats {
+        schema: SCHEMA,
+        format: "et".to_string(),
+        records,
+        records_by_kind: kinds,
+        objects_allocated: allocated,
+        objects_freed: freed,
+        bytes_allocated: Some(bytes_allocated),
+        peak_live_bytes: Some(peak_bytes),
+        peak_live_objects: Some(peak_objects),
+        live_at_end: LiveAtEnd {
+            objects: born.len() as u64,
+            bytes: Some(live_bytes),
         },
-        "method_calls": methods.values().sum::<u64>(),
-        "distinct_methods": methods.len(),
-        "top_methods": top.iter().map(|&(c, m)| json!({"method": m, "calls": c})).collect::<Vec<_>>(),
-        "threads": threads.iter().map(|(id, t)| json!({
-            "thread": id, "records": t.records, "allocations": t.allocations,
-            "bytes_allocated": t.bytes_allocated, "method_calls": t.method_calls,
-        })).collect::<Vec<_>>(),
-    });
-    let mut text = String::new();
-    use std::fmt::Write as _;
-    let _ = writeln!(text, "lines            {lines}");
-    for (k, c) in &kinds {
-        let _ = writeln!(text, "  {k} records      {c}");
-    }
-    let _ = writeln!(
-        text,
-        "  blank lines    {blank}\n  comments       {comments}\n  bad lines      {bad}"
-    );
-    let _ = writeln!(text, "bytes allocated  {bytes_allocated}");
-    let _ = writeln!(
-        text,
-        "lifetimes        {life_n} deaths, mean {mean:.2}, max {life_max} (clock: method entries+exits)"
-    );
-    for h in &histogram {
-        let _ = writeln!(text, "  >= {:<10} {}", h["from"], h["count"]);
-    }
-    let _ = writeln!(
-        text,
-        "method calls     {} ({} distinct methods)",
-        methods.values().sum::<u64>(),
-        methods.len()
-    );
-    let _ = writeln!(text, "threads          {}", threads.len());
-    for (id, t) in &threads {
-        let _ = writeln!(
-            text,
-            "  {id:<12} {} records, {} allocations, {} bytes, {} calls",
-            t.records, t.allocations, t.bytes_allocated, t.method_calls
-        );
-    }
-    Ok(StatsReport { text, json })
+        frees_of_unknown_objects: deaths_unknown,
+        size_histogram: sizes.buckets(),
+        lifetimes: Lifetimes {
+            unit: "method entries and exits (ET3 logical clock)",
+            buckets: lifetimes.buckets(),
+        },
+        live_over_time: series,
+        top_sites_by_bytes: Vec::new(),
+        top_sites_by_count: Vec::new(),
+        threads: threads.len() as u64,
+        top_threads: threads.top(false, true, |t| t.to_string()),
+        top_methods: methods.top(false, false, |m| format!("method {m}")),
+        top_classes: Vec::new(),
+        format_specific: json!({
+            "lines": lines,
+            "blank_lines": blank,
+            "comment_lines": comments,
+            "bad_lines": bad,
+            "respelled_records": respelled,
+            "method_calls": method_calls,
+            "distinct_methods": methods.len(),
+            "lifetime_mean": mean,
+            "lifetime_max": life_max,
+        }),
+    };
+    Ok(stats.report())
 }

@@ -7,7 +7,7 @@
 use std::io::{Read, Write};
 
 use crate::format::{
-    DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, StatsReport, TraceFormat,
+    DecodeOptions, EncodeOptions, EncodeReport, FormatError, ProblemSink, StatsReport, TraceFormat,
 };
 
 mod block_text;
@@ -186,8 +186,12 @@ impl TraceFormat for EtFormat {
         &self,
         input: &mut dyn Read,
         input_name: &str,
-    ) -> Option<Result<Vec<Problem>, FormatError>> {
-        Some(check::validate(input, input_name))
+        report: ProblemSink<'_>,
+    ) -> Option<Result<(), FormatError>> {
+        Some(
+            check::validate(input, input_name)
+                .map(|problems| problems.into_iter().for_each(report)),
+        )
     }
 }
 

@@ -1,13 +1,16 @@
 //! `hatf stats` and `hatf validate` for JVM text traces.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 
 use serde_json::json;
 
 use super::line::{parse, Kind, Parsed, Record};
 use crate::alloc::text_lines::for_each_line;
-use crate::format::{FormatError, Problem, StatsReport};
+use crate::format::{At, FormatError, Problem, StatsReport};
+use crate::shared::stats_schema::{
+    Lifetimes, LiveAtEnd, LiveSeries, Stats, Tally, TopRow, SCHEMA, TOP,
+};
 
 /// Calls `f(line, record or column and message)` for every line (line ends stripped).
 fn for_each_record(
@@ -32,14 +35,20 @@ struct ThreadStats {
     max_depth: usize,
 }
 
-/// Counts records by kind, objects allocated and freed, method calls, and the same per thread.
-/// The format records no object sizes, so there are no byte counts.
+/// Counts records by kind, objects allocated and freed, the live set over time, method calls,
+/// allocated classes and threads, in the schema every format shares. The format records no
+/// object sizes, so the byte counts are `null`.
 pub fn stats(input: &mut dyn Read, name: &str) -> Result<StatsReport, FormatError> {
-    let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
     let mut threads: BTreeMap<i64, ThreadStats> = BTreeMap::new();
     let mut depth: HashMap<i64, usize> = HashMap::new();
-    let mut by_class: HashMap<Vec<u8>, u64> = HashMap::new();
-    let (mut lines, mut bad, mut allocated, mut freed) = (0u64, 0u64, 0u64, 0u64);
+    let mut by_class: Tally<Vec<u8>> = Tally::default();
+    let mut methods: Tally<Vec<u8>> = Tally::default();
+    let mut live: HashSet<i64> = HashSet::new();
+    let mut series = LiveSeries::new("records");
+    let (mut lines, mut bad, mut records, mut allocated, mut freed, mut unknown) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut peak_objects = 0u64;
     let mut span: Option<(i64, i64)> = None;
     for_each_record(input, name, |_, r| {
         lines += 1;
@@ -47,14 +56,23 @@ pub fn stats(input: &mut dyn Read, name: &str) -> Result<StatsReport, FormatErro
             bad += 1;
             return;
         };
-        *kinds.entry(r.kind.letters()).or_default() += 1;
+        records += 1;
+        *kinds.entry(r.kind.letters().to_string()).or_default() += 1;
         span = Some(span.map_or((r.time, r.time), |(a, b)| (a.min(r.time), b.max(r.time))));
         match r.kind {
             Kind::Oa => {
                 allocated += 1;
-                *by_class.entry(r.class.to_vec()).or_default() += 1;
+                by_class.add(r.class, 0);
+                live.insert(r.object);
+                peak_objects = peak_objects.max(live.len() as u64);
             }
-            Kind::Of => freed += 1,
+            Kind::Of => {
+                if live.remove(&r.object) {
+                    freed += 1;
+                } else {
+                    unknown += 1;
+                }
+            }
             Kind::Mn | Kind::Mx | Kind::Fp | Kind::Tb | Kind::Te => {
                 let t = threads.entry(r.thread).or_default();
                 t.records += 1;
@@ -64,6 +82,10 @@ pub fn stats(input: &mut dyn Read, name: &str) -> Result<StatsReport, FormatErro
                         t.method_calls += 1;
                         *d += 1;
                         t.max_depth = t.max_depth.max(*d);
+                        let mut full = r.class.to_vec();
+                        full.push(b'.');
+                        full.extend_from_slice(r.method);
+                        methods.add(full.as_slice(), 0);
                     }
                     Kind::Mx => *d = d.saturating_sub(1),
                     Kind::Fp => {
@@ -75,37 +97,56 @@ pub fn stats(input: &mut dyn Read, name: &str) -> Result<StatsReport, FormatErro
             }
             _ => {}
         }
+        series.offer(records, live.len() as u64, None);
     })?;
-    let mut top: Vec<(Vec<u8>, u64)> = by_class.into_iter().collect();
-    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    top.truncate(10);
-    let method_calls = kinds.get("MN").copied().unwrap_or(0);
-    let json = json!({
-        "format": "jvm",
-        "lines": lines,
-        "bad_lines": bad,
-        "records_by_kind": kinds,
-        "objects_allocated": allocated,
-        "objects_freed": freed,
-        "method_calls": method_calls,
-        "time_first": span.map(|s| s.0),
-        "time_last": span.map(|s| s.1),
-        "threads": threads.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
-        "top_allocated_classes": top.iter().map(|(c, n)| json!([String::from_utf8_lossy(c), n])).collect::<Vec<_>>(),
-    });
-    let mut text = format!(
-        "lines: {lines}\nbad lines: {bad}\nobjects allocated: {allocated}\nobjects freed: {freed}\nmethod calls: {method_calls}\n"
-    );
-    for (k, n) in &kinds {
-        text.push_str(&format!("records {k}: {n}\n"));
-    }
-    for (t, s) in &threads {
-        text.push_str(&format!(
-            "thread {t}: {} records, {} calls, {} frame pops, max depth {}\n",
-            s.records, s.method_calls, s.frame_pops, s.max_depth
-        ));
-    }
-    Ok(StatsReport { text, json })
+    series.finish(records, live.len() as u64, None);
+    let text_of = |c: &Vec<u8>| String::from_utf8_lossy(c).into_owned();
+    let mut top_threads: Vec<(&i64, &ThreadStats)> = threads.iter().collect();
+    top_threads.sort_by(|a, b| b.1.records.cmp(&a.1.records).then(a.0.cmp(b.0)));
+    top_threads.truncate(TOP);
+    let stats = Stats {
+        schema: SCHEMA,
+        format: "jvm".to_string(),
+        records,
+        records_by_kind: kinds,
+        objects_allocated: allocated,
+        objects_freed: freed,
+        bytes_allocated: None,
+        peak_live_bytes: None,
+        peak_live_objects: Some(peak_objects),
+        live_at_end: LiveAtEnd {
+            objects: live.len() as u64,
+            bytes: None,
+        },
+        frees_of_unknown_objects: unknown,
+        size_histogram: Vec::new(),
+        lifetimes: Lifetimes {
+            unit: "none: the format's frees are not timed against allocations",
+            buckets: Vec::new(),
+        },
+        live_over_time: series,
+        top_sites_by_bytes: Vec::new(),
+        top_sites_by_count: Vec::new(),
+        threads: threads.len() as u64,
+        top_threads: top_threads
+            .iter()
+            .map(|(t, s)| TopRow {
+                name: t.to_string(),
+                count: s.records,
+                bytes: None,
+            })
+            .collect(),
+        top_methods: methods.top(false, false, text_of),
+        top_classes: by_class.top(false, false, text_of),
+        format_specific: json!({
+            "lines": lines,
+            "bad_lines": bad,
+            "time_first": span.map(|s| s.0),
+            "time_last": span.map(|s| s.1),
+            "thread_details": threads.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        }),
+    };
+    Ok(stats.report())
 }
 
 /// An open method: class name, method name, line of its entry.
@@ -123,29 +164,43 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
     let mut records = 0u64;
     let mut last_kind: Option<(Kind, u64)> = None;
     for_each_record(input, name, |n, r| {
-        let mut report = |message: String| problems.push(Problem { line: n, message });
+        let mut report = |kind: &'static str, message: String| {
+            problems.push(Problem {
+                at: At::Line(n),
+                kind,
+                message,
+            })
+        };
         let r = match r {
             Ok(r) => r,
             Err((column, message)) => {
-                report(format!("column {column}: line does not parse: {message}"));
+                report(
+                    "bad-line",
+                    format!("column {column}: line does not parse: {message}"),
+                );
                 return;
             }
         };
         records += 1;
         match (records, r.kind) {
             (1, Kind::Vs) | (2, Kind::Vi) => {}
-            (1, _) => report("the first record is not VS (VM start)".to_string()),
-            (2, _) => report("the second record is not VI (VM init)".to_string()),
-            (_, Kind::Vs | Kind::Vi) => report(format!("{} after the start", r.kind.letters())),
+            (1, _) => report("order", "the first record is not VS (VM start)".to_string()),
+            (2, _) => report("order", "the second record is not VI (VM init)".to_string()),
+            (_, Kind::Vs | Kind::Vi) => {
+                report("order", format!("{} after the start", r.kind.letters()))
+            }
             _ => {}
         }
         if let Some((Kind::Vd, at)) = last_kind {
-            report(format!("record after VD (VM death) on line {at}"));
+            report("order", format!("record after VD (VM death) on line {at}"));
         }
         last_kind = Some((r.kind, n));
         if let Some((t, at)) = last_time {
             if r.time < t {
-                report(format!("time goes back from {t} (line {at}) to {}", r.time));
+                report(
+                    "time-goes-back",
+                    format!("time goes back from {t} (line {at}) to {}", r.time),
+                );
             }
         }
         if last_time.is_none_or(|(t, _)| r.time >= t) {
@@ -154,12 +209,15 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
         match r.kind {
             Kind::Oa => {
                 if r.object == 0 {
-                    report("allocation of object id 0".to_string());
+                    report("object-id-0", "allocation of object id 0".to_string());
                 } else if let Some((_, at)) = live.get(&r.object) {
-                    report(format!(
-                        "object {} allocated again while live (allocated on line {at})",
-                        r.object
-                    ));
+                    report(
+                        "allocation-of-live",
+                        format!(
+                            "object {} allocated again while live (allocated on line {at})",
+                            r.object
+                        ),
+                    );
                 }
                 freed.remove(&r.object);
                 live.insert(r.object, (r.class.to_vec(), n));
@@ -167,25 +225,30 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
             Kind::Of => match live.remove(&r.object) {
                 Some((class, at)) => {
                     if class != r.class {
-                        report(format!(
-                            "object {} freed as {} but allocated as {} (line {at})",
-                            r.object,
-                            String::from_utf8_lossy(r.class),
-                            String::from_utf8_lossy(&class)
-                        ));
+                        report(
+                            "class-mismatch",
+                            format!(
+                                "object {} freed as {} but allocated as {} (line {at})",
+                                r.object,
+                                String::from_utf8_lossy(r.class),
+                                String::from_utf8_lossy(&class)
+                            ),
+                        );
                     }
                     freed.insert(r.object, n);
                 }
                 None => match freed.get(&r.object) {
-                    Some(at) => report(format!(
-                        "object {} freed again (first on line {at})",
-                        r.object
-                    )),
-                    None if r.object == 0 => report("free of object id 0".to_string()),
-                    None => report(format!(
-                        "free of object {} that was never allocated",
-                        r.object
-                    )),
+                    Some(at) => report(
+                        "double-free",
+                        format!("object {} freed again (first on line {at})", r.object),
+                    ),
+                    None if r.object == 0 => {
+                        report("object-id-0", "free of object id 0".to_string())
+                    }
+                    None => report(
+                        "free-of-unknown",
+                        format!("free of object {} that was never allocated", r.object),
+                    ),
                 },
             },
             Kind::Mn => {
@@ -202,16 +265,19 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
                     String::from_utf8_lossy(r.method)
                 );
                 match st.last() {
-                    None => report(format!(
-                        "{} of {name} on thread {} with no method open",
-                        r.kind.letters(),
-                        r.thread
-                    )),
+                    None => report(
+                        "exit-without-entry",
+                        format!(
+                            "{} of {name} on thread {} with no method open",
+                            r.kind.letters(),
+                            r.thread
+                        ),
+                    ),
                     Some((c, m, _)) if c == r.class && m == r.method => {
                         st.pop();
                     }
                     Some((c, m, at)) => {
-                        report(format!(
+                        report("exit-mismatch", format!(
                             "{} of {name} on thread {}, but the innermost open method is {}.{} (entered on line {at})",
                             r.kind.letters(),
                             r.thread,
@@ -235,7 +301,8 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
     for (thread, st) in open {
         if let Some((c, m, at)) = st.last() {
             problems.push(Problem {
-                line: *at,
+                at: At::Line(*at),
+                kind: "entry-without-exit",
                 message: format!(
                     "{} method entries on thread {thread} never exit (innermost: {}.{} entered here)",
                     st.len(),
@@ -245,6 +312,6 @@ pub fn validate(input: &mut dyn Read, name: &str) -> Result<Vec<Problem>, Format
             });
         }
     }
-    problems.sort_by_key(|p| p.line);
+    problems.sort_by_key(|p| p.at);
     Ok(problems)
 }

@@ -106,7 +106,9 @@ impl Forwarding for Jvm {
         }),
         thread_lister: Some(thread_lister),
         stats: Some(check::stats),
-        validate: Some(check::validate),
+        validate: Some(|input, name, report| {
+            check::validate(input, name).map(|problems| problems.into_iter().for_each(report))
+        }),
         ..FormatFunctions::new(
             FORMAT,
             "JVM trace text (TraceVis `trace`: VS/OA/MN/MX... colon-separated records)",
@@ -127,8 +129,10 @@ impl Forwarding for JvmZip {
         stats: Some(|input, name| {
             zip::member_text(input, name).and_then(|t| check::stats(&mut t.as_slice(), name))
         }),
-        validate: Some(|input, name| {
-            zip::member_text(input, name).and_then(|t| check::validate(&mut t.as_slice(), name))
+        validate: Some(|input, name, report| {
+            let text = zip::member_text(input, name)?;
+            check::validate(&mut text.as_slice(), name)
+                .map(|problems| problems.into_iter().for_each(report))
         }),
         ..FormatFunctions::new(
             zip::FORMAT,

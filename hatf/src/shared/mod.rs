@@ -1,4 +1,5 @@
 //! What several formats share, one of each, named for what it is.
 
 pub mod hash;
+pub mod stats_schema;
 pub mod varint;

@@ -32,9 +32,27 @@ pub fn for_each_event(
     name: &str,
     sink: &mut dyn FnMut(AllocEvent),
 ) -> Result<(), FormatError> {
+    for_each_placed_event(input, name, &mut |_, e| sink(e))
+}
+
+/// [`for_each_event`], with each event's record number (from 1).
+pub fn for_each_placed_event(
+    input: &mut dyn Read,
+    name: &str,
+    sink: crate::alloc::placed::PlacedSink<'_>,
+) -> Result<(), FormatError> {
     let mut gz = flate2::read::GzDecoder::new(std::io::BufReader::new(input));
     let mut r = std::io::BufReader::with_capacity(1 << 20, &mut gz);
-    proto::for_each_line(&mut r, &mut |l| sink(l.event())).map_err(|m| FormatError {
+    let mut record = 0u64;
+    proto::for_each_line(&mut r, &mut |l| {
+        record += 1;
+        let place = crate::alloc::placed::Place {
+            at: crate::format::At::Record(record),
+            site: None,
+        };
+        sink(place, l.event())
+    })
+    .map_err(|m| FormatError {
         file: name.to_string(),
         position: String::new(),
         message: format!("in the uncompressed protobuf: {m}"),
@@ -126,9 +144,24 @@ impl TraceFormat for MallocBench {
     ) -> Option<Result<crate::format::StatsReport, FormatError>> {
         Some(crate::alloc::stats::of_events(
             FORMAT,
-            for_each_event,
+            for_each_placed_event,
             input,
             input_name,
+        ))
+    }
+
+    fn validate(
+        &self,
+        input: &mut dyn Read,
+        input_name: &str,
+        report: crate::format::ProblemSink<'_>,
+    ) -> Option<Result<(), FormatError>> {
+        Some(crate::alloc::check::validate(
+            for_each_placed_event,
+            crate::alloc::check::BlockNames::Id,
+            input,
+            input_name,
+            report,
         ))
     }
 }

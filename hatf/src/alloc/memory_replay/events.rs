@@ -4,8 +4,9 @@ use std::io::Read;
 
 use super::line::{self, Action};
 use crate::alloc::event::{AllocEvent, AllocKind};
+use crate::alloc::placed::{Place, PlacedSink};
 use crate::alloc::text_lines::{bad_line, for_each_line};
-use crate::format::FormatError;
+use crate::format::{At, FormatError};
 
 /// Calls `sink` with the event of every line, in order. Each thread id's first line gives no
 /// `CreateThread` (the dump has none); `thread_done` gives `DestroyThread`.
@@ -13,6 +14,15 @@ pub fn for_each_event(
     input: &mut dyn Read,
     name: &str,
     sink: &mut dyn FnMut(AllocEvent),
+) -> Result<(), FormatError> {
+    for_each_placed_event(input, name, &mut |_, e| sink(e))
+}
+
+/// [`for_each_event`], with each event's line.
+pub fn for_each_placed_event(
+    input: &mut dyn Read,
+    name: &str,
+    sink: PlacedSink<'_>,
 ) -> Result<(), FormatError> {
     for_each_line(input, name, |line_no, text| {
         let l =
@@ -44,7 +54,11 @@ pub fn for_each_event(
             }
             Action::Free | Action::ThreadDone => {}
         }
-        sink(e);
+        let place = Place {
+            at: At::Line(line_no),
+            site: None,
+        };
+        sink(place, e);
         Ok(())
     })
 }

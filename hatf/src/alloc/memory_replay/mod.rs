@@ -32,7 +32,16 @@ impl Forwarding for MemoryReplay {
         decode_records: Some(codec::decode_records),
         thread_lister: Some(thread_lister),
         stats: Some(|input, input_name| {
-            crate::alloc::stats::of_events(FORMAT, events::for_each_event, input, input_name)
+            crate::alloc::stats::of_events(FORMAT, events::for_each_placed_event, input, input_name)
+        }),
+        validate: Some(|input, input_name, report| {
+            crate::alloc::check::validate(
+                events::for_each_placed_event,
+                crate::alloc::check::BlockNames::Address,
+                input,
+                input_name,
+                report,
+            )
         }),
         ..FormatFunctions::new(
             FORMAT,
@@ -113,6 +122,17 @@ impl Forwarding for MemoryReplayZip {
                 events::for_each_event(r, input_name, &mut |e| s.add(&e))
             })
             .map(|()| s.report(zip::FORMAT))
+        }),
+        validate: Some(|input, input_name, report| {
+            zip::inflate_entry(input, input_name, &mut |r| {
+                crate::alloc::check::validate(
+                    events::for_each_placed_event,
+                    crate::alloc::check::BlockNames::Address,
+                    r,
+                    input_name,
+                    &mut *report,
+                )
+            })
         }),
         ..FormatFunctions::new(
             zip::FORMAT,

@@ -4,8 +4,9 @@ use std::io::Read;
 
 use super::line::{self, Line, Op};
 use crate::alloc::event::{AllocEvent, AllocKind};
+use crate::alloc::placed::{Place, PlacedSink};
 use crate::alloc::text_lines::{bad_line, for_each_line};
-use crate::format::FormatError;
+use crate::format::{At, FormatError};
 
 /// Calls `sink` with every allocation event of an `mtrace` log, in order. A `<` line followed
 /// by its `>` line is one `Realloc`; a lone `<` is a `Free` and a lone `>` a `Malloc`. Marker
@@ -15,44 +16,66 @@ pub fn for_each_event(
     name: &str,
     sink: &mut dyn FnMut(AllocEvent),
 ) -> Result<(), FormatError> {
-    let mut pending_old: Option<u64> = None;
+    for_each_placed_event(input, name, &mut |_, e| sink(e))
+}
+
+/// [`for_each_event`], with each event's line (a realloc's is its `<` line) and caller.
+pub fn for_each_placed_event(
+    input: &mut dyn Read,
+    name: &str,
+    sink: PlacedSink<'_>,
+) -> Result<(), FormatError> {
+    // The old address and line of a `<` line waiting for its `>`.
+    let mut pending_old: Option<(u64, u64)> = None;
     for_each_line(input, name, |line_no, text| {
         let parsed =
             line::parse(text).map_err(|e| bad_line(name, line_no, e.column, &e.message, text))?;
         let Line::Op(op) = parsed else { return Ok(()) };
-        if let Some(old) = pending_old.take() {
+        let here = Place {
+            at: At::Line(line_no),
+            site: op.caller,
+        };
+        if let Some((old, old_line)) = pending_old.take() {
+            let mut e = AllocEvent::new(AllocKind::Realloc);
+            e.old_address = old;
+            let at = At::Line(old_line);
             if op.op == Op::ReallocNew {
-                let mut e = AllocEvent::new(AllocKind::Realloc);
-                e.old_address = old;
                 e.address = op.addr;
                 e.size = op.size;
-                sink(e);
+                sink(Place { at, ..here }, e);
                 return Ok(());
             }
-            let mut e = AllocEvent::new(AllocKind::Free);
+            e.kind = AllocKind::Free;
             e.address = old;
-            sink(e);
+            e.old_address = 0;
+            sink(Place { at, site: None }, e);
         }
         match op.op {
-            Op::ReallocOld => pending_old = Some(op.addr),
+            Op::ReallocOld => pending_old = Some((op.addr, line_no)),
             Op::Free => {
                 let mut e = AllocEvent::new(AllocKind::Free);
                 e.address = op.addr;
-                sink(e);
+                sink(here, e);
             }
             Op::Malloc | Op::ReallocNew => {
                 let mut e = AllocEvent::new(AllocKind::Malloc);
                 e.address = op.addr;
                 e.size = op.size;
-                sink(e);
+                sink(here, e);
             }
         }
         Ok(())
     })?;
-    if let Some(old) = pending_old {
+    if let Some((old, old_line)) = pending_old {
         let mut e = AllocEvent::new(AllocKind::Free);
         e.address = old;
-        sink(e);
+        sink(
+            Place {
+                at: At::Line(old_line),
+                site: None,
+            },
+            e,
+        );
     }
     Ok(())
 }

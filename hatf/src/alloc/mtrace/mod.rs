@@ -30,7 +30,16 @@ impl Forwarding for Mtrace {
             decode::decode_records(input, output, options, range.start, range.end, note)
         }),
         stats: Some(|input, input_name| {
-            crate::alloc::stats::of_events(FORMAT, events::for_each_event, input, input_name)
+            crate::alloc::stats::of_events(FORMAT, events::for_each_placed_event, input, input_name)
+        }),
+        validate: Some(|input, input_name, report| {
+            crate::alloc::check::validate(
+                events::for_each_placed_event,
+                crate::alloc::check::BlockNames::Address,
+                input,
+                input_name,
+                report,
+            )
         }),
         ..FormatFunctions::new(
             FORMAT,

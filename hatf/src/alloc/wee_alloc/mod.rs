@@ -92,6 +92,15 @@ pub fn for_each_event(
     name: &str,
     sink: &mut dyn FnMut(AllocEvent),
 ) -> Result<(), FormatError> {
+    for_each_placed_event(input, name, &mut |_, e| sink(e))
+}
+
+/// [`for_each_event`], with each event's line.
+pub fn for_each_placed_event(
+    input: &mut dyn Read,
+    name: &str,
+    sink: crate::alloc::placed::PlacedSink<'_>,
+) -> Result<(), FormatError> {
     let mut r = BufReader::new(input);
     let mut buf = Vec::new();
     let (mut line_no, mut allocs) = (0u64, 0u64);
@@ -113,19 +122,29 @@ pub fn for_each_event(
         line_no += 1;
         let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let place = crate::alloc::placed::Place {
+            at: crate::format::At::Line(line_no),
+            site: None,
+        };
         match parse(text) {
             Ok(WeeLine::Alloc(size)) => {
                 allocs += 1;
-                sink(AllocEvent {
-                    size,
-                    address: allocs,
-                    ..AllocEvent::new(AllocKind::Malloc)
-                });
+                sink(
+                    place,
+                    AllocEvent {
+                        size,
+                        address: allocs,
+                        ..AllocEvent::new(AllocKind::Malloc)
+                    },
+                );
             }
-            Ok(WeeLine::Free(i)) => sink(AllocEvent {
-                address: i.wrapping_add(1),
-                ..AllocEvent::new(AllocKind::Free)
-            }),
+            Ok(WeeLine::Free(i)) => sink(
+                place,
+                AllocEvent {
+                    address: i.wrapping_add(1),
+                    ..AllocEvent::new(AllocKind::Free)
+                },
+            ),
             Err((col, m)) => {
                 return Err(FormatError {
                     file: name.to_string(),
@@ -311,9 +330,24 @@ impl TraceFormat for WeeAlloc {
     ) -> Option<Result<crate::format::StatsReport, FormatError>> {
         Some(crate::alloc::stats::of_events(
             FORMAT,
-            for_each_event,
+            for_each_placed_event,
             input,
             input_name,
+        ))
+    }
+
+    fn validate(
+        &self,
+        input: &mut dyn Read,
+        input_name: &str,
+        report: crate::format::ProblemSink<'_>,
+    ) -> Option<Result<(), FormatError>> {
+        Some(crate::alloc::check::validate(
+            for_each_placed_event,
+            crate::alloc::check::BlockNames::Index,
+            input,
+            input_name,
+            report,
         ))
     }
 }
