@@ -199,5 +199,5 @@ fn corpus_files_of_every_format_dump_like_decode() {
         .iter()
         .filter(|r| r["record"] != "maxSimultaneousAllocs")
         .count() as u64;
-    assert_eq!(Some(lines), stats["events"].as_u64());
+    assert_eq!(Some(lines), stats["records"].as_u64());
 }
