@@ -39,7 +39,7 @@ pub fn check(format: &str, data: &[u8], read_events: Option<ReadEvents>) {
         );
     }
     let _ = f.stats(&mut &text[..], "fuzz");
-    let _ = f.validate(&mut &text[..], "fuzz");
+    let _ = f.validate(&mut &text[..], "fuzz", &mut |_| {});
     if let Some(Ok(events)) = read_events.map(|read| read(&mut &text[..], "fuzz")) {
         paper_encodings_keep(&events);
     }

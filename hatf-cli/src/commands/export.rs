@@ -73,7 +73,7 @@ pub fn run(args: &ExportArgs, verbosity: Verbosity) -> CliResult {
                     Item::Record(r) => {
                         rows.push(&plan, r.index, r.record_type, r.values);
                         count += 1;
-                        if count % (1 << 16) == 0 {
+                        if count.is_multiple_of(1 << 16) {
                             if let Some(s) = &spinner {
                                 s.set_message(format!("exporting: {count} records"));
                             }

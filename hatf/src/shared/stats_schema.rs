@@ -96,7 +96,7 @@ impl LiveSeries {
     /// Offers the live set after time `at` (times must not go back); kept when `at` falls on
     /// the current spacing.
     pub fn offer(&mut self, at: u64, objects: u64, bytes: Option<u64>) {
-        if at % self.step != 0 {
+        if !at.is_multiple_of(self.step) {
             return;
         }
         self.points.push(LivePoint { at, objects, bytes });

@@ -121,7 +121,8 @@ mod tests {
         let honest: Reconstruction = bitcode::decode(&piece.corrections).unwrap();
         // Each hostile parameter alone: refused with an error naming it, and the rebuild
         // stops there (a window of 2^31 bytes made preflate-rs allocate gigabytes).
-        let hostile: [(fn(&mut TokenPredictorParameters), &str); 5] = [
+        type Spoil = fn(&mut TokenPredictorParameters);
+        let hostile: [(Spoil, &str); 5] = [
             (|p| p.window_bits = 31, "window"),
             (|p| p.max_chain = u32::MAX, "chains"),
             (|p| p.nice_length = 100_000, "matches"),
