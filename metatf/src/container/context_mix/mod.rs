@@ -1,36 +1,24 @@
 //! Context-mixing compressors for modelled streams (docs/FORMAT.md §6.1, "The context
-//! mixer"): container codec 3 (version 2, [`v2::encode`]) and the length-prefixed streams of
-//! some trace formats' layouts (versions 1 and 2).
+//! mixer"): container codec 3 ([`v2::encode`]), container codec 4 ([`light::encode`]) and the
+//! length-prefixed streams of some trace formats' layouts ([`v2::compress`]).
 //!
 //! Why not zstd or LZMA alone: after modelling, the streams of malloc-bench and wee_alloc traces
 //! are short symbol sequences whose next byte is best predicted from the few bytes before it;
 //! LZ coders pay for every match and literal, and learn slowly on small inputs. Here each bit is
-//! predicted from the preceding 0–6 bytes (one adaptive probability per hashed context and
-//! order), the predictions are combined by a trained logistic mixer, and a binary arithmetic
-//! coder writes the result. Everything is integer arithmetic, so encoder and decoder agree on
-//! every machine.
+//! predicted from the preceding bytes (one adaptive probability per hashed context and order),
+//! the predictions are combined by a trained logistic mixer, and a binary arithmetic coder
+//! writes the result. Everything is integer arithmetic, so encoder and decoder agree on every
+//! machine.
 //!
-//! Stream: varint length of the data, then the arithmetic-coded bits (8 per byte, most
-//! significant first).
-//!
-//! This is version 1, kept bit for bit so that files written with it still decode; new files
-//! use [`v2`] (more contexts, two mixers, probability maps, 16-bit probabilities).
+//! This module holds what the mixers share: the logistic tables and the match model.
 
 pub mod light;
 pub mod v2;
 
-use varint::{put_u64, Cursor};
-
 mod varint;
 
-/// Context orders (bytes of history) that are mixed; order 0 is the partial byte alone.
-const ORDERS: [usize; 7] = [0, 1, 2, 3, 4, 6, 8];
-/// Mixer inputs: one per order, the match model, and a bias.
-const INPUTS: usize = ORDERS.len() + 2;
 /// Bytes hashed to find an earlier occurrence of the current context (the match model).
 const MATCH_MIN: usize = 6;
-/// Largest input accepted by the decoder (bounds its memory and time on damaged input).
-pub const MAX_LEN: u64 = 1 << 32;
 
 /// The logistic function 4096 / (1 + e^(-x/256)) at x = −2048, −1920, …, 2048.
 const SQUASH_POINTS: [i32; 33] = [
@@ -79,26 +67,6 @@ impl Tables {
         }
         Tables { stretch, rate }
     }
-}
-
-/// The bit predictor shared by encoder and decoder.
-struct Predictor {
-    t: Tables,
-    /// One table per order: 22-bit probability (of a 1) << 10 | count (up to 255).
-    slots: Vec<Vec<u32>>,
-    mask: usize,
-    /// Hash of the last ORDERS[i] bytes, per order.
-    hashes: [u64; ORDERS.len()],
-    history: u64,
-    /// Bits of the current byte so far, with a leading 1.
-    partial: u32,
-    index: [usize; ORDERS.len()],
-    /// First slot of the current nibble's group of 16, per order.
-    group: [usize; ORDERS.len()],
-    inputs: [i32; INPUTS],
-    weights: Vec<[i32; INPUTS]>,
-    mixed: i32,
-    matcher: Matcher,
 }
 
 /// Predicts the next bit as the one that followed the last occurrence of the preceding
@@ -209,243 +177,9 @@ impl Matcher {
     }
 }
 
-impl Predictor {
-    fn new(len: u64) -> Predictor {
-        // Four slots per bit of input in each order (groups of 16 collide less), at most 2^22.
-        let bits = (66 - (len.max(1) * 8).leading_zeros()).clamp(12, 22) as usize;
-        let size = 1usize << bits;
-        Predictor {
-            t: Tables::new(),
-            slots: (0..ORDERS.len())
-                .map(|_| crate::memory::filled_table(size, 1 << 31))
-                .collect(),
-            mask: size - 1,
-            hashes: [0; ORDERS.len()],
-            history: 0,
-            partial: 1,
-            index: [0; ORDERS.len()],
-            group: [0; ORDERS.len()],
-            inputs: [0; INPUTS],
-            weights: vec![[1 << 14; INPUTS]; 256 * 2 * 4],
-            mixed: 2048,
-            matcher: Matcher::new(bits),
-        }
-        .with_indexes()
-    }
-
-    fn with_indexes(mut self) -> Self {
-        self.set_indexes();
-        self
-    }
-
-    fn set_indexes(&mut self) {
-        // The slots of one nibble lie in one group of 16 (one cache line): a group is chosen by
-        // hashing the context with the bits before the nibble, the slot by the nibble's bits
-        // so far (1..=15, with a leading 1).
-        let done = 31 - self.partial.leading_zeros();
-        let in_nibble = done % 4;
-        let slot = ((1u32 << in_nibble) | (self.partial & ((1 << in_nibble) - 1))) as usize;
-        if in_nibble == 0 {
-            let c0 = u64::from(self.partial);
-            for i in 0..ORDERS.len() {
-                let h = self.hashes[i]
-                    .wrapping_add(c0.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-                    .wrapping_mul(0xD6E8_FEB8_6659_FD93);
-                self.group[i] = (h >> 40) as usize & self.mask & !15;
-            }
-        }
-        for i in 0..ORDERS.len() {
-            self.index[i] = self.group[i] + slot;
-        }
-    }
-
-    fn weight_set(&self) -> usize {
-        // Weights chosen by the partial byte and whether the previous byte ended a varint.
-        let m = match self.matcher.len {
-            0 => 0,
-            1..=15 => 1,
-            16..=63 => 2,
-            _ => 3,
-        };
-        ((self.partial as usize & 255) * 2 + usize::from(self.history & 0x80 == 0)) * 4 + m
-    }
-
-    /// Probability (1..4095, of 4096) that the next bit is 1.
-    fn predict(&mut self) -> u32 {
-        for i in 0..ORDERS.len() {
-            let p = self.slots[i][self.index[i]] >> 20;
-            self.inputs[i] = i32::from(self.t.stretch[p as usize]);
-        }
-        self.inputs[INPUTS - 2] = self.matcher.input(self.partial, &self.t.stretch);
-        self.inputs[INPUTS - 1] = 256; // bias
-        let w = &self.weights[self.weight_set()];
-        let dot: i64 = self
-            .inputs
-            .iter()
-            .zip(w.iter())
-            .map(|(&x, &w)| i64::from(x) * i64::from(w))
-            .sum();
-        self.mixed = squash((dot >> 16) as i32).clamp(1, 4095);
-        self.mixed as u32
-    }
-
-    fn update(&mut self, bit: u32) {
-        // Mixer: gradient step on coding cost.
-        let err = ((bit as i32) << 12) - self.mixed;
-        let set = self.weight_set();
-        let w = &mut self.weights[set];
-        for (wi, &x) in w.iter_mut().zip(self.inputs.iter()) {
-            *wi = (*wi + ((x * err) >> 9)).clamp(-(1 << 22), 1 << 22);
-        }
-        for i in 0..ORDERS.len() {
-            let e = &mut self.slots[i][self.index[i]];
-            let n = *e & 1023;
-            let p = (*e >> 10) as i64;
-            let target = if bit == 1 { (1i64 << 22) - 1 } else { 0 };
-            let r = i64::from(self.t.rate[n.min(255) as usize]);
-            let p = p + (((target - p) * r) >> 16);
-            *e = ((p as u32) << 10) | (n + 1).min(255);
-        }
-        self.matcher.update(bit, &self.t.rate);
-        self.partial = (self.partial << 1) | bit;
-        if self.partial >= 256 {
-            self.matcher.byte_done(self.partial as u8);
-            let byte = u64::from(self.partial & 255);
-            self.history = (self.history << 8) | byte;
-            for (i, &order) in ORDERS.iter().enumerate() {
-                let recent = if order >= 8 {
-                    self.history
-                } else {
-                    self.history & ((1u64 << (8 * order)) - 1)
-                };
-                self.hashes[i] = (recent.wrapping_add(order as u64) << 3)
-                    .wrapping_mul(0x2545_F491_4F6C_DD1D)
-                    ^ (order as u64);
-            }
-            self.partial = 1;
-        }
-        self.set_indexes();
-    }
-}
-
-/// Compresses `data`.
-pub fn compress(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len() / 3 + 16);
-    put_u64(&mut out, data.len() as u64);
-    let mut p = Predictor::new(data.len() as u64);
-    let (mut x1, mut x2) = (0u32, u32::MAX);
-    for &byte in data {
-        for k in (0..8).rev() {
-            let bit = u32::from(byte >> k) & 1;
-            let pr = p.predict();
-            let mid = x1 + ((x2 - x1) >> 12) * pr;
-            if bit == 1 {
-                x2 = mid;
-            } else {
-                x1 = mid + 1;
-            }
-            p.update(bit);
-            while (x1 ^ x2) & 0xff00_0000 == 0 {
-                out.push((x2 >> 24) as u8);
-                x1 <<= 8;
-                x2 = (x2 << 8) | 255;
-            }
-        }
-    }
-    // Any value in [x1, x2] decodes correctly; four bytes of x1 pin it down.
-    out.extend_from_slice(&x1.to_be_bytes());
-    out
-}
-
-/// Decompresses what [`compress`] wrote. Damaged input gives wrong bytes or an error, never a
-/// panic; the length is checked against [`MAX_LEN`].
-pub fn decompress(packed: &[u8]) -> Result<Vec<u8>, String> {
-    let mut c = Cursor::new(packed, "context-mixed stream");
-    let len = c.u64()?;
-    let coded = c.take(packed.len() - varint_len(len))?;
-    // The coder spends at least log2(4096/4095) bits per bit, so no honest stream expands
-    // more than 4096 times: a larger claim is damage, refused before any work.
-    if len > MAX_LEN || len > (coded.len() as u64 + 1) * 4096 {
-        return Err(format!(
-            "context-mixed stream of {} bytes claims {len} bytes",
-            coded.len()
-        ));
-    }
-    let mut p = Predictor::new(len);
-    let mut out = Vec::with_capacity(len.min(1 << 24) as usize);
-    let (mut x1, mut x2) = (0u32, u32::MAX);
-    let mut at = 0usize;
-    let mut next = || {
-        let b = coded.get(at).copied().unwrap_or(0);
-        at += 1;
-        u32::from(b)
-    };
-    let mut x = 0u32;
-    for _ in 0..4 {
-        x = (x << 8) | next();
-    }
-    for _ in 0..len {
-        let mut byte = 0u32;
-        for _ in 0..8 {
-            let pr = p.predict();
-            let mid = x1 + ((x2 - x1) >> 12) * pr;
-            let bit = u32::from(x <= mid);
-            if bit == 1 {
-                x2 = mid;
-            } else {
-                x1 = mid + 1;
-            }
-            p.update(bit);
-            byte = (byte << 1) | bit;
-            while (x1 ^ x2) & 0xff00_0000 == 0 {
-                x1 <<= 8;
-                x2 = (x2 << 8) | 255;
-                x = (x << 8) | next();
-            }
-        }
-        out.push(byte as u8);
-    }
-    if at > coded.len() + 8 {
-        return Err("context-mixed stream is cut short".to_string());
-    }
-    Ok(out)
-}
-
-fn varint_len(v: u64) -> usize {
-    let mut buf = Vec::with_capacity(10);
-    put_u64(&mut buf, v);
-    buf.len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn round_trips_and_compresses() {
-        for data in [
-            Vec::new(),
-            vec![7u8],
-            (0..20_000u32).map(|i| (i % 13) as u8).collect::<Vec<_>>(),
-            (0..5_000u32)
-                .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-                .collect(),
-        ] {
-            let packed = compress(&data);
-            assert_eq!(decompress(&packed).unwrap(), data);
-        }
-        let periodic: Vec<u8> = (0..20_000u32).map(|i| (i % 13) as u8).collect();
-        assert!(compress(&periodic).len() < 200);
-    }
-
-    #[test]
-    fn damaged_input_does_not_panic() {
-        let packed = compress(b"Alloc(1), Free(0), Alloc(1), Free(0), Alloc(2),");
-        for cut in 0..packed.len() {
-            let _ = decompress(&packed[..cut]);
-        }
-        assert!(decompress(&[0xff; 12]).is_err());
-    }
 
     #[test]
     fn squash_and_stretch_invert() {
