@@ -221,6 +221,9 @@ fn a_malloc_bench_trace_gz_is_kept_byte_for_byte_not_unwrapped() {
     );
 }
 
+/// A command's exit code and standard output.
+type Outcome = (Option<i32>, Vec<u8>);
+
 #[test]
 fn a_compressed_binary_trace_is_read_by_every_command_that_reads_binary() {
     let dir = tempfile::tempdir().unwrap();
@@ -240,7 +243,7 @@ fn a_compressed_binary_trace_is_read_by_every_command_that_reads_binary() {
         let out = hatf().args(args).arg(file).output().unwrap();
         (out.status.code(), out.stdout)
     };
-    let expected: Vec<(&[&str], (Option<i32>, Vec<u8>))> = [
+    let expected: Vec<(&[&str], Outcome)> = [
         &["decode", "-c"][..],
         &["decode", "-c", "--records", "100..200"],
         &["inspect", "--json"],
