@@ -256,10 +256,37 @@ fn a_compressed_binary_trace_is_read_by_every_command_that_reads_binary() {
     .map(|args| (args, run(args, &binary)))
     .collect();
     assert!(expected[0].1 .1 == text);
+    // validate exits 1 for the sample's leaks; every other command succeeds.
+    assert!(expected
+        .iter()
+        .all(|(args, (code, _))| *code == Some(if args[0] == "validate" { 1 } else { 0 })));
+    // `export` writes a file; what it wrote from `input`.
+    let export = |input: &std::path::Path| {
+        let out = dir.path().join("export.csv");
+        hatf()
+            .args(["export", "-f", "--to", "csv", "--records", "0..50"])
+            .arg(input)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .success();
+        std::fs::read(&out).unwrap()
+    };
+    let exported = export(&plain);
+    assert!(exported.len() > 50);
+    assert!(export(&binary) == exported);
     let forms: [(&str, Packer); 4] = [("gz", gzip), ("bz2", bzip2), ("xz", xz), ("zst", zstd)];
     for (suffix, pack) in forms {
+        // Compressed text is exported like the text, and a compressed binary like the binary.
+        let packed_text = dir.path().join(format!("s.mtrace.{suffix}"));
+        std::fs::write(&packed_text, pack(&text)).unwrap();
+        assert!(
+            export(&packed_text) == exported,
+            "export of s.mtrace.{suffix}"
+        );
         let packed = dir.path().join(format!("s.hatf.{suffix}"));
         std::fs::write(&packed, pack(&bytes)).unwrap();
+        assert!(export(&packed) == exported, "export of s.hatf.{suffix}");
         for (args, (code, stdout)) in &expected {
             let (got_code, got) = run(args, &packed);
             assert_eq!(got_code, *code, "{args:?} on .{suffix}");

@@ -73,7 +73,7 @@ pub fn run(args: &DumpArgs, verbosity: Verbosity) -> CliResult {
 
 /// The file, buffered, for a reader that seeks to the blocks it needs. A binary trace kept
 /// compressed (`trace.hatf.zst`) is unpacked into an anonymous temporary file first, as a
-/// compressed stream cannot be sought in.
+/// compressed stream cannot be sought in; any other compressed file is returned as it is.
 pub fn open_seekable(path: &Path) -> CliResult<BufReader<std::fs::File>> {
     if crate::io::is_std(Some(path)) {
         return Err(CliError::usage(
@@ -97,10 +97,24 @@ pub fn open_seekable(path: &Path) -> CliResult<BufReader<std::fs::File>> {
         len: None,
         identity: None,
     })?;
+    let mut reader = input.reader;
+    let mut magic = Vec::with_capacity(4);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut reader, 4), &mut magic)
+        .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
+    if !metatf::container::looks_like_container(&magic) {
+        // Compressed text (`hatf export trace.zst`): left to the caller, which reads text as
+        // it streams, rather than unpacked here into a temporary file.
+        let file =
+            std::fs::File::open(path).map_err(|e| CliError::input(format!("{name}: {e}")))?;
+        return Ok(BufReader::with_capacity(BINARY_READ_AHEAD, file));
+    }
     let mut temp = tempfile::tempfile()
         .map_err(|e| CliError::input(format!("cannot create a temporary file: {e}")))?;
-    std::io::copy(&mut { input.reader }, &mut temp)
-        .map_err(|e| CliError::input(format!("{name}: {e}")))?;
+    std::io::copy(
+        &mut std::io::Read::chain(magic.as_slice(), reader),
+        &mut temp,
+    )
+    .map_err(|e| CliError::input(format!("{name}: {e}")))?;
     std::io::Seek::rewind(&mut temp)
         .map_err(|e| CliError::input(format!("cannot seek a temporary file: {e}")))?;
     Ok(BufReader::with_capacity(BINARY_READ_AHEAD, temp))
