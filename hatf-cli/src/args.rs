@@ -325,6 +325,10 @@ pub struct StatsArgs {
     /// Also draw the live set over time to this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
+    /// Folder with name files (classes/methods lists) naming the methods and classes of a text
+    /// Elephant Tracks trace; a binary trace uses the name files stored in it.
+    #[arg(long, value_name = "DIR")]
+    pub names: Option<PathBuf>,
 }
 
 /// `hatf validate`.

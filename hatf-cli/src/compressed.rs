@@ -62,6 +62,43 @@ impl Wrapper {
     }
 }
 
+/// A binary trace kept compressed (`trace.hatf.gz`): no container starts with a compressor's
+/// magic bytes, so an input that does is unwrapped before the container is read. Returns the
+/// input unchanged otherwise (its first bytes replayed); an unwrapped input has no known size.
+pub fn unwrap_binary(input: crate::io::Input) -> crate::error::CliResult<crate::io::Input> {
+    let mut head = [0u8; 6];
+    let mut reader = input.reader;
+    let mut got = 0;
+    while got < head.len() {
+        match reader.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(crate::error::CliError::input(format!(
+                    "{}: cannot read: {e}",
+                    input.name
+                )))
+            }
+        }
+    }
+    let whole: Box<dyn Read + Send> = Box::new(io::Cursor::new(head[..got].to_vec()).chain(reader));
+    let Some(wrapper) = Wrapper::detect(&head[..got]) else {
+        return Ok(crate::io::Input {
+            reader: whole,
+            ..input
+        });
+    };
+    let reader = wrapper
+        .reader(whole)
+        .map_err(|e| crate::error::CliError::input(format!("{}: {e}", input.name)))?;
+    Ok(crate::io::Input {
+        reader,
+        len: None,
+        ..input
+    })
+}
+
 /// Puts the compressor's name in front of a decompression error.
 struct Named {
     inner: Box<dyn Read + Send>,

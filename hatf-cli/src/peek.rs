@@ -1,7 +1,7 @@
 //! Reading a binary trace's header without losing the bytes that were read to get it.
 
 use crate::error::{CliError, CliResult};
-use metatf::container::{looks_like_container, ContainerHeader, ContainerReader};
+use metatf::container::{looks_like_container, Block, ContainerHeader, ContainerReader};
 use std::io::{self, Cursor, Read};
 
 /// A reader that remembers every byte it hands out, so they can be replayed.
@@ -46,6 +46,27 @@ pub fn container_header<R: Read>(
         .clone();
     let Recording { inner, seen } = recording;
     Ok((header, Cursor::new(seen).chain(inner)))
+}
+
+/// Reads the container header and the first block of `input` (`None` for a file of no
+/// blocks) and returns them with a reader over the *whole* input. Holds one block in memory.
+pub fn container_first_block<R: Read>(
+    input: R,
+    name: &str,
+) -> CliResult<(ContainerHeader, Option<Block>, Replayed<R>)> {
+    let mut recording = Recording {
+        inner: input,
+        seen: Vec::new(),
+    };
+    let mut reader = ContainerReader::new(&mut recording)
+        .map_err(|e| CliError::input(format!("{name}: {e}")))?;
+    let header = reader.header().clone();
+    let block = reader
+        .next_block()
+        .map_err(|e| CliError::input(format!("{name}: {e}")))?;
+    drop(reader);
+    let Recording { inner, seen } = recording;
+    Ok((header, block, Cursor::new(seen).chain(inner)))
 }
 
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {

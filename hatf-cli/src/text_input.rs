@@ -6,7 +6,7 @@
 use crate::compressed::Wrapper;
 use crate::error::{CliError, CliResult};
 use crate::io::Input;
-use crate::peek::{container_header, Replayed};
+use crate::peek::{container_first_block, Replayed};
 use hatf::format::{DecodeOptions, TraceFormat};
 use metatf::container::looks_like_container;
 use std::io::{Cursor, Read};
@@ -23,6 +23,8 @@ pub struct TextTrace {
     pub reader: Box<dyn Read + Send>,
     /// The decoding thread, when the input was binary; join it to learn whether decoding failed.
     pub decoder: Option<JoinHandle<Result<u64, hatf::FormatError>>>,
+    /// Name files (file name, bytes) stored in a binary input, to name what analyses count.
+    pub name_files: Vec<(String, Vec<u8>)>,
 }
 
 /// Picks a format by name, or detects it from the first bytes when `from` is `auto`.
@@ -122,21 +124,42 @@ pub fn open_text(reader: Box<dyn Read + Send>, from: &str, name: &str) -> CliRes
 pub fn open_text_trace(input: Input, from: &str) -> CliResult<TextTrace> {
     let name = input.name;
     let whole = read_head(input.reader, &name)?;
+    // A binary trace kept compressed (`trace.hatf.zst`): what no format claims as it is, and
+    // unwraps to a container, is read as that container.
+    let head = head_of(&whole);
+    let whole: Box<dyn Read + Send> = match Wrapper::detect(head) {
+        Some(wrapper) if from == "auto" && hatf::detect(head).is_none() => {
+            let unwrapped = wrapper
+                .reader(Box::new(whole))
+                .map_err(|e| CliError::input(format!("{name}: {e}")))?;
+            Box::new(read_head(unwrapped, &name)?)
+        }
+        _ => Box::new(whole),
+    };
+    let whole = read_head(whole, &name)?;
     if !looks_like_container(head_of(&whole)) {
         let opened = open_text(Box::new(whole), from, &name)?;
         return Ok(TextTrace {
             format: opened.format,
             reader: opened.reader,
             decoder: None,
+            name_files: Vec::new(),
         });
     }
-    let (header, mut binary) = container_header(whole, &name)?;
+    let (header, first_block, mut binary) = container_first_block(whole, &name)?;
     let format = hatf::by_name(&header.format).ok_or_else(|| {
         CliError::input(format!(
             "{name}: holds records of format `{}`, which this hatf cannot read as text",
             header.format
         ))
     })?;
+    let name_files = match &first_block {
+        Some(block) => format
+            .stored_names(block)
+            .map_err(|m| CliError::input(format!("{name}: block 0: {m}")))?,
+        None => Vec::new(),
+    };
+    drop(first_block);
     let (pipe_reader, mut pipe_writer) =
         std::io::pipe().map_err(|e| CliError::input(format!("cannot create a pipe: {e}")))?;
     let options = DecodeOptions {
@@ -151,6 +174,7 @@ pub fn open_text_trace(input: Input, from: &str) -> CliResult<TextTrace> {
         format,
         reader: Box::new(pipe_reader),
         decoder: Some(decoder),
+        name_files,
     })
 }
 
@@ -177,7 +201,8 @@ pub struct Analysed<T> {
 
 /// Opens `input` (a file, or standard input) as a text trace with a progress bar, runs one of
 /// the format's analyses over it (`stats`, `validate`), and waits for the decoder behind a
-/// binary input. `command` names the subcommand in the error for a format without it.
+/// binary input. `command` names the subcommand in the error for a format without it. The
+/// analysis is also given the name files a binary input stores.
 pub fn analyse<T>(
     input: Option<&std::path::Path>,
     from: &str,
@@ -187,6 +212,7 @@ pub fn analyse<T>(
         &'static dyn TraceFormat,
         &mut dyn Read,
         &str,
+        &[(String, Vec<u8>)],
     ) -> Option<Result<T, hatf::FormatError>>,
 ) -> CliResult<Analysed<T>> {
     let input = crate::progress::track(
@@ -196,12 +222,14 @@ pub fn analyse<T>(
     );
     let name = input.name.clone();
     let mut trace = open_text_trace(input, from)?;
-    let result = analysis(trace.format, &mut trace.reader, &name).ok_or_else(|| {
-        CliError::not_built(&format!(
-            "`hatf {command}` for `{}` traces",
-            trace.format.name()
-        ))
-    })??;
+    let result = analysis(trace.format, &mut trace.reader, &name, &trace.name_files).ok_or_else(
+        || {
+            CliError::not_built(&format!(
+                "`hatf {command}` for `{}` traces",
+                trace.format.name()
+            ))
+        },
+    )??;
     drop(trace.reader);
     finish(trace.decoder)?;
     Ok(Analysed {

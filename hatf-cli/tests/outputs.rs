@@ -235,3 +235,28 @@ fn a_range_past_the_end_gives_the_true_record_count() {
             "the trace has no record {start}: it holds {count} records"
         )));
 }
+
+#[test]
+fn perl_hash_past_its_end_says_it_holds_1241412_records() {
+    let Some(trace) = support::corpus("malloc/glibc-mtrace/perl-hash.mtrace.zst") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("perl.hatf");
+    // The zstd-compressed log is read as it is.
+    hatf()
+        .args(["encode", "--level", "1"])
+        .arg(&trace)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    hatf()
+        .args(["decode", "--records", "2000000.."])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "the trace has no record 2000000: it holds 1241412 records",
+        ));
+}

@@ -97,3 +97,89 @@ fn progress_shows_after_about_a_second_and_not_before() {
         .clone();
     assert!(back == sample());
 }
+
+#[test]
+fn a_memory_replay_zip_decode_is_refused_on_a_terminal_and_goes_to_a_file_without_c() {
+    let Some(zip) = corpus("malloc/android/systemui.zip") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    hatf()
+        .current_dir(dir.path())
+        .arg("encode")
+        .arg(&zip)
+        .args(["-o", "systemui.hatf"])
+        .assert()
+        .success();
+    let bin = bin();
+    let Some(shown) = in_terminal(
+        &format!(
+            "{0} decode -c systemui.hatf; echo \"exit=$?\"; {0} decode systemui.hatf; echo \"exit=$?\"",
+            bin.display()
+        ),
+        dir.path(),
+    ) else {
+        return;
+    };
+    assert!(
+        shown.contains("refusing to write binary data to a terminal") && shown.contains("exit=2"),
+        "{shown}"
+    );
+    // Nothing of the zip (its `PK` header) reached the terminal.
+    assert!(
+        !shown.contains("PK\u{3}\u{4}") && shown.len() < 2000,
+        "{shown:?}"
+    );
+    // Without -c the zip is written to a file named after the input, byte for byte.
+    assert!(shown.contains("exit=0"), "{shown}");
+    let back = std::fs::read(dir.path().join("systemui")).unwrap();
+    assert!(back == std::fs::read(&zip).unwrap());
+}
+
+/// What a terminal shows while `hatf ARGS` reads `input` through a pipe that stalls for two
+/// seconds after its first `first` bytes.
+fn stalled(dir: &std::path::Path, input: &str, first: usize, args: &str) -> Option<String> {
+    in_terminal(
+        &format!(
+            "(head -c {first} {input}; sleep 2; tail -c +{} {input}) | {} {args} > /dev/null; echo \"exit=$?\"",
+            first + 1,
+            bin().display()
+        ),
+        dir,
+    )
+}
+
+#[test]
+fn stats_validate_compare_and_decode_show_progress_when_they_run_long() {
+    let dir = tempfile::tempdir().unwrap();
+    // A short trace, so that only the stall makes the runs long.
+    let text: String = String::from_utf8(sample())
+        .unwrap()
+        .lines()
+        .take(2000)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.path().join("s.mtrace"), &text).unwrap();
+    hatf()
+        .current_dir(dir.path())
+        .args(["encode", "s.mtrace", "-o", "s.hatf"])
+        .assert()
+        .success();
+    for (args, input, first, verb) in [
+        ("stats -", "s.mtrace", 20_000, "reading"),
+        ("validate -", "s.mtrace", 20_000, "reading"),
+        ("compare -", "s.mtrace", 20_000, "comparing"),
+        ("decode - -o out.mtrace", "s.hatf", 2_000, "decoding"),
+    ] {
+        let Some(shown) = stalled(dir.path(), input, first, args) else {
+            return;
+        };
+        assert!(shown.contains(verb), "hatf {args}: {shown}");
+        // validate exits 1 for the leaks of a cut trace; the others succeed.
+        assert!(
+            shown.contains("exit=0") || (args.starts_with("validate") && shown.contains("exit=1")),
+            "hatf {args}: {shown}"
+        );
+    }
+    assert!(std::fs::read(dir.path().join("out.mtrace")).unwrap() == text.as_bytes());
+}

@@ -225,6 +225,25 @@ pub trait TraceFormat: Sync {
     ) -> Option<Result<(), FormatError>> {
         None
     }
+    /// The name files (file name, bytes) a binary file of this format stores in its first
+    /// block, such as Elephant Tracks' class and method lists; empty for formats that store
+    /// none.
+    fn stored_names(
+        &self,
+        _first_block: &metatf::container::Block,
+    ) -> Result<Vec<(String, Vec<u8>)>, String> {
+        Ok(Vec::new())
+    }
+    /// [`TraceFormat::stats`], naming what the top tables count through `name_files` (file
+    /// name, bytes) where the format has such files; the others ignore them.
+    fn stats_named(
+        &self,
+        input: &mut dyn Read,
+        input_name: &str,
+        _name_files: &[(String, Vec<u8>)],
+    ) -> Option<Result<StatsReport, FormatError>> {
+        self.stats(input, input_name)
+    }
 }
 
 /// Every problem [`TraceFormat::validate`] finds, gathered in a list (for tests and small

@@ -46,7 +46,7 @@ fn decode_one(
     verbosity: Verbosity,
 ) -> CliResult {
     let started = Instant::now();
-    let input = open_input(path, BINARY_READ_AHEAD)?;
+    let input = crate::compressed::unwrap_binary(open_input(path, BINARY_READ_AHEAD)?)?;
     let out_path = batch::destination(&args.out, path, several, output_name::decoded)?;
     let mut output = create_output_for(
         out_path.as_deref(),
@@ -210,9 +210,7 @@ fn decode_range(
         output.commit()?;
         return Ok(());
     }
-    let file = std::fs::File::open(path)
-        .map_err(|e| CliError::input(format!("{}: cannot open: {e}", path.display())))?;
-    let mut input = std::io::BufReader::new(file);
+    let mut input = super::dump::open_seekable(path)?;
     let written = chosen
         .decode_records(&mut input, output.writer(), options, first..end, &mut note)
         .ok_or_else(|| {

@@ -29,7 +29,8 @@ pub fn run(args: &DumpArgs, verbosity: Verbosity) -> CliResult {
     let count = if universal && !args.json && range.is_none() {
         // A file read through its DTD keeps the text form `encode --from text` reads back,
         // with its metadata and block lines.
-        let input = open_input(Some(&args.file), BINARY_READ_AHEAD)?;
+        let input =
+            crate::compressed::unwrap_binary(open_input(Some(&args.file), BINARY_READ_AHEAD)?)?;
         metatf::dump(input.reader, out.writer(), false).map_err(|e| from_runtime(&name, e))?
     } else {
         let types = records.types();
@@ -70,16 +71,53 @@ pub fn run(args: &DumpArgs, verbosity: Verbosity) -> CliResult {
     Ok(())
 }
 
-/// The file, buffered, for a reader that seeks to the blocks it needs.
+/// The file, buffered, for a reader that seeks to the blocks it needs. A binary trace kept
+/// compressed (`trace.hatf.zst`) is unpacked into an anonymous temporary file first, as a
+/// compressed stream cannot be sought in; any other compressed file is returned as it is.
 pub fn open_seekable(path: &Path) -> CliResult<BufReader<std::fs::File>> {
     if crate::io::is_std(Some(path)) {
         return Err(CliError::usage(
             "records are read from a file (the reader seeks in it), not from standard input",
         ));
     }
-    let file = std::fs::File::open(path)
-        .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
-    Ok(BufReader::with_capacity(BINARY_READ_AHEAD, file))
+    let name = path.display();
+    let mut file =
+        std::fs::File::open(path).map_err(|e| CliError::input(format!("{name}: {e}")))?;
+    let mut magic = [0u8; 6];
+    let got = std::io::Read::read(&mut file, &mut magic)
+        .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
+    std::io::Seek::rewind(&mut file)
+        .map_err(|e| CliError::input(format!("{name}: cannot seek: {e}")))?;
+    if crate::compressed::Wrapper::detect(&magic[..got]).is_none() {
+        return Ok(BufReader::with_capacity(BINARY_READ_AHEAD, file));
+    }
+    let input = crate::compressed::unwrap_binary(crate::io::Input {
+        name: name.to_string(),
+        reader: Box::new(file),
+        len: None,
+        identity: None,
+    })?;
+    let mut reader = input.reader;
+    let mut magic = Vec::with_capacity(4);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut reader, 4), &mut magic)
+        .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
+    if !metatf::container::looks_like_container(&magic) {
+        // Compressed text (`hatf export trace.zst`): left to the caller, which reads text as
+        // it streams, rather than unpacked here into a temporary file.
+        let file =
+            std::fs::File::open(path).map_err(|e| CliError::input(format!("{name}: {e}")))?;
+        return Ok(BufReader::with_capacity(BINARY_READ_AHEAD, file));
+    }
+    let mut temp = tempfile::tempfile()
+        .map_err(|e| CliError::input(format!("cannot create a temporary file: {e}")))?;
+    std::io::copy(
+        &mut std::io::Read::chain(magic.as_slice(), reader),
+        &mut temp,
+    )
+    .map_err(|e| CliError::input(format!("{name}: {e}")))?;
+    std::io::Seek::rewind(&mut temp)
+        .map_err(|e| CliError::input(format!("cannot seek a temporary file: {e}")))?;
+    Ok(BufReader::with_capacity(BINARY_READ_AHEAD, temp))
 }
 
 /// `name field=value ...`, as the text form prints records; byte strings quoted.

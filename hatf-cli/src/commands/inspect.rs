@@ -8,7 +8,7 @@ use crate::Verbosity;
 
 /// Runs `hatf inspect`.
 pub fn run(args: &InspectArgs, _verbosity: Verbosity) -> CliResult {
-    let input = open_input(Some(&args.file), BINARY_READ_AHEAD)?;
+    let input = crate::compressed::unwrap_binary(open_input(Some(&args.file), BINARY_READ_AHEAD)?)?;
     let mut inspection = metatf::inspect(input.reader).map_err(|e| from_runtime(&input.name, e))?;
     // A format model names its DTD instead of carrying it; show the shipped one it names.
     if let Some(text) = inspection.dtd_reference.and_then(hatf::dtds::by_identity) {

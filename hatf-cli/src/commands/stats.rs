@@ -29,12 +29,19 @@ fn live_points(json: &serde_json::Value) -> (Vec<(u64, u64, Option<u64>)>, Strin
 
 /// Runs `hatf stats`.
 pub fn run(args: &StatsArgs, verbosity: Verbosity) -> CliResult {
+    // Name files given beside a text trace; a binary trace's own are used when none are given.
+    let given = match &args.names {
+        Some(dir) => Some(hatf::et::names::read_dir(dir)?),
+        None => None,
+    };
     let analysed = analyse(
         args.input.as_deref(),
         &args.from,
         verbosity,
         "stats",
-        |format, text, name| format.stats(text, name),
+        |format, text, name, stored| {
+            format.stats_named(text, name, given.as_deref().unwrap_or(stored))
+        },
     )?;
     let report = analysed.result;
     let (points, unit) = live_points(&report.json);

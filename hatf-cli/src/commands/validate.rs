@@ -64,7 +64,7 @@ pub fn run(args: &ValidateArgs, verbosity: Verbosity) -> CliResult {
         &args.from,
         verbosity,
         "validate",
-        |format, text, name| {
+        |format, text, name, _| {
             let p = printer.insert(Printer {
                 out: BufWriter::new(data_stdout()),
                 json: args.json,

@@ -12,7 +12,7 @@ use metatf::container::{ContainerHeader, ContainerReader, DtdIdentity};
 
 /// Runs `hatf verify`.
 pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> CliResult {
-    let input = open_input(Some(&args.file), BINARY_READ_AHEAD)?;
+    let input = crate::compressed::unwrap_binary(open_input(Some(&args.file), BINARY_READ_AHEAD)?)?;
     let name = input.name.clone();
     let regular_file = input.len.is_some();
     let mut reader = ContainerReader::new(input.reader).map_err(|e| from_runtime(&name, e))?;
@@ -89,7 +89,8 @@ fn events_only(chosen: &dyn TraceFormat, header: &ContainerHeader) -> bool {
 
 /// Decodes the whole file (opened again) into nothing; what the decoder counted.
 fn decode_all(args: &VerifyArgs, chosen: &dyn TraceFormat, name: &str) -> CliResult<u64> {
-    let mut input = open_input(Some(&args.file), BINARY_READ_AHEAD)?;
+    let mut input =
+        crate::compressed::unwrap_binary(open_input(Some(&args.file), BINARY_READ_AHEAD)?)?;
     let options = DecodeOptions {
         input_name: name.to_string(),
         names_dir: None,

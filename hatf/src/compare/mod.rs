@@ -4,14 +4,20 @@
 //! zstd -19 (each stream of an encoding compressed on its own and the sizes added), the size of
 //! `hatf encode` with encoding `auto` where the trace's format offers it, and gzip -9,
 //! zstd -19 --long=27 and xz -9 run on the original text. A record is one allocation event.
+//!
+//! Every variant is also timed both ways (wall clock, one thread): writing it (the encoding, then
+//! its compressor) and reading it back (the decompressor, then the decoding). Each is checked to
+//! give back what it was given.
 
 pub mod input;
 pub mod peers;
 pub mod render;
+pub mod variants;
 
 use crate::alloc::event::AllocEvent;
 use crate::alloc::paper::{self, Encoding};
-use crate::format::{EncodeOptions, FormatError, TraceFormat};
+use crate::format::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
+use std::time::{Duration, Instant};
 
 /// Sizes in bytes of one encoding of one trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +30,37 @@ pub struct Sizes {
     pub zstd: u64,
 }
 
+/// Wall-clock times of one variant: writing it and reading it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Times {
+    /// From the events (or text) to the stored bytes.
+    pub encode: Duration,
+    /// From the stored bytes back to the events (or text).
+    pub decode: Duration,
+}
+
+impl std::ops::Add for Times {
+    type Output = Times;
+    fn add(self, other: Times) -> Times {
+        Times {
+            encode: self.encode + other.encode,
+            decode: self.decode + other.decode,
+        }
+    }
+}
+
+/// The times of an encoding's three variants, matching [`Sizes`]: the encoding alone, and
+/// the encoding followed by gzip -9 or zstd -19 on each stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EncodingTimes {
+    /// The encoding alone.
+    pub raw: Times,
+    /// The encoding, then gzip -9 (and gunzip, then the decoding).
+    pub gzip: Times,
+    /// The encoding, then zstd -19.
+    pub zstd: Times,
+}
+
 /// One encoding's result: sizes, or why the encoding cannot hold this trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cell {
@@ -31,6 +68,8 @@ pub struct Cell {
     pub encoding: &'static str,
     /// Sizes, or the reason there are none.
     pub sizes: Result<Sizes, String>,
+    /// Times of each variant; all zero when there are no sizes.
+    pub times: EncodingTimes,
 }
 
 /// The general-purpose compressors on the original text, in bytes.
@@ -44,6 +83,19 @@ pub struct TextPeers {
     pub zstd19_long27: u64,
     /// xz -9.
     pub xz9: u64,
+    /// Compress and decompress times of each, in the same order.
+    pub times: PeerTimes,
+}
+
+/// Compress (`encode`) and decompress (`decode`) times of the text peers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PeerTimes {
+    /// gzip -9.
+    pub gzip9: Times,
+    /// zstd -19 --long=27.
+    pub zstd19_long27: Times,
+    /// xz -9.
+    pub xz9: Times,
 }
 
 /// Everything measured on one trace.
@@ -60,6 +112,8 @@ pub struct TraceRow {
     /// `hatf encode --encoding auto` output size; `None` when the format has no `auto` encoding,
     /// `Some(Err)` when it failed.
     pub auto: Option<Result<u64, String>>,
+    /// `hatf encode` and `hatf decode` times of the `auto` encoding (zero when it failed).
+    pub auto_times: Times,
     /// Peers on the original text.
     pub text: TextPeers,
 }
@@ -73,8 +127,23 @@ pub struct Comparison {
 
 /// Measures one encoding of `events`, checking that it decodes back to the same events.
 pub fn measure(encoding: Encoding, events: &[AllocEvent]) -> Result<Sizes, String> {
+    measure_timed(encoding, events).map(|(sizes, _)| sizes)
+}
+
+/// [`measure`], with the times of every variant.
+pub fn measure_timed(
+    encoding: Encoding,
+    events: &[AllocEvent],
+) -> Result<(Sizes, EncodingTimes), String> {
+    let started = Instant::now();
     let streams = paper::encode(encoding, events)?;
+    let encode = started.elapsed();
+    let started = Instant::now();
     let back = paper::decode(encoding, &streams)?;
+    let own = Times {
+        encode,
+        decode: started.elapsed(),
+    };
     if back != events {
         return Err(format!(
             "{} did not decode back to the same events",
@@ -86,16 +155,42 @@ pub fn measure(encoding: Encoding, events: &[AllocEvent]) -> Result<Sizes, Strin
         gzip: 0,
         zstd: 0,
     };
+    let mut times = EncodingTimes {
+        raw: own,
+        gzip: own,
+        zstd: own,
+    };
     for s in &streams {
         sizes.raw += s.bytes.len() as u64;
-        sizes.gzip += peers::gzip9(&s.bytes)?;
-        sizes.zstd += peers::zstd19(&s.bytes)?;
+        let gzip = peers::gzip9(&s.bytes)?;
+        sizes.gzip += gzip.bytes;
+        times.gzip = times.gzip + peer_times(&gzip);
+        let zstd = peers::zstd19(&s.bytes)?;
+        sizes.zstd += zstd.bytes;
+        times.zstd = times.zstd + peer_times(&zstd);
     }
-    Ok(sizes)
+    Ok((sizes, times))
+}
+
+fn peer_times(run: &peers::Run) -> Times {
+    Times {
+        encode: run.compress,
+        decode: run.decompress,
+    }
 }
 
 /// The size of the format's own `auto` encoding of `text`, when it has one.
 pub fn auto_size(format: &dyn TraceFormat, text: &[u8], name: &str) -> Option<Result<u64, String>> {
+    auto_timed(format, text, name).map(|r| r.map(|(bytes, _)| bytes))
+}
+
+/// [`auto_size`], with the encode and decode times; fails when the file does not decode back
+/// to `text` byte for byte.
+pub fn auto_timed(
+    format: &dyn TraceFormat,
+    text: &[u8],
+    name: &str,
+) -> Option<Result<(u64, Times), String>> {
     if !format.encodings().contains(&"auto") {
         return None;
     }
@@ -103,14 +198,30 @@ pub fn auto_size(format: &dyn TraceFormat, text: &[u8], name: &str) -> Option<Re
         input_name: name.to_string(),
         ..EncodeOptions::default()
     };
-    let mut sink = peers::CountingSink::default();
-    let mut input: &[u8] = text;
-    Some(
+    let run = || -> Result<(u64, Times), String> {
+        let mut binary = Vec::new();
+        let mut input: &[u8] = text;
+        let started = Instant::now();
         format
-            .encode(&mut input, &mut sink, &options)
-            .map(|_| sink.0)
-            .map_err(|e| e.to_string()),
-    )
+            .encode(&mut input, &mut binary, &options)
+            .map_err(|e| e.to_string())?;
+        let encode = started.elapsed();
+        let decode_options = DecodeOptions {
+            input_name: name.to_string(),
+            ..DecodeOptions::default()
+        };
+        let mut back = Vec::with_capacity(text.len());
+        let started = Instant::now();
+        format
+            .decode(&mut binary.as_slice(), &mut back, &decode_options)
+            .map_err(|e| e.to_string())?;
+        let decode = started.elapsed();
+        if back != text {
+            return Err("the file did not decode back to the same bytes".to_string());
+        }
+        Ok((binary.len() as u64, Times { encode, decode }))
+    };
+    Some(run())
 }
 
 /// Measures everything on one trace given as text (already unpacked).
@@ -147,25 +258,52 @@ fn compare_with(
     };
     let cells = Encoding::ALL
         .into_iter()
-        .map(|e| Cell {
-            encoding: e.name(),
-            sizes: measure(e, &events),
+        .map(|e| match measure_timed(e, &events) {
+            Ok((sizes, times)) => Cell {
+                encoding: e.name(),
+                sizes: Ok(sizes),
+                times,
+            },
+            Err(why) => Cell {
+                encoding: e.name(),
+                sizes: Err(why),
+                times: EncodingTimes::default(),
+            },
         })
         .collect();
+    let gzip9 = peers::gzip9(text).map_err(to_err)?;
+    let zstd19_long27 = peers::zstd19_long27(text).map_err(to_err)?;
+    let xz9 = peers::xz9(text).map_err(to_err)?;
     let textpeers = TextPeers {
         raw: text.len() as u64,
-        gzip9: peers::gzip9(text).map_err(to_err)?,
-        zstd19_long27: peers::zstd19_long27(text).map_err(to_err)?,
-        xz9: peers::xz9(text).map_err(to_err)?,
+        gzip9: gzip9.bytes,
+        zstd19_long27: zstd19_long27.bytes,
+        xz9: xz9.bytes,
+        times: PeerTimes {
+            gzip9: peer_times(&gzip9),
+            zstd19_long27: peer_times(&zstd19_long27),
+            xz9: peer_times(&xz9),
+        },
+    };
+    let auto = auto_timed(format, source, name);
+    let auto_times = match &auto {
+        Some(Ok((_, times))) => *times,
+        _ => Times::default(),
     };
     Ok(TraceRow {
         trace: name.to_string(),
         format: format.name().to_string(),
         records: events.len() as u64,
         cells,
-        auto: auto_size(format, source, name),
+        auto: auto.map(|r| r.map(|(bytes, _)| bytes)),
+        auto_times,
         text: textpeers,
     })
+}
+
+/// A time in milliseconds, for tables, CSV and JSON.
+pub fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
 }
 
 /// Bytes per record, `NaN`-free: 0 records give 0.

@@ -1,6 +1,6 @@
-//! The comparison as a Table 4-style text table, CSV and JSON.
+//! The comparison as a Table 4-style text table followed by a table of times, CSV and JSON.
 
-use super::{per_record, Comparison, TraceRow};
+use super::{millis, per_record, variants, Comparison, Times, TraceRow};
 use std::fmt::Write as _;
 
 fn cell_text(row: &TraceRow, i: usize) -> String {
@@ -50,6 +50,68 @@ pub fn table(c: &Comparison) -> String {
         }
         lines.push(l);
     }
+    let mut out = String::from(
+        "Bytes per record: encodings as uncompressed / gzip -9 / zstd -19; \
+         hatf auto and the text peers compressed\n",
+    );
+    out.push_str(&aligned(&lines, 1));
+    for r in &c.rows {
+        for cell in &r.cells {
+            if let Err(e) = &cell.sizes {
+                let _ = writeln!(out, "note: {} on {}: {e}", cell.encoding, r.trace);
+            }
+        }
+        if let Some(Err(e)) = &r.auto {
+            let _ = writeln!(out, "note: hatf auto on {}: {e}", r.trace);
+        }
+    }
+    out.push('\n');
+    out.push_str(&times_table(c));
+    out
+}
+
+/// One line per variant and trace: its size and how long it takes to write and to read back.
+pub fn times_table(c: &Comparison) -> String {
+    let mut lines = vec![vec![
+        "trace".to_string(),
+        "variant".to_string(),
+        "bytes".to_string(),
+        "B/record".to_string(),
+        "encode ms".to_string(),
+        "decode ms".to_string(),
+    ]];
+    for r in &c.rows {
+        for v in variants::of(r) {
+            let Some(bytes) = v.bytes else {
+                continue;
+            };
+            let (encode, decode) = match v.times {
+                Some(t) => (
+                    format!("{:.1}", millis(t.encode)),
+                    format!("{:.1}", millis(t.decode)),
+                ),
+                None => ("-".to_string(), "-".to_string()),
+            };
+            lines.push(vec![
+                r.trace.clone(),
+                v.label(),
+                bytes.to_string(),
+                format!("{:.2}", per_record(bytes, r.records)),
+                encode,
+                decode,
+            ]);
+        }
+    }
+    let mut out = String::from(
+        "Times (wall clock, one thread): encode = encoding then compressor, \
+         decode = decompressor then decoding\n",
+    );
+    out.push_str(&aligned(&lines, 2));
+    out
+}
+
+/// `lines` as columns: the first `left` left-aligned, the rest right-aligned.
+fn aligned(lines: &[Vec<String>], left: usize) -> String {
     let cols = lines.iter().map(|l| l.len()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|i| {
@@ -61,17 +123,14 @@ pub fn table(c: &Comparison) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    let mut out = String::from(
-        "Bytes per record: encodings as uncompressed / gzip -9 / zstd -19; \
-         hatf auto and the text peers compressed\n",
-    );
-    for l in &lines {
+    let mut out = String::new();
+    for l in lines {
         let mut s = String::new();
         for (i, v) in l.iter().enumerate() {
             if i > 0 {
                 s.push_str("  ");
             }
-            if i == 0 {
+            if i < left {
                 let _ = write!(s, "{v:<w$}", w = widths[i]);
             } else {
                 let _ = write!(s, "{v:>w$}", w = widths[i]);
@@ -79,16 +138,6 @@ pub fn table(c: &Comparison) -> String {
         }
         out.push_str(s.trim_end());
         out.push('\n');
-    }
-    for r in &c.rows {
-        for cell in &r.cells {
-            if let Err(e) = &cell.sizes {
-                let _ = writeln!(out, "note: {} on {}: {e}", cell.encoding, r.trace);
-            }
-        }
-        if let Some(Err(e)) = &r.auto {
-            let _ = writeln!(out, "note: hatf auto on {}: {e}", r.trace);
-        }
     }
     out
 }
@@ -101,43 +150,46 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One line per (trace, column, compressor): `trace,format,records,column,compressor,bytes,bytes_per_record`.
+/// One line per (trace, column, compressor):
+/// `trace,format,records,column,compressor,bytes,bytes_per_record,encode_ms,decode_ms` (the
+/// times are empty for the text as it is).
 pub fn csv(c: &Comparison) -> String {
-    let mut out = String::from("trace,format,records,column,compressor,bytes,bytes_per_record\n");
+    let mut out = String::from(
+        "trace,format,records,column,compressor,bytes,bytes_per_record,encode_ms,decode_ms\n",
+    );
     for r in &c.rows {
-        let mut line = |column: &str, comp: &str, bytes: u64| {
+        for v in variants::of(r) {
+            let Some(bytes) = v.bytes else {
+                continue;
+            };
+            let times = match v.times {
+                Some(t) => format!("{:.3},{:.3}", millis(t.encode), millis(t.decode)),
+                None => ",".to_string(),
+            };
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{:.4}",
+                "{},{},{},{},{},{},{:.4},{times}",
                 csv_field(&r.trace),
                 csv_field(&r.format),
                 r.records,
-                column,
-                comp,
+                v.column,
+                v.compressor,
                 bytes,
                 per_record(bytes, r.records)
             );
-        };
-        for cell in &r.cells {
-            if let Ok(s) = &cell.sizes {
-                line(cell.encoding, "none", s.raw);
-                line(cell.encoding, "gzip-9", s.gzip);
-                line(cell.encoding, "zstd-19", s.zstd);
-            }
         }
-        if let Some(Ok(b)) = &r.auto {
-            line("hatf-auto", "hatf", *b);
-        }
-        line("text", "none", r.text.raw);
-        line("text", "gzip-9", r.text.gzip9);
-        line("text", "zstd-19-long27", r.text.zstd19_long27);
-        line("text", "xz-9", r.text.xz9);
     }
     out
 }
 
+fn times_json(t: Times) -> serde_json::Value {
+    serde_json::json!({"encode_ms": millis(t.encode), "decode_ms": millis(t.decode)})
+}
+
 /// The comparison as JSON: `{"traces": [{trace, format, records, encodings: {name: {bytes, gzip,
-/// zstd} | {error}}, auto: {bytes} | {error} | null, text: {bytes, gzip9, zstd19_long27, xz9}}]}`.
+/// zstd, times_ms: {bytes, gzip, zstd}} | {error}}, auto: {bytes, times_ms} | {error} | null,
+/// text: {bytes, gzip9, zstd19_long27, xz9, times_ms: {gzip9, zstd19_long27, xz9}}}]}`, each
+/// `times_ms` entry being `{encode_ms, decode_ms}`.
 pub fn json(c: &Comparison) -> serde_json::Value {
     use serde_json::{json, Map, Value};
     let rows: Vec<Value> = c
@@ -147,13 +199,22 @@ pub fn json(c: &Comparison) -> serde_json::Value {
             let mut enc = Map::new();
             for cell in &r.cells {
                 let v = match &cell.sizes {
-                    Ok(s) => json!({"bytes": s.raw, "gzip": s.gzip, "zstd": s.zstd}),
+                    Ok(s) => json!({
+                        "bytes": s.raw,
+                        "gzip": s.gzip,
+                        "zstd": s.zstd,
+                        "times_ms": {
+                            "bytes": times_json(cell.times.raw),
+                            "gzip": times_json(cell.times.gzip),
+                            "zstd": times_json(cell.times.zstd),
+                        },
+                    }),
                     Err(e) => json!({"error": e}),
                 };
                 enc.insert(cell.encoding.to_string(), v);
             }
             let auto = match &r.auto {
-                Some(Ok(b)) => json!({"bytes": b}),
+                Some(Ok(b)) => json!({"bytes": b, "times_ms": times_json(r.auto_times)}),
                 Some(Err(e)) => json!({"error": e}),
                 None => Value::Null,
             };
@@ -168,6 +229,11 @@ pub fn json(c: &Comparison) -> serde_json::Value {
                     "gzip9": r.text.gzip9,
                     "zstd19_long27": r.text.zstd19_long27,
                     "xz9": r.text.xz9,
+                    "times_ms": {
+                        "gzip9": times_json(r.text.times.gzip9),
+                        "zstd19_long27": times_json(r.text.times.zstd19_long27),
+                        "xz9": times_json(r.text.times.xz9),
+                    },
                 },
             })
         })

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::line::{classify, Kind, Line, Record};
 use super::model::UOrder;
+use super::names::Names;
 use crate::format::{At, FormatError, Problem, StatsReport};
 use crate::shared::stats_schema::{
     Lifetimes, LiveAtEnd, LiveSeries, Log2Histogram, Stats, Tally, SCHEMA,
@@ -164,10 +165,14 @@ pub fn validate(input: &mut dyn Read, input_name: &str) -> Result<Vec<Problem>, 
 /// Lifetimes are measured on the ET3 logical clock: the number of `M` and `E` records before
 /// the allocation, against the time field of the `D` record. Objects are live from their `N`
 /// or `A` record to their `D` record, so a trace without `D` records never frees any.
+///
+/// Methods (from `M` records) and the classes allocated in (the type of `N` and `A` records)
+/// are named through `names` where it knows them, and shown by id otherwise.
 pub fn stats(
     input: &mut dyn Read,
     input_name: &str,
     _order: UOrder,
+    names: &Names,
 ) -> Result<StatsReport, FormatError> {
     let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
     let (mut lines, mut blank, mut comments, mut bad, mut respelled) =
@@ -182,6 +187,7 @@ pub fn stats(
     let mut sizes = Log2Histogram::default();
     let mut series = LiveSeries::new("records");
     let mut methods: Tally<u64> = Tally::default();
+    let mut classes: Tally<u64> = Tally::default();
     let mut threads: Tally<u64> = Tally::default();
     let (mut life_sum, mut life_max, mut life_n, mut deaths_unknown) = (0u128, 0u64, 0u64, 0u64);
     for_each_line(input, input_name, |_, line| {
@@ -217,6 +223,7 @@ pub fn stats(
                 allocated += 1;
                 bytes_allocated = bytes_allocated.wrapping_add(f[1]);
                 sizes.add(f[1]);
+                classes.add(&f[2], f[1]);
                 if let Some((_, old)) = born.insert(f[0], (clock, f[1])) {
                     live_bytes = live_bytes.wrapping_sub(old);
                 }
@@ -277,8 +284,14 @@ pub fn stats(
         top_sites_by_count: Vec::new(),
         threads: threads.len() as u64,
         top_threads: threads.top(false, true, |t| t.to_string()),
-        top_methods: methods.top(false, false, |m| format!("method {m}")),
-        top_classes: Vec::new(),
+        top_methods: methods.top(false, false, |&m| match names.method(m) {
+            Some(name) => name.to_string(),
+            None => format!("method {m}"),
+        }),
+        top_classes: classes.top(false, true, |&c| match names.class(c) {
+            Some(name) => name.to_string(),
+            None => format!("class {c}"),
+        }),
         format_specific: json!({
             "lines": lines,
             "blank_lines": blank,

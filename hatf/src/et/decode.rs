@@ -521,22 +521,21 @@ pub fn block_threads(block: &Block) -> Result<Vec<u64>, String> {
 }
 
 fn write_names(block: &metatf::container::Block, options: &DecodeOptions) -> Result<(), String> {
-    let Some(index) = block.section(names::INDEX_SECTION) else {
-        return Ok(());
-    };
-    let list = names::parse_index(&index.bytes)?;
     let Some(dir) = &options.names_dir else {
-        return Ok(());
+        // Still refuse an index naming files this format never stores, as reading it would.
+        return match block.section(names::INDEX_SECTION) {
+            Some(index) => names::parse_index(&index.bytes).map(drop),
+            None => Ok(()),
+        };
     };
+    if block.section(names::INDEX_SECTION).is_none() {
+        return Ok(());
+    }
+    let files = names::stored(block)?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    for (k, name) in list.iter().enumerate() {
-        let number = u8::try_from(k + 1 + names::INDEX_SECTION as usize)
-            .map_err(|_| "too many name files".to_string())?;
-        let s = block
-            .section(number)
-            .ok_or_else(|| format!("name file `{name}` (section {number}) is missing"))?;
+    for (name, bytes) in &files {
         let path = dir.join(name);
-        std::fs::write(&path, &s.bytes)
+        std::fs::write(&path, bytes)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())

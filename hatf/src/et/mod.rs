@@ -68,18 +68,34 @@ pub fn formats() -> Vec<&'static dyn TraceFormat> {
     vec![&ET2, &ET3]
 }
 
+/// How many lines of the head decide whether a text is an ET trace and vote on its `U` order.
+const SNIFF_LINES: usize = 2000;
+
 /// Looks at the first lines of `head`: `Some(order)` when they are ET records (the order the
 /// `U` records vote for, if any), `None` when this is not an ET trace.
+///
+/// When no `U` record tells the order, records glued onto one line (`E 114 205029188E 95
+/// 205029188`) vote for ET2: its Java agent writes from several threads without a lock, and
+/// no ET3 trace shows them, so an ET2 `trace.bz2` without `U` records is still named ET2.
 pub fn sniff(head: &[u8]) -> Option<Option<UOrder>> {
     let mut records = 0usize;
     let mut bad = 0usize;
+    let mut glued = 0usize;
     let (mut fv, mut vf) = (0usize, 0usize);
     // The last piece of `head` may be a cut line; ignore it.
     let complete = match memchr::memrchr(b'\n', head) {
         Some(p) => &head[..p],
         None => return None,
     };
-    for line in complete.split(|&b| b == b'\n').take(2000) {
+    for (number, line) in complete.split(|&b| b == b'\n').enumerate() {
+        if number >= SNIFF_LINES {
+            // Past the lines that decide whether this is ET at all, only look for the one
+            // sign of ET2's writer, which may first show a few thousand lines in.
+            if glued == 0 && is_glued(line) {
+                glued += 1;
+            }
+            continue;
+        }
         match line::classify(line) {
             line::Line::Canonical(r) | line::Line::Spelled(r) => {
                 records += 1;
@@ -92,7 +108,12 @@ pub fn sniff(head: &[u8]) -> Option<Option<UOrder>> {
                 }
             }
             line::Line::Blank | line::Line::Comment | line::Line::WhiteSpace => {}
-            line::Line::Bad { .. } => bad += 1,
+            line::Line::Bad { .. } => {
+                bad += 1;
+                if is_glued(line) {
+                    glued += 1;
+                }
+            }
         }
     }
     if records == 0 || bad * 20 > records {
@@ -101,7 +122,25 @@ pub fn sniff(head: &[u8]) -> Option<Option<UOrder>> {
     Some(match fv.cmp(&vf) {
         std::cmp::Ordering::Greater => Some(UOrder::HolderFieldValue),
         std::cmp::Ordering::Less => Some(UOrder::HolderValueField),
+        std::cmp::Ordering::Equal if glued > 0 => Some(UOrder::HolderFieldValue),
         std::cmp::Ordering::Equal => None,
+    })
+}
+
+/// True when `line` is two records written onto one line: a record letter right after a
+/// digit, with a record on each side. (Lines without such a letter, nearly all, cost one scan.)
+fn is_glued(line: &[u8]) -> bool {
+    let is_record = |l: &[u8]| {
+        matches!(
+            line::classify(l),
+            line::Line::Canonical(_) | line::Line::Spelled(_)
+        )
+    };
+    line.windows(2).enumerate().any(|(i, w)| {
+        w[0].is_ascii_digit()
+            && w[1].is_ascii_uppercase()
+            && is_record(&line[..=i])
+            && is_record(&line[i + 1..])
     })
 }
 
@@ -179,7 +218,28 @@ impl TraceFormat for EtFormat {
         input: &mut dyn Read,
         input_name: &str,
     ) -> Option<Result<StatsReport, FormatError>> {
-        Some(check::stats(input, input_name, self.flavour.default_order))
+        self.stats_named(input, input_name, &[])
+    }
+
+    fn stored_names(
+        &self,
+        first_block: &metatf::container::Block,
+    ) -> Result<Vec<(String, Vec<u8>)>, String> {
+        names::stored(first_block)
+    }
+
+    fn stats_named(
+        &self,
+        input: &mut dyn Read,
+        input_name: &str,
+        name_files: &[(String, Vec<u8>)],
+    ) -> Option<Result<StatsReport, FormatError>> {
+        Some(check::stats(
+            input,
+            input_name,
+            self.flavour.default_order,
+            &names::Names::parse(name_files),
+        ))
     }
 
     fn validate(
@@ -197,6 +257,54 @@ impl TraceFormat for EtFormat {
 
 #[cfg(test)]
 mod tests {
+    use super::{sniff, UOrder, ET2, ET3};
+    use crate::format::TraceFormat;
+
+    const NO_U: &str = "M 493 0 2018699554\nE 493 2018699554\nW 650023597 123 2018699554\n";
+
+    #[test]
+    fn glued_records_without_u_records_are_et2() {
+        let glued = format!(
+            "{}M 515 0 2018699554W 650023597 123 2018699554\n{}",
+            NO_U.repeat(4),
+            NO_U.repeat(4)
+        );
+        assert_eq!(
+            sniff(glued.as_bytes()),
+            Some(Some(UOrder::HolderFieldValue))
+        );
+        assert!(ET2.detect(glued.as_bytes()) && !ET3.detect(glued.as_bytes()));
+        // Without the glued line nothing tells the dialects apart: ET3, the current producer.
+        assert_eq!(sniff(NO_U.as_bytes()), Some(None));
+        assert!(ET3.detect(NO_U.as_bytes()) && !ET2.detect(NO_U.as_bytes()));
+    }
+
+    #[test]
+    fn a_glued_line_past_the_first_lines_still_votes() {
+        // As in the et2-java traces, whose first glued line is line 2,091.
+        let late = format!("{}E 96 205029188E 104 205029188\n", NO_U.repeat(800));
+        assert_eq!(sniff(late.as_bytes()), Some(Some(UOrder::HolderFieldValue)));
+    }
+
+    #[test]
+    fn u_records_outvote_glued_lines() {
+        let et3 = format!(
+            "U 0 914504136 2 1283928880\nU 0 99747242 4 1283928880\nE 114 205029188E 95 205029188\n{}",
+            NO_U.repeat(8)
+        );
+        assert_eq!(sniff(et3.as_bytes()), Some(Some(UOrder::HolderValueField)));
+    }
+
+    #[test]
+    fn a_bad_line_that_is_not_two_records_is_no_vote() {
+        let odd = format!(
+            "{}M 515 0 2018699554W 650023597\n{}",
+            NO_U.repeat(4),
+            NO_U.repeat(4)
+        );
+        assert_eq!(sniff(odd.as_bytes()), Some(None));
+    }
+
     #[test]
     fn embedded_dtds_are_valid_meta_tf() {
         for (name, text) in [("et2.dtd", super::ET2_DTD), ("et3.dtd", super::ET3_DTD)] {

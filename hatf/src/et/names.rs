@@ -4,6 +4,7 @@
 //! `methods.list` with `id, Class, method`, ET3 `classes.txt`, et3-large `classs.list` with
 //! `name,id`, possibly compressed). They are kept as opaque bytes so every shape round-trips.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::format::FormatError;
@@ -89,9 +90,166 @@ pub fn parse_index(bytes: &[u8]) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
+/// The name files stored in the first block of a binary ET trace, in stored order; empty when
+/// none were stored.
+pub fn stored(block: &metatf::container::Block) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let Some(index) = block.section(INDEX_SECTION) else {
+        return Ok(Vec::new());
+    };
+    let list = parse_index(&index.bytes)?;
+    let mut out = Vec::with_capacity(list.len());
+    for (k, name) in list.into_iter().enumerate() {
+        let number = u8::try_from(k + 1 + INDEX_SECTION as usize)
+            .map_err(|_| "too many name files".to_string())?;
+        let s = block
+            .section(number)
+            .ok_or_else(|| format!("name file `{name}` (section {number}) is missing"))?;
+        out.push((name, s.bytes.clone()));
+    }
+    Ok(out)
+}
+
+/// Class and method names by id, read from name files of any of the shapes producers write.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    classes: HashMap<u64, String>,
+    methods: HashMap<u64, String>,
+}
+
+impl Names {
+    /// Reads the class and method lists among `files` (field lists are not needed to name what
+    /// `stats` counts). A line that gives no id and name is skipped: the files are the
+    /// producer's, and a stray line must not hide every other name.
+    pub fn parse(files: &[(String, Vec<u8>)]) -> Names {
+        let mut names = Names::default();
+        for (file, bytes) in files {
+            let stem = file.split(['.', '_']).next().unwrap_or("");
+            let table = match stem {
+                "classes" | "classs" | "class" => &mut names.classes,
+                "methods" | "method" => &mut names.methods,
+                _ => continue,
+            };
+            let Some(text) = unpacked(file, bytes) else {
+                continue;
+            };
+            for line in String::from_utf8_lossy(&text).lines() {
+                if let Some((id, name)) = parse_line(line) {
+                    table.entry(id).or_insert(name);
+                }
+            }
+        }
+        names
+    }
+
+    /// True when no class or method name is known.
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty() && self.methods.is_empty()
+    }
+
+    /// The name of class `id`, when a class list gives it.
+    pub fn class(&self, id: u64) -> Option<&str> {
+        self.classes.get(&id).map(String::as_str)
+    }
+
+    /// The name of method `id` (`Class.method`), when a method list gives it.
+    pub fn method(&self, id: u64) -> Option<&str> {
+        self.methods.get(&id).map(String::as_str)
+    }
+}
+
+/// The text of a name file stored compressed (`.zst`, `.gz`, `.xz`) or as it is; `None` when
+/// it does not unpack (or is bzip2).
+fn unpacked(file: &str, bytes: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let read = if file.ends_with(".zst") {
+        zstd::stream::Decoder::new(bytes).and_then(|mut d| d.read_to_end(&mut out))
+    } else if file.ends_with(".gz") {
+        flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut out)
+    } else if file.ends_with(".xz") {
+        xz2::read::XzDecoder::new_multi_decoder(bytes).read_to_end(&mut out)
+    } else if file.ends_with(".bz2") {
+        // Kept byte for byte, but this library links no bzip2 reader of its own.
+        return None;
+    } else {
+        return Some(bytes.to_vec());
+    };
+    read.ok().map(|_| out)
+}
+
+/// One line of a name file: `id  name` and `id name` (ET2 class and field lists, ET3 `.txt`),
+/// `id, Class, method` and `id Class method` (method lists, joined as `Class.method`), or
+/// `name,id` (the et3-large lists).
+fn parse_line(line: &str) -> Option<(u64, String)> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let first_end = line
+        .find(|c: char| c == ',' || c.is_whitespace())
+        .unwrap_or(line.len());
+    if let Ok(id) = line[..first_end].parse::<u64>() {
+        let parts: Vec<&str> = line[first_end..]
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|p| !p.is_empty())
+            .collect();
+        return (!parts.is_empty()).then(|| (id, parts.join(".")));
+    }
+    let (name, id) = line.rsplit_once(',')?;
+    let id = id.trim().parse::<u64>().ok()?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| (id, name.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_every_observed_shape() {
+        let files = vec![
+            (
+                "classes.list".to_string(),
+                b"123  java/lang/Class$MethodArray\n122  Methods\n".to_vec(),
+            ),
+            (
+                "methods.list".to_string(),
+                b"517, java/lang/Void, <clinit>\n# a comment\n\nnot a line\n".to_vec(),
+            ),
+            (
+                "methods.txt".to_string(),
+                b"100 java.security.PermissionsHash writeObject\n517, shadowed, x\n".to_vec(),
+            ),
+            (
+                "classs.list".to_string(),
+                b"com.sun.tools.javac.tree.JCTree$JCSwitchExpression,409\n".to_vec(),
+            ),
+            ("fields.list".to_string(), b"35  a/B/c\n".to_vec()),
+        ];
+        let names = Names::parse(&files);
+        assert_eq!(names.class(123), Some("java/lang/Class$MethodArray"));
+        assert_eq!(names.class(122), Some("Methods"));
+        assert_eq!(
+            names.class(409),
+            Some("com.sun.tools.javac.tree.JCTree$JCSwitchExpression")
+        );
+        assert_eq!(names.method(517), Some("java/lang/Void.<clinit>"));
+        assert_eq!(
+            names.method(100),
+            Some("java.security.PermissionsHash.writeObject")
+        );
+        // Field ids are not class ids.
+        assert_eq!(names.class(35), None);
+    }
+
+    #[test]
+    fn reads_compressed_name_files() {
+        let packed = zstd::encode_all(&b"7,com.example.Main#main\n"[..], 3).unwrap();
+        let names = Names::parse(&[("methods.list.zst".to_string(), packed)]);
+        assert_eq!(names.method(7), Some("com.example.Main#main"));
+        let broken = Names::parse(&[("methods.list.zst".to_string(), b"not zstd".to_vec())]);
+        assert!(broken.is_empty());
+    }
 
     #[test]
     fn recognises_observed_names() {

@@ -1,0 +1,85 @@
+//! Every stored form of one trace that `hatf compare` measures, in one list, so the table of
+//! times, the CSV, the JSON and the chart all show the same variants in the same order.
+
+use super::{Times, TraceRow};
+
+/// One variant: a column of the table (an encoding, `hatf-auto` or `text`) with one
+/// compressor (`none` for the column's own bytes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// The table's column: an encoding's name, `hatf-auto` or `text`.
+    pub column: &'static str,
+    /// `none`, `gzip-9`, `zstd-19`, `zstd-19-long27`, `xz-9`, or `hatf` for `hatf-auto`.
+    pub compressor: &'static str,
+    /// Size in bytes; `None` when the variant could not be measured on this trace.
+    pub bytes: Option<u64>,
+    /// Write and read-back times; `None` for the text as it is, which takes no work.
+    pub times: Option<Times>,
+}
+
+impl Variant {
+    /// The name shown in the table of times and the chart's legend.
+    pub fn label(&self) -> String {
+        match (self.column, self.compressor) {
+            ("hatf-auto", _) => "hatf auto".to_string(),
+            (column, "none") => column.to_string(),
+            (column, compressor) => format!("{column} + {compressor}"),
+        }
+    }
+
+    /// True for the variants that are compressed (everything but an encoding's or the text's
+    /// own bytes).
+    pub fn compressed(&self) -> bool {
+        self.compressor != "none"
+    }
+}
+
+/// The variants of `row`: each encoding alone, with gzip -9 and with zstd -19; `hatf auto`
+/// when the format has it; the text alone, with gzip -9, zstd -19 --long=27 and xz -9.
+pub fn of(row: &TraceRow) -> Vec<Variant> {
+    let mut out = Vec::new();
+    for cell in &row.cells {
+        let sizes = cell.sizes.as_ref().ok();
+        let measured = sizes.is_some();
+        for (compressor, bytes, times) in [
+            ("none", sizes.map(|s| s.raw), cell.times.raw),
+            ("gzip-9", sizes.map(|s| s.gzip), cell.times.gzip),
+            ("zstd-19", sizes.map(|s| s.zstd), cell.times.zstd),
+        ] {
+            out.push(Variant {
+                column: cell.encoding,
+                compressor,
+                bytes,
+                times: measured.then_some(times),
+            });
+        }
+    }
+    if let Some(auto) = &row.auto {
+        out.push(Variant {
+            column: "hatf-auto",
+            compressor: "hatf",
+            bytes: auto.as_ref().ok().copied(),
+            times: auto.is_ok().then_some(row.auto_times),
+        });
+    }
+    let t = &row.text;
+    out.push(Variant {
+        column: "text",
+        compressor: "none",
+        bytes: Some(t.raw),
+        times: None,
+    });
+    for (compressor, bytes, times) in [
+        ("gzip-9", t.gzip9, t.times.gzip9),
+        ("zstd-19-long27", t.zstd19_long27, t.times.zstd19_long27),
+        ("xz-9", t.xz9, t.times.xz9),
+    ] {
+        out.push(Variant {
+            column: "text",
+            compressor,
+            bytes: Some(bytes),
+            times: Some(times),
+        });
+    }
+    out
+}
