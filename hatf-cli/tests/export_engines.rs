@@ -160,6 +160,7 @@ fn duckdb_script(sql: &str) -> String {
     format!(
         "import duckdb, json, sys\n\
          con = duckdb.connect()\n\
+         con.execute('PRAGMA disable_progress_bar')\n\
          cur = con.execute('''{sql}''', [sys.argv[1]])\n\
          names = [d[0] for d in cur.description]\n\
          row = cur.fetchone()\n\

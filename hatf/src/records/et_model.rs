@@ -55,7 +55,7 @@ impl Visit<'_, '_> {
             return;
         }
         let record = Record {
-            index: self.first_record + k,
+            index: self.first_record.saturating_add(k),
             record_type,
             values: fields.as_slice(),
         };
