@@ -1,5 +1,6 @@
 //! `hatf export` to Parquet, read by real query engines (DuckDB, DataFusion through their
-//! Python packages): SQL over the table gives exactly the figures `hatf stats` gives.
+//! Python packages): SQL over the table gives exactly the figures `hatf stats` gives (record
+//! counts, bytes allocated, per-thread counts, the lifetime histogram).
 
 mod support;
 
@@ -101,10 +102,65 @@ select
      select kind, count(*) as n from kinds where kind is not null group by kind)) as records_by_kind
 "#;
 
+/// The lifetime histogram of `hatf stats` in SQL, from `acts`: each event's births and deaths
+/// by address, numbered by event (`now`, a death before a birth of the same event). A death
+/// right after a birth at its address ends that object; the object's lifetime is the number
+/// of events between, counted in power-of-two buckets.
+const LIFETIMES_SQL: &str = r#"
+deaths as (
+  select now - lag(now) over w as lifetime, is_birth, lag(is_birth) over w as after_birth
+  from acts window w as (partition by addr order by now, ord))
+select list({'count': n, 'from': f} order by f) as lifetimes from (
+  select pow(2, floor(log2(lifetime)))::ubigint as f, count(*) as n
+  from deaths where is_birth = 0 and after_birth = 1 group by f)
+"#;
+
+/// memory_replay events as births and deaths: every line but a verbatim one is an event; a
+/// realloc frees its old address and allocates its new one.
+const REPLAY_ACTS_SQL: &str = r#"
+with ev as (
+  select *, row_number() over (order by index) as now
+  from read_parquet(?) where record not like 'verbatim%'),
+acts as (
+  select now, address as addr, 1 as is_birth, 1 as ord from ev
+    where record in ('malloc', 'calloc', 'memalign', 'realloc') and address <> 0
+  union all
+  select now, old_address, 0, 0 from ev where record = 'realloc' and old_address <> 0
+  union all
+  select now, address, 0, 0 from ev where record = 'free' and address <> 0),
+"#;
+
+/// mtrace events as births and deaths, paired as [`MTRACE_SQL`] pairs them: a realloc frees
+/// the address of its `<` line and allocates the one of its `>` line.
+const MTRACE_ACTS_SQL: &str = r#"
+with ops as (
+  select index, record, address, lag(record) over w as prev, lead(record) over w as next,
+         lag(address) over w as prev_address
+  from read_parquet(?) where record in ('malloc', 'free', 'reallocOld', 'reallocNew')
+  window w as (order by index)),
+kinds as (
+  select index, address, prev_address, case
+    when record = 'malloc' then 'malloc'
+    when record = 'free' then 'free'
+    when record = 'reallocNew' and prev = 'reallocOld' then 'realloc'
+    when record = 'reallocNew' then 'malloc'
+    when record = 'reallocOld' and next is distinct from 'reallocNew' then 'free'
+    end as kind from ops),
+ev as (select *, row_number() over (order by index) as now from kinds where kind is not null),
+acts as (
+  select now, address as addr, 1 as is_birth, 1 as ord from ev
+    where kind in ('malloc', 'realloc') and address <> 0
+  union all
+  select now, prev_address, 0, 0 from ev where kind = 'realloc' and prev_address <> 0
+  union all
+  select now, address, 0, 0 from ev where kind = 'free' and address <> 0),
+"#;
+
 fn duckdb_script(sql: &str) -> String {
     format!(
         "import duckdb, json, sys\n\
          con = duckdb.connect()\n\
+         con.execute('PRAGMA disable_progress_bar')\n\
          cur = con.execute('''{sql}''', [sys.argv[1]])\n\
          names = [d[0] for d in cur.description]\n\
          row = cur.fetchone()\n\
@@ -130,6 +186,12 @@ fn duckdb_computes_the_stats_of_a_memory_replay_trace() {
     assert_eq!(sql["top_threads"], want["top_threads"]);
     assert_eq!(sql["records_by_kind"], want["records_by_kind"]);
     assert!(want["top_threads"].as_array().unwrap().len() > 1);
+    let lifetimes = python_json(
+        &duckdb_script(&format!("{REPLAY_ACTS_SQL}{LIFETIMES_SQL}")),
+        &parquet,
+    );
+    assert_eq!(lifetimes["lifetimes"], want["lifetimes"]["buckets"]);
+    assert!(want["lifetimes"]["buckets"].as_array().unwrap().len() > 4);
 }
 
 #[test]
@@ -149,6 +211,12 @@ fn duckdb_computes_the_stats_of_an_mtrace_log_and_reads_the_metadata() {
     assert_eq!(sql["records"], want["records"]);
     assert_eq!(sql["bytes_allocated"], want["bytes_allocated"]);
     assert_eq!(sql["records_by_kind"], want["records_by_kind"]);
+    let lifetimes = python_json(
+        &duckdb_script(&format!("{MTRACE_ACTS_SQL}{LIFETIMES_SQL}")),
+        &parquet,
+    );
+    assert_eq!(lifetimes["lifetimes"], want["lifetimes"]["buckets"]);
+    assert!(want["lifetimes"]["buckets"].as_array().unwrap().len() > 4);
     let meta = python_json(
         "import duckdb, json, sys\n\
          rows = duckdb.sql(f\"select decode(key) as k, decode(value) as v from parquet_kv_metadata('{sys.argv[1]}')\").fetchall()\n\
@@ -156,6 +224,11 @@ fn duckdb_computes_the_stats_of_an_mtrace_log_and_reads_the_metadata() {
         &parquet,
     );
     assert_eq!(meta["hatf.format"], "mtrace");
+    // The format's DTD, though the file only refers to it.
+    let dtd =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../dtds/mtrace.dtd"))
+            .unwrap();
+    assert_eq!(meta["hatf.dtd"], dtd.as_str());
 }
 
 #[test]

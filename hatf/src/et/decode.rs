@@ -1,13 +1,14 @@
 //! Container → text trace: replays each block's model over its streams and prints the lines.
 
 use std::io::{Read, Write};
+use std::ops::Range;
 
 use metatf::container::{Block, ContainerReader};
 
 use super::check::thread_of;
 use super::encode::{STREAMS_SECTION, TEXT_LEN_SECTION};
 use super::line::{classify, Kind, Line, MAX_FIELDS};
-use super::model::{Model, UOrder};
+use super::model::{Model, RecordSink, UOrder};
 use super::names;
 use super::pipeline;
 use super::positioned;
@@ -496,6 +497,98 @@ pub fn decode_records(
         message: format!("cannot write the text trace: {e}"),
     })?;
     Ok(written)
+}
+
+/// What [`visit_records`] hands each block's records to, as the model decodes them.
+pub(crate) trait BlockVisitor: RecordSink {
+    /// A block begins, of which records `keep` (counted within it) are wanted; its records
+    /// follow, all of them, the unwanted ones included.
+    fn begin(&mut self, block: &Block, keep: Range<u64>) -> Result<(), FormatError>;
+    /// The block's records were all handed over; an error (the visitor's) stops the reading.
+    fn end(&mut self) -> Result<(), FormatError>;
+}
+
+/// Decodes records `first..end` like [`decode_records`], but hands each record to `visitor`
+/// as the model decodes it — a typed record, or a line the encoder stored as text — instead
+/// of printing it: what [`crate::records`] reads, with no text to parse back. A batch's
+/// records are handed over before its streams are checked; a damaged block then ends the
+/// reading with the error [`decode_records`] gives. Returns the number of records wanted.
+pub(crate) fn visit_records(
+    input: &mut dyn ReadSeek,
+    file: &str,
+    first: u64,
+    end: u64,
+    note: Note<'_>,
+    visitor: &mut impl BlockVisitor,
+) -> Result<u64, FormatError> {
+    let mut scratch = Scratch::default();
+    seek::decode_records(
+        input,
+        &FORMATS,
+        file,
+        first,
+        end,
+        note,
+        &mut |_| Ok(()),
+        &mut |_, block, keep| {
+            let fail = |m: String| FormatError {
+                file: file.to_string(),
+                position: format!("byte {}", block.offset),
+                message: format!("block {}: {m}", block.index),
+            };
+            visitor.begin(block, keep)?;
+            if let Err(e) = block_records(block, &mut scratch, visitor) {
+                // The text decoder names the line where the block went wrong.
+                let line = block_text(block, &mut TextBuf::default()).err();
+                return Err(fail(line.unwrap_or(e)));
+            }
+            visitor.end()
+        },
+    )
+}
+
+/// [`lines_to`]'s decode, handing the records to `sink` instead of a printer.
+fn block_records(
+    block: &Block,
+    scratch: &mut Scratch,
+    sink: &mut impl RecordSink,
+) -> Result<(), String> {
+    let section = block
+        .section(STREAMS_SECTION)
+        .ok_or_else(|| "has no stream section".to_string())?;
+    let (&order, packed) = section
+        .bytes
+        .split_first()
+        .ok_or_else(|| "stream section is empty".to_string())?;
+    let order = UOrder::from_code(order).ok_or_else(|| format!("unknown U field order {order}"))?;
+    let streams = &mut scratch.streams;
+    streams.refill(packed).map_err(|e| e.message())?;
+    let model = match &mut scratch.model {
+        Some(model) => {
+            model.reset(order);
+            model
+        }
+        None => scratch
+            .model
+            .insert(Model::for_decoding(order, block.record_count)),
+    };
+    let mut k = 0u64;
+    while k < block.record_count {
+        let end = block.record_count.min(k.saturating_add(CHECK_LINES));
+        while k < end {
+            let c = streams.byte(id::KIND);
+            model.decode(c, streams, sink);
+            k += 1;
+        }
+        if let Some(e) = streams.take_failure() {
+            return Err(e.message());
+        }
+    }
+    let left = streams.leftovers();
+    if !left.is_empty() {
+        return Err(format!("bytes left over in streams {}", left.join(", ")));
+    }
+    Ok(())
 }
 
 /// The thread ids (ascending) of the records of `block` that went through the model, as the

@@ -8,7 +8,7 @@ use crate::alloc::malloc_bench::proto;
 use crate::alloc::memory_replay::line::{self as replay_line, Action};
 use crate::alloc::mtrace::line::{self as mtrace_line, Line as MtraceLine, Op};
 use crate::alloc::wee_alloc::{self, WeeLine};
-use crate::et::line::{self as et_line, Kind as EtKind, Line as EtLine};
+use crate::et::line::{self as et_line, Kind as EtKind, Line as EtLine, Record as EtRecord};
 use crate::jvm::line::{self as jvm_line, Field as JvmField, Kind as JvmKind, Parsed};
 
 use FieldType::{Bytes, I64, U64};
@@ -275,37 +275,63 @@ impl Parser {
     }
 }
 
-/// Index of `name` in `table` (the tables above are fixed, so a miss is a bug caught by tests).
-fn at(table: Table, name: &str) -> usize {
-    table.iter().position(|(n, _)| *n == name).unwrap_or(0)
+/// Index of `name` in `table`, if it is there.
+const fn find(table: Table, name: &str) -> Option<usize> {
+    let name = name.as_bytes();
+    let mut i = 0;
+    while i < table.len() {
+        let candidate = table[i].0.as_bytes();
+        if candidate.len() == name.len() {
+            let mut k = 0;
+            while k < name.len() && candidate[k] == name[k] {
+                k += 1;
+            }
+            if k == name.len() {
+                return Some(i);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Index of record type `$name` in `$table`, found when the program is compiled (a name
+/// missing from the table does not compile), not compared name by name for every record.
+macro_rules! at {
+    ($table:expr, $name:expr) => {
+        const {
+            match find($table, $name) {
+                Some(i) => i,
+                None => panic!("a record type missing from its table"),
+            }
+        }
+    };
 }
 
 /// A line no record type describes: `verbatim`, or `verbatimLast` for a last line without `\n`
 /// in the formats whose DTD tells them apart.
 fn verbatim<'a>(table: Table, line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
     out.push(Value::Bytes(line));
-    at(table, if last { "verbatimLast" } else { "verbatim" })
+    // Only the tables that have both are given here.
+    find(table, if last { "verbatimLast" } else { "verbatim" }).unwrap_or(0)
 }
 
 fn mtrace<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
     match mtrace_line::parse(line) {
-        Ok(MtraceLine::Marker(b"Start")) => at(MTRACE, "start"),
-        Ok(MtraceLine::Marker(b"End")) => at(MTRACE, "end"),
+        Ok(MtraceLine::Marker(b"Start")) => at!(MTRACE, "start"),
+        Ok(MtraceLine::Marker(b"End")) => at!(MTRACE, "end"),
         Ok(MtraceLine::Op(op)) => {
             out.push(op.caller.map_or(Value::Null, Value::Bytes));
             out.u64(op.addr);
             if op.op.has_size() {
                 out.u64(op.size);
             }
-            at(
-                MTRACE,
-                match op.op {
-                    Op::Malloc => "malloc",
-                    Op::Free => "free",
-                    Op::ReallocOld => "reallocOld",
-                    Op::ReallocNew => "reallocNew",
-                },
-            )
+            match op.op {
+                Op::Malloc => at!(MTRACE, "malloc"),
+                Op::Free => at!(MTRACE, "free"),
+                Op::ReallocOld => at!(MTRACE, "reallocOld"),
+                Op::ReallocNew => at!(MTRACE, "reallocNew"),
+            }
         }
         _ => verbatim(MTRACE, line, last, out),
     }
@@ -317,38 +343,37 @@ fn memory_replay<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize 
     };
     out.u64(l.tid);
     if l.action == Action::ThreadDone {
-        return at(MEMORY_REPLAY, "threadDone");
+        return at!(MEMORY_REPLAY, "threadDone");
     }
     out.u64(l.ptr);
-    let name = match l.action {
+    match l.action {
         Action::Malloc => {
             out.u64(l.a);
-            "malloc"
+            at!(MEMORY_REPLAY, "malloc")
         }
-        Action::Free => "free",
+        Action::Free => at!(MEMORY_REPLAY, "free"),
         Action::Calloc | Action::Memalign | Action::Realloc => {
             out.u64(l.a);
             out.u64(l.b);
             match l.action {
-                Action::Calloc => "calloc",
-                Action::Memalign => "memalign",
-                _ => "realloc",
+                Action::Calloc => at!(MEMORY_REPLAY, "calloc"),
+                Action::Memalign => at!(MEMORY_REPLAY, "memalign"),
+                _ => at!(MEMORY_REPLAY, "realloc"),
             }
         }
-        Action::ThreadDone => "threadDone",
-    };
-    at(MEMORY_REPLAY, name)
+        Action::ThreadDone => at!(MEMORY_REPLAY, "threadDone"),
+    }
 }
 
 fn wee<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
     match wee_alloc::parse(line) {
         Ok(WeeLine::Alloc(n)) => {
             out.u64(n);
-            at(WEE_ALLOC, "alloc")
+            at!(WEE_ALLOC, "alloc")
         }
         Ok(WeeLine::Free(i)) => {
             out.u64(i);
-            at(WEE_ALLOC, "free")
+            at!(WEE_ALLOC, "free")
         }
         Err(_) => verbatim(WEE_ALLOC, line, last, out),
     }
@@ -364,42 +389,45 @@ fn malloc_bench<'a>(field: &'a [u8], out: &mut Fields<'a>) -> usize {
         }
         Some(proto::TopLevel::MaxSimultaneousAllocs(n)) => {
             out.u64(n);
-            at(MALLOC_BENCH, "maxSimultaneousAllocs")
+            at!(MALLOC_BENCH, "maxSimultaneousAllocs")
         }
         None => {
             out.push(Value::Bytes(field));
-            at(MALLOC_BENCH, "verbatim")
+            at!(MALLOC_BENCH, "verbatim")
         }
     }
 }
 
-fn et<'a>(line: &'a [u8], out: &mut Fields<'a>) -> usize {
-    let table = ET2; // ET2 and ET3 list the same record types in the same order.
+/// An Elephant Tracks line: a record, a blank line, or a line kept verbatim.
+pub(super) fn et<'a>(line: &'a [u8], out: &mut Fields<'a>) -> usize {
     match et_line::classify(line) {
-        EtLine::Canonical(r) | EtLine::Spelled(r) => {
-            for &v in r.fields() {
-                out.u64(v);
-            }
-            let name = match r.kind {
-                EtKind::N => "N",
-                EtKind::A => "A",
-                EtKind::D if r.len > 3 => "Ds",
-                EtKind::D => "D",
-                EtKind::U => "U",
-                EtKind::M => "M",
-                EtKind::E => "E",
-                EtKind::W => "W",
-                EtKind::T => "T",
-                EtKind::H => "H",
-                EtKind::X => "X",
-            };
-            at(table, name)
-        }
-        EtLine::Blank => at(table, "blank"),
+        EtLine::Canonical(r) | EtLine::Spelled(r) => et_record(&r, out),
+        EtLine::Blank => at!(ET2, "blank"),
         _ => {
             out.push(Value::Bytes(line));
-            at(table, "verbatim")
+            at!(ET2, "verbatim")
         }
+    }
+}
+
+/// An Elephant Tracks record, parsed from its line or as the model decoded it.
+pub(super) fn et_record(r: &EtRecord, out: &mut Fields<'_>) -> usize {
+    for &v in r.fields() {
+        out.u64(v);
+    }
+    // ET2 and ET3 list the same record types in the same order.
+    match r.kind {
+        EtKind::N => at!(ET2, "N"),
+        EtKind::A => at!(ET2, "A"),
+        EtKind::D if r.len > 3 => at!(ET2, "Ds"),
+        EtKind::D => at!(ET2, "D"),
+        EtKind::U => at!(ET2, "U"),
+        EtKind::M => at!(ET2, "M"),
+        EtKind::E => at!(ET2, "E"),
+        EtKind::W => at!(ET2, "W"),
+        EtKind::T => at!(ET2, "T"),
+        EtKind::H => at!(ET2, "H"),
+        EtKind::X => at!(ET2, "X"),
     }
 }
 
@@ -419,7 +447,7 @@ fn jvm<'a>(line: &'a [u8], out: &mut Fields<'a>) -> usize {
         }
         Err(_) => {
             out.push(Value::Bytes(line));
-            at(JVM, "verbatim")
+            at!(JVM, "verbatim")
         }
     }
 }
@@ -507,5 +535,33 @@ mod tests {
         let mut f = Fields::new();
         let t = Parser::WeeAlloc.parse(b"junk", &mut f);
         assert_eq!(Parser::WeeAlloc.types()[t].name, "verbatimLast");
+    }
+
+    #[test]
+    fn elephant_tracks_records_have_the_types_of_their_letters() {
+        let lines: [(&[u8], &str); 11] = [
+            (b"N 1 2 3 4 5 6", "N"),
+            (b"A 1 2 3 4 5 6", "A"),
+            (b"D 1 2 3", "D"),
+            (b"D 1 2 3 4", "Ds"),
+            (b"U 1 2 3 4", "U"),
+            (b"M 1 2 3", "M"),
+            (b"E 1 2", "E"),
+            (b"W 1 2 3", "W"),
+            (b"T 1 2 3 4", "T"),
+            (b"H 1 2 3 4", "H"),
+            (b"X 1 2 3 4", "X"),
+        ];
+        for (line, name) in lines {
+            let (EtLine::Canonical(r) | EtLine::Spelled(r)) = et_line::classify(line) else {
+                panic!("{}", String::from_utf8_lossy(line));
+            };
+            for p in [Parser::Et2, Parser::Et3] {
+                let mut f = Fields::new();
+                let t = et_record(&r, &mut f);
+                assert_eq!(p.types()[t].name, name);
+                assert_eq!(f.as_slice().len(), r.len);
+            }
+        }
     }
 }

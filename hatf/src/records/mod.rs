@@ -41,13 +41,15 @@
 //! ```
 
 mod builtin;
+mod et_model;
 mod framing;
+mod stored;
 mod universal;
 mod value;
 
 use std::ops::Range;
 
-use metatf::container::{load_index, ContainerReader, IndexEntry};
+use metatf::container::{load_index, ContainerReader, IndexEntry, PROPERTY_LAYOUT};
 
 pub use value::{FieldSpec, FieldType, Item, Record, RecordType, Value};
 
@@ -62,8 +64,11 @@ pub type Visitor<'a> = dyn FnMut(Item<'_>) -> Result<(), FormatError> + 'a;
 
 /// How a file's records are read.
 enum Source {
-    /// A built-in format's range decoder, its text parsed by the format's parser.
+    /// A built-in format's range decoder, its text parsed by the format's parser (Elephant
+    /// Tracks: its model's records, see [`et_model`]).
     Builtin(Parser),
+    /// A built-in format's file that keeps its archive byte for byte (see [`stored`]).
+    Stored(Parser),
     /// The universal reader, with the DTD's record types.
     Universal(universal::Types),
 }
@@ -93,14 +98,20 @@ impl RecordFile {
                 .map_err(|e| fail(format!("cannot seek: {e}")))
         };
         rewind(input)?;
-        let header = ContainerReader::new(&mut *input)
-            .map_err(|e| fail(e.to_string()))?
-            .header()
-            .clone();
+        let reader = ContainerReader::new(&mut *input).map_err(|e| fail(e.to_string()))?;
+        let header = reader.header().clone();
+        let dtd = if header.dtd.is_empty() {
+            shipped_dtd(reader.dtd_reference(), &header.format)
+        } else {
+            header.dtd.clone()
+        };
+        drop(reader);
         rewind(input)?;
         let format = header.format.clone();
         let builtin = Parser::of(&format).filter(|_| header.model_layout().is_some());
+        let stored = header.property(PROPERTY_LAYOUT) == Some(stored::ORIGINAL_BYTES);
         let (source, types, blocks) = match builtin {
+            Some(parser) if stored => (Source::Stored(parser), parser.types(), Vec::new()),
             Some(parser) => {
                 // Blocks only mark where row groups may end; a file without a usable index
                 // still reads, as one stretch.
@@ -125,7 +136,7 @@ impl RecordFile {
         };
         Ok(RecordFile {
             format,
-            dtd: header.dtd,
+            dtd,
             types,
             source,
             blocks: blocks.into_iter().filter(|b| b.record_count > 0).collect(),
@@ -143,7 +154,8 @@ impl RecordFile {
         matches!(self.source, Source::Universal(_))
     }
 
-    /// The DTD the file carries.
+    /// The file's DTD: the one it carries, or, for a file that refers to a DTD shipped with
+    /// hatf (the built-in formats do), that DTD's text from `dtds/`.
     pub fn dtd(&self) -> &str {
         &self.dtd
     }
@@ -178,15 +190,16 @@ impl RecordFile {
             })?;
         match &self.source {
             Source::Universal(types) => universal::read(input, name, types, range, visitor),
+            _ if range.start >= range.end => Ok(0),
+            Source::Builtin(Parser::Et2 | Parser::Et3) => {
+                et_model::read(input, name, range, visitor)
+            }
+            Source::Stored(parser) => {
+                let format = self.builtin_format(name)?;
+                stored::read(input, name, format, *parser, range, visitor)
+            }
             Source::Builtin(parser) => {
-                let format = crate::by_name(&self.format).ok_or_else(|| FormatError {
-                    file: name.to_string(),
-                    position: String::new(),
-                    message: format!("no format `{}` in this hatf", self.format),
-                })?;
-                if range.start >= range.end {
-                    return Ok(0);
-                }
+                let format = self.builtin_format(name)?;
                 let options = DecodeOptions {
                     input_name: name.to_string(),
                     ..DecodeOptions::default()
@@ -206,4 +219,29 @@ impl RecordFile {
             }
         }
     }
+
+    fn builtin_format(&self, name: &str) -> Result<&'static dyn crate::TraceFormat, FormatError> {
+        crate::by_name(&self.format).ok_or_else(|| FormatError {
+            file: name.to_string(),
+            position: String::new(),
+            message: format!("no format `{}` in this hatf", self.format),
+        })
+    }
+}
+
+/// The text of the shipped DTD a file refers to (by identity, else by its format's name:
+/// `memory-replay-zip` is described by `memory-replay.dtd`); empty when there is none.
+fn shipped_dtd(reference: Option<metatf::container::DtdIdentity>, format: &str) -> String {
+    let by_name = || {
+        let base = format.strip_suffix("-zip").unwrap_or(format);
+        crate::dtds::KNOWN
+            .iter()
+            .find(|(file, _)| file.strip_suffix(".dtd") == Some(base))
+            .map(|(_, text)| *text)
+    };
+    reference
+        .and_then(crate::dtds::by_identity)
+        .or_else(by_name)
+        .unwrap_or_default()
+        .to_string()
 }

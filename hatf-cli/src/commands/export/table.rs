@@ -1,0 +1,117 @@
+//! The table file being written: Parquet, Arrow IPC or CSV, from batches of arrays.
+
+use std::io::Write;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::SchemaRef;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+
+use crate::args::TableFormat;
+
+/// The table being written.
+pub struct Table<'w> {
+    schema: SchemaRef,
+    writer: TableWriter<'w>,
+}
+
+enum TableWriter<'w> {
+    Parquet(ArrowWriter<&'w mut (dyn Write + Send)>),
+    Arrow(arrow_ipc::writer::FileWriter<&'w mut (dyn Write + Send)>),
+    Csv(arrow_csv::Writer<&'w mut (dyn Write + Send)>),
+}
+
+/// How the Parquet file is written: zstd at its fastest level, and statistics per column
+/// chunk (enough for engines to skip row groups). The record number goes in as deltas (a
+/// run of consecutive numbers costs next to nothing) and without a dictionary, which a
+/// column of distinct values would only fill and drop; the other columns keep the default
+/// dictionary, which suits their few threads, sizes, sites and record names.
+fn parquet_properties(schema: &SchemaRef) -> WriterProperties {
+    let metadata = schema
+        .metadata()
+        .iter()
+        .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+        .collect();
+    let index = ColumnPath::from("index");
+    let exp = std::env::var("HATF_EXP").unwrap_or_default();
+    let mut b = WriterProperties::builder();
+    if exp.contains("nodict") {
+        b = b
+            .set_dictionary_enabled(false)
+            .set_column_dictionary_enabled("record".into(), true);
+    }
+    if exp.contains("lz4") {
+        b = b.set_compression(Compression::LZ4_RAW);
+    } else if exp.contains("snappy") {
+        b = b.set_compression(Compression::SNAPPY);
+    } else if exp.contains("none") {
+        b = b.set_compression(Compression::UNCOMPRESSED);
+    } else {
+        b = b.set_compression(Compression::ZSTD(ZstdLevel::default()));
+    }
+    b
+        // Row groups are cut by the caller, at block boundaries, not by the writer.
+        .set_max_row_group_row_count(None)
+        .set_max_row_group_bytes(None)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_column_dictionary_enabled(index.clone(), false)
+        .set_column_encoding(index, Encoding::DELTA_BINARY_PACKED)
+        .set_key_value_metadata(Some(metadata))
+        .build()
+}
+
+impl<'w> Table<'w> {
+    /// Starts a table of `schema` in format `to` on `out`.
+    pub fn new(
+        to: TableFormat,
+        out: &'w mut (dyn Write + Send),
+        schema: SchemaRef,
+    ) -> Result<Self, String> {
+        let err = |e: String| format!("cannot start the table: {e}");
+        let writer = match to {
+            TableFormat::Parquet => TableWriter::Parquet(
+                ArrowWriter::try_new(out, schema.clone(), Some(parquet_properties(&schema)))
+                    .map_err(|e| err(e.to_string()))?,
+            ),
+            TableFormat::Arrow => TableWriter::Arrow(
+                arrow_ipc::writer::FileWriter::try_new(out, &schema)
+                    .map_err(|e| err(e.to_string()))?,
+            ),
+            TableFormat::Csv => TableWriter::Csv(arrow_csv::Writer::new(out)),
+        };
+        Ok(Table { schema, writer })
+    }
+
+    /// Writes one batch of rows.
+    pub fn write(&mut self, arrays: Vec<ArrayRef>) -> Result<(), String> {
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| e.to_string())?;
+        match &mut self.writer {
+            TableWriter::Parquet(w) => w.write(&batch).map_err(|e| e.to_string()),
+            TableWriter::Arrow(w) => w.write(&batch).map_err(|e| e.to_string()),
+            TableWriter::Csv(w) => w.write(&batch).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Closes the Parquet row group of the rows written so far (other tables have none).
+    pub fn end_group(&mut self) -> Result<(), String> {
+        match &mut self.writer {
+            TableWriter::Parquet(w) => w.flush().map_err(|e| e.to_string()),
+            TableWriter::Arrow(_) | TableWriter::Csv(_) => Ok(()),
+        }
+    }
+
+    /// Ends the table (the Parquet footer, the Arrow file's end) and flushes it.
+    pub fn close(self) -> Result<(), String> {
+        match self.writer {
+            TableWriter::Parquet(w) => w.close().map(|_| ()).map_err(|e| e.to_string()),
+            TableWriter::Arrow(mut w) => w.finish().map_err(|e| e.to_string()),
+            TableWriter::Csv(w) => {
+                let inner = w.into_inner();
+                inner.flush().map_err(|e| e.to_string())
+            }
+        }
+    }
+}
