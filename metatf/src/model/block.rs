@@ -253,6 +253,26 @@ pub(crate) struct Chosen {
     pub(crate) tag_context: TagContext,
 }
 
+/// Candidates measured with full-size tables; beyond this many, their tables shrink (a DTD
+/// with hundreds of fields has tens of thousands of candidates).
+const MEASURE_FULL_CANDIDATES: usize = 2048;
+/// Smallest table of a measured candidate.
+const MEASURE_MIN_TABLE_BITS: u32 = 8;
+
+/// Table size while measuring `instances` candidates: [`MEASURE_TABLE_BITS`] up to
+/// [`MEASURE_FULL_CANDIDATES`], halved for every doubling beyond, so that the memory of a
+/// measurement stays bounded whatever the DTD. Only the choice depends on it (the coder's
+/// tables have a fixed size), so files stay readable whatever it is.
+fn measure_table_bits(instances: usize) -> u32 {
+    let mut bits = MEASURE_TABLE_BITS;
+    let mut budget = MEASURE_FULL_CANDIDATES;
+    while instances > budget && bits > MEASURE_MIN_TABLE_BITS {
+        bits -= 1;
+        budget = budget.saturating_mul(2);
+    }
+    bits
+}
+
 /// Chooses predictors for `block` by measuring every candidate on it.
 pub(crate) fn choose(
     catalog: &Catalog,
@@ -261,13 +281,19 @@ pub(crate) fn choose(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Chosen, (u64, String)> {
-    let mut engine = Engine::new(streams, MEASURE_TABLE_BITS);
+    let all: Vec<Vec<Spec>> = (0..streams.len())
+        .map(|s| {
+            let mut c = candidates(streams, s);
+            c.truncate(MAX_CANDIDATES);
+            c
+        })
+        .collect();
+    let instances = all.iter().map(Vec::len).sum();
+    let mut engine = Engine::new(streams, measure_table_bits(instances));
     let mut specs: Vec<Vec<Spec>> = Vec::new();
     let mut cands = Vec::new();
     let mut rank = Vec::new();
-    for s in 0..streams.len() {
-        let mut c = candidates(streams, s);
-        c.truncate(MAX_CANDIDATES);
+    for (s, c) in all.into_iter().enumerate() {
         cands.push(c.iter().map(|&p| engine.instance(s, p)).collect());
         rank.push(c.iter().map(|p| p.kind.is_rank()).collect());
         specs.push(c);
