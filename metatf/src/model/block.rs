@@ -273,6 +273,24 @@ fn measure_table_bits(instances: usize) -> u32 {
     bits
 }
 
+/// Bytes the measured tag models may take together (one per tag context candidate, two per
+/// stream).
+const MEASURE_TAG_BYTES: usize = 256 << 20;
+/// Fewest context bits of a measured tag model.
+const MEASURE_MIN_CONTEXT_BITS: u32 = 4;
+
+/// Context bits of each of `candidates` measured tag models over an alphabet of
+/// `alphabet_bits`: [`MEASURE_CONTEXT_BITS`] while they fit [`MEASURE_TAG_BYTES`], fewer for
+/// DTDs with many fields and records. Only the choice depends on it.
+fn measure_context_bits(candidates: usize, alphabet_bits: u32) -> u32 {
+    let mut bits = MEASURE_CONTEXT_BITS;
+    let bytes = |bits: u32| candidates.saturating_mul(2usize << (bits + alphabet_bits));
+    while bits > MEASURE_MIN_CONTEXT_BITS && bytes(bits) > MEASURE_TAG_BYTES {
+        bits -= 1;
+    }
+    bits
+}
+
 /// Chooses predictors for `block` by measuring every candidate on it.
 pub(crate) fn choose(
     catalog: &Catalog,
@@ -300,6 +318,8 @@ pub(crate) fn choose(
     }
     let every = (block.records / SAMPLES_PER_STREAM).max(1);
     let alphabet = TagAlphabet::new(catalog);
+    let tag_candidates = TagContext::candidates(streams.len());
+    let context_bits = measure_context_bits(tag_candidates.len(), alphabet.bits);
     let mut m = Measure {
         input: FlatReader {
             block,
@@ -313,11 +333,11 @@ pub(crate) fn choose(
         rank,
         seen: vec![0; streams.len()],
         every,
-        tags: TagContext::candidates(streams.len())
+        tag_costs: vec![0; tag_candidates.len()],
+        tags: tag_candidates
             .into_iter()
-            .map(|c| TagModel::new(c, alphabet.bits, MEASURE_CONTEXT_BITS))
+            .map(|c| TagModel::new(c, alphabet.bits, context_bits))
             .collect(),
-        tag_costs: vec![0; TagContext::candidates(streams.len()).len()],
         alphabet,
     };
     walk(catalog, streams, &mut m, block.records, section, declared)?;
