@@ -2,10 +2,14 @@
 //! line patterns, given or inferred from the trace's first lines.
 
 use crate::args::{CompressArg, EncodeArgs};
+use crate::batch;
+use crate::compressed::Wrapper;
 use crate::error::{CliError, CliResult};
-use crate::io::{create_output, open_input, Content, TEXT_READ_AHEAD};
+use crate::io::{create_output_for, open_input, Content, TEXT_READ_AHEAD};
+use crate::output_name;
 use crate::runtime_error::from_runtime;
 use crate::summary;
+use crate::text_input::{head_of, read_head};
 use crate::Verbosity;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
@@ -17,10 +21,11 @@ pub const SAMPLE_BYTES: usize = 4 << 20;
 /// Runs `hatf encode` for `--dtd` with line patterns or `--from any`.
 pub fn encode(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     let started = Instant::now();
-    let input = open_input(args.inputs.first().map(PathBuf::as_path), TEXT_READ_AHEAD)?;
+    let path = args.inputs.first().map(PathBuf::as_path);
+    let input = open_input(path, TEXT_READ_AHEAD)?;
     let name = input.name.clone();
-    let mut text: Box<dyn BufRead + Send> =
-        Box::new(BufReader::with_capacity(1 << 20, input.reader));
+    let (reader, wrapper) = unwrap_text(input.reader, &name)?;
+    let mut text: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 20, reader));
     let (dtd, dtd_name) = match &args.dtd {
         Some(path) => {
             let dtd_name = path.display().to_string();
@@ -48,7 +53,16 @@ pub fn encode(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         codec,
         level,
     };
-    let mut output = create_output(args.out.output.as_deref(), args.out.force, Content::Binary)?;
+    let out_path = batch::destination(&args.out, path, false, |p| {
+        Ok(output_name::encoded(p, wrapper))
+    })?;
+    let mut output = create_output_for(
+        out_path.as_deref(),
+        args.out.force,
+        Content::Binary,
+        input.identity,
+        &name,
+    )?;
     let report = metatf::lines::encode_lines(&dtd, &dtd_name, &mut text, output.writer(), options)
         .map_err(|e| from_runtime(&name, e))?;
     let output_name = output.name.clone();
@@ -68,6 +82,23 @@ pub fn encode(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         started.elapsed(),
     );
     Ok(())
+}
+
+/// The text of `reader`, read through its decompressor when it is kept compressed (gzip,
+/// bzip2, xz or zstd, recognised by its first bytes), and the compression it had.
+pub fn unwrap_text(
+    reader: Box<dyn Read + Send>,
+    name: &str,
+) -> CliResult<(Box<dyn Read + Send>, Option<Wrapper>)> {
+    let whole = read_head(reader, name)?;
+    let wrapper = Wrapper::detect(head_of(&whole));
+    let text: Box<dyn Read + Send> = match wrapper {
+        Some(w) => w
+            .reader(Box::new(whole))
+            .map_err(|e| CliError::input(format!("{name}: {e}")))?,
+        None => Box::new(whole),
+    };
+    Ok((text, wrapper))
 }
 
 /// The first [`SAMPLE_BYTES`] of the text, cut after the last whole line (or all of it).

@@ -99,3 +99,146 @@ fn dtd_infer_writes_a_valid_dtd() {
     std::fs::write(&path, &dtd).unwrap();
     hatf().args(["dtd", "check"]).arg(&path).assert().success();
 }
+
+/// Runs `hatf encode ARGS INPUT -o OUT` then `decode`, and returns the decoded bytes.
+fn encode_decode(dir: &Path, args: &[&str], input: &Path) -> Vec<u8> {
+    let out = dir.join("out.hatf");
+    hatf()
+        .arg("encode")
+        .args(args)
+        .arg(input)
+        .arg("-o")
+        .arg(&out)
+        .arg("-f")
+        .assert()
+        .success();
+    let back = dir.join("back.txt");
+    hatf()
+        .arg("decode")
+        .arg(&out)
+        .arg("-o")
+        .arg(&back)
+        .arg("-f")
+        .assert()
+        .success();
+    std::fs::read(&back).unwrap()
+}
+
+#[test]
+fn compressed_text_is_read_through_its_decompressor() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("trace.txt.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(TEXT).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let zst = dir.path().join("trace.txt.zst");
+    std::fs::write(&zst, zstd::encode_all(TEXT, 3).unwrap()).unwrap();
+    let dtd = lackey_dtd();
+    for input in [&gz, &zst] {
+        // The text comes back, not the compressed bytes.
+        assert_eq!(encode_decode(dir.path(), &["--from", "any"], input), TEXT);
+        let with_dtd = ["--dtd", dtd.to_str().unwrap()];
+        assert_eq!(encode_decode(dir.path(), &with_dtd, input), TEXT);
+    }
+    hatf()
+        .args(["dtd", "infer"])
+        .arg(&gz)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("line ="));
+}
+
+#[test]
+fn text_with_no_frequent_line_shape_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("odd.txt");
+    for text in [&b"one line only\n"[..], b"", b"a\n(b)\n{c: d}\n"] {
+        std::fs::write(&input, text).unwrap();
+        assert_eq!(encode_decode(dir.path(), &["--from", "any"], &input), text);
+    }
+}
+
+/// Runs a real line-based tracer on this machine, if it is installed, and returns its trace.
+fn real_trace(dir: &Path, tool: &str, args: &[&str], trace: &str) -> Option<PathBuf> {
+    let out = dir.join(trace);
+    let ran = std::process::Command::new(tool)
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    match ran {
+        Ok(s) if s.success() && out.exists() => Some(out),
+        _ => {
+            println!("skipped: `{tool}` is not installed or cannot trace here");
+            None
+        }
+    }
+}
+
+#[test]
+fn real_traces_of_other_tools_round_trip_with_from_any() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = [
+        real_trace(
+            dir.path(),
+            "strace",
+            &[
+                "-f",
+                "-tt",
+                "-o",
+                "strace.txt",
+                "sh",
+                "-c",
+                "ls -la / /usr /etc",
+            ],
+            "strace.txt",
+        ),
+        real_trace(
+            dir.path(),
+            "valgrind",
+            &[
+                "--trace-malloc=yes",
+                "--log-file=valgrind.txt",
+                "ls",
+                "-la",
+                "/usr",
+            ],
+            "valgrind.txt",
+        ),
+    ];
+    for trace in traces.into_iter().flatten() {
+        let text = std::fs::read(&trace).unwrap();
+        let out = dir.path().join("real.hatf");
+        let run = hatf()
+            .args(["encode", "--from", "any", "-v", "-f", "-o"])
+            .arg(&out)
+            .arg(&trace)
+            .assert()
+            .success();
+        let said = String::from_utf8_lossy(&run.get_output().stderr).to_string();
+        // "N lines: R records, V kept verbatim": the inferred patterns, not verbatim copies,
+        // hold most lines.
+        let count = |after: &str| -> u64 {
+            let at = said.find(after).unwrap_or_else(|| panic!("{said}"));
+            said[..at].rsplit(' ').next().unwrap().parse().unwrap()
+        };
+        let (records, verbatim) = (count(" records"), count(" kept verbatim"));
+        assert!(records > verbatim, "{}: {said}", trace.display());
+        let back = dir.path().join("real.txt");
+        hatf()
+            .args(["decode", "-f", "-o"])
+            .arg(&back)
+            .arg(&out)
+            .assert()
+            .success();
+        assert!(std::fs::read(&back).unwrap() == text, "{}", trace.display());
+        let size = std::fs::metadata(&out).unwrap().len();
+        assert!(
+            size * 4 < text.len() as u64,
+            "{}: {size} bytes",
+            trace.display()
+        );
+    }
+}

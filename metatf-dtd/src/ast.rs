@@ -50,6 +50,17 @@ pub enum Item {
     Record(Record),
     /// `section name number { ... }` (only at top level).
     Section(SectionDecl),
+    /// `unmatched = verbatim | error | RECORD;` (only at top level).
+    Unmatched(UnmatchedDecl),
+}
+
+/// `unmatched = TARGET;`: what a text line that no line pattern spells becomes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnmatchedDecl {
+    /// `verbatim`, `error` or a record's name, as written.
+    pub target: Token,
+    /// The whole statement.
+    pub span: Span,
 }
 
 /// `section NAME NUMBER { ... }`

@@ -8,7 +8,8 @@
 //! depends only on what the output itself contains, formatting twice gives the same text.
 
 use crate::ast::{
-    Body, Dtd, Field, Item, LinePart, LinePattern, Property, Record, SectionDecl, Value,
+    Body, Dtd, Field, Item, LinePart, LinePattern, Property, Record, SectionDecl, UnmatchedDecl,
+    Value,
 };
 use crate::source::{scan, Comment};
 
@@ -48,13 +49,14 @@ impl Formatter<'_> {
     fn items(&mut self, items: &[Item], depth: usize) {
         let mut previous_was_block = false;
         for (i, item) in items.iter().enumerate() {
-            let is_block = !matches!(item, Item::Property(_));
+            let is_block = !matches!(item, Item::Property(_) | Item::Unmatched(_));
             // One blank line around every record and section.
             self.want_blank = i > 0 && (is_block || previous_was_block);
             match item {
                 Item::Property(p) => self.property(p, depth),
                 Item::Record(r) => self.record(r, depth),
                 Item::Section(s) => self.section(s, depth),
+                Item::Unmatched(u) => self.unmatched(u, depth),
             }
             previous_was_block = is_block;
         }
@@ -114,6 +116,15 @@ impl Formatter<'_> {
         self.line(p.span.start, depth);
         self.out.push_str(&property_text(p));
         self.trailing(p.span.end);
+    }
+
+    fn unmatched(&mut self, u: &UnmatchedDecl, depth: usize) {
+        self.leading(u.span.start, depth);
+        self.line(u.span.start, depth);
+        self.out.push_str("unmatched = ");
+        self.out.push_str(&u.target.text);
+        self.out.push(';');
+        self.trailing(u.span.end);
     }
 
     fn record(&mut self, r: &Record, depth: usize) {

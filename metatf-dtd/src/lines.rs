@@ -13,6 +13,28 @@ use serde::Serialize;
 pub struct LineSpec {
     /// Every record that has a line pattern.
     pub records: Vec<LineRecord>,
+    /// What a line that no pattern spells becomes (`unmatched = ...;`).
+    pub unmatched: Unmatched,
+}
+
+/// What a line that no pattern spells exactly becomes: `unmatched = verbatim | error | RECORD;`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub enum Unmatched {
+    /// Kept verbatim, with its line ending, in the built-in `comment` record (the default).
+    #[default]
+    Verbatim,
+    /// Refused: encoding stops at the line with its line and column (as `--strict` does).
+    Error,
+    /// Kept verbatim, with its line ending, in this record of the DTD, whose fields are one
+    /// byte string and its length.
+    Record {
+        /// The record's name.
+        name: String,
+        /// The section the record is local to, `None` for a global record.
+        section: Option<u8>,
+        /// The record's tag value.
+        tag: u64,
+    },
 }
 
 impl LineSpec {

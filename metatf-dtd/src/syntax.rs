@@ -6,7 +6,7 @@ use pest_derive::Parser;
 
 use crate::ast::{
     Body, Dtd, Field, Item, LinePart, LinePattern, Origin, Property, Record, SectionDecl, Span,
-    Token, Value,
+    Token, UnmatchedDecl, Value,
 };
 use crate::diagnostic::Problem;
 use crate::source::{scan, ScanProblem};
@@ -190,7 +190,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::string => "a quoted text",
         Rule::line_field => "a field",
         Rule::spec => "a spelling such as `x` or `08d`",
-        Rule::line_pattern | Rule::kw_line => return None,
+        Rule::line_pattern | Rule::kw_line | Rule::unmatched | Rule::kw_unmatched => return None,
         Rule::lbrace => "`{`",
         Rule::rbrace => "`}`",
         Rule::lparen => "`(`",
@@ -308,6 +308,7 @@ fn children<'i>(p: Pair<'i, Rule>) -> impl Iterator<Item = Pair<'i, Rule>> {
                 | Rule::semi
                 | Rule::kw_section
                 | Rule::kw_line
+                | Rule::kw_unmatched
         )
     })
 }
@@ -316,8 +317,21 @@ fn item(p: Pair<Rule>, origin: Origin) -> Item {
     match p.as_rule() {
         Rule::section => Item::Section(section(p, origin)),
         Rule::record => Item::Record(record(p, origin)),
+        Rule::unmatched => Item::Unmatched(unmatched(p, origin)),
         _ => Item::Property(property(p, origin)),
     }
+}
+
+fn unmatched(p: Pair<Rule>, origin: Origin) -> UnmatchedDecl {
+    let span = span_of(&p, origin);
+    let target = children(p)
+        .find(|c| c.as_rule() == Rule::name)
+        .map(|c| token(&c, origin))
+        .unwrap_or_else(|| Token {
+            text: String::new(),
+            span,
+        });
+    UnmatchedDecl { target, span }
 }
 
 fn section(p: Pair<Rule>, origin: Origin) -> SectionDecl {

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::ast::{Dtd, Field, Item, Origin, Property, Record, SectionDecl, Token};
+use crate::ast::{Dtd, Field, Item, Origin, Property, Record, SectionDecl, Token, UnmatchedDecl};
 use crate::builtins::BUILTIN_NAMES;
 use crate::diagnostic::Problem;
 use crate::values::{literal, number, prop_kind, Literal, PropKind, MAX_WIDTH};
@@ -97,6 +97,8 @@ pub struct Scopes<'a> {
     pub declared: BTreeSet<u8>,
     /// `tag.width` (1 when not set).
     pub tag_width: u8,
+    /// The `unmatched = ...;` declaration, if any (the first when repeated).
+    pub unmatched: Option<&'a UnmatchedDecl>,
     /// Records by name: index 0 holds the global ones, index `i + 1` those of section `i`
     /// (first definition wins; duplicates are reported separately).
     by_name: Vec<HashMap<&'a str, &'a Record>>,
@@ -134,11 +136,13 @@ impl<'a> Scopes<'a> {
         let mut global_records = Vec::new();
         let mut global_props = Vec::new();
         let mut section_decls = Vec::new();
+        let mut unmatched: Vec<&'a UnmatchedDecl> = Vec::new();
         for item in builtin.items.iter().chain(&user.items) {
             match item {
                 Item::Record(r) => global_records.push(r),
                 Item::Property(p) => global_props.push(p),
                 Item::Section(s) => section_decls.push(s),
+                Item::Unmatched(u) => unmatched.push(u),
             }
         }
         let sections = check_sections(&section_decls, problems);
@@ -155,7 +159,16 @@ impl<'a> Scopes<'a> {
             },
             None => 1,
         };
+        for again in unmatched.iter().skip(1) {
+            problems.push(
+                Problem::new(again.span, "`unmatched` is declared twice")
+                    .label("second declaration")
+                    .hint("unmatched lines go one way: keep one `unmatched = ...;`")
+                    .see(unmatched[0].span),
+            );
+        }
         let mut scopes = Scopes {
+            unmatched: unmatched.first().copied(),
             global_records,
             global_props,
             sections,
@@ -205,6 +218,7 @@ impl<'a> Scopes<'a> {
             match item {
                 Item::Property(p) => self.check_property(p, Place::Global, Home::Global, problems),
                 Item::Record(r) => self.check_record_props(r, false, Home::Global, problems),
+                Item::Unmatched(_) => {}
                 Item::Section(s) => {
                     let home = self
                         .sections
@@ -217,7 +231,7 @@ impl<'a> Scopes<'a> {
                                 self.check_property(p, Place::Section, home, problems)
                             }
                             Item::Record(r) => self.check_record_props(r, false, home, problems),
-                            Item::Section(_) => {}
+                            Item::Section(_) | Item::Unmatched(_) => {}
                         }
                     }
                 }
@@ -424,7 +438,7 @@ fn check_sections<'a>(
             match item {
                 Item::Property(p) => props.push(p),
                 Item::Record(r) => records.push(r),
-                Item::Section(_) => {}
+                Item::Section(_) | Item::Unmatched(_) => {}
             }
         }
         out.push(SectionScope {

@@ -86,3 +86,67 @@ fn formatting_keeps_patterns() {
     let (_, original) = parse_schema_with_lines(&dtd, "p.dtd").unwrap();
     assert_eq!(again, original);
 }
+
+const KEEPER: &str = "other : (tag, length, name) { tag.value = 9; }\n\
+                      a : (tag, size) { tag.value = 4; line = \"a \" size; }\n";
+
+fn unmatched_of(decl: &str) -> Result<metatf_dtd::lines::Unmatched, String> {
+    let dtd = format!("{FIELDS}{KEEPER}{decl}");
+    parse_schema_with_lines(&dtd, "u.dtd")
+        .map(|(_, spec)| spec.unmatched)
+        .map_err(|d| d.to_string())
+}
+
+#[test]
+fn unmatched_lines_go_where_the_dtd_says() {
+    use metatf_dtd::lines::Unmatched;
+    assert_eq!(unmatched_of(""), Ok(Unmatched::Verbatim), "the default");
+    assert_eq!(
+        unmatched_of("unmatched = verbatim;"),
+        Ok(Unmatched::Verbatim)
+    );
+    assert_eq!(unmatched_of("unmatched = error;"), Ok(Unmatched::Error));
+    assert_eq!(
+        unmatched_of("unmatched = other;"),
+        Ok(Unmatched::Record {
+            name: "other".into(),
+            section: None,
+            tag: 9
+        })
+    );
+    // The built-in comment is one byte string too.
+    assert_eq!(
+        unmatched_of("unmatched = comment;"),
+        Ok(Unmatched::Record {
+            name: "comment".into(),
+            section: None,
+            tag: 1
+        })
+    );
+}
+
+#[test]
+fn unmatched_mistakes_get_located_errors() {
+    let unknown = unmatched_of("unmatched = othr;").unwrap_err();
+    assert!(unknown.contains("no trace record `othr`"), "{unknown}");
+    assert!(unknown.contains("did you mean `other`?"), "{unknown}");
+    assert!(unknown.contains("u.dtd:7:13"), "{unknown}");
+    let patterned = unmatched_of("unmatched = a;").unwrap_err();
+    assert!(
+        patterned.contains("record `a` has a line pattern"),
+        "{patterned}"
+    );
+    let shape = unmatched_of("unmatched = section;").unwrap_err();
+    assert!(shape.contains("is not one byte string"), "{shape}");
+    let twice = unmatched_of("unmatched = error;\nunmatched = verbatim;").unwrap_err();
+    assert!(twice.contains("`unmatched` is declared twice"), "{twice}");
+}
+
+#[test]
+fn formatting_keeps_the_unmatched_declaration() {
+    let dtd = format!("{FIELDS}{KEEPER}unmatched   =   other ;");
+    let formatted = metatf_dtd::format_dtd(&dtd, "u.dtd").expect("formats");
+    assert!(formatted.contains("\nunmatched = other;\n"), "{formatted}");
+    let (_, spec) = parse_schema_with_lines(&formatted, "u.dtd").expect("still parses");
+    assert_ne!(spec.unmatched, metatf_dtd::lines::Unmatched::Verbatim);
+}

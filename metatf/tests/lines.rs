@@ -95,6 +95,80 @@ fn strict_mode_names_the_line_and_column() {
     assert!(err.contains("spelled differently"), "{err}");
 }
 
+/// HEAP_DTD with unmatched lines kept in a record of its own, local to another section.
+fn keeper_dtd(decl: &str) -> String {
+    format!(
+        "{HEAP_DTD}\nsection rest 2 {{ other : (tag, length, name) {{ tag.value = 4; }} }}\n{decl}"
+    )
+}
+
+#[test]
+fn unmatched_lines_go_to_the_record_the_dtd_names() {
+    let dtd = keeper_dtd("unmatched = other;");
+    let text = b"+ 1 0x00000001\nzzz\n- 0x1\n+ 01 0x00000001\r\n+ 2 0x00000002";
+    let r = round_trip(&dtd, text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (2, 3));
+    let mut file = Vec::new();
+    encode_lines(&dtd, "k.dtd", &text[..], &mut file, LineOptions::default()).unwrap();
+    let mut reader = metatf::UniversalReader::new(&file[..]).unwrap();
+    let mut names = Vec::new();
+    while let Some(rec) = reader.next_record().unwrap() {
+        names.push(rec.name);
+    }
+    // Same tag as `alloc`, told apart by the section records between them.
+    assert_eq!(
+        names,
+        ["section", "alloc", "section", "other", "section", "free", "section", "other", "other"]
+    );
+}
+
+#[test]
+fn unmatched_error_refuses_like_strict() {
+    let dtd = keeper_dtd("unmatched = error;");
+    round_trip(&dtd, b"+ 1 0x00000001\n- 0x1\n", LineOptions::default());
+    let err = encode_lines(
+        &dtd,
+        "e.dtd",
+        &b"+ 1 0x00000001\nzzz\n"[..],
+        &mut Vec::new(),
+        LineOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.starts_with("2:1:"), "{err}");
+    assert!(err.contains("unmatched = error"), "{err}");
+    // A last line without its line ending is still kept as it is, as with --strict.
+    let r = round_trip(&dtd, b"- 0x1\n- 0x1", LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (1, 1));
+}
+
+#[test]
+fn text_with_no_repeated_shape_still_round_trips() {
+    for text in [
+        &b"just one line\n"[..],
+        b"",
+        b"a\nb b\n(c)\n{d: 1}\n\n--\n",
+        b"no newline at all",
+    ] {
+        let dtd = infer_dtd(text);
+        let r = round_trip(&dtd, text, LineOptions::default());
+        assert_eq!(r.records + r.verbatim, r.lines, "{dtd}");
+    }
+    let text: Vec<u8> = (0..300u32)
+        .flat_map(|i| {
+            format!(
+                "{}{}\n",
+                "x.".repeat(i as usize % 7 + 1),
+                "-".repeat(i as usize)
+            )
+            .into_bytes()
+        })
+        .collect();
+    let dtd = infer_dtd(&text);
+    let r = round_trip(&dtd, &text, LineOptions::default());
+    assert!(r.records > 0, "{dtd}");
+}
+
 #[test]
 fn a_dtd_without_patterns_is_refused() {
     let err = encode_lines(

@@ -62,7 +62,8 @@ fn check(files: &[PathBuf], verbosity: Verbosity) -> CliResult {
 /// Prints a DTD inferred from the start of a text trace.
 fn infer(path: Option<&Path>) -> CliResult {
     let input = crate::io::open_input(path, crate::io::TEXT_READ_AHEAD)?;
-    let mut text = std::io::BufReader::new(input.reader);
+    let (reader, _) = crate::lines_input::unwrap_text(input.reader, &input.name)?;
+    let mut text = std::io::BufReader::new(reader);
     let sample = crate::lines_input::read_sample(&mut text, &input.name)?;
     let dtd = metatf::lines::infer::infer_dtd(&sample);
     let mut out = create_output(None, false, Content::Text)?;

@@ -2,10 +2,10 @@
 //! use of a name is the record's k-th field of that name), spellings parsed, literals
 //! unescaped, and the pattern checked to be unambiguous and to spell every field once.
 
-use crate::ast::{LinePart, LinePattern, Record, Span, Token};
+use crate::ast::{LinePart, LinePattern, Record, Span, Token, UnmatchedDecl};
 use crate::diagnostic::Problem;
-use crate::lines::{Digits, LinePiece, LineRecord, NumberSpelling};
-use crate::model::{FieldKind, RecordDef};
+use crate::lines::{Digits, LinePiece, LineRecord, NumberSpelling, Unmatched};
+use crate::model::{FieldKind, RecordDef, Schema};
 use crate::validate::visit_inline;
 use crate::values::suggest;
 
@@ -34,6 +34,87 @@ pub(super) fn line_record(
         );
     }
     lower_pattern(first, def, section, problems)
+}
+
+/// Resolves `unmatched = TARGET;`: `verbatim`, `error`, or a trace record with no line pattern
+/// whose fields are one byte string and its length (as the built-in `comment`).
+pub(super) fn unmatched(
+    decl: Option<&UnmatchedDecl>,
+    schema: &Schema,
+    patterns: &[LineRecord],
+    problems: &mut Vec<Problem>,
+) -> Unmatched {
+    let Some(decl) = decl else {
+        return Unmatched::Verbatim;
+    };
+    let target = decl.target.text.as_str();
+    match target {
+        "verbatim" => return Unmatched::Verbatim,
+        "error" => return Unmatched::Error,
+        _ => {}
+    }
+    let all = schema.global_records.iter().map(|r| (None, r)).chain(
+        schema
+            .sections
+            .iter()
+            .flat_map(|s| s.records.iter().map(move |r| (Some(s.number), r))),
+    );
+    let mut names = vec!["verbatim", "error"];
+    let mut found = None;
+    for (section, r) in all {
+        names.push(r.name.as_str());
+        if found.is_none() && r.name == target {
+            found = Some((section, r));
+        }
+    }
+    let Some((section, def)) = found else {
+        let p = Problem::new(
+            decl.target.span,
+            format!("no trace record `{target}` for unmatched lines"),
+        )
+        .label("unknown");
+        problems.push(match suggest(target, names.iter().copied()) {
+            Some(s) => p.hint(format!("did you mean `{s}`?")),
+            None => {
+                p.hint("write `verbatim`, `error`, or the name of a record holding one byte string")
+            }
+        });
+        return Unmatched::Verbatim;
+    };
+    if patterns
+        .iter()
+        .any(|p| p.name == def.name && p.section == section)
+    {
+        problems.push(
+            Problem::new(
+                decl.target.span,
+                format!("record `{target}` has a line pattern"),
+            )
+            .label("cannot also take unmatched lines")
+            .hint("unmatched lines are kept as they are, line ending included; name a record without `line = ...;`"),
+        );
+        return Unmatched::Verbatim;
+    }
+    let leaves = def.leaves();
+    let shaped = leaves.len() == 2
+        && matches!(leaves[0].kind, FieldKind::Scalar { .. })
+        && matches!(leaves[1].kind, FieldKind::Bytes { length_position } if length_position == leaves[0].position);
+    if !shaped {
+        problems.push(
+            Problem::new(
+                decl.target.span,
+                format!("record `{target}` is not one byte string"),
+            )
+            .label("cannot hold a line")
+            .hint("a record for unmatched lines has a length and a byte string: `other : (tag, length, text) { text.width = length.value; ... }`"),
+        );
+        return Unmatched::Verbatim;
+    }
+    Unmatched::Record {
+        name: def.name.clone(),
+        section,
+        tag: def.tag,
+    }
 }
 
 fn refuse_nested(r: &Record, problems: &mut Vec<Problem>) {

@@ -115,9 +115,9 @@ pub fn lower(scopes: &Scopes<'_>, problems: &mut Vec<Problem>) -> (Schema, LineS
         global_records,
         sections,
     };
-    let lines = LineSpec {
-        records: patterns.into_iter().map(|(_, r)| r).collect(),
-    };
+    let records: Vec<LineRecord> = patterns.into_iter().map(|(_, r)| r).collect();
+    let unmatched = lines::unmatched(scopes.unmatched, &schema, &records, problems);
+    let lines = LineSpec { records, unmatched };
     (schema, lines)
 }
 

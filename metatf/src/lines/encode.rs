@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, Write};
 
-use metatf_dtd::lines::LineSpec;
+use metatf_dtd::lines::{LineSpec, Unmatched};
 
 use super::matcher::Matcher;
 use super::printer::print;
@@ -17,7 +17,7 @@ use crate::universal::{DynRecord, UniversalWriter, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineOptions {
     /// Refuse the first line that is not exactly some record's pattern (instead of keeping it
-    /// verbatim); line endings are still kept as they are.
+    /// as the DTD's `unmatched` says); line endings are still kept as they are.
     pub strict: bool,
     /// Lay out the records with the model engine (else the paper's fixed-width stream
     /// compressed with `codec`).
@@ -112,9 +112,12 @@ fn read_error(e: std::io::Error, offset: u64) -> Error {
 struct Encoder {
     matcher: Matcher,
     end: LineEnd,
-    strict: bool,
     /// One reusable record per pattern (name and tag fixed, values refilled).
     records: Vec<DynRecord>,
+    /// The record a line no pattern spells is kept in (the built-in `comment` by default).
+    kept: DynRecord,
+    /// Why a line no pattern spells is refused, when it is.
+    refuse: Option<&'static str>,
     values: Vec<Value>,
     printed: Vec<u8>,
     section: Option<u8>,
@@ -125,6 +128,27 @@ struct Encoder {
 impl Encoder {
     fn new(spec: &LineSpec, end: LineEnd, strict: bool) -> Self {
         let matcher = Matcher::new(spec);
+        let kept = match &spec.unmatched {
+            Unmatched::Record { name, section, tag } => DynRecord {
+                section: *section,
+                name: name.clone(),
+                tag: *tag,
+                fields: Vec::new(),
+            },
+            Unmatched::Verbatim | Unmatched::Error => DynRecord {
+                section: None,
+                name: "comment".into(),
+                tag: COMMENT_TAG,
+                fields: Vec::new(),
+            },
+        };
+        let refuse = if strict {
+            Some("--strict")
+        } else if spec.unmatched == Unmatched::Error {
+            Some("the DTD's `unmatched = error;`")
+        } else {
+            None
+        };
         let records = matcher
             .records()
             .iter()
@@ -138,7 +162,8 @@ impl Encoder {
         Encoder {
             matcher,
             end,
-            strict,
+            kept,
+            refuse,
             records,
             values: Vec::new(),
             printed: Vec::new(),
@@ -168,15 +193,7 @@ impl Encoder {
                 let same =
                     print(rec, &self.values, &mut self.printed).is_ok() && self.printed == content;
                 if same {
-                    if rec.section.is_some() && rec.section != self.section {
-                        self.section = rec.section;
-                        w.write(&DynRecord {
-                            section: None,
-                            name: "section".into(),
-                            tag: SECTION_TAG,
-                            fields: vec![Value::Uint(u64::from(rec.section.unwrap_or(0)))],
-                        })?;
-                    }
+                    self.enter(rec.section, w)?;
                     let r = &mut self.records[i];
                     std::mem::swap(&mut r.fields, &mut self.values);
                     let written = w.write(r);
@@ -185,23 +202,23 @@ impl Encoder {
                     self.report.records += 1;
                     return Ok(());
                 }
-                if self.strict {
+                if let Some(why) = self.refuse {
                     return Err(Error::Text {
                         line: self.line,
                         column: 1,
                         message: format!(
-                            "the line matches record `{}` but is spelled differently from its pattern (leading zeros, letter case or sign); without --strict it is kept verbatim",
+                            "the line matches record `{}` but is spelled differently from its pattern (leading zeros, letter case or sign); refused because of {why}",
                             rec.name
                         ),
                     });
                 }
-            } else if self.strict {
+            } else if let Some(why) = self.refuse {
                 let miss = self.matcher.explain(content);
                 return Err(Error::Text {
                     line: self.line,
                     column: miss.at as u64 + 1,
                     message: format!(
-                        "no line pattern matches; expected {} at byte {}",
+                        "no line pattern matches; expected {} at byte {} (refused because of {why})",
                         miss.expected,
                         miss.at + 1
                     ),
@@ -209,12 +226,36 @@ impl Encoder {
             }
         }
         self.report.verbatim += 1;
-        w.write(&DynRecord {
-            section: None,
-            name: "comment".into(),
-            tag: COMMENT_TAG,
-            fields: vec![Value::Uint(raw.len() as u64), Value::Bytes(raw.to_vec())],
-        })
+        self.enter(self.kept.section, w)?;
+        // The kept record's buffers are reused from line to line.
+        let mut bytes = match self.kept.fields.pop() {
+            Some(Value::Bytes(b)) => b,
+            _ => Vec::new(),
+        };
+        bytes.clear();
+        bytes.extend_from_slice(raw);
+        self.kept.fields.clear();
+        self.kept.fields.push(Value::Uint(raw.len() as u64));
+        self.kept.fields.push(Value::Bytes(bytes));
+        w.write(&self.kept)
+    }
+
+    /// Writes a `section` record when a record of another section than the current one follows.
+    fn enter<W: Write>(
+        &mut self,
+        section: Option<u8>,
+        w: &mut UniversalWriter<W>,
+    ) -> Result<(), Error> {
+        if section.is_some() && section != self.section {
+            self.section = section;
+            w.write(&DynRecord {
+                section: None,
+                name: "section".into(),
+                tag: SECTION_TAG,
+                fields: vec![Value::Uint(u64::from(section.unwrap_or(0)))],
+            })?;
+        }
+        Ok(())
     }
 }
 

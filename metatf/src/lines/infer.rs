@@ -144,7 +144,8 @@ enum Part {
 }
 
 /// Writes a DTD whose line patterns describe the frequent line shapes of `sample` (a start of
-/// the trace, whole lines). The DTD always parses; with no frequent shape it has no pattern.
+/// the trace, whole lines). The DTD always parses and always has a pattern: with no frequent
+/// shape, one record whose pattern is the whole line as text.
 pub fn infer_dtd(sample: &[u8]) -> String {
     let mut lines: Vec<&[u8]> = sample
         .split(|&b| b == b'\n')
@@ -190,6 +191,15 @@ pub fn infer_dtd(sample: &[u8]) -> String {
         )
     });
     shapes.truncate(MAX_RECORDS);
+    if shapes.is_empty() {
+        // No line shape repeats: one record holds each line's text, so that any text still
+        // encodes (and the engine still compresses the lines).
+        let count = groups.values().map(Vec::len).sum();
+        shapes.push(Shape {
+            parts: vec![Part::Text],
+            count,
+        });
+    }
     write_dtd(&shapes, total)
 }
 

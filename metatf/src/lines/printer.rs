@@ -55,17 +55,31 @@ pub fn spell(v: u64, s: &NumberSpelling, out: &mut Vec<u8>) -> Result<(), String
     } else {
         b"0123456789abcdef"
     };
+    // Digits are written from the end of the buffer; the two radixes get their own loops so
+    // that the division is by a constant (a shift for 16), which decoding spends much time on.
     let mut buf = [0u8; 64];
-    let mut n = 0;
+    let mut start = buf.len();
     let mut m = magnitude;
-    loop {
-        buf[n] = digits[(m % u64::from(s.radix)) as usize];
-        n += 1;
-        m /= u64::from(s.radix);
-        if m == 0 {
-            break;
+    if s.radix == 16 {
+        loop {
+            start -= 1;
+            buf[start] = digits[(m & 15) as usize];
+            m >>= 4;
+            if m == 0 {
+                break;
+            }
+        }
+    } else {
+        loop {
+            start -= 1;
+            buf[start] = digits[(m % 10) as usize];
+            m /= 10;
+            if m == 0 {
+                break;
+            }
         }
     }
+    let n = buf.len() - start;
     let pad = match s.digits {
         Digits::Minimal => 0,
         Digits::AtLeast(w) => usize::from(w).saturating_sub(n),
@@ -77,6 +91,6 @@ pub fn spell(v: u64, s: &NumberSpelling, out: &mut Vec<u8>) -> Result<(), String
         }
     };
     out.extend(std::iter::repeat_n(b'0', pad));
-    out.extend(buf[..n].iter().rev());
+    out.extend_from_slice(&buf[start..]);
     Ok(())
 }

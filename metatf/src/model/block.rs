@@ -253,6 +253,44 @@ pub(crate) struct Chosen {
     pub(crate) tag_context: TagContext,
 }
 
+/// Candidates measured with full-size tables; beyond this many, their tables shrink (a DTD
+/// with hundreds of fields has tens of thousands of candidates).
+const MEASURE_FULL_CANDIDATES: usize = 2048;
+/// Smallest table of a measured candidate.
+const MEASURE_MIN_TABLE_BITS: u32 = 8;
+
+/// Table size while measuring `instances` candidates: [`MEASURE_TABLE_BITS`] up to
+/// [`MEASURE_FULL_CANDIDATES`], halved for every doubling beyond, so that the memory of a
+/// measurement stays bounded whatever the DTD. Only the choice depends on it (the coder's
+/// tables have a fixed size), so files stay readable whatever it is.
+fn measure_table_bits(instances: usize) -> u32 {
+    let mut bits = MEASURE_TABLE_BITS;
+    let mut budget = MEASURE_FULL_CANDIDATES;
+    while instances > budget && bits > MEASURE_MIN_TABLE_BITS {
+        bits -= 1;
+        budget = budget.saturating_mul(2);
+    }
+    bits
+}
+
+/// Bytes the measured tag models may take together (one per tag context candidate, two per
+/// stream).
+const MEASURE_TAG_BYTES: usize = 256 << 20;
+/// Fewest context bits of a measured tag model.
+const MEASURE_MIN_CONTEXT_BITS: u32 = 4;
+
+/// Context bits of each of `candidates` measured tag models over an alphabet of
+/// `alphabet_bits`: [`MEASURE_CONTEXT_BITS`] while they fit [`MEASURE_TAG_BYTES`], fewer for
+/// DTDs with many fields and records. Only the choice depends on it.
+fn measure_context_bits(candidates: usize, alphabet_bits: u32) -> u32 {
+    let mut bits = MEASURE_CONTEXT_BITS;
+    let bytes = |bits: u32| candidates.saturating_mul(2usize << (bits + alphabet_bits));
+    while bits > MEASURE_MIN_CONTEXT_BITS && bytes(bits) > MEASURE_TAG_BYTES {
+        bits -= 1;
+    }
+    bits
+}
+
 /// Chooses predictors for `block` by measuring every candidate on it.
 pub(crate) fn choose(
     catalog: &Catalog,
@@ -261,19 +299,27 @@ pub(crate) fn choose(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Chosen, (u64, String)> {
-    let mut engine = Engine::new(streams, MEASURE_TABLE_BITS);
+    let all: Vec<Vec<Spec>> = (0..streams.len())
+        .map(|s| {
+            let mut c = candidates(streams, s);
+            c.truncate(MAX_CANDIDATES);
+            c
+        })
+        .collect();
+    let instances = all.iter().map(Vec::len).sum();
+    let mut engine = Engine::new(streams, measure_table_bits(instances));
     let mut specs: Vec<Vec<Spec>> = Vec::new();
     let mut cands = Vec::new();
     let mut rank = Vec::new();
-    for s in 0..streams.len() {
-        let mut c = candidates(streams, s);
-        c.truncate(MAX_CANDIDATES);
+    for (s, c) in all.into_iter().enumerate() {
         cands.push(c.iter().map(|&p| engine.instance(s, p)).collect());
         rank.push(c.iter().map(|p| p.kind.is_rank()).collect());
         specs.push(c);
     }
     let every = (block.records / SAMPLES_PER_STREAM).max(1);
     let alphabet = TagAlphabet::new(catalog);
+    let tag_candidates = TagContext::candidates(streams.len());
+    let context_bits = measure_context_bits(tag_candidates.len(), alphabet.bits);
     let mut m = Measure {
         input: FlatReader {
             block,
@@ -287,11 +333,11 @@ pub(crate) fn choose(
         rank,
         seen: vec![0; streams.len()],
         every,
-        tags: TagContext::candidates(streams.len())
+        tag_costs: vec![0; tag_candidates.len()],
+        tags: tag_candidates
             .into_iter()
-            .map(|c| TagModel::new(c, alphabet.bits, MEASURE_CONTEXT_BITS))
+            .map(|c| TagModel::new(c, alphabet.bits, context_bits))
             .collect(),
-        tag_costs: vec![0; TagContext::candidates(streams.len()).len()],
         alphabet,
     };
     walk(catalog, streams, &mut m, block.records, section, declared)?;

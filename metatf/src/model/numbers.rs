@@ -58,22 +58,35 @@ pub(crate) struct NumberModel {
 }
 
 impl Default for NumberModel {
+    /// The mantissa tables are allocated on first use: a block has a model per stream and
+    /// context, and most contexts of a DTD with many fields never see a number of two bits or
+    /// more, so memory follows what the data uses, not what the DTD declares.
     fn default() -> Self {
         NumberModel {
             length: SmallModel::new(7),
-            high: vec![HALF; 65 << TREE_BITS],
-            low: vec![HALF; 65 * 64],
+            high: Vec::new(),
+            low: Vec::new(),
         }
     }
 }
 
 impl NumberModel {
+    /// Allocates the mantissa tables (all probabilities one half, as a fresh model).
+    #[inline]
+    fn mantissa_tables(&mut self) {
+        if self.high.is_empty() {
+            self.high = vec![HALF; 65 << TREE_BITS];
+            self.low = vec![HALF; 65 * 64];
+        }
+    }
+
     pub(crate) fn encode(&mut self, e: &mut Encoder, v: u64) {
         let n = 64 - v.leading_zeros();
         self.length.encode(e, n);
         if n < 2 {
             return;
         }
+        self.mantissa_tables();
         let m = n - 1; // mantissa bits
         let t = m.min(TREE_BITS);
         let base = (n as usize) << TREE_BITS;
@@ -96,6 +109,7 @@ impl NumberModel {
         if n < 2 {
             return u64::from(n);
         }
+        self.mantissa_tables();
         let m = n - 1;
         let t = m.min(TREE_BITS);
         let base = (n as usize) << TREE_BITS;
