@@ -321,20 +321,19 @@ pub fn format(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> Tok
         }
     }
     let unknown = quote!(#p::Result::Err(#p::unknown_variant(#format, variant)));
+    let count = model.variants.len();
+    let source = source_tokens(&p, model);
+    let plan = plan_fn(&p);
     quote! {
         impl #p::Format for #ident {
-            fn plan() -> #p::Result<&'static #p::FormatPlan, #p::Error> {
-                static PLAN: #p::OnceLock<#p::Result<#p::FormatPlan, #p::String>> =
-                    #p::OnceLock::new();
-                #p::plan_result(PLAN.get_or_init(|| {
-                    #p::FormatPlan::new(&#p::FormatSpec {
-                        format: #format,
-                        tag_width: #tag_width,
-                        section: #section,
-                        records: #p::records(&[#(#specs),*]),
-                    })
-                }))
+            const VARIANTS: usize = #count;
+            const TAG_WIDTH: u8 = #tag_width;
+
+            fn spec() -> #p::FormatSpec {
+                #p::one_group(#format, #tag_width, #section, #source, &[#(#specs),*])
             }
+
+            #plan
 
             fn variant(&self) -> usize {
                 match self {
@@ -355,6 +354,115 @@ pub fn format(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> Tok
                     #(#decode_arms)*
                     _ => #unknown,
                 }
+            }
+        }
+        #(#checks)*
+    }
+}
+
+/// `Option<&'static str>`: the DTD text given with `#[metatf(dtd = ...)]`, if any.
+fn source_tokens(p: &TokenStream, model: &FormatModel) -> TokenStream {
+    match &model.source {
+        Some(e) => quote_spanned!(e.span()=> #p::Option::Some(#e)),
+        None => quote!(#p::Option::None),
+    }
+}
+
+/// `fn plan()`: the plan built from `spec()` once, cached for the program's life.
+fn plan_fn(p: &TokenStream) -> TokenStream {
+    quote! {
+        fn plan() -> #p::Result<&'static #p::FormatPlan, #p::Error> {
+            static PLAN: #p::OnceLock<#p::Result<#p::FormatPlan, #p::String>> =
+                #p::OnceLock::new();
+            #p::plan_result(PLAN.get_or_init(|| {
+                #p::FormatPlan::new(&<Self as #p::Format>::spec())
+            }))
+        }
+    }
+}
+
+/// `impl Format` for a `#[metatf(sections)]` enum: each variant wraps a format (one section's
+/// records), whose variants follow those of the variants before it.
+pub fn sections(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let format = &model.format;
+    let mut types = Vec::new();
+    let mut names = Vec::new();
+    for v in &model.variants {
+        if let VariantModel::Wrapped(name, ty) = v {
+            names.push(name.clone());
+            types.push(ty.clone());
+        }
+    }
+    let Some(first) = types.first() else {
+        return TokenStream::new();
+    };
+    let count = |ts: &[syn::Type]| quote!(0usize #(+ <#ts as #p::Format>::VARIANTS)*);
+    let mut variant_arms = Vec::new();
+    let mut encode_arms = Vec::new();
+    let mut decode_steps = Vec::new();
+    let mut checks = Vec::new();
+    for (i, (name, ty)) in names.iter().zip(&types).enumerate() {
+        let before = count(&types[..i]);
+        variant_arms.push(quote!(Self::#name(x) => #before + <#ty as #p::Format>::variant(x),));
+        encode_arms.push(quote!(Self::#name(x) => <#ty as #p::Format>::encode(x, e),));
+        decode_steps.push(quote! {
+            // Below `start` the difference wraps past every variant count.
+            let local = variant.wrapping_sub(#before);
+            if local < <#ty as #p::Format>::VARIANTS {
+                return #p::Result::Ok(Self::#name(<#ty as #p::Format>::decode(local, d)?));
+            }
+        });
+        if i > 0 {
+            let msg = format!(
+                "the tag_width of `{}` differs from that of `{}`: a trace has one tag width",
+                quote!(#ty),
+                quote!(#first)
+            );
+            checks.push(quote_spanned! {ty.span()=>
+                const _: () = if <#ty as #p::Format>::TAG_WIDTH != <#first as #p::Format>::TAG_WIDTH {
+                    ::core::panic!(#msg)
+                };
+            });
+        }
+    }
+    let total = count(&types);
+    let source = source_tokens(&p, model);
+    let plan = plan_fn(&p);
+    quote! {
+        impl #p::Format for #ident {
+            const VARIANTS: usize = #total;
+            const TAG_WIDTH: u8 = <#first as #p::Format>::TAG_WIDTH;
+
+            fn spec() -> #p::FormatSpec {
+                #p::join(
+                    #format,
+                    <Self as #p::Format>::TAG_WIDTH,
+                    #source,
+                    &[#(<#types as #p::Format>::spec()),*],
+                )
+            }
+
+            #plan
+
+            #[inline(always)]
+            fn variant(&self) -> usize {
+                match self {
+                    #(#variant_arms)*
+                }
+            }
+
+            #[inline(always)]
+            fn encode(&self, e: &mut #p::Encoder<'_>) -> #p::Result<(), #p::Stop> {
+                match self {
+                    #(#encode_arms)*
+                }
+            }
+
+            #[inline(always)]
+            fn decode(variant: usize, d: &mut #p::Decoder<'_>) -> #p::Result<Self, #p::Error> {
+                #(#decode_steps)*
+                #p::Result::Err(#p::unknown_variant(#format, variant))
             }
         }
         #(#checks)*

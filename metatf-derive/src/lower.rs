@@ -391,10 +391,29 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
         Some((w, _)) => w as u8,
         None => 1,
     };
+    let sections = find(entries, "sections").is_some();
+    if sections {
+        for word in ["section", "tag_width", "name"] {
+            if let Some(e) = find(entries, word) {
+                errors.at(
+                    e.span,
+                    format!("`{word}` goes on the section enums a `sections` format wraps"),
+                );
+            }
+        }
+    }
+    let source = match find(entries, "dtd").map(|e| &e.value) {
+        Some(Value::Expr(e)) => Some((**e).clone()),
+        _ => None,
+    };
     if data.variants.is_empty() {
         errors.at(
             input.ident.span(),
-            "a format needs at least one record type",
+            if sections {
+                "a `sections` format needs at least one section enum"
+            } else {
+                "a format needs at least one record type"
+            },
         );
     }
     let mut variants = Vec::new();
@@ -417,6 +436,10 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
                     u.unnamed[0].ty.clone(),
                 ));
             }
+            Fields::Named(_) if sections => errors.at(
+                v.span(),
+                "in a `sections` format each variant wraps the enum of one section, `Heap(Heap)`",
+            ),
             Fields::Named(_) => {
                 let entries = attr::parse(&v.attrs, Place::Struct, errors);
                 if let Some(e) = find(&entries, "crate") {
@@ -437,6 +460,8 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
         tag_width,
         section,
         variants,
+        sections,
+        source,
     })
 }
 

@@ -89,6 +89,9 @@ fn render(schema: &Schema, dtd_source: &str) -> (String, Vec<String>) {
             &mut taken,
         ));
     }
+    if !formats.is_empty() {
+        formats.push(render_whole(&mut out, &formats, &mut taken));
+    }
     while out.ends_with("\n\n") {
         out.pop();
     }
@@ -134,6 +137,25 @@ fn render_group(
     }
     out.push_str("}\n\n");
     enum_name
+}
+
+/// The format of the whole DTD: an enum over the section enums, whose traces embed
+/// `DTD_SOURCE` itself and may switch sections.
+fn render_whole(out: &mut String, formats: &[String], taken: &mut Taken) -> String {
+    let name = unique("Dtd".to_string(), taken);
+    out.push_str(
+        "/// Every record of the DTD, section by section: one reader and one writer for traces\n\
+         /// that switch sections. The traces it writes embed `DTD_SOURCE`.\n",
+    );
+    out.push_str("#[derive(Debug, Clone, PartialEq, Eq, ::metatf::MetaTf)]\n");
+    out.push_str("#[metatf(sections, format = \"dtd\", dtd = DTD_SOURCE)]\n");
+    let _ = writeln!(out, "pub enum {name} {{");
+    for f in formats {
+        let _ = writeln!(out, "    /// The records of [`{f}`].");
+        let _ = writeln!(out, "    {f}({f}),");
+    }
+    out.push_str("}\n\n");
+    name
 }
 
 /// Names handed out so far in one scope (the file's types, or one struct's fields), and for

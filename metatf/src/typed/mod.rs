@@ -62,7 +62,7 @@ pub use codec::{Decoder, Encoder, Stop};
 pub use plan::FormatPlan;
 pub use reader::TypedReader;
 pub use scalar::Scalar;
-pub use spec::{FormatSpec, RecordSpec};
+pub use spec::{FormatSpec, GroupSpec, RecordSpec};
 pub use writer::TypedWriter;
 
 use crate::error::Error;
@@ -80,6 +80,12 @@ pub trait Record: Sized {
 
 /// A whole format: implemented by `#[derive(MetaTf)]` on an enum of records.
 pub trait Format: Sized {
+    /// The number of record types (variants, counting those of nested section enums).
+    const VARIANTS: usize;
+    /// Width of every record's tag in bytes.
+    const TAG_WIDTH: u8;
+    /// What the format's records are, section by section.
+    fn spec() -> FormatSpec;
     /// The format's plan, built from its DTD on first use.
     fn plan() -> Result<&'static FormatPlan, Error>;
     /// The index of `self`'s variant (its record type) in declaration order.
