@@ -35,7 +35,9 @@ impl Slot {
         !self.layout.is_empty()
             && self.layout.len() == states.len()
             && self.layout.iter().zip(states).all(|(want, s)| match want {
-                Some(i) => s.interpretation() == *i,
+                // `none` too: the state a writer switches a misfit to, which the fast path
+                // codes as well, so that one such switch does not cost it for good.
+                Some(i) => s.interpretation() == *i || s.is_none(),
                 None => true,
             })
     }
