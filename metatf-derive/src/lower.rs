@@ -184,15 +184,27 @@ fn field(f: &syn::Field, errors: &mut Errors) -> Option<FieldModel> {
     };
     let rust_name = ident.to_string().trim_start_matches("r#").to_string();
     if ty == FieldType::Bytes {
-        if let Some(e) = entries.first() {
+        if let Some(e) = entries.iter().find(|e| e.keyword.name != "name") {
             errors.at(
                 e.span,
-                "a Vec<u8> field is a `vfield` (1-byte length, then the bytes) and takes no attributes",
+                "a Vec<u8> field is a `vfield` (1-byte length, then the bytes) and takes only `name`",
+            );
+        }
+        // The DTD spells it `note : vfield`, keeping the Rust name; `vfield` alone is the
+        // plain built-in.
+        let dtd_name = str_of(&entries, "name").unwrap_or(rust_name);
+        if !dtd_name_ok(&dtd_name)
+            || ["tag", "section", "comment", "metadata"].contains(&dtd_name.as_str())
+        {
+            let span = find(&entries, "name").map_or(ident.span(), |e| e.span);
+            errors.at(
+                span,
+                format!("`{dtd_name}` cannot name a DTD field (reserved or not an identifier)"),
             );
         }
         return Some(FieldModel {
             ident,
-            dtd_name: "vfield".into(),
+            dtd_name,
             ty,
             width: 0,
             interpretation: Interpretation::None,

@@ -9,7 +9,7 @@ use proc_macro2::Span;
 pub enum FieldType {
     /// An integer: its size in bytes.
     Int(u8),
-    /// `Vec<u8>`: a `vfield` (length, then the bytes).
+    /// `Vec<u8>`: a `vfield` (length, then the bytes), named `name : vfield` in the DTD.
     Bytes,
     /// `Vec<integer>` with `count = "n"`: the DTD's `n * element`, repeated as many times as
     /// the earlier integer field `n` says; the integer's size in bytes.

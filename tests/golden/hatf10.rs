@@ -87,8 +87,8 @@ pub struct Realloc {
     #[metatf(width = 4, interpretation = "none")]
     pub size: u64,
     /// Field `address`.
-    #[metatf(width = 4, interpretation = "none")]
-    pub address: u64,
+    #[metatf(name = "address", width = 4, interpretation = "none")]
+    pub address_1: u64,
     /// Field `address`.
     #[metatf(name = "address", width = 4, interpretation = "none")]
     pub address_2: u64,

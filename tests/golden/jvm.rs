@@ -169,8 +169,10 @@ pub struct MN {
     #[metatf(width = 8, interpretation = "none")]
     pub thread: u64,
     /// `vfield`: a 1-byte length, then that many bytes.
-    pub vfield: ::std::vec::Vec<u8>,
+    #[metatf(name = "vfield")]
+    pub vfield_1: ::std::vec::Vec<u8>,
     /// `vfield`: a 1-byte length, then that many bytes.
+    #[metatf(name = "vfield")]
     pub vfield_2: ::std::vec::Vec<u8>,
     /// Field `obj`.
     #[metatf(width = 8, interpretation = "none")]
@@ -188,8 +190,10 @@ pub struct MX {
     #[metatf(width = 8, interpretation = "none")]
     pub thread: u64,
     /// `vfield`: a 1-byte length, then that many bytes.
-    pub vfield: ::std::vec::Vec<u8>,
+    #[metatf(name = "vfield")]
+    pub vfield_1: ::std::vec::Vec<u8>,
     /// `vfield`: a 1-byte length, then that many bytes.
+    #[metatf(name = "vfield")]
     pub vfield_2: ::std::vec::Vec<u8>,
 }
 
@@ -204,8 +208,10 @@ pub struct FP {
     #[metatf(width = 8, interpretation = "none")]
     pub thread: u64,
     /// `vfield`: a 1-byte length, then that many bytes.
-    pub vfield: ::std::vec::Vec<u8>,
+    #[metatf(name = "vfield")]
+    pub vfield_1: ::std::vec::Vec<u8>,
     /// `vfield`: a 1-byte length, then that many bytes.
+    #[metatf(name = "vfield")]
     pub vfield_2: ::std::vec::Vec<u8>,
 }
 

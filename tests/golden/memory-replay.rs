@@ -147,8 +147,8 @@ pub struct Realloc {
     #[metatf(width = 4, interpretation = "sectionOffset 16")]
     pub thread: u64,
     /// Field `address`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub address: u64,
+    #[metatf(name = "address", width = 8, interpretation = "none")]
+    pub address_1: u64,
     /// Field `address`.
     #[metatf(name = "address", width = 8, interpretation = "none")]
     pub address_2: u64,

@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use super::interpretation_text;
-use super::names::{field_name, type_name};
+use super::names::{field_name, safe_type_name};
 use crate::{FieldDef, FieldKind, Interpretation, RecordDef, Schema};
 
 /// One Rust field of a generated record struct.
@@ -112,11 +112,11 @@ fn render_group(
 ) -> String {
     let mut variants = Vec::new();
     for r in records {
-        let ty = unique(type_name(&r.name), taken);
+        let ty = unique(safe_type_name(&r.name, "Record"), taken);
         render_record(out, r, &ty, section);
         variants.push((ty, r));
     }
-    let enum_name = unique(type_name(name), taken);
+    let enum_name = unique(safe_type_name(name, "Section"), taken);
     match section {
         Some(n) => {
             let _ = writeln!(out, "/// The records of section `{name}` ({n}).");
@@ -201,6 +201,26 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
     let _ = writeln!(out, "#[metatf(tag = {}, name = \"{}\")]", r.tag, r.name);
     let _ = writeln!(out, "pub struct {ty} {{");
     let mut used = Taken::default();
+    // A DTD name used by several fields numbers them all (`address_1`, `address_2`), so that
+    // neither reads as the plain one.
+    let mut repeats: HashMap<String, usize> = HashMap::new();
+    for f in &fields {
+        let base = match f {
+            RustField::Repeated { dtd, .. } | RustField::Scalar { dtd, .. } => field_name(dtd),
+            RustField::Bytes => "vfield".to_string(),
+        };
+        *repeats.entry(base).or_default() += 1;
+    }
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut name_for = |base: String, used: &mut Taken| -> String {
+        if repeats.get(&base).copied().unwrap_or(0) > 1 {
+            let k = seen.entry(base.clone()).or_default();
+            *k += 1;
+            unique(format!("{base}_{k}"), used)
+        } else {
+            unique(base, used)
+        }
+    };
     // The Rust name of the last scalar: the count of a repeated field that follows it.
     let mut last_scalar = String::new();
     for f in &fields {
@@ -210,9 +230,9 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
                 width,
                 interpretation,
             } => {
-                let rust = unique(field_name(dtd), &mut used);
-                let bare = rust.trim_start_matches("r#");
-                let count = last_scalar.trim_start_matches("r#");
+                let rust = name_for(field_name(dtd), &mut used);
+                let bare = rust.as_str();
+                let count = last_scalar.as_str();
                 let mut attrs = vec![format!("count = \"{count}\"")];
                 if bare != dtd {
                     attrs.push(format!("name = \"{dtd}\""));
@@ -234,9 +254,8 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
                 interpretation,
                 ..
             } => {
-                let base = field_name(dtd);
-                let rust = unique(base.clone(), &mut used);
-                let bare = rust.trim_start_matches("r#");
+                let rust = name_for(field_name(dtd), &mut used);
+                let bare = rust.as_str();
                 let mut attrs = Vec::new();
                 if bare != dtd {
                     attrs.push(format!("name = \"{dtd}\""));
@@ -254,8 +273,11 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
                 last_scalar = rust;
             }
             RustField::Bytes => {
-                let rust = unique("vfield".to_string(), &mut used);
+                let rust = name_for("vfield".to_string(), &mut used);
                 out.push_str("    /// `vfield`: a 1-byte length, then that many bytes.\n");
+                if rust != "vfield" {
+                    out.push_str("    #[metatf(name = \"vfield\")]\n");
+                }
                 let _ = writeln!(out, "    pub {rust}: ::std::vec::Vec<u8>,");
             }
         }

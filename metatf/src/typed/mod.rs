@@ -59,6 +59,7 @@ mod values;
 mod writer;
 
 pub use codec::{Decoder, Encoder, Stop};
+pub(crate) use plan::field_position;
 pub use plan::FormatPlan;
 pub use reader::TypedReader;
 pub use scalar::Scalar;

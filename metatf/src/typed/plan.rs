@@ -149,7 +149,8 @@ impl FormatPlan {
         let mut slots = Vec::new();
         let mut sections_of_slots = Vec::new();
         for (section, r) in spec.records() {
-            let place = section.map_or("the global records".to_string(), |n| format!("section {n}"));
+            let place =
+                section.map_or("the global records".to_string(), |n| format!("section {n}"));
             let mine = derived
                 .record_by_tag(section, r.tag)
                 .filter(|d| d.name == r.name)
@@ -339,45 +340,56 @@ impl FormatPlan {
         record: &str,
         field: &str,
     ) -> Result<(u64, u16), String> {
-        let local = section
-            .and_then(|n| self.schema.section(n))
-            .into_iter()
-            .flat_map(|s| s.records.iter());
-        let def = local
-            .chain(self.schema.global_records.iter())
-            .find(|r| r.name == record)
-            .ok_or_else(|| {
-                let place = match section {
-                    None => "the global records".to_string(),
-                    Some(n) => format!("section {n}"),
-                };
-                format!("no record named {record} in {place}")
-            })?;
-        let scalars: Vec<&FieldDef> = def
-            .leaves()
-            .into_iter()
-            .filter(|f| matches!(f.kind, FieldKind::Scalar { .. }))
-            .collect();
-        let mut named = scalars.iter().filter(|f| f.name == field);
-        match (named.next(), named.next()) {
-            (Some(f), None) => Ok((def.tag, f.position)),
-            (Some(a), Some(b)) => Err(format!(
-                "record {record} has several fields named {field} (positions {}, {}, ...): \
-                 name it by position",
-                a.position, b.position
-            )),
-            (None, _) => {
-                let names: Vec<&str> = scalars.iter().map(|f| f.name.as_str()).collect();
-                Err(format!(
-                    "record {record} has no scalar field named {field}; its scalar fields are: {}",
-                    names.join(", ")
-                ))
-            }
-        }
+        field_position(&self.schema, section, record, field)
     }
 
     pub(crate) fn builtin(&self, which: usize) -> &Slot {
         &self.slots[self.variants + which]
+    }
+}
+
+/// The tag of the record named `record` valid in `section` of `schema`, and the position of its
+/// scalar field named `field` (DTD names); the error says which name is unknown or ambiguous.
+pub(crate) fn field_position(
+    schema: &Schema,
+    section: Option<u8>,
+    record: &str,
+    field: &str,
+) -> Result<(u64, u16), String> {
+    let local = section
+        .and_then(|n| schema.section(n))
+        .into_iter()
+        .flat_map(|s| s.records.iter());
+    let def = local
+        .chain(schema.global_records.iter())
+        .find(|r| r.name == record)
+        .ok_or_else(|| {
+            let place = match section {
+                None => "the global records".to_string(),
+                Some(n) => format!("section {n}"),
+            };
+            format!("no record named {record} in {place}")
+        })?;
+    let scalars: Vec<&FieldDef> = def
+        .leaves()
+        .into_iter()
+        .filter(|f| matches!(f.kind, FieldKind::Scalar { .. }))
+        .collect();
+    let mut named = scalars.iter().filter(|f| f.name == field);
+    match (named.next(), named.next()) {
+        (Some(f), None) => Ok((def.tag, f.position)),
+        (Some(a), Some(b)) => Err(format!(
+            "record {record} has several fields named {field} (positions {}, {}, ...): \
+             name it by position",
+            a.position, b.position
+        )),
+        (None, _) => {
+            let names: Vec<&str> = scalars.iter().map(|f| f.name.as_str()).collect();
+            Err(format!(
+                "record {record} has no scalar field named {field}; its scalar fields are: {}",
+                names.join(", ")
+            ))
+        }
     }
 }
 

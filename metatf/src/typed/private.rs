@@ -64,7 +64,10 @@ pub fn join(
     FormatSpec {
         format,
         tag_width,
-        groups: parts.iter().flat_map(|p| p.groups.iter().cloned()).collect(),
+        groups: parts
+            .iter()
+            .flat_map(|p| p.groups.iter().cloned())
+            .collect(),
         source,
     }
 }
