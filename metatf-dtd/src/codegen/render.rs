@@ -366,6 +366,34 @@ fn is_vfield(parts: &[FieldDef]) -> bool {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn a_dtd_with_two_sections_gets_the_whole_dtd_format_and_names_that_cannot_clash() {
+        let dtd = "address.width = 8; address.interpretation = delta 0;\n\
+                   ref.width = 2; ref.interpretation = none;\n\
+                   section heap 1 { alloc : (tag, address) { tag.value = 4; } }\n\
+                   section result 2 { write : (tag, address, ref, address, vfield) { tag.value = 4; } }\n";
+        let schema = crate::parse_schema(dtd, "t.dtd").expect("valid DTD");
+        let code = super::generate(&schema, dtd);
+        for line in [
+            "pub struct WriteRecord {",
+            "pub enum ResultSection {",
+            "    WriteRecord(WriteRecord),",
+            "#[metatf(name = \"ref\", width = 2, interpretation = \"none\")]\n    pub ref_: u64,",
+            "#[metatf(name = \"address\", width = 8, interpretation = \"delta 0\")]\n    pub address_1: u64,",
+            "pub address_2: u64,",
+            "#[metatf(sections, format = \"dtd\", dtd = DTD_SOURCE)]\npub enum Dtd {",
+            "    Heap(Heap),\n",
+            "    ResultSection(ResultSection),\n}",
+        ] {
+            assert!(code.contains(line), "{line}\n---\n{code}");
+        }
+        assert!(!code.contains("r#"), "{code}");
+        assert_eq!(
+            super::format_types(&schema),
+            ["Heap", "ResultSection", "Dtd"]
+        );
+    }
+
+    #[test]
     fn a_repeated_scalar_becomes_a_counted_vec() {
         let dtd = "depth.width = 1; depth.interpretation = none;\n\
                    frame.width = 2; frame.interpretation = delta 0;\n\
