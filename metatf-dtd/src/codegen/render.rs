@@ -386,7 +386,7 @@ mod tests {
         ] {
             assert!(code.contains(line), "{line}\n---\n{code}");
         }
-        assert!(!code.contains("r#"), "{code}");
+        assert!(!code.contains("r#ref"), "{code}");
         assert_eq!(
             super::format_types(&schema),
             ["Heap", "ResultSection", "Dtd"]
