@@ -27,6 +27,8 @@ pub enum Shape {
     Pair,
     /// `key` alone
     Flag,
+    /// `key = <expression>` (a `&'static str` constant: a literal, a path, `include_str!`)
+    Expr,
 }
 
 /// Which attributes set the same thing, so that two of them conflict.
@@ -62,6 +64,8 @@ pub const KEYWORDS: &[Keyword] = &[
     kw("section", &[Enum], Shape::Int, Alone),
     kw("format", &[Enum], Shape::Str, Alone),
     kw("tag_width", &[Enum], Shape::Int, Alone),
+    kw("sections", &[Enum], Shape::Flag, Alone),
+    kw("dtd", &[Enum], Shape::Expr, Alone),
     kw("width", &[Field], Shape::Int, Alone),
     kw("count", &[Field], Shape::Str, Alone),
     kw("interpretation", &[Field], Shape::Str, Interp),
@@ -94,6 +98,8 @@ pub enum Value {
     Pair(u64, u64),
     /// No value.
     Flag,
+    /// An expression, checked by the compiler where it is used.
+    Expr(Box<Expr>),
 }
 
 /// One `key = value` found in the attributes.
@@ -222,6 +228,7 @@ fn parse_one(meta: &Meta, place: Place, errors: &mut Errors) -> Option<Entry> {
     }
     let value = match (keyword.shape, meta) {
         (Shape::Flag, Meta::Path(_)) => Some(Value::Flag),
+        (Shape::Expr, Meta::NameValue(nv)) => Some(Value::Expr(Box::new(nv.value.clone()))),
         (Shape::Int, Meta::NameValue(nv)) => int(&nv.value, errors).map(Value::Int),
         (Shape::Str, Meta::NameValue(nv)) => match &nv.value {
             Expr::Lit(l) => match &l.lit {
@@ -252,6 +259,7 @@ fn parse_one(meta: &Meta, place: Place, errors: &mut Errors) -> Option<Entry> {
             Shape::Str => format!("`{name} = \"...\"`"),
             Shape::Pair => format!("`{name}(<integer>, <integer>)`"),
             Shape::Flag => format!("`{name}` with no value"),
+            Shape::Expr => format!("`{name} = <expression>`"),
         };
         errors.at(meta.span(), format!("expected {want}"));
         return None;

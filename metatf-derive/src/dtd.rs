@@ -23,6 +23,9 @@ pub fn record_text(r: &RecordModel) -> String {
         match &f.count {
             Some((_, Some(j))) => list.push(format!("{} * {}", r.fields[*j].dtd_name, f.dtd_name)),
             _ if counts_next => {}
+            _ if f.ty == FieldType::Bytes && f.dtd_name != "vfield" => {
+                list.push(format!("{} : vfield", f.dtd_name));
+            }
             _ => list.push(f.dtd_name.clone()),
         }
     }

@@ -98,19 +98,12 @@ pub fn record_parts(p: &TokenStream, model: &RecordModel, access: Access) -> Rec
             FieldType::Int(_) => {
                 encode.push(quote_spanned!(f.span=> e.scalar(#ordinal, #v)?;));
                 decode.push(quote_spanned!(f.span=> let #here = d.scalar(#ordinal, #label)?;));
-                let (enc, dec, state) = fast_field(p, ordinal, f, &v);
-                if matches!(
-                    f.interpretation,
-                    Interpretation::Delta(_) | Interpretation::Stride { .. }
-                ) {
-                    let previous = quote::format_ident!("__metatf_previous_{}", ordinal);
-                    fast_encode.push(quote_spanned!(f.span=> let #previous = e.#enc?;));
-                    commit.push(quote!(e.set_previous(#ordinal, #previous);));
-                } else {
-                    fast_encode.push(quote_spanned!(f.span=> e.#enc?;));
-                }
-                fast_decode.push(quote_spanned!(f.span=> let #here = d.#dec?;));
-                layout.push(state);
+                let fast = fast_field(p, ordinal, f, &v);
+                fast_encode.push(fast.encode);
+                commit.extend(fast.commit);
+                let fast_dec = fast.decode;
+                fast_decode.push(quote_spanned!(f.span=> let #here = #fast_dec;));
+                layout.push(fast.layout);
             }
             FieldType::Bytes => {
                 encode.push(quote_spanned!(f.span=> e.vfield(#ordinal, #v)?;));
@@ -185,47 +178,100 @@ pub fn record(krate: &syn::Path, ident: &syn::Ident, model: &RecordModel) -> Tok
     }
 }
 
-/// The fast-path calls of an integer field (encode, decode) and the state they assume
-/// (`None`: the field's interpretation reads a value section and takes the general path).
-fn fast_field(
-    p: &TokenStream,
-    ordinal: usize,
-    f: &FieldModel,
-    v: &TokenStream,
-) -> (TokenStream, TokenStream, TokenStream) {
+/// The fast-path code of an integer field.
+struct FastField {
+    /// Statements writing the field with an encoder `e`.
+    encode: TokenStream,
+    /// A statement storing what the field's coding changed (a previous value or a cursor),
+    /// run once every field is written, so that a failed attempt has changed no state.
+    commit: Option<TokenStream>,
+    /// An expression reading the field with a decoder `d`.
+    decode: TokenStream,
+    /// The state the fast path assumes (see `RecordSpec::layout`).
+    layout: TokenStream,
+}
+
+/// The fast path of an integer field, for its declared interpretation and for `none` (what a
+/// writer switches a misfit to): one branch on the field's current interpretation.
+fn fast_field(p: &TokenStream, ordinal: usize, f: &FieldModel, v: &TokenStream) -> FastField {
     let label = f.ident.to_string();
     let label = label.trim_start_matches("r#");
-    let (enc, dec) = match f.interpretation {
-        Interpretation::None => (
-            quote!(fixed_none(#ordinal, #v)),
-            quote!(fixed_none(#ordinal, #label)),
+    let span = f.span;
+    let saved = quote::format_ident!("__metatf_saved_{}", ordinal);
+    let none_enc = quote_spanned!(span=> e.fixed_none(#ordinal, #v)?;);
+    let none_dec = quote_spanned!(span=> d.fixed_none(#ordinal, #label)?);
+    // Declared encode statement, declared decode expression, and what to commit (a previous
+    // value or a cursor) with the expression that keeps it unchanged under `none`.
+    let (enc, dec, kept): (TokenStream, TokenStream, Option<(TokenStream, TokenStream)>) =
+        match f.interpretation {
+            Interpretation::None => {
+                let layout = interpretation_tokens(p, f.interpretation);
+                return FastField {
+                    encode: none_enc,
+                    commit: None,
+                    decode: none_dec,
+                    layout: quote!(#p::Option::Some(#layout)),
+                };
+            }
+            Interpretation::Default(c) => (
+                quote_spanned!(span=> e.fixed_default(#ordinal, #c, #v)?;),
+                quote_spanned!(span=> d.fixed_default(#ordinal, #c, #label)?),
+                None,
+            ),
+            Interpretation::BaseOffset(b) => (
+                quote_spanned!(span=> e.fixed_base_offset(#ordinal, #b, #v)?;),
+                quote_spanned!(span=> d.fixed_base_offset(#ordinal, #b, #label)?),
+                None,
+            ),
+            Interpretation::Delta(_) => (
+                quote_spanned!(span=> e.fixed_delta(#ordinal, #v)?),
+                quote_spanned!(span=> d.fixed_delta(#ordinal, #label)?),
+                Some((
+                    quote!(e.set_previous(#ordinal, #saved);),
+                    quote!(e.previous(#ordinal)),
+                )),
+            ),
+            Interpretation::Stride { stride, .. } => (
+                quote_spanned!(span=> e.fixed_stride(#ordinal, #stride, #v)?),
+                quote_spanned!(span=> d.fixed_stride(#ordinal, #stride, #label)?),
+                Some((
+                    quote!(e.set_previous(#ordinal, #saved);),
+                    quote!(e.previous(#ordinal)),
+                )),
+            ),
+            Interpretation::SectionOffset(s) => (
+                quote_spanned!(span=> e.fixed_section_offset(#ordinal, #s, #v)?;),
+                quote_spanned!(span=> d.fixed_section_offset(#ordinal, #s, #label)?),
+                None,
+            ),
+            Interpretation::SectionStride { section, stride } => (
+                quote_spanned!(span=> e.fixed_section_stride(#ordinal, #section, #stride, #v)?),
+                quote_spanned!(span=> d.fixed_section_stride(#ordinal, #section, #stride, #label)?),
+                Some((
+                    quote!(e.set_cursor(#ordinal, #saved);),
+                    quote!(e.cursor(#ordinal)),
+                )),
+            ),
+        };
+    let (encode, commit) = match kept {
+        None => (
+            quote_spanned!(span=> if e.is_none(#ordinal) { #none_enc } else { #enc }),
+            None,
         ),
-        Interpretation::Default(c) => (
-            quote!(fixed_default(#ordinal, #c, #v)),
-            quote!(fixed_default(#ordinal, #c, #label)),
+        Some((commit, keep)) => (
+            quote_spanned! {span=>
+                let #saved = if e.is_none(#ordinal) { #none_enc #keep } else { #enc };
+            },
+            Some(commit),
         ),
-        Interpretation::BaseOffset(b) => (
-            quote!(fixed_base_offset(#ordinal, #b, #v)),
-            quote!(fixed_base_offset(#ordinal, #b, #label)),
-        ),
-        Interpretation::Delta(_) => (
-            quote!(fixed_delta(#ordinal, #v)),
-            quote!(fixed_delta(#ordinal, #label)),
-        ),
-        Interpretation::Stride { stride, .. } => (
-            quote!(fixed_stride(#ordinal, #stride, #v)),
-            quote!(fixed_stride(#ordinal, #stride, #label)),
-        ),
-        Interpretation::SectionOffset(_) | Interpretation::SectionStride { .. } => {
-            return (
-                quote!(scalar(#ordinal, #v)),
-                quote!(scalar(#ordinal, #label)),
-                quote!(#p::Option::None),
-            )
-        }
     };
-    let i = interpretation_tokens(p, f.interpretation);
-    (enc, dec, quote!(#p::Option::Some(#i)))
+    let layout = interpretation_tokens(p, f.interpretation);
+    FastField {
+        encode,
+        commit,
+        decode: quote_spanned!(span=> if d.is_none(#ordinal) { #none_dec } else { #dec }),
+        layout: quote!(#p::Option::Some(#layout)),
+    }
 }
 
 /// An interpretation as a constant expression.
@@ -321,20 +367,19 @@ pub fn format(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> Tok
         }
     }
     let unknown = quote!(#p::Result::Err(#p::unknown_variant(#format, variant)));
+    let count = model.variants.len();
+    let source = source_tokens(&p, model);
+    let plan = plan_fn(&p);
     quote! {
         impl #p::Format for #ident {
-            fn plan() -> #p::Result<&'static #p::FormatPlan, #p::Error> {
-                static PLAN: #p::OnceLock<#p::Result<#p::FormatPlan, #p::String>> =
-                    #p::OnceLock::new();
-                #p::plan_result(PLAN.get_or_init(|| {
-                    #p::FormatPlan::new(&#p::FormatSpec {
-                        format: #format,
-                        tag_width: #tag_width,
-                        section: #section,
-                        records: #p::records(&[#(#specs),*]),
-                    })
-                }))
+            const VARIANTS: usize = #count;
+            const TAG_WIDTH: u8 = #tag_width;
+
+            fn spec() -> #p::FormatSpec {
+                #p::one_group(#format, #tag_width, #section, #source, &[#(#specs),*])
             }
+
+            #plan
 
             fn variant(&self) -> usize {
                 match self {
@@ -355,6 +400,115 @@ pub fn format(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> Tok
                     #(#decode_arms)*
                     _ => #unknown,
                 }
+            }
+        }
+        #(#checks)*
+    }
+}
+
+/// `Option<&'static str>`: the DTD text given with `#[metatf(dtd = ...)]`, if any.
+fn source_tokens(p: &TokenStream, model: &FormatModel) -> TokenStream {
+    match &model.source {
+        Some(e) => quote_spanned!(e.span()=> #p::Option::Some(#e)),
+        None => quote!(#p::Option::None),
+    }
+}
+
+/// `fn plan()`: the plan built from `spec()` once, cached for the program's life.
+fn plan_fn(p: &TokenStream) -> TokenStream {
+    quote! {
+        fn plan() -> #p::Result<&'static #p::FormatPlan, #p::Error> {
+            static PLAN: #p::OnceLock<#p::Result<#p::FormatPlan, #p::String>> =
+                #p::OnceLock::new();
+            #p::plan_result(PLAN.get_or_init(|| {
+                #p::FormatPlan::new(&<Self as #p::Format>::spec())
+            }))
+        }
+    }
+}
+
+/// `impl Format` for a `#[metatf(sections)]` enum: each variant wraps a format (one section's
+/// records), whose variants follow those of the variants before it.
+pub fn sections(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let format = &model.format;
+    let mut types = Vec::new();
+    let mut names = Vec::new();
+    for v in &model.variants {
+        if let VariantModel::Wrapped(name, ty) = v {
+            names.push(name.clone());
+            types.push(ty.clone());
+        }
+    }
+    let Some(first) = types.first() else {
+        return TokenStream::new();
+    };
+    let count = |ts: &[syn::Type]| quote!(0usize #(+ <#ts as #p::Format>::VARIANTS)*);
+    let mut variant_arms = Vec::new();
+    let mut encode_arms = Vec::new();
+    let mut decode_steps = Vec::new();
+    let mut checks = Vec::new();
+    for (i, (name, ty)) in names.iter().zip(&types).enumerate() {
+        let before = count(&types[..i]);
+        variant_arms.push(quote!(Self::#name(x) => #before + <#ty as #p::Format>::variant(x),));
+        encode_arms.push(quote!(Self::#name(x) => <#ty as #p::Format>::encode(x, e),));
+        decode_steps.push(quote! {
+            // Below `start` the difference wraps past every variant count.
+            let local = variant.wrapping_sub(#before);
+            if local < <#ty as #p::Format>::VARIANTS {
+                return #p::Result::Ok(Self::#name(<#ty as #p::Format>::decode(local, d)?));
+            }
+        });
+        if i > 0 {
+            let msg = format!(
+                "the tag_width of `{}` differs from that of `{}`: a trace has one tag width",
+                quote!(#ty),
+                quote!(#first)
+            );
+            checks.push(quote_spanned! {ty.span()=>
+                const _: () = if <#ty as #p::Format>::TAG_WIDTH != <#first as #p::Format>::TAG_WIDTH {
+                    ::core::panic!(#msg)
+                };
+            });
+        }
+    }
+    let total = count(&types);
+    let source = source_tokens(&p, model);
+    let plan = plan_fn(&p);
+    quote! {
+        impl #p::Format for #ident {
+            const VARIANTS: usize = #total;
+            const TAG_WIDTH: u8 = <#first as #p::Format>::TAG_WIDTH;
+
+            fn spec() -> #p::FormatSpec {
+                #p::join(
+                    #format,
+                    <Self as #p::Format>::TAG_WIDTH,
+                    #source,
+                    &[#(<#types as #p::Format>::spec()),*],
+                )
+            }
+
+            #plan
+
+            #[inline(always)]
+            fn variant(&self) -> usize {
+                match self {
+                    #(#variant_arms)*
+                }
+            }
+
+            #[inline(always)]
+            fn encode(&self, e: &mut #p::Encoder<'_>) -> #p::Result<(), #p::Stop> {
+                match self {
+                    #(#encode_arms)*
+                }
+            }
+
+            #[inline(always)]
+            fn decode(variant: usize, d: &mut #p::Decoder<'_>) -> #p::Result<Self, #p::Error> {
+                #(#decode_steps)*
+                #p::Result::Err(#p::unknown_variant(#format, variant))
             }
         }
         #(#checks)*

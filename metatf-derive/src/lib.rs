@@ -57,6 +57,9 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             gen::record(&krate, &input.ident, &m)
         }),
         _ => lower::format(input, &entries, &mut errors).map(|m| {
+            if m.sections {
+                return gen::sections(&krate, &input.ident, &m);
+            }
             for v in &m.variants {
                 if let model::VariantModel::Inline(ident, record) = v {
                     check_record_dtd(ident, record, &mut errors);

@@ -184,15 +184,27 @@ fn field(f: &syn::Field, errors: &mut Errors) -> Option<FieldModel> {
     };
     let rust_name = ident.to_string().trim_start_matches("r#").to_string();
     if ty == FieldType::Bytes {
-        if let Some(e) = entries.first() {
+        if let Some(e) = entries.iter().find(|e| e.keyword.name != "name") {
             errors.at(
                 e.span,
-                "a Vec<u8> field is a `vfield` (1-byte length, then the bytes) and takes no attributes",
+                "a Vec<u8> field is a `vfield` (1-byte length, then the bytes) and takes only `name`",
+            );
+        }
+        // The DTD spells it `note : vfield`, keeping the Rust name; `vfield` alone is the
+        // plain built-in.
+        let dtd_name = str_of(&entries, "name").unwrap_or(rust_name);
+        if !dtd_name_ok(&dtd_name)
+            || ["tag", "section", "comment", "metadata"].contains(&dtd_name.as_str())
+        {
+            let span = find(&entries, "name").map_or(ident.span(), |e| e.span);
+            errors.at(
+                span,
+                format!("`{dtd_name}` cannot name a DTD field (reserved or not an identifier)"),
             );
         }
         return Some(FieldModel {
             ident,
-            dtd_name: "vfield".into(),
+            dtd_name,
             ty,
             width: 0,
             interpretation: Interpretation::None,
@@ -391,10 +403,29 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
         Some((w, _)) => w as u8,
         None => 1,
     };
+    let sections = find(entries, "sections").is_some();
+    if sections {
+        for word in ["section", "tag_width", "name"] {
+            if let Some(e) = find(entries, word) {
+                errors.at(
+                    e.span,
+                    format!("`{word}` goes on the section enums a `sections` format wraps"),
+                );
+            }
+        }
+    }
+    let source = match find(entries, "dtd").map(|e| &e.value) {
+        Some(Value::Expr(e)) => Some((**e).clone()),
+        _ => None,
+    };
     if data.variants.is_empty() {
         errors.at(
             input.ident.span(),
-            "a format needs at least one record type",
+            if sections {
+                "a `sections` format needs at least one section enum"
+            } else {
+                "a format needs at least one record type"
+            },
         );
     }
     let mut variants = Vec::new();
@@ -417,6 +448,10 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
                     u.unnamed[0].ty.clone(),
                 ));
             }
+            Fields::Named(_) if sections => errors.at(
+                v.span(),
+                "in a `sections` format each variant wraps the enum of one section, `Heap(Heap)`",
+            ),
             Fields::Named(_) => {
                 let entries = attr::parse(&v.attrs, Place::Struct, errors);
                 if let Some(e) = find(&entries, "crate") {
@@ -437,6 +472,8 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
         tag_width,
         section,
         variants,
+        sections,
+        source,
     })
 }
 

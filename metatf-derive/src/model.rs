@@ -9,7 +9,7 @@ use proc_macro2::Span;
 pub enum FieldType {
     /// An integer: its size in bytes.
     Int(u8),
-    /// `Vec<u8>`: a `vfield` (length, then the bytes).
+    /// `Vec<u8>`: a `vfield` (length, then the bytes), named `name : vfield` in the DTD.
     Bytes,
     /// `Vec<integer>` with `count = "n"`: the DTD's `n * element`, repeated as many times as
     /// the earlier integer field `n` says; the integer's size in bytes.
@@ -56,14 +56,20 @@ pub struct FormatModel {
     pub tag_width: u8,
     /// `(name, number)` of the section holding the records, or `None` for global records.
     pub section: Option<(String, u8)>,
-    /// The record types, one per variant.
+    /// The record types, one per variant (with `sections`: one format per variant).
     pub variants: Vec<VariantModel>,
+    /// `#[metatf(sections)]`: each variant wraps a format (the records of one section), and
+    /// the enum is the format of them all.
+    pub sections: bool,
+    /// `#[metatf(dtd = ...)]`: the DTD text traces embed, instead of one built from the records.
+    pub source: Option<syn::Expr>,
 }
 
 /// One variant of a format enum: a record type.
 #[derive(Debug, Clone)]
 pub enum VariantModel {
-    /// `Alloc(Alloc)`: wraps a struct deriving `MetaTf`.
+    /// `Alloc(Alloc)`: wraps a struct deriving `MetaTf` (or, with `sections`, `Heap(Heap)`:
+    /// an enum deriving `MetaTf`).
     Wrapped(syn::Ident, syn::Type),
     /// `#[metatf(tag = 4)] Alloc { size: u32 }`: the record's fields inline.
     Inline(syn::Ident, RecordModel),

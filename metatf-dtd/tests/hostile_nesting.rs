@@ -124,10 +124,10 @@ fn repeated_fields_compile_in_linear_time() {
         let schema = parse_schema(text, "rep.dtd").unwrap_or_else(|d| panic!("{d}"));
         metatf_dtd::codegen::generate(&schema, text)
     };
-    // Each repeat gets the next free name, in order.
+    // Each repeat gets the next number, in order, the first one included.
     let code = compile(&repeated_field(8_192));
-    assert!(code.contains("pub x: u64,") && code.contains("pub x_8192: u64,"));
-    assert!(!code.contains("pub x_8193"));
+    assert!(code.contains("pub x_1: u64,") && code.contains("pub x_8192: u64,"));
+    assert!(!code.contains("pub x_8193") && !code.contains("pub x: u64,"));
     let code = compile(&doubling_groups(13));
     assert!(code.contains("pub x_8192: u64,"), "2^13 fields");
     // Doubling the repeats at most about doubles the time (it grew with the cube: 8,192

@@ -9,7 +9,8 @@
 //!
 //! For instruction counts, `METATF_PROFILE=<mode>` runs one operation once instead of the
 //! criterion groups, so that `valgrind --tool=callgrind` can count it: modes `setup` (building
-//! the inputs only), `write-typed`, `write-universal`, `read-typed`, `read-universal`.
+//! the inputs only), `write-typed`, `write-universal`, `read-typed`, `read-universal`, each on
+//! the heap trace or, with the suffix `-values` (`write-typed-values`), on the event trace.
 //! Instructions per record = (count of the mode − count of `setup`) / 100 000.
 
 use criterion::{black_box, criterion_group, Criterion, Throughput};
@@ -278,19 +279,25 @@ fn bench(c: &mut Criterion) {
 
 /// One operation once, for `valgrind --tool=callgrind` (see the file's documentation).
 fn profile(mode: &str) {
-    let records = trace();
+    match mode.strip_suffix("-values") {
+        Some(base) => profile_one(base, &events(), events_to_dyn),
+        None => profile_one(mode, &trace(), to_dyn),
+    }
+}
+
+fn profile_one<F: Format>(mode: &str, records: &[F], to_dyn: fn(&F) -> DynRecord) {
     let dyns: Vec<DynRecord> = records.iter().map(to_dyn).collect();
-    let bytes = typed_write(&records);
+    let bytes = typed_write(records);
     match mode {
         "setup" => {}
         "write-typed" => {
-            black_box(typed_write(black_box(&records)));
+            black_box(typed_write(black_box(records)));
         }
         "write-universal" => {
-            black_box(universal_write::<Heap>(black_box(&dyns)));
+            black_box(universal_write::<F>(black_box(&dyns)));
         }
         "read-typed" => {
-            black_box(typed_read::<Heap>(&bytes));
+            black_box(typed_read::<F>(&bytes));
         }
         "read-universal" => {
             black_box(universal_read(&bytes));

@@ -87,8 +87,8 @@ pub struct N {
     #[metatf(width = 8, interpretation = "none")]
     pub size: u64,
     /// Field `id`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub id: u64,
+    #[metatf(name = "id", width = 8, interpretation = "none")]
+    pub id_1: u64,
     /// Field `id`.
     #[metatf(name = "id", width = 8, interpretation = "none")]
     pub id_2: u64,
@@ -111,8 +111,8 @@ pub struct A {
     #[metatf(width = 8, interpretation = "none")]
     pub size: u64,
     /// Field `id`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub id: u64,
+    #[metatf(name = "id", width = 8, interpretation = "none")]
+    pub id_1: u64,
     /// Field `id`.
     #[metatf(name = "id", width = 8, interpretation = "none")]
     pub id_2: u64,
@@ -162,8 +162,8 @@ pub struct Ds {
 #[metatf(tag = 8, name = "U")]
 pub struct U {
     /// Field `obj`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub obj: u64,
+    #[metatf(name = "obj", width = 8, interpretation = "none")]
+    pub obj_1: u64,
     /// Field `obj`.
     #[metatf(name = "obj", width = 8, interpretation = "none")]
     pub obj_2: u64,
@@ -225,8 +225,8 @@ pub struct T {
     #[metatf(width = 8, interpretation = "none")]
     pub id: u64,
     /// Field `obj`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub obj: u64,
+    #[metatf(name = "obj", width = 8, interpretation = "none")]
+    pub obj_1: u64,
     /// Field `obj`.
     #[metatf(name = "obj", width = 8, interpretation = "none")]
     pub obj_2: u64,
@@ -243,8 +243,8 @@ pub struct H {
     #[metatf(width = 8, interpretation = "none")]
     pub id: u64,
     /// Field `obj`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub obj: u64,
+    #[metatf(name = "obj", width = 8, interpretation = "none")]
+    pub obj_1: u64,
     /// Field `obj`.
     #[metatf(name = "obj", width = 8, interpretation = "none")]
     pub obj_2: u64,
@@ -261,8 +261,8 @@ pub struct X {
     #[metatf(width = 8, interpretation = "none")]
     pub id: u64,
     /// Field `obj`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub obj: u64,
+    #[metatf(name = "obj", width = 8, interpretation = "none")]
+    pub obj_1: u64,
     /// Field `obj`.
     #[metatf(name = "obj", width = 8, interpretation = "none")]
     pub obj_2: u64,
@@ -315,4 +315,13 @@ pub enum Et {
     Blank(Blank),
     /// `verbatim`, tag 16.
     Verbatim(Verbatim),
+}
+
+/// Every record of the DTD, section by section: one reader and one writer for traces
+/// that switch sections. The traces it writes embed `DTD_SOURCE`.
+#[derive(Debug, Clone, PartialEq, Eq, ::metatf::MetaTf)]
+#[metatf(sections, format = "dtd", dtd = DTD_SOURCE)]
+pub enum Dtd {
+    /// The records of [`Et`].
+    Et(Et),
 }

@@ -87,8 +87,8 @@ pub struct Realloc {
     #[metatf(width = 4, interpretation = "none")]
     pub size: u64,
     /// Field `address`.
-    #[metatf(width = 4, interpretation = "none")]
-    pub address: u64,
+    #[metatf(name = "address", width = 4, interpretation = "none")]
+    pub address_1: u64,
     /// Field `address`.
     #[metatf(name = "address", width = 4, interpretation = "none")]
     pub address_2: u64,
@@ -193,4 +193,13 @@ pub enum Heap {
     CreateThread(CreateThread),
     /// `destroyThread`, tag 10.
     DestroyThread(DestroyThread),
+}
+
+/// Every record of the DTD, section by section: one reader and one writer for traces
+/// that switch sections. The traces it writes embed `DTD_SOURCE`.
+#[derive(Debug, Clone, PartialEq, Eq, ::metatf::MetaTf)]
+#[metatf(sections, format = "dtd", dtd = DTD_SOURCE)]
+pub enum Dtd {
+    /// The records of [`Heap`].
+    Heap(Heap),
 }

@@ -169,8 +169,10 @@ pub struct MN {
     #[metatf(width = 8, interpretation = "none")]
     pub thread: u64,
     /// `vfield`: a 1-byte length, then that many bytes.
-    pub vfield: ::std::vec::Vec<u8>,
+    #[metatf(name = "vfield")]
+    pub vfield_1: ::std::vec::Vec<u8>,
     /// `vfield`: a 1-byte length, then that many bytes.
+    #[metatf(name = "vfield")]
     pub vfield_2: ::std::vec::Vec<u8>,
     /// Field `obj`.
     #[metatf(width = 8, interpretation = "none")]
@@ -188,8 +190,10 @@ pub struct MX {
     #[metatf(width = 8, interpretation = "none")]
     pub thread: u64,
     /// `vfield`: a 1-byte length, then that many bytes.
-    pub vfield: ::std::vec::Vec<u8>,
+    #[metatf(name = "vfield")]
+    pub vfield_1: ::std::vec::Vec<u8>,
     /// `vfield`: a 1-byte length, then that many bytes.
+    #[metatf(name = "vfield")]
     pub vfield_2: ::std::vec::Vec<u8>,
 }
 
@@ -204,8 +208,10 @@ pub struct FP {
     #[metatf(width = 8, interpretation = "none")]
     pub thread: u64,
     /// `vfield`: a 1-byte length, then that many bytes.
-    pub vfield: ::std::vec::Vec<u8>,
+    #[metatf(name = "vfield")]
+    pub vfield_1: ::std::vec::Vec<u8>,
     /// `vfield`: a 1-byte length, then that many bytes.
+    #[metatf(name = "vfield")]
     pub vfield_2: ::std::vec::Vec<u8>,
 }
 
@@ -245,4 +251,13 @@ pub enum Jvm {
     FP(FP),
     /// `verbatim`, tag 15.
     Verbatim(Verbatim),
+}
+
+/// Every record of the DTD, section by section: one reader and one writer for traces
+/// that switch sections. The traces it writes embed `DTD_SOURCE`.
+#[derive(Debug, Clone, PartialEq, Eq, ::metatf::MetaTf)]
+#[metatf(sections, format = "dtd", dtd = DTD_SOURCE)]
+pub enum Dtd {
+    /// The records of [`Jvm`].
+    Jvm(Jvm),
 }

@@ -43,8 +43,8 @@ pub struct Malloc {
     #[metatf(width = 8, interpretation = "none")]
     pub id: u64,
     /// Field `size`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub size: u64,
+    #[metatf(name = "size", width = 8, interpretation = "none")]
+    pub size_1: u64,
     /// Field `size`.
     #[metatf(name = "size", width = 8, interpretation = "none")]
     pub size_2: u64,
@@ -58,8 +58,8 @@ pub struct Free {
     #[metatf(width = 8, interpretation = "none")]
     pub id: u64,
     /// Field `size`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub size: u64,
+    #[metatf(name = "size", width = 8, interpretation = "none")]
+    pub size_1: u64,
     /// Field `size`.
     #[metatf(name = "size", width = 8, interpretation = "none")]
     pub size_2: u64,
@@ -70,8 +70,8 @@ pub struct Free {
 #[metatf(tag = 6, name = "realloc")]
 pub struct Realloc {
     /// Field `id`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub id: u64,
+    #[metatf(name = "id", width = 8, interpretation = "none")]
+    pub id_1: u64,
     /// Field `id`.
     #[metatf(name = "id", width = 8, interpretation = "none")]
     pub id_2: u64,
@@ -88,8 +88,8 @@ pub struct Calloc {
     #[metatf(width = 8, interpretation = "none")]
     pub id: u64,
     /// Field `size`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub size: u64,
+    #[metatf(name = "size", width = 8, interpretation = "none")]
+    pub size_1: u64,
     /// Field `size`.
     #[metatf(name = "size", width = 8, interpretation = "none")]
     pub size_2: u64,
@@ -107,4 +107,13 @@ pub enum MallocBench {
     Realloc(Realloc),
     /// `calloc`, tag 7.
     Calloc(Calloc),
+}
+
+/// Every record of the DTD, section by section: one reader and one writer for traces
+/// that switch sections. The traces it writes embed `DTD_SOURCE`.
+#[derive(Debug, Clone, PartialEq, Eq, ::metatf::MetaTf)]
+#[metatf(sections, format = "dtd", dtd = DTD_SOURCE)]
+pub enum Dtd {
+    /// The records of [`MallocBench`].
+    MallocBench(MallocBench),
 }

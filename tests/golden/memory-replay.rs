@@ -147,8 +147,8 @@ pub struct Realloc {
     #[metatf(width = 4, interpretation = "sectionOffset 16")]
     pub thread: u64,
     /// Field `address`.
-    #[metatf(width = 8, interpretation = "none")]
-    pub address: u64,
+    #[metatf(name = "address", width = 8, interpretation = "none")]
+    pub address_1: u64,
     /// Field `address`.
     #[metatf(name = "address", width = 8, interpretation = "none")]
     pub address_2: u64,
@@ -186,4 +186,13 @@ pub enum MemoryReplay {
     Realloc(Realloc),
     /// `threadDone`, tag 9.
     ThreadDone(ThreadDone),
+}
+
+/// Every record of the DTD, section by section: one reader and one writer for traces
+/// that switch sections. The traces it writes embed `DTD_SOURCE`.
+#[derive(Debug, Clone, PartialEq, Eq, ::metatf::MetaTf)]
+#[metatf(sections, format = "dtd", dtd = DTD_SOURCE)]
+pub enum Dtd {
+    /// The records of [`MemoryReplay`].
+    MemoryReplay(MemoryReplay),
 }

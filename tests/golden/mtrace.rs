@@ -161,3 +161,12 @@ pub enum Mtrace {
     /// `reallocNew`, tag 11.
     ReallocNew(ReallocNew),
 }
+
+/// Every record of the DTD, section by section: one reader and one writer for traces
+/// that switch sections. The traces it writes embed `DTD_SOURCE`.
+#[derive(Debug, Clone, PartialEq, Eq, ::metatf::MetaTf)]
+#[metatf(sections, format = "dtd", dtd = DTD_SOURCE)]
+pub enum Dtd {
+    /// The records of [`Mtrace`].
+    Mtrace(Mtrace),
+}

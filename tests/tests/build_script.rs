@@ -47,7 +47,7 @@ fn codecs_generated_at_build_time_round_trip_records() {
             }),
             _ => hatf10::Heap::Realloc(hatf10::Realloc {
                 size: 1 << 33, // wider than size.width: the writer adds a metadata record
-                address: 0x1000,
+                address_1: 0x1000,
                 address_2: 0x9000 + i,
                 time: i,
                 thread: 0,

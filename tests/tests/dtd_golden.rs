@@ -71,6 +71,7 @@ fn generation_is_deterministic_and_names_every_record() {
             r.name
         );
     }
-    // realloc's two addresses keep their DTD name.
+    // realloc's two addresses keep their DTD name, numbered alike.
+    assert!(a.contains("#[metatf(name = \"address\", width = 4, interpretation = \"none\")]\n    pub address_1: u64,"), "{a}");
     assert!(a.contains("pub address_2: u64,"));
 }

@@ -42,6 +42,40 @@ mod every {
         Sample(Sample),
         Mark(Mark),
     }
+
+    /// Tag 4 again, in another section: which record a tag names depends on the section.
+    #[derive(MetaTf, Debug, Clone, PartialEq, Eq)]
+    #[metatf(tag = 4)]
+    pub struct Gone {
+        #[metatf(delta = 0, width = 2)]
+        pub address: u64,
+        #[metatf(default = 1)]
+        pub count: u64,
+        #[metatf(section_offset = 3, width = 1)]
+        pub site: u64,
+        pub why: Vec<u8>,
+    }
+
+    #[derive(MetaTf, Debug, Clone, PartialEq, Eq)]
+    #[metatf(section = 1, name = "events")]
+    pub enum Events {
+        Sample(Sample),
+        Mark(Mark),
+    }
+
+    #[derive(MetaTf, Debug, Clone, PartialEq, Eq)]
+    #[metatf(section = 2, name = "dead")]
+    pub enum Dead {
+        Gone(Gone),
+    }
+
+    /// A format spanning two sections: one writer and one reader for traces that switch.
+    #[derive(MetaTf, Debug, Clone, PartialEq, Eq)]
+    #[metatf(sections, format = "lives")]
+    pub enum Lives {
+        Events(Events),
+        Dead(Dead),
+    }
 }
 
 use metatf::dtd::{FieldDef, FieldKind, RecordDef};
@@ -49,21 +83,29 @@ use metatf::typed::{Format, TypedEvent, TypedReader, TypedWriter};
 use metatf::{Codec, ContainerHeader, DynRecord, UniversalReader, UniversalWriter, Value};
 use proptest::prelude::*;
 
-/// Record types of format `T` as the schema describes them: (section, record definitions).
-fn records_of<T: Format>() -> (Option<u8>, Vec<RecordDef>) {
-    let schema = T::plan().expect("plan").schema().clone();
-    match schema.sections.iter().find(|s| !s.records.is_empty()) {
-        Some(s) => (Some(s.number), s.records.clone()),
-        None => (
-            None,
-            schema
-                .global_records
+/// Record types of format `T` as the schema describes them, group by group: (section, record
+/// definitions). A format of one section has one group; the whole-DTD format has one per
+/// section with records.
+fn records_of<T: Format>() -> Vec<(Option<u8>, Vec<RecordDef>)> {
+    let plan = T::plan().expect("plan");
+    T::spec()
+        .groups
+        .iter()
+        .map(|g| {
+            let section = g.section.map(|s| s.1);
+            let defs = g
+                .records
                 .iter()
-                .filter(|r| !["comment", "section", "metadata"].contains(&r.name.as_str()))
-                .cloned()
-                .collect(),
-        ),
-    }
+                .map(|r| {
+                    plan.schema()
+                        .record_by_tag(section, r.tag)
+                        .expect("the format's record is in its DTD")
+                        .clone()
+                })
+                .collect();
+            (section, defs)
+        })
+        .collect()
 }
 
 /// Picks a value: mostly small (fits the declared width), sometimes anything (forces metadata).
@@ -100,27 +142,32 @@ fn values(fields: &[FieldDef], seeds: &mut impl Iterator<Item = u64>, out: &mut 
 }
 
 /// Builds dynamic records of format `T` from (record choice, seed) pairs; some become comments.
+/// Records of a section other than the current one follow a `section` record; each record's
+/// `section` is the current one, as the universal reader reports it.
 fn dyn_records<T: Format>(choices: &[(usize, u64)]) -> Vec<DynRecord> {
-    let (section, defs) = records_of::<T>();
+    let groups = records_of::<T>();
     let mut out = Vec::new();
-    if let Some(n) = section {
-        out.push(DynRecord {
-            section: None,
-            name: "section".into(),
-            tag: 2,
-            fields: vec![Value::Uint(u64::from(n))],
-        });
-    }
+    let mut current = None;
     for &(choice, seed) in choices {
         if choice % 11 == 10 {
             let text = format!("comment {seed}").into_bytes();
             out.push(DynRecord {
-                section,
+                section: current,
                 name: "comment".into(),
                 tag: 1,
                 fields: vec![Value::Uint(text.len() as u64), Value::Bytes(text)],
             });
             continue;
+        }
+        let (section, defs) = &groups[(seed % groups.len() as u64) as usize];
+        if section.is_some() && *section != current {
+            out.push(DynRecord {
+                section: None,
+                name: "section".into(),
+                tag: 2,
+                fields: vec![Value::Uint(u64::from(section.unwrap_or(0)))],
+            });
+            current = *section;
         }
         let def = &defs[choice % defs.len()];
         let mut seeds = (0..).map(|i: u64| {
@@ -131,7 +178,7 @@ fn dyn_records<T: Format>(choices: &[(usize, u64)]) -> Vec<DynRecord> {
         let mut fields = Vec::new();
         values(&def.fields, &mut seeds, &mut fields);
         out.push(DynRecord {
-            section,
+            section: current,
             name: def.name.clone(),
             tag: def.tag,
             fields,
@@ -245,6 +292,14 @@ proptest! {
         block in 1u64..20,
     ) {
         check::<every::Every>(&choices, block);
+    }
+
+    #[test]
+    fn derived_format_spanning_sections_agrees_with_universal(
+        choices in prop::collection::vec((0usize..100, any::<u64>()), 0..60),
+        block in 1u64..20,
+    ) {
+        check::<every::Lives>(&choices, block);
     }
 }
 

@@ -94,7 +94,7 @@ mod tests {
         .expect("write DTD");
         let c = compile_dtd_to(&dtd, &dir).expect("compiles");
         assert_eq!(c.path, dir.join("tiny.rs"));
-        assert_eq!(c.formats, ["Heap"]);
+        assert_eq!(c.formats, ["Heap", "Dtd"]);
         assert_eq!(
             c.cargo,
             [format!("cargo:rerun-if-changed={}", dtd.display())]

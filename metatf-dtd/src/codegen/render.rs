@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use super::interpretation_text;
-use super::names::{field_name, type_name};
+use super::names::{field_name, safe_type_name};
 use crate::{FieldDef, FieldKind, Interpretation, RecordDef, Schema};
 
 /// One Rust field of a generated record struct.
@@ -89,6 +89,9 @@ fn render(schema: &Schema, dtd_source: &str) -> (String, Vec<String>) {
             &mut taken,
         ));
     }
+    if !formats.is_empty() {
+        formats.push(render_whole(&mut out, &formats, &mut taken));
+    }
     while out.ends_with("\n\n") {
         out.pop();
     }
@@ -109,11 +112,11 @@ fn render_group(
 ) -> String {
     let mut variants = Vec::new();
     for r in records {
-        let ty = unique(type_name(&r.name), taken);
+        let ty = unique(safe_type_name(&r.name, "Record"), taken);
         render_record(out, r, &ty, section);
         variants.push((ty, r));
     }
-    let enum_name = unique(type_name(name), taken);
+    let enum_name = unique(safe_type_name(name, "Section"), taken);
     match section {
         Some(n) => {
             let _ = writeln!(out, "/// The records of section `{name}` ({n}).");
@@ -134,6 +137,25 @@ fn render_group(
     }
     out.push_str("}\n\n");
     enum_name
+}
+
+/// The format of the whole DTD: an enum over the section enums, whose traces embed
+/// `DTD_SOURCE` itself and may switch sections.
+fn render_whole(out: &mut String, formats: &[String], taken: &mut Taken) -> String {
+    let name = unique("Dtd".to_string(), taken);
+    out.push_str(
+        "/// Every record of the DTD, section by section: one reader and one writer for traces\n\
+         /// that switch sections. The traces it writes embed `DTD_SOURCE`.\n",
+    );
+    out.push_str("#[derive(Debug, Clone, PartialEq, Eq, ::metatf::MetaTf)]\n");
+    out.push_str("#[metatf(sections, format = \"dtd\", dtd = DTD_SOURCE)]\n");
+    let _ = writeln!(out, "pub enum {name} {{");
+    for f in formats {
+        let _ = writeln!(out, "    /// The records of [`{f}`].");
+        let _ = writeln!(out, "    {f}({f}),");
+    }
+    out.push_str("}\n\n");
+    name
 }
 
 /// Names handed out so far in one scope (the file's types, or one struct's fields), and for
@@ -179,6 +201,26 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
     let _ = writeln!(out, "#[metatf(tag = {}, name = \"{}\")]", r.tag, r.name);
     let _ = writeln!(out, "pub struct {ty} {{");
     let mut used = Taken::default();
+    // A DTD name used by several fields numbers them all (`address_1`, `address_2`), so that
+    // neither reads as the plain one.
+    let mut repeats: HashMap<String, usize> = HashMap::new();
+    for f in &fields {
+        let base = match f {
+            RustField::Repeated { dtd, .. } | RustField::Scalar { dtd, .. } => field_name(dtd),
+            RustField::Bytes => "vfield".to_string(),
+        };
+        *repeats.entry(base).or_default() += 1;
+    }
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut name_for = |base: String, used: &mut Taken| -> String {
+        if repeats.get(&base).copied().unwrap_or(0) > 1 {
+            let k = seen.entry(base.clone()).or_default();
+            *k += 1;
+            unique(format!("{base}_{k}"), used)
+        } else {
+            unique(base, used)
+        }
+    };
     // The Rust name of the last scalar: the count of a repeated field that follows it.
     let mut last_scalar = String::new();
     for f in &fields {
@@ -188,9 +230,9 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
                 width,
                 interpretation,
             } => {
-                let rust = unique(field_name(dtd), &mut used);
-                let bare = rust.trim_start_matches("r#");
-                let count = last_scalar.trim_start_matches("r#");
+                let rust = name_for(field_name(dtd), &mut used);
+                let bare = rust.as_str();
+                let count = last_scalar.as_str();
                 let mut attrs = vec![format!("count = \"{count}\"")];
                 if bare != dtd {
                     attrs.push(format!("name = \"{dtd}\""));
@@ -212,9 +254,8 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
                 interpretation,
                 ..
             } => {
-                let base = field_name(dtd);
-                let rust = unique(base.clone(), &mut used);
-                let bare = rust.trim_start_matches("r#");
+                let rust = name_for(field_name(dtd), &mut used);
+                let bare = rust.as_str();
                 let mut attrs = Vec::new();
                 if bare != dtd {
                     attrs.push(format!("name = \"{dtd}\""));
@@ -232,8 +273,11 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
                 last_scalar = rust;
             }
             RustField::Bytes => {
-                let rust = unique("vfield".to_string(), &mut used);
+                let rust = name_for("vfield".to_string(), &mut used);
                 out.push_str("    /// `vfield`: a 1-byte length, then that many bytes.\n");
+                if rust != "vfield" {
+                    out.push_str("    #[metatf(name = \"vfield\")]\n");
+                }
                 let _ = writeln!(out, "    pub {rust}: ::std::vec::Vec<u8>,");
             }
         }
@@ -321,6 +365,34 @@ fn is_vfield(parts: &[FieldDef]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_dtd_with_two_sections_gets_the_whole_dtd_format_and_names_that_cannot_clash() {
+        let dtd = "address.width = 8; address.interpretation = delta 0;\n\
+                   ref.width = 2; ref.interpretation = none;\n\
+                   section heap 1 { alloc : (tag, address) { tag.value = 4; } }\n\
+                   section result 2 { write : (tag, address, ref, address, vfield) { tag.value = 4; } }\n";
+        let schema = crate::parse_schema(dtd, "t.dtd").expect("valid DTD");
+        let code = super::generate(&schema, dtd);
+        for line in [
+            "pub struct WriteRecord {",
+            "pub enum ResultSection {",
+            "    WriteRecord(WriteRecord),",
+            "#[metatf(name = \"ref\", width = 2, interpretation = \"none\")]\n    pub ref_: u64,",
+            "#[metatf(name = \"address\", width = 8, interpretation = \"delta 0\")]\n    pub address_1: u64,",
+            "pub address_2: u64,",
+            "#[metatf(sections, format = \"dtd\", dtd = DTD_SOURCE)]\npub enum Dtd {",
+            "    Heap(Heap),\n",
+            "    ResultSection(ResultSection),\n}",
+        ] {
+            assert!(code.contains(line), "{line}\n---\n{code}");
+        }
+        assert!(!code.contains("r#ref"), "{code}");
+        assert_eq!(
+            super::format_types(&schema),
+            ["Heap", "ResultSection", "Dtd"]
+        );
+    }
+
     #[test]
     fn a_repeated_scalar_becomes_a_counted_vec() {
         let dtd = "depth.width = 1; depth.interpretation = none;\n\

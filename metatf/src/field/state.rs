@@ -263,6 +263,25 @@ impl FieldState {
         self.previous
     }
 
+    /// The next element a `sectionStride` field reads or writes (block-relative).
+    #[inline]
+    pub(crate) fn cursor(&self) -> u64 {
+        self.cursor
+    }
+
+    /// Sets the `sectionStride` cursor: the typed codec's inline path stores it once a record
+    /// is written.
+    #[inline]
+    pub(crate) fn set_cursor(&mut self, cursor: u64) {
+        self.cursor = cursor;
+    }
+
+    /// Whether the field's interpretation is `none` (the one writers fall back to).
+    #[inline]
+    pub(crate) fn is_none(&self) -> bool {
+        matches!(self.interpretation, Interpretation::None)
+    }
+
     /// Sets the previous value: the typed codec's inline `delta` and `stride` paths, and their
     /// undo when a record must be written again.
     #[inline]

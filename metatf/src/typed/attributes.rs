@@ -3,7 +3,8 @@
 //!
 //! A **struct** with named fields is one record type; an **enum** whose variants each wrap such
 //! a struct, or hold a record's fields inline (see [On an enum variant](#on-an-enum-variant)),
-//! is a format. Every field is `u8`–`u64`, `i8`–`i64`, `Vec<u8>` (a `vfield`) or a `Vec` of
+//! is a format; an enum whose variants wrap formats, with `sections`, is a format spanning
+//! sections. Every field is `u8`–`u64`, `i8`–`i64`, `Vec<u8>` (a `vfield`) or a `Vec` of
 //! integers repeated by a count field (`count`); the DTD field
 //! name is the Rust field name unless `name` says otherwise. A width defaults to the Rust
 //! type's size and an interpretation to `none`. Errors (unknown, repeated or conflicting
@@ -48,6 +49,20 @@
 //! ```
 //!
 //! # On a field
+//!
+//! ## `name = "..."` on a `Vec<u8>`
+//! A byte string is a `vfield` (a 1-byte length, then the bytes), named after the Rust field
+//! in the DTD (`note : vfield`); `name` renames it, and `name = "vfield"` gives the plain
+//! built-in. It takes no other attribute.
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::Format;
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Line { note: Vec<u8>, #[metatf(name = "vfield")] raw: Vec<u8> }
+//! # #[derive(MetaTf)] enum F { L(Line) }
+//! assert!(F::dtd()?.contains("line : (tag, note : vfield, vfield)"));
+//! # Ok::<(), metatf::Error>(())
+//! ```
 //!
 //! ## `width = N`
 //! Bytes the field takes at first (0–8, at most the Rust type's size). A value that needs more
@@ -194,6 +209,76 @@
 //! enum Heap { Alloc(Alloc) }
 //! let dtd = Heap::dtd()?;
 //! assert!(dtd.contains("tag.width = 2;") && dtd.contains("section heap 1 {"));
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! ## `sections`
+//! The enum's variants each wrap a format enum (the records of one section), and the enum is
+//! the format of them all: one writer and one reader for traces that switch sections. Its
+//! variants are those of the first enum, then the second's, and so on; the writer writes a
+//! `section` record before a record of a section other than the current one. The section
+//! enums must agree on `tag_width`. `format = "..."` names it (default: the enum name with a
+//! lower-case first letter).
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::{Format, TypedReader, TypedWriter};
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(tag = 4)]
+//! struct Alloc { size: u32 }
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(tag = 4)]
+//! struct Gone { address: u64 }
+//!
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(section = 1, name = "heap")]
+//! enum Heap { Alloc(Alloc) }
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(section = 2, name = "dead")]
+//! enum Dead { Gone(Gone) }
+//!
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(sections, format = "lives")]
+//! enum Lives { Heap(Heap), Dead(Dead) }
+//!
+//! let trace = [
+//!     Lives::Heap(Heap::Alloc(Alloc { size: 16 })),
+//!     Lives::Dead(Dead::Gone(Gone { address: 4096 })), // tag 4 again, in section 2
+//!     Lives::Heap(Heap::Alloc(Alloc { size: 32 })),
+//! ];
+//! let mut w = TypedWriter::<Lives, _>::new(Vec::new(), metatf::Codec::None, 0)?;
+//! for r in &trace {
+//!     w.write(r)?;
+//! }
+//! assert_eq!(w.records_written(), 6, "three records, three section records");
+//! let bytes = w.finish()?;
+//! let back: Vec<Lives> = TypedReader::new(&bytes[..])?.collect::<Result<_, _>>()?;
+//! assert_eq!(back, trace);
+//! assert_eq!(Lives::plan()?.sections(), &[1, 2]);
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! ## `dtd = TEXT`
+//! The DTD text the format's traces embed, instead of one built from the records: any
+//! `&'static str` constant (a literal, a `const`, `include_str!("file.dtd")`). It must define
+//! the format's records in their sections with the same fields; the plan's error names the
+//! first record or field that differs. The DTD compiler's `Dtd` enum passes its
+//! `DTD_SOURCE` this way, so that its traces carry the very DTD they were compiled from.
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::Format;
+//! const TEXT: &str = "tag.width = 1;\nsize.width = 4;\nsize.interpretation = none;\n\
+//!                     section heap 1 { alloc : (tag, size) { tag.value = 4; } }\n";
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Alloc { size: u32 }
+//! #[derive(MetaTf)]
+//! #[metatf(section = 1, name = "heap", dtd = TEXT)]
+//! enum Heap { Alloc(Alloc) }
+//! assert_eq!(Heap::dtd()?, TEXT);
+//!
+//! #[derive(MetaTf)]
+//! #[metatf(section = 1, name = "heap", dtd = "tag.width = 1;\nsection heap 1 { }\n")]
+//! enum Missing { Alloc(Alloc) }
+//! let err = Missing::plan().unwrap_err().to_string();
+//! assert!(err.contains("record alloc (tag 4) is not in section 1"), "{err}");
 //! # Ok::<(), metatf::Error>(())
 //! ```
 //!

@@ -5,7 +5,7 @@
 use crate::container::ByteOrder;
 use crate::error::Error;
 use crate::field::bits::{read_uint, sign_extend, unsigned_width};
-use crate::field::{FieldState, Misfit, ValueSource};
+use crate::field::{FieldState, Misfit, ValueSink, ValueSource, MAX_STRIDE_GAP};
 use metatf_dtd::Interpretation;
 
 use super::buf::StreamBuf;
@@ -225,6 +225,84 @@ impl Encoder<'_> {
             return self.uint(ordinal, v).map(|()| v);
         }
         Ok(v)
+    }
+
+    /// Whether the field with ordinal `ordinal` is currently `none`: a metadata record switched
+    /// it there (the writer's fallback), and the fast path codes it as such.
+    #[inline(always)]
+    pub fn is_none(&self, ordinal: usize) -> bool {
+        self.states.get(ordinal).is_some_and(FieldState::is_none)
+    }
+
+    /// The field's previous value (what a `delta`/`stride` field in state `none` keeps).
+    #[inline(always)]
+    pub fn previous(&self, ordinal: usize) -> u64 {
+        self.states.get(ordinal).map_or(0, FieldState::previous)
+    }
+
+    /// The field's `sectionStride` cursor (what a field in state `none` keeps).
+    #[inline(always)]
+    pub fn cursor(&self, ordinal: usize) -> u64 {
+        self.states.get(ordinal).map_or(0, FieldState::cursor)
+    }
+
+    /// Fast path of a `sectionOffset` field into section `section`: the value's index in the
+    /// section's dictionary, appended if new (the attempt's rollback removes it on a misfit).
+    #[inline(always)]
+    pub fn fixed_section_offset<S: Scalar>(
+        &mut self,
+        ordinal: usize,
+        section: u8,
+        value: S,
+    ) -> Result<(), Stop> {
+        let v = value.to_u64();
+        let Some(state) = self.states.get(ordinal) else {
+            return self.uint(ordinal, v);
+        };
+        let w = state.width();
+        let index = self.values.intern(section, v);
+        if !fits_unsigned(index, w) {
+            return Err(Stop::Adapt(ordinal, Misfit::Width(unsigned_width(index))));
+        }
+        self.pos = self.out.put_be(self.pos, index, w);
+        Ok(())
+    }
+
+    /// Fast path of a `sectionStride` field over section `section`: the value is the element at
+    /// the cursor (written there if the section is not that long yet). Returns the new cursor,
+    /// which generated code stores with [`Self::set_cursor`] once every field is written.
+    #[inline(always)]
+    pub fn fixed_section_stride<S: Scalar>(
+        &mut self,
+        ordinal: usize,
+        section: u8,
+        stride: u64,
+        value: S,
+    ) -> Result<u64, Stop> {
+        let v = value.to_u64();
+        let Some(state) = self.states.get(ordinal) else {
+            return self.uint(ordinal, v).map(|()| 0);
+        };
+        let at = state.cursor();
+        let len = self.values.len(section);
+        if at < len {
+            if self.values.get(section, at) != Some(v) {
+                return Err(Stop::Adapt(ordinal, Misfit::Interpretation));
+            }
+        } else if at - len > MAX_STRIDE_GAP {
+            return Err(Stop::Adapt(ordinal, Misfit::Interpretation));
+        } else {
+            self.values.put(section, at, v);
+        }
+        Ok(at.saturating_add(stride))
+    }
+
+    /// Stores the cursor a `sectionStride` fast path returned.
+    #[inline(always)]
+    pub fn set_cursor(&mut self, ordinal: usize, cursor: u64) {
+        if let Some(state) = self.states.get_mut(ordinal) {
+            state.set_cursor(cursor);
+        }
     }
 
     /// Takes fields, not `&self`: an encoder whose address escapes would live in memory
@@ -592,6 +670,47 @@ impl Decoder<'_> {
         let state = self.state(ordinal, field)?;
         let v = state.previous().wrapping_add(sign_extend(stored, w));
         state.set_previous(v);
+        self.fit(v, field)
+    }
+
+    /// See [`Encoder::is_none`].
+    #[inline(always)]
+    pub fn is_none(&self, ordinal: usize) -> bool {
+        self.states.get(ordinal).is_some_and(FieldState::is_none)
+    }
+
+    /// Fast path of a `sectionOffset` field into section `section`.
+    #[inline(always)]
+    pub fn fixed_section_offset<S: Scalar>(
+        &mut self,
+        ordinal: usize,
+        section: u8,
+        field: &str,
+    ) -> Result<S, Error> {
+        let w = self.state(ordinal, field)?.width();
+        let stored = self.take_be(w, field)?;
+        match self.values.element(section, stored) {
+            Ok(v) => self.fit(v, field),
+            Err(m) => Err(self.fail(field, m)),
+        }
+    }
+
+    /// Fast path of a `sectionStride` field over section `section`, advancing by `stride`.
+    #[inline(always)]
+    pub fn fixed_section_stride<S: Scalar>(
+        &mut self,
+        ordinal: usize,
+        section: u8,
+        stride: u64,
+        field: &str,
+    ) -> Result<S, Error> {
+        let at = self.state(ordinal, field)?.cursor();
+        let v = match self.values.element(section, at) {
+            Ok(v) => v,
+            Err(m) => return Err(self.fail(field, m)),
+        };
+        self.state(ordinal, field)?
+            .set_cursor(at.saturating_add(stride));
         self.fit(v, field)
     }
 

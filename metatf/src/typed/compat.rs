@@ -20,21 +20,17 @@ pub(crate) fn check(plan: &FormatPlan, embedded: &Schema) -> Result<(), String> 
             plan.format()
         ));
     }
-    if let Some(n) = plan.records_section {
+    for &n in &plan.sections {
         if embedded.section(n).is_none() {
             return Err(format!(
-                "the trace's DTD declares no section {n}, which holds the records of format {}",
+                "the trace's DTD declares no section {n}, which holds records of format {}",
                 plan.format()
             ));
         }
     }
     for (i, slot) in plan.slots.iter().enumerate() {
-        // The format's records live in its section; the built-ins are global.
-        let section = if i < plan.variants {
-            plan.records_section
-        } else {
-            None
-        };
+        // The format's records live in their sections; the built-ins are global.
+        let section = plan.slot_sections.get(i).copied().flatten();
         let Some(mine) = ours.record_by_tag(section, slot.tag) else {
             continue;
         };
@@ -64,7 +60,7 @@ fn place(section: Option<u8>) -> String {
 }
 
 /// The first field whose layout differs between two definitions of a record, in words.
-fn first_difference(mine: &RecordDef, theirs: &RecordDef) -> Option<String> {
+pub(crate) fn first_difference(mine: &RecordDef, theirs: &RecordDef) -> Option<String> {
     let (a, b) = (flat(&mine.fields), flat(&theirs.fields));
     for (x, y) in a.iter().zip(&b) {
         if x.position != y.position || x.kind != y.kind {
@@ -150,15 +146,17 @@ fn flat(fields: &[FieldDef]) -> Vec<FieldDef> {
 mod tests {
     use super::check;
     use crate::typed::plan::FormatPlan;
-    use crate::typed::{FormatSpec, RecordSpec};
+    use crate::typed::{FormatSpec, GroupSpec, RecordSpec};
     use metatf_dtd::Interpretation;
 
     fn plan() -> FormatPlan {
         let spec = FormatSpec {
             format: "heap",
             tag_width: 1,
-            section: Some(("heap", 1)),
-            records: vec![RecordSpec {
+            source: None,
+            groups: vec![GroupSpec {
+                section: Some(("heap", 1)),
+                records: vec![RecordSpec {
                 name: "alloc",
                 tag: 4,
                 dtd:
@@ -168,6 +166,7 @@ mod tests {
                 scalars: 2,
                 value_sections: &[],
                 layout: &[Some(Interpretation::None), Some(Interpretation::Delta(0))],
+            }],
             }],
         };
         FormatPlan::new(&spec).expect("plan")

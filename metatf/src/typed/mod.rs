@@ -2,7 +2,9 @@
 //!
 //! A struct deriving `MetaTf` is one record type ([`Record`]); an enum deriving `MetaTf`, whose
 //! variants each wrap such a struct or hold a record's fields inline, is a whole format
-//! ([`Format`]): the records of one DTD section (or the global records). [`TypedWriter`] and [`TypedReader`] code a format with the
+//! ([`Format`]): the records of one DTD section (or the global records). An enum of such enums
+//! with `#[metatf(sections)]` is the format of several sections, whose traces switch between
+//! them (see [`attributes`]); the DTD compiler generates one for a whole DTD (`Dtd`). [`TypedWriter`] and [`TypedReader`] code a format with the
 //! byte layout of the universal codec ([`crate::UniversalWriter`], [`crate::UniversalReader`]):
 //! the same record stream in container section 0, the same value sections, the same metadata
 //! records when a value needs a wider field. A trace written by one is read by the other, and
@@ -10,12 +12,14 @@
 //!
 //! The difference is speed: field positions are known at compile time, field states live in a
 //! flat array, and records are Rust values instead of lists of dynamic values. Each record type
-//! also gets a *fast path*, compiled for the interpretations its fields are declared with: while
-//! no metadata record has changed a field's interpretation (widths may change) and the trace is
-//! big-endian, every field is coded without dispatching on its state, into a record stream kept
-//! in a local cursor. A value that does not fit falls back to the general path, which writes the
-//! same metadata record the universal writer would; a metadata record that restores the declared
-//! interpretation turns the fast path back on.
+//! also gets a *fast path*, compiled for the interpretations its fields are declared with
+//! (value sections included) and for `none`: while every field has its declared interpretation
+//! or `none` (widths may change) and the trace is big-endian, every field is coded without
+//! dispatching on its state, into a record stream kept in a local cursor. A value that does not
+//! fit falls back to the general path, which writes the same metadata record the universal
+//! writer would; since that record widens a field or switches it to `none`, the record type
+//! keeps its fast path afterwards. A metadata record setting any other interpretation turns the
+//! fast path off until one restores the declared interpretation or `none`.
 //!
 //! ```
 //! use metatf::typed::{TypedReader, TypedWriter};
@@ -59,10 +63,11 @@ mod values;
 mod writer;
 
 pub use codec::{Decoder, Encoder, Stop};
+pub(crate) use plan::field_position;
 pub use plan::FormatPlan;
 pub use reader::TypedReader;
 pub use scalar::Scalar;
-pub use spec::{FormatSpec, RecordSpec};
+pub use spec::{FormatSpec, GroupSpec, RecordSpec};
 pub use writer::TypedWriter;
 
 use crate::error::Error;
@@ -80,6 +85,12 @@ pub trait Record: Sized {
 
 /// A whole format: implemented by `#[derive(MetaTf)]` on an enum of records.
 pub trait Format: Sized {
+    /// The number of record types (variants, counting those of nested section enums).
+    const VARIANTS: usize;
+    /// Width of every record's tag in bytes.
+    const TAG_WIDTH: u8;
+    /// What the format's records are, section by section.
+    fn spec() -> FormatSpec;
     /// The format's plan, built from its DTD on first use.
     fn plan() -> Result<&'static FormatPlan, Error>;
     /// The index of `self`'s variant (its record type) in declaration order.

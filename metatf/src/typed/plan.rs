@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use metatf_dtd::{FieldDef, FieldKind, Interpretation, RecordDef, Schema};
 
+use super::compat::first_difference;
 use super::spec::FormatSpec;
 use crate::field::bits::unsigned_width;
 use crate::field::{FieldState, MAX_WIDTH};
@@ -34,7 +35,9 @@ impl Slot {
         !self.layout.is_empty()
             && self.layout.len() == states.len()
             && self.layout.iter().zip(states).all(|(want, s)| match want {
-                Some(i) => s.interpretation() == *i,
+                // `none` too: the state a writer switches a misfit to, which the fast path
+                // codes as well, so that one such switch does not cost it for good.
+                Some(i) => s.interpretation() == *i || s.is_none(),
                 None => true,
             })
     }
@@ -94,8 +97,12 @@ pub struct FormatPlan {
     pub(crate) schema: Schema,
     pub(crate) slots: Vec<Slot>,
     pub(crate) variants: usize,
-    /// The DTD section holding the format's records, if not global.
+    /// The DTD section holding the format's records, if they are all in one.
     pub(crate) records_section: Option<u8>,
+    /// The sections holding the format's records, in variant order.
+    pub(crate) sections: Vec<u8>,
+    /// Per variant, the section its records belong to (`None`: global).
+    pub(crate) slot_sections: Vec<Option<u8>>,
     pub(crate) scopes: Vec<Scope>,
     /// The tags valid in a section that a trace's DTD declares and the format's does not.
     pub(crate) foreign: Scope,
@@ -121,16 +128,46 @@ pub(crate) const METADATA: usize = 2;
 impl FormatPlan {
     /// Builds the plan from what generated code describes; the error says what does not fit.
     pub fn new(spec: &FormatSpec) -> Result<FormatPlan, String> {
-        let dtd = spec.dtd();
-        let schema = metatf_dtd::parse_schema(&dtd, spec.format)
+        let derived_text = spec.derived_dtd();
+        let derived = metatf_dtd::parse_schema(&derived_text, spec.format)
             .map_err(|d| format!("the DTD of format {} is invalid:\n{d}", spec.format))?;
-        let scope_of_records = spec.section.map(|(_, n)| n);
+        let (dtd, schema) = match spec.source {
+            None => (derived_text, derived.clone()),
+            Some(text) => {
+                let schema = metatf_dtd::parse_schema(text, spec.format).map_err(|d| {
+                    format!("the DTD given to format {} is invalid:\n{d}", spec.format)
+                })?;
+                (text.to_string(), schema)
+            }
+        };
+        if schema.tag_width != spec.tag_width {
+            return Err(format!(
+                "tag.width is {} in the DTD given to format {} but {} in its records",
+                schema.tag_width, spec.format, spec.tag_width
+            ));
+        }
         let mut slots = Vec::new();
-        for r in &spec.records {
-            let def = schema
-                .record_by_tag(scope_of_records, r.tag)
+        let mut sections_of_slots = Vec::new();
+        for (section, r) in spec.records() {
+            let place =
+                section.map_or("the global records".to_string(), |n| format!("section {n}"));
+            let mine = derived
+                .record_by_tag(section, r.tag)
                 .filter(|d| d.name == r.name)
                 .ok_or_else(|| format!("record {} (tag {}) is not in the DTD", r.name, r.tag))?;
+            let def = schema.record_by_tag(section, r.tag).ok_or_else(|| {
+                format!(
+                    "record {} (tag {}) is not in {place} of the DTD given to format {}",
+                    r.name, r.tag, spec.format
+                )
+            })?;
+            if let Some(difference) = first_difference(mine, def) {
+                return Err(format!(
+                    "record {} (tag {}, {place}) differs in the DTD given to format {} ({}): \
+                     {difference}",
+                    r.name, r.tag, spec.format, def.name
+                ));
+            }
             let mut slot = slot(def)?;
             slot.layout = r.layout.to_vec();
             if slot.positions.len() != r.scalars {
@@ -142,6 +179,7 @@ impl FormatPlan {
                 ));
             }
             slots.push(slot);
+            sections_of_slots.push(section);
         }
         let variants = slots.len();
         for name in ["comment", "section", "metadata"] {
@@ -160,15 +198,21 @@ impl FormatPlan {
         }
         let mut scopes = Vec::new();
         let numbers = std::iter::once(None).chain(schema.sections.iter().map(|s| Some(s.number)));
-        let scope_for = |section: Option<u8>, with_records: bool| {
+        // A section's own records first: they shadow global records of the same tag.
+        let scope_for = |section: Option<u8>| {
             let mut scope = Scope {
                 section,
                 dense: vec![None; 256],
                 sparse: HashMap::new(),
             };
-            if with_records {
-                for (i, r) in spec.records.iter().enumerate() {
-                    scope.insert(r.tag, Kind::Variant(i));
+            for (i, s) in sections_of_slots.iter().enumerate() {
+                if s.is_some() && *s == section {
+                    scope.insert(slots[i].tag, Kind::Variant(i));
+                }
+            }
+            for (i, s) in sections_of_slots.iter().enumerate() {
+                if s.is_none() {
+                    scope.insert(slots[i].tag, Kind::Variant(i));
                 }
             }
             let builtin = [Kind::Comment, Kind::Section, Kind::Metadata];
@@ -178,19 +222,25 @@ impl FormatPlan {
             scope
         };
         for section in numbers {
-            let with_records = section == scope_of_records || scope_of_records.is_none();
-            scopes.push(scope_for(section, with_records));
+            scopes.push(scope_for(section));
         }
-        // A section only a trace's DTD declares holds none of the format's own records unless
-        // they are global; the built-ins are valid there as everywhere.
-        let foreign = scope_for(None, scope_of_records.is_none());
+        // A section only a trace's DTD declares holds none of the format's records but the
+        // global ones; the built-ins are valid there as everywhere.
+        let foreign = scope_for(None);
+        let mut sections: Vec<u8> = spec.sections().collect();
+        sections.dedup();
         Ok(FormatPlan {
             dtd,
             format: spec.format.to_string(),
             schema,
             slots,
             variants,
-            records_section: scope_of_records,
+            records_section: match sections.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            },
+            sections,
+            slot_sections: sections_of_slots,
             scopes,
             foreign,
             total_states: offset,
@@ -213,9 +263,43 @@ impl FormatPlan {
     }
 
     /// The number of the DTD section holding the format's records (the section record a
-    /// writer writes before them), or `None` when they are global records.
+    /// writer writes before them), or `None` when they are global records or span several
+    /// sections (see [`Self::sections`]).
+    ///
+    /// ```
+    /// use metatf::typed::Format;
+    /// use metatf::MetaTf;
+    ///
+    /// #[derive(MetaTf)]
+    /// #[metatf(tag = 4)]
+    /// struct Alloc {
+    ///     size: u32,
+    /// }
+    ///
+    /// #[derive(MetaTf)]
+    /// #[metatf(section = 3, name = "heap")]
+    /// enum Heap {
+    ///     Alloc(Alloc),
+    /// }
+    ///
+    /// assert_eq!(Heap::plan()?.records_section(), Some(3));
+    /// assert_eq!(Heap::plan()?.sections(), &[3]);
+    /// # Ok::<(), metatf::Error>(())
+    /// ```
     pub fn records_section(&self) -> Option<u8> {
         self.records_section
+    }
+
+    /// The numbers of the DTD sections holding the format's records, in variant order (empty
+    /// for a format of global records).
+    pub fn sections(&self) -> &[u8] {
+        &self.sections
+    }
+
+    /// The section the records of variant `variant` belong to (`None`: global records, or no
+    /// such variant).
+    pub fn variant_section(&self, variant: usize) -> Option<u8> {
+        self.slot_sections.get(variant).copied().flatten()
     }
 
     pub(crate) fn scope_index(&self, section: Option<u8>) -> Option<usize> {
@@ -256,45 +340,56 @@ impl FormatPlan {
         record: &str,
         field: &str,
     ) -> Result<(u64, u16), String> {
-        let local = section
-            .and_then(|n| self.schema.section(n))
-            .into_iter()
-            .flat_map(|s| s.records.iter());
-        let def = local
-            .chain(self.schema.global_records.iter())
-            .find(|r| r.name == record)
-            .ok_or_else(|| {
-                let place = match section {
-                    None => "the global records".to_string(),
-                    Some(n) => format!("section {n}"),
-                };
-                format!("no record named {record} in {place}")
-            })?;
-        let scalars: Vec<&FieldDef> = def
-            .leaves()
-            .into_iter()
-            .filter(|f| matches!(f.kind, FieldKind::Scalar { .. }))
-            .collect();
-        let mut named = scalars.iter().filter(|f| f.name == field);
-        match (named.next(), named.next()) {
-            (Some(f), None) => Ok((def.tag, f.position)),
-            (Some(a), Some(b)) => Err(format!(
-                "record {record} has several fields named {field} (positions {}, {}, ...): \
-                 name it by position",
-                a.position, b.position
-            )),
-            (None, _) => {
-                let names: Vec<&str> = scalars.iter().map(|f| f.name.as_str()).collect();
-                Err(format!(
-                    "record {record} has no scalar field named {field}; its scalar fields are: {}",
-                    names.join(", ")
-                ))
-            }
-        }
+        field_position(&self.schema, section, record, field)
     }
 
     pub(crate) fn builtin(&self, which: usize) -> &Slot {
         &self.slots[self.variants + which]
+    }
+}
+
+/// The tag of the record named `record` valid in `section` of `schema`, and the position of its
+/// scalar field named `field` (DTD names); the error says which name is unknown or ambiguous.
+pub(crate) fn field_position(
+    schema: &Schema,
+    section: Option<u8>,
+    record: &str,
+    field: &str,
+) -> Result<(u64, u16), String> {
+    let local = section
+        .and_then(|n| schema.section(n))
+        .into_iter()
+        .flat_map(|s| s.records.iter());
+    let def = local
+        .chain(schema.global_records.iter())
+        .find(|r| r.name == record)
+        .ok_or_else(|| {
+            let place = match section {
+                None => "the global records".to_string(),
+                Some(n) => format!("section {n}"),
+            };
+            format!("no record named {record} in {place}")
+        })?;
+    let scalars: Vec<&FieldDef> = def
+        .leaves()
+        .into_iter()
+        .filter(|f| matches!(f.kind, FieldKind::Scalar { .. }))
+        .collect();
+    let mut named = scalars.iter().filter(|f| f.name == field);
+    match (named.next(), named.next()) {
+        (Some(f), None) => Ok((def.tag, f.position)),
+        (Some(a), Some(b)) => Err(format!(
+            "record {record} has several fields named {field} (positions {}, {}, ...): \
+             name it by position",
+            a.position, b.position
+        )),
+        (None, _) => {
+            let names: Vec<&str> = scalars.iter().map(|f| f.name.as_str()).collect();
+            Err(format!(
+                "record {record} has no scalar field named {field}; its scalar fields are: {}",
+                names.join(", ")
+            ))
+        }
     }
 }
 

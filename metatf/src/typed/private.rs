@@ -4,7 +4,7 @@
 pub use super::codec::{Decoder, Encoder, Stop};
 pub use super::plan::FormatPlan;
 pub use super::scalar::Scalar;
-pub use super::spec::{FormatSpec, RecordSpec};
+pub use super::spec::{FormatSpec, GroupSpec, RecordSpec};
 pub use super::{Format, Record};
 pub use crate::error::Error;
 pub use metatf_dtd::Interpretation;
@@ -34,7 +34,40 @@ pub fn unknown_variant(format: &str, variant: usize) -> Error {
 
 pub use std::string::String;
 
-/// The record specs of a format as a vector (`vec!` is not reachable without the prelude).
-pub fn records(specs: &[RecordSpec]) -> Vec<RecordSpec> {
-    specs.to_vec()
+/// The spec of a format made of one group of records.
+pub fn one_group(
+    format: &'static str,
+    tag_width: u8,
+    section: Option<(&'static str, u8)>,
+    source: Option<&'static str>,
+    records: &[RecordSpec],
+) -> FormatSpec {
+    FormatSpec {
+        format,
+        tag_width,
+        groups: std::vec![GroupSpec {
+            section,
+            records: records.to_vec(),
+        }],
+        source,
+    }
+}
+
+/// The spec of a format whose variants are formats (`#[metatf(sections)]`): their groups in
+/// variant order.
+pub fn join(
+    format: &'static str,
+    tag_width: u8,
+    source: Option<&'static str>,
+    parts: &[FormatSpec],
+) -> FormatSpec {
+    FormatSpec {
+        format,
+        tag_width,
+        groups: parts
+            .iter()
+            .flat_map(|p| p.groups.iter().cloned())
+            .collect(),
+        source,
+    }
 }

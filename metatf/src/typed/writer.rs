@@ -17,8 +17,8 @@ use crate::universal::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
 
 /// Writes records of format `T` into a container, in blocks.
 ///
-/// Before the first record of a format whose records live in a DTD section it writes the
-/// `section` record; when a value does not fit a field's current state it writes the metadata
+/// Before a record of a section other than the current one it writes the `section` record
+/// (a format spanning several sections switches between them this way); when a value does not fit a field's current state it writes the metadata
 /// record that makes it fit, exactly as [`crate::UniversalWriter`] does.
 pub struct TypedWriter<T: Format, W: Write> {
     plan: &'static FormatPlan,
@@ -33,8 +33,8 @@ pub struct TypedWriter<T: Format, W: Write> {
     scope: usize,
     /// Per slot, what writing a record of it needs first, looked up once per record.
     heads: Vec<RecordHead>,
-    /// Whether the current section is the one the format's records belong to.
-    in_records_scope: bool,
+    /// The current section (`None` before any section record).
+    section: Option<u8>,
     stream: StreamBuf,
     values: WriteValues,
     block_records: u64,
@@ -71,7 +71,9 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         let heads = plan
             .slots
             .iter()
-            .map(|s| RecordHead {
+            .enumerate()
+            .map(|(i, s)| RecordHead {
+                section: plan.variant_section(i),
                 tag: word(s.tag, plan.schema.tag_width, order),
                 tag_width: usize::from(plan.schema.tag_width.min(8)),
                 tag_fits: s.tag_fits,
@@ -89,7 +91,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             current: fresh_states(plan, order),
             scope: 0,
             heads,
-            in_records_scope: plan.records_section.is_none(),
+            section: None,
             // Room for a default block of records of up to 16 bytes without growing.
             stream: StreamBuf::with_capacity(DEFAULT_BLOCK_RECORDS as usize * 16),
             values: WriteValues::default(),
@@ -115,12 +117,16 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
     #[inline]
     pub fn write(&mut self, record: &T) -> Result<(), Error> {
         self.maybe_end_block()?;
-        if !self.in_records_scope {
-            if let Some(n) = self.plan.records_section {
+        let variant = record.variant();
+        if let Some(&RecordHead {
+            section: Some(n), ..
+        }) = self.heads.get(variant)
+        {
+            if self.section != Some(n) {
                 self.section(n)?;
             }
         }
-        self.write_slot(record.variant(), |e| record.encode(e))
+        self.write_slot(variant, |e| record.encode(e))
     }
 
     /// Writes a comment record.
@@ -299,10 +305,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             self.states[self.scope] = Some(outgoing);
             self.scope = scope;
         }
-        self.in_records_scope = self
-            .plan
-            .records_section
-            .is_none_or(|wanted| wanted == number);
+        self.section = Some(number);
         Ok(())
     }
 
@@ -497,6 +500,8 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
 
 /// What writing a record of one slot needs before its fields: looked up once per record.
 struct RecordHead {
+    /// The section the record belongs to (`None`: global, valid in any section).
+    section: Option<u8>,
     /// The tag as the 8 bytes [`StreamBuf::put_word`] stores (its first `tag_width` count).
     tag: [u8; 8],
     tag_width: usize,

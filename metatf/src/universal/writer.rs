@@ -58,6 +58,9 @@ pub struct UniversalWriter<W: Write> {
     scalars: Vec<(u16, u64)>,
     /// Set when the header names the model engine: records are collected and modelled per block.
     model: Option<ModelBlock>,
+    /// For a writer made by [`Self::for_format`]: the section, tag and name of each of the
+    /// format's record types, so that the writer writes the `section` record a record needs.
+    sections_of: Option<Vec<(u8, u64, String)>>,
 }
 
 /// The records of the block being written by the model engine.
@@ -111,8 +114,10 @@ impl<W: Write> UniversalWriter<W> {
     }
 
     /// A writer for the DTD of typed format `F` (see [`crate::typed`]), which writes the
-    /// `section` record of the format's section itself, as the typed writer does: the records
-    /// written next are the format's, in its section, and both writers write the same bytes.
+    /// `section` record a record of the format needs itself, where the typed writer does:
+    /// before a record of a section other than the current one (the record's `section` says
+    /// which, or, when `None`, the one section whose record has its tag and name). Both
+    /// writers write the same bytes from the same records.
     ///
     /// ```
     /// use metatf::typed::{TypedReader, TypedWriter};
@@ -156,21 +161,13 @@ impl<W: Write> UniversalWriter<W> {
             properties: Vec::new(),
         };
         let mut w = Self::new(out, plan.schema().clone(), &header, codec, level)?;
-        if let Some(number) = plan.records_section() {
-            let tag = w
-                .schema
-                .global_records
-                .iter()
-                .find(|r| r.name == "section")
-                .map(|r| r.tag)
-                .ok_or_else(|| Error::invalid("the DTD has no section record"))?;
-            w.write(&DynRecord {
-                section: None,
-                name: "section".into(),
-                tag,
-                fields: vec![Value::Uint(u64::from(number))],
-            })?;
+        let mut sections_of = Vec::new();
+        for (section, r) in F::spec().records() {
+            if let Some(n) = section {
+                sections_of.push((n, r.tag, r.name.to_string()));
+            }
         }
+        w.sections_of = Some(sections_of);
         Ok(w)
     }
 
@@ -219,6 +216,7 @@ impl<W: Write> UniversalWriter<W> {
             undo: Vec::new(),
             scalars: Vec::new(),
             model,
+            sections_of: None,
         })
     }
 
@@ -232,8 +230,98 @@ impl<W: Write> UniversalWriter<W> {
         self.record
     }
 
-    /// Writes one record (after any metadata records its values need).
+    /// Writes one record (after any metadata records its values need, and, for a writer made
+    /// by [`Self::for_format`], the `section` record it needs).
     pub fn write(&mut self, rec: &DynRecord) -> Result<(), Error> {
+        if let Some(n) = self.section_needed(rec) {
+            let tag = self
+                .schema
+                .global_records
+                .iter()
+                .find(|r| r.name == "section")
+                .map(|r| r.tag)
+                .ok_or_else(|| Error::invalid("the DTD has no section record"))?;
+            self.write_one(&DynRecord {
+                section: None,
+                name: "section".into(),
+                tag,
+                fields: vec![Value::Uint(u64::from(n))],
+            })?;
+        }
+        self.write_one(rec)
+    }
+
+    /// The section a writer made by [`Self::for_format`] must enter before `rec`, if any.
+    fn section_needed(&self, rec: &DynRecord) -> Option<u8> {
+        let known = self.sections_of.as_ref()?;
+        let mut matching = known
+            .iter()
+            .filter(|(_, tag, name)| *tag == rec.tag && (rec.name.is_empty() || *name == rec.name))
+            .map(|(n, _, _)| *n);
+        let want = match rec.section {
+            Some(n) if known.iter().any(|(s, _, _)| *s == n) => n,
+            _ => {
+                let first = matching.next()?;
+                // A tag and name in several sections: the record's `section` must say which.
+                if matching.next().is_some() {
+                    return None;
+                }
+                first
+            }
+        };
+        // Built-ins and global records need no section; the current one may already do.
+        let is_format_record = known
+            .iter()
+            .any(|(n, tag, _)| *n == want && *tag == rec.tag);
+        (is_format_record && self.section != Some(want)).then_some(want)
+    }
+
+    /// Writes a metadata record changing the scalar field named `field` of the record named
+    /// `record`, both by their DTD names as valid in the current section. A field name used
+    /// twice in the record is ambiguous: write the `metadata` record with its position.
+    ///
+    /// ```
+    /// use metatf::dtd::Interpretation;
+    /// use metatf::field::Change;
+    /// use metatf::{Codec, DynRecord, UniversalReader, UniversalWriter, Value};
+    ///
+    /// let dtd = "tag.width = 1;\nsize.width = 4;\nsize.interpretation = none;\n\
+    ///            alloc : (tag, size) { tag.value = 4; }\n";
+    /// let mut w = UniversalWriter::from_dtd(Vec::new(), dtd, "sizes", vec![], Codec::None, 0)?;
+    /// w.write_field_metadata("alloc", "size", Change::Interpretation(Interpretation::Delta(0)))?;
+    /// assert!(w.write_field_metadata("alloc", "sise", Change::Width(2)).is_err());
+    /// let bytes = w.finish()?;
+    /// let mut r = UniversalReader::new(&bytes[..])?;
+    /// assert_eq!(r.next_record()?.map(|m| m.name), Some("metadata".to_string()));
+    /// # Ok::<(), metatf::Error>(())
+    /// ```
+    pub fn write_field_metadata(
+        &mut self,
+        record: &str,
+        field: &str,
+        change: Change,
+    ) -> Result<(), Error> {
+        let (tag, position) =
+            crate::typed::field_position(&self.schema, self.section, record, field)
+                .map_err(|m| self.fail("metadata", m))?;
+        let tag_of_metadata = self
+            .metadata_tag
+            .ok_or_else(|| self.fail("metadata", "the DTD has no metadata record"))?;
+        let mut fields = vec![
+            Value::Uint(tag),
+            Value::Uint(u64::from(position)),
+            Value::Uint(u64::from(change.property_code())),
+        ];
+        fields.extend(change.values().into_iter().map(Value::Uint));
+        self.write_one(&DynRecord {
+            section: self.section,
+            name: "metadata".into(),
+            tag: tag_of_metadata,
+            fields,
+        })
+    }
+
+    fn write_one(&mut self, rec: &DynRecord) -> Result<(), Error> {
         if self.records_per_block != 0 && self.block_records >= self.records_per_block {
             self.end_block()?;
         }

@@ -41,7 +41,7 @@ pub fn to_record(event: &AllocEvent) -> Heap {
         // written as the realloc they cannot be; event_to_record never returns them).
         _ => Heap::Realloc(Realloc {
             size: r.size,
-            address: r.old_address,
+            address_1: r.old_address,
             address_2: r.address,
             time: r.time,
             thread: r.thread,
@@ -74,13 +74,13 @@ pub fn to_event(record: &Heap) -> Result<AllocEvent, String> {
         },
         Heap::Realloc(r) => DataRecord {
             size: r.size,
-            old_address: r.address,
+            old_address: r.address_1,
             address: r.address_2,
             time: r.time,
             thread: r.thread,
             heap: r.heap,
             attributes: r.vfield.clone(),
-            ..DataRecord::new(realloc_kind(r.address, r.address_2, r.size))
+            ..DataRecord::new(realloc_kind(r.address_1, r.address_2, r.size))
         },
         Heap::CreateThread(t) => DataRecord {
             thread: t.thread,

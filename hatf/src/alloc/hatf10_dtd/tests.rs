@@ -66,7 +66,7 @@ fn to_dyn(r: &Heap) -> DynRecord {
             5,
             vec![
                 u(a.size),
-                u(a.address),
+                u(a.address_1),
                 u(a.address_2),
                 u(a.time),
                 u(a.thread),
@@ -178,7 +178,7 @@ fn calloc_and_memalign_travel_in_the_vfield() {
     let Heap::Realloc(r) = to_record(&ev(AllocKind::Realloc, 0x20, 0x10, 8, 0)) else {
         panic!("realloc is a realloc record");
     };
-    assert_eq!((r.address, r.address_2), (0x10, 0x20), "old, then new");
+    assert_eq!((r.address_1, r.address_2), (0x10, 0x20), "old, then new");
 }
 
 #[test]
