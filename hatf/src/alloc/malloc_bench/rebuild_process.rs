@@ -6,11 +6,13 @@
 //! until memory runs out, and hatf can neither interrupt the call nor cap what it allocates.
 //! A child process can be bounded: forked when a stream's first piece is rebuilt, it holds the
 //! rebuilder's state for the whole stream, reads each piece's text from a socket and writes the
-//! rebuilt bytes back. `RLIMIT_AS` caps its address space at what it inherited plus
+//! rebuilt bytes back. `RLIMIT_DATA` caps its private writable memory at what it inherited plus
 //! [`memory_budget`] of the largest piece, and before each piece `RLIMIT_CPU` caps its
 //! processor time at what it has used plus [`cpu_budget`] of that piece. A child that dies (the
 //! kernel's SIGXCPU at the time limit, an abort on a refused allocation) is an error naming the
-//! limit, and its messages never reach standard error. The budgets follow from the pieces'
+//! limit, and its messages never reach standard error. (Memory the parent had freed but still
+//! maps when it forks is reused by the child without counting: the child's whole footprint is
+//! bounded by the parent's at the fork plus the budget.) The budgets follow from the pieces'
 //! declared lengths, which [`check_piece`](super::gzip_split::check_piece) bounds before anything is rebuilt.
 //!
 //! After `fork` only the calling thread runs in the child. It uses no lock another thread can
@@ -25,7 +27,7 @@ use preflate_rs::RecreateStreamProcessor;
 
 use super::gzip_split::{rebuild_piece, Piece};
 
-/// Address space a rebuilding child may take beyond what it inherits, for pieces of at most
+/// Memory a rebuilding child may take beyond what it inherits, for pieces of at most
 /// `largest` bytes of text and deflate together: preflate-rs holds a piece's text with its
 /// 32 KiB dictionary, the tokens (8 bytes per token at most, one token per text byte), the
 /// blocks and the rebuilt bytes, and its hash chains (about 1 MiB for a 32 KiB window).
@@ -59,8 +61,14 @@ impl Rebuilder {
             .map(|p| p.text_len.saturating_add(p.deflate_len))
             .max()
             .unwrap_or(0);
-        let memory = memory_budget(largest);
-        let limit = address_space()?.saturating_add(memory);
+        Self::spawn_bounded(pieces, memory_budget(largest))
+    }
+
+    /// [`Rebuilder::spawn`] with `memory` bytes of private writable memory beyond what the
+    /// child inherits.
+    fn spawn_bounded(pieces: &[Piece], memory: u64) -> Result<Self, String> {
+        // Read here only to fail early where /proc is missing; the child measures its own.
+        data_size()?;
         let (parent, child) =
             UnixStream::pair().map_err(|e| format!("cannot create a socket: {e}"))?;
         // SAFETY: the child runs only `serve` (no lock other threads may hold but the
@@ -74,7 +82,10 @@ impl Rebuilder {
             0 => {
                 drop(parent);
                 let ok = catch_unwind(AssertUnwindSafe(|| {
-                    quiet_and_bounded(limit);
+                    // What it inherited, measured after the fork: other threads of the
+                    // parent may have mapped or unmapped memory since.
+                    let limit = data_size().map_err(io::Error::other)?;
+                    quiet_and_bounded(limit.saturating_add(memory));
                     serve(child, pieces)
                 }));
                 let code = i32::from(!matches!(ok, Ok(Ok(()))));
@@ -160,23 +171,23 @@ impl Drop for Rebuilder {
     }
 }
 
-/// The address space this process holds now, in bytes (`/proc/self/statm`).
-fn address_space() -> Result<u64, String> {
-    let statm = std::fs::read_to_string("/proc/self/statm")
-        .map_err(|e| format!("cannot read /proc/self/statm: {e}"))?;
-    let pages: u64 = statm
-        .split_whitespace()
-        .next()
-        .and_then(|p| p.parse().ok())
-        .ok_or("cannot read /proc/self/statm")?;
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Ok(pages.saturating_mul(u64::try_from(page).unwrap_or(4096)))
+/// The private writable memory this process holds now, in bytes (`VmData` of
+/// `/proc/self/status`): what `RLIMIT_DATA` counts. (`RLIMIT_AS` would not do: a glibc thread
+/// arena reserves 64 MiB of address space in advance and grows inside it unseen.)
+fn data_size() -> Result<u64, String> {
+    let status = std::fs::read_to_string("/proc/self/status")
+        .map_err(|e| format!("cannot read /proc/self/status: {e}"))?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmData:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or("no VmData in /proc/self/status")?;
+    Ok(kib.saturating_mul(1024))
 }
 
 /// In the child: standard error to /dev/null, the crash signals to their default action (a
-/// fuzzer's handlers would report the child's death as its own crash), and the address space
-/// capped at `limit` bytes.
+/// fuzzer's handlers would report the child's death as its own crash), and its private
+/// writable memory capped at `limit` bytes.
 fn quiet_and_bounded(limit: u64) {
     // SAFETY: plain system calls on this process's own descriptors, signals and limits.
     unsafe {
@@ -196,7 +207,7 @@ fn quiet_and_bounded(limit: u64) {
             libc::signal(signal, libc::SIG_DFL);
         }
     }
-    set_limit(libc::RLIMIT_AS, limit);
+    set_limit(libc::RLIMIT_DATA, limit);
 }
 
 /// Lowers the soft limit `resource` to `value` (never above the hard limit).
@@ -243,4 +254,90 @@ fn serve(mut socket: UnixStream, pieces: &[Piece]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::malloc_bench::gzip_split::{split_pieces, whole_as_piece};
+    use std::io::Write;
+
+    /// A deflate stream of about 2 MB of text, taken apart: its pieces and text.
+    fn sample() -> (Vec<u8>, Vec<Piece>, Vec<u8>) {
+        let text: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| format!("{}: malloc 0x{:x} {}\n", i % 7, i * 16, i % 100).into_bytes())
+            .collect();
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(1));
+        e.write_all(&text).unwrap();
+        let z = e.finish().unwrap();
+        let mut back = Vec::new();
+        let (pieces, used) = split_pieces(&z, &mut back).unwrap();
+        assert_eq!(used, z.len());
+        assert!(back == text);
+        (z, pieces, text)
+    }
+
+    /// Rebuilds every piece with `r`.
+    fn rebuild_all(r: &mut Rebuilder, pieces: &[Piece], text: &[u8]) -> Result<Vec<u8>, String> {
+        let (mut out, mut at) = (Vec::new(), 0usize);
+        for (k, p) in pieces.iter().enumerate() {
+            let piece = &text[at..at + p.text_len as usize];
+            at += p.text_len as usize;
+            out.extend(r.rebuild(k, p, piece)?);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn the_child_rebuilds_the_stream_within_its_budget() {
+        let (z, pieces, text) = sample();
+        let mut r = Rebuilder::spawn(&pieces).unwrap();
+        assert!(rebuild_all(&mut r, &pieces, &text).unwrap() == z);
+    }
+
+    #[test]
+    fn a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on() {
+        let (z, _, text) = sample();
+        // The stream as one piece, and 1 MiB beyond what the child inherits: less than the
+        // piece's text. The child is forked from a new thread, whose allocator arena holds no
+        // memory freed earlier (memory the child inherits mapped is not counted again).
+        let (piece, _) = whole_as_piece(&z).unwrap();
+        let pieces = [piece];
+        assert!(pieces[0].text_len > 4 << 20);
+        let (mut r, e) = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut r = Rebuilder::spawn_bounded(&pieces, 1 << 20).unwrap();
+                let e = rebuild_all(&mut r, &pieces, &text).unwrap_err();
+                (r, e)
+            })
+            .join()
+            .unwrap()
+        });
+        assert!(
+            e.contains("piece 0") && e.contains("more than its 1 MiB of memory"),
+            "{e}"
+        );
+        // Later calls fail too, and a new child with its budget rebuilds the stream.
+        assert!(r
+            .rebuild(0, &pieces[0], &text[..pieces[0].text_len as usize])
+            .is_err());
+        let mut r = Rebuilder::spawn(&pieces).unwrap();
+        assert!(rebuild_all(&mut r, &pieces, &text).unwrap() == z);
+    }
+
+    #[test]
+    fn errors_of_the_rebuild_come_back_from_the_child() {
+        let (_, pieces, text) = sample();
+        let mut r = Rebuilder::spawn(&pieces).unwrap();
+        let mut wrong = text[..pieces[0].text_len as usize].to_vec();
+        wrong.truncate(wrong.len() / 2);
+        wrong.resize(pieces[0].text_len as usize, b'x');
+        // Other text rebuilds other bytes (an error) or fails inside preflate: either way an
+        // error from the child, not its death.
+        let (z, _, _) = sample();
+        match r.rebuild(0, &pieces[0], &wrong) {
+            Ok(bytes) => assert!(bytes != z[..bytes.len()]),
+            Err(e) => assert!(!e.contains("rebuilding process"), "{e}"),
+        }
+    }
 }
