@@ -24,13 +24,14 @@ export RUSTFLAGS="-C passes=sancov-module \
  -C llvm-args=-sanitizer-coverage-pc-table \
  -C llvm-args=-sanitizer-coverage-trace-compares \
  --cfg fuzzing -C debug-assertions -C overflow-checks"
-cargo build --release --locked --target "$triple" --bins
-bin=$CARGO_TARGET_DIR/$triple/release
 if [ $# -gt 0 ]; then
   targets=("$@")
 else
   mapfile -t targets < <(sed -n 's/^path = "fuzz_targets\/\(.*\)\.rs"$/\1/p' Cargo.toml)
 fi
+# Only the targets: other binaries (write_seeds) do not link libFuzzer's coverage callbacks.
+cargo build --release --locked --target "$triple" $(printf -- '--bin %s ' "${targets[@]}")
+bin=$CARGO_TARGET_DIR/$triple/release
 failed=0
 for t in "${targets[@]}"; do
   scratch=$(mktemp -d)
