@@ -41,7 +41,7 @@ for t in "${targets[@]}"; do
   if nice -n 19 "$bin/$t" "$scratch" "corpus/$t" -max_total_time="$secs" -rss_limit_mb=1536 \
       -timeout=20 -print_final_stats=1 -print_pcs=0 -artifact_prefix="$logs/$t/" \
       > "$logs/$t.log" 2>&1; then
-    grep -E "^#[0-9]+ +(INITED|DONE)" "$logs/$t.log" || true
+    grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)" "$logs/$t.log" || true
     grep -E "stat::(number_of_executed_units|peak_rss_mb|new_units_added)" "$logs/$t.log" || true
   else
     failed=1
