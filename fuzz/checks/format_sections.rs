@@ -24,14 +24,17 @@ const TEXTS: [(&str, &[u8]); 6] = [
     ("jvm", b"VS:0\nCL:1:java/lang/String\nTB:2:1\nOA:3:java/lang/String:77\nMN:4:1:java/lang/String:hashCode:77\nMX:5:1:java/lang/String:hashCode\nOF:6:java/lang/String:77\nTE:7:1\nVD:8\n"),
 ];
 
-/// Every sample: the texts above, and a malloc-bench protobuf gzip'd by flate2 (whose deflate
-/// the encoder rebuilds, so its records are modelled rather than stored as bytes).
+/// Every sample: the texts above, a malloc-bench protobuf gzip'd by flate2 and a zip holding the
+/// memory-replay text deflated by flate2 (whose deflate streams the encoders take apart, so
+/// their records are modelled and their reconstruction data is reached, rather than stored as
+/// bytes).
 fn samples() -> &'static [(&'static str, Vec<u8>)] {
     static SAMPLES: OnceLock<Vec<(&'static str, Vec<u8>)>> = OnceLock::new();
     SAMPLES.get_or_init(|| {
         let mut all: Vec<(&'static str, Vec<u8>)> =
             TEXTS.iter().map(|&(n, t)| (n, t.to_vec())).collect();
         all.push(("malloc-bench", malloc_bench_sample()));
+        all.push(("memory-replay-zip", memory_replay_zip_sample()));
         all
     })
 }
@@ -54,6 +57,47 @@ fn malloc_bench_sample() -> Vec<u8> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&msg).expect("writing to memory");
     gz.finish().expect("writing to memory")
+}
+
+/// A zip archive whose one entry, `trace.txt`, is the memory-replay sample text, deflated.
+fn memory_replay_zip_sample() -> Vec<u8> {
+    use std::io::Write;
+    let text = TEXTS[1].1;
+    let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(text).expect("writing to memory");
+    let data = e.finish().expect("writing to memory");
+    let mut crc = flate2::Crc::new();
+    crc.update(text);
+    let name = b"trace.txt";
+    let le16 = |v: usize| (v as u16).to_le_bytes();
+    let le32 = |v: usize| (v as u32).to_le_bytes();
+    // Version, flags, method 8, time, date, CRC-32, sizes, name length, extra length.
+    let mut common = Vec::new();
+    common.extend(le16(0));
+    common.extend(le16(8));
+    common.extend([0, 0, 0x21, 0]);
+    common.extend(crc.sum().to_le_bytes());
+    common.extend(le32(data.len()));
+    common.extend(le32(text.len()));
+    common.extend(le16(name.len()));
+    common.extend(le16(0));
+    let mut zip = b"PK\x03\x04\x14\x00".to_vec();
+    zip.extend(&common);
+    zip.extend(name);
+    zip.extend(&data);
+    let central_at = zip.len();
+    zip.extend(b"PK\x01\x02\x1e\x03\x14\x00");
+    zip.extend(&common);
+    // Comment length, disk, internal and external attributes, local header offset.
+    zip.extend([0; 10]);
+    zip.extend(le32(0));
+    zip.extend(name);
+    let central_len = zip.len() - central_at;
+    zip.extend(b"PK\x05\x06\x00\x00\x00\x00\x01\x00\x01\x00");
+    zip.extend(le32(central_len));
+    zip.extend(le32(central_at));
+    zip.extend(le16(0));
+    zip
 }
 
 /// One format's sample, taken apart: header, the DTD's identity when the file names it by

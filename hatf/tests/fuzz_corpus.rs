@@ -87,3 +87,16 @@ fn format_decode_corpus_replays() {
 fn format_sections_corpus_replays() {
     replays("format_sections", format_sections::check);
 }
+
+/// The archive samples of `format_sections` are taken apart, not stored as bytes, so the fuzz
+/// bytes reach their reconstruction data and models.
+#[test]
+fn format_sections_archive_samples_are_taken_apart() {
+    let all = format_sections::encoded();
+    for archive in ["malloc-bench", "memory-replay-zip"] {
+        let (_, header, _, blocks) = all.iter().find(|s| s.0 == archive).unwrap();
+        let layout = header.property("layout").unwrap_or("");
+        assert!(layout.contains("preflate"), "{archive}: layout {layout}");
+        assert!(!blocks.is_empty());
+    }
+}

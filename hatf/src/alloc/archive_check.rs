@@ -7,6 +7,9 @@
 
 use std::io::{self, Write};
 
+use crate::alloc::blocks::write_error;
+use crate::format::FormatError;
+
 /// Header property: the CRC-32 (IEEE, as zlib and zip compute it) of the original archive,
 /// as 8 lowercase hexadecimal digits.
 pub const PROPERTY: &str = "archive-crc32";
@@ -36,13 +39,25 @@ impl<W: Write> CrcWriter<W> {
         }
     }
 
-    /// Compares the CRC-32 of what was written with `expected` (the header property's value;
-    /// `None` for files written without it): an error saying both when they differ.
-    pub fn check(self, expected: Option<&str>) -> Result<(), String> {
+    /// Flushes what was written and compares its CRC-32 with `expected` (the header
+    /// property's value; `None` for files written without it): an error of `file` saying both
+    /// when they differ, or the flush's error.
+    pub fn finish(mut self, file: &str, expected: Option<&str>) -> Result<(), FormatError> {
+        self.inner.flush().map_err(|e| write_error(file, e))?;
+        self.check(expected).map_err(|message| FormatError {
+            file: file.to_string(),
+            position: String::new(),
+            message,
+        })
+    }
+
+    /// Compares the CRC-32 of what was written with `expected`: an error saying both when
+    /// they differ.
+    fn check(&self, expected: Option<&str>) -> Result<(), String> {
         let Some(expected) = expected else {
             return Ok(());
         };
-        let got = format!("{:08x}", self.hasher.finalize());
+        let got = format!("{:08x}", self.hasher.clone().finalize());
         if got != expected {
             return Err(format!(
                 "the rebuilt archive ({} bytes) has CRC-32 {got}, but the original's was \
@@ -78,11 +93,13 @@ mod tests {
         let mut w = CrcWriter::new(Vec::new());
         w.write_all(b"archive ").unwrap();
         w.write_all(b"bytes").unwrap();
-        w.check(Some(&value)).unwrap();
+        w.finish("f", Some(&value)).unwrap();
         let mut w = CrcWriter::new(Vec::new());
         w.write_all(b"archive bytez").unwrap();
-        assert!(w.check(Some(&value)).unwrap_err().contains("CRC-32"));
+        let e = w.finish("f", Some(&value)).unwrap_err();
+        assert_eq!(e.file, "f");
+        assert!(e.message.contains("CRC-32"), "{}", e.message);
         // Files written without the property are not checked.
-        CrcWriter::new(Vec::new()).check(None).unwrap();
+        CrcWriter::new(Vec::new()).finish("f", None).unwrap();
     }
 }

@@ -182,6 +182,40 @@ pub fn split_pieces(deflate: &[u8], text: &mut Vec<u8>) -> Result<(Vec<Piece>, u
     })
 }
 
+/// Most text a piece may declare: honest pieces hold at most [`PIECE_MAX_TEXT`] bytes, and a
+/// stream taken whole at most [`WHOLE_STREAM_MAX_TEXT`].
+pub const MAX_PIECE_TEXT: u64 = if PIECE_MAX_TEXT > WHOLE_STREAM_MAX_TEXT {
+    PIECE_MAX_TEXT as u64
+} else {
+    WHOLE_STREAM_MAX_TEXT as u64
+};
+
+/// Most deflate bytes a piece of `text_len` bytes of text may declare: twice its text (deflate
+/// with a poor Huffman code spends at most 15 bits per literal; writers switch to stored
+/// blocks, 5 bytes per 65,535, long before) plus 64 KiB for block headers.
+pub fn max_deflate_len(text_len: u64) -> u64 {
+    text_len.saturating_mul(2).saturating_add(64 << 10)
+}
+
+/// Checks what piece `k` declares against what a deflate stream can hold, before any of it is
+/// rebuilt: the encoder writes only pieces that pass (others are stored as bytes), so every
+/// file it writes reads back.
+pub fn check_piece(k: usize, p: &Piece) -> Result<(), String> {
+    if p.text_len > MAX_PIECE_TEXT {
+        return Err(format!(
+            "piece {k} declares {} bytes of text, more than the {MAX_PIECE_TEXT} a piece holds",
+            p.text_len
+        ));
+    }
+    if p.deflate_len > max_deflate_len(p.text_len) {
+        return Err(format!(
+            "piece {k} declares {} deflate bytes for {} bytes of text",
+            p.deflate_len, p.text_len
+        ));
+    }
+    Ok(())
+}
+
 /// Rebuilds the deflate bytes of piece number `k` from its text, with the rebuilder `r` that
 /// rebuilt the pieces before it; an error when they are not `p.deflate_len` bytes.
 pub fn rebuild_piece(
@@ -190,6 +224,7 @@ pub fn rebuild_piece(
     p: &Piece,
     text: &[u8],
 ) -> Result<Vec<u8>, String> {
+    check_piece(k, p)?;
     // The first piece's reconstruction data starts with the stream's parameters.
     if k == 0 {
         check_parameters(&p.corrections)?;

@@ -13,6 +13,8 @@ pub mod model;
 pub mod piece_stream;
 pub mod preflate_guard;
 pub mod proto;
+#[cfg(unix)]
+pub mod rebuild_process;
 pub mod records;
 pub mod split_store;
 

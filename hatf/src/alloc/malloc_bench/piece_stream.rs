@@ -8,8 +8,10 @@ use std::io::{self, Read, Write};
 
 use preflate_rs::{ExitCode, PreflateConfig, PreflateStreamProcessor, RecreateStreamProcessor};
 
-use super::gzip_split::{rebuild_piece, Piece, CHUNK_DEFLATE, PIECE_MAX_TEXT};
+use super::gzip_split::{check_piece, rebuild_piece, Piece, CHUNK_DEFLATE, PIECE_MAX_TEXT};
 use super::preflate_guard::guarded;
+#[cfg(unix)]
+use super::rebuild_process::Rebuilder;
 
 /// Largest total text a [`PieceReader`] gives: preflate-rs counts positions in `i32`.
 pub const MAX_STREAM_TEXT: u64 = (i32::MAX as u64) - (64 << 20);
@@ -147,13 +149,28 @@ impl Read for PieceReader<'_> {
     }
 }
 
+/// Where a [`PieceWriter`]'s pieces are rebuilt.
+enum Rebuild {
+    /// Not yet started: a child process is forked for the first piece.
+    NotStarted,
+    /// In a child process bounded in memory and time (read from a file, reconstruction data
+    /// is hostile until it has rebuilt).
+    #[cfg(unix)]
+    Child(Rebuilder),
+    /// In this process, where no child process can be had.
+    Here(Box<RecreateStreamProcessor>),
+}
+
 /// Takes a deflate stream's text and writes to `out` the stream that `pieces` rebuild from it,
 /// each piece as soon as its text is complete: memory holds one piece's text. Text beyond the
-/// pieces' is an error; [`PieceWriter::finish`] checks that every piece was rebuilt.
+/// pieces' is an error; [`PieceWriter::finish`] checks that every piece was rebuilt. Each
+/// piece's declared lengths are checked first ([`check_piece`]), and the rebuilding runs in a
+/// child process whose memory and processor time follow from them
+/// ([`super::rebuild_process`]).
 pub struct PieceWriter<'p, W: Write> {
     pieces: &'p [Piece],
     out: W,
-    rebuilder: RecreateStreamProcessor,
+    rebuilder: Rebuild,
     /// The next piece to rebuild, and the text of it so far.
     next: usize,
     text: Vec<u8>,
@@ -167,24 +184,60 @@ impl<'p, W: Write> PieceWriter<'p, W> {
         PieceWriter {
             pieces,
             out,
-            rebuilder: RecreateStreamProcessor::new(),
+            rebuilder: Rebuild::NotStarted,
             next: 0,
             text: Vec::new(),
             failed: None,
         }
     }
 
+    /// Checks every piece's declared lengths and starts the rebuilder, before the first text
+    /// is taken: no text is held for a piece that cannot be.
+    fn start(&mut self) -> Result<(), String> {
+        for (k, p) in self.pieces.iter().enumerate() {
+            check_piece(k, p)?;
+        }
+        #[cfg(unix)]
+        {
+            self.rebuilder = match Rebuilder::spawn(self.pieces) {
+                Ok(child) => Rebuild::Child(child),
+                Err(_) => Rebuild::Here(Box::new(RecreateStreamProcessor::new())),
+            };
+        }
+        #[cfg(not(unix))]
+        {
+            self.rebuilder = Rebuild::Here(Box::new(RecreateStreamProcessor::new()));
+        }
+        Ok(())
+    }
+
+    /// Rebuilds piece `k` from its complete text.
+    fn rebuild(&mut self, k: usize) -> Result<Vec<u8>, String> {
+        let p = &self.pieces[k];
+        match &mut self.rebuilder {
+            #[cfg(unix)]
+            Rebuild::Child(child) => child.rebuild(k, p, &self.text),
+            Rebuild::Here(r) => rebuild_piece(r, k, p, &self.text),
+            Rebuild::NotStarted => Err("the rebuilder was not started".to_string()),
+        }
+    }
+
     /// Rebuilds every piece whose text is complete (also pieces of no text).
     fn rebuild_complete(&mut self) -> io::Result<()> {
+        if let Rebuild::NotStarted = self.rebuilder {
+            self.start().map_err(|why| {
+                self.failed = Some(why.clone());
+                io::Error::new(io::ErrorKind::InvalidData, why)
+            })?;
+        }
         while let Some(p) = self.pieces.get(self.next) {
             if (self.text.len() as u64) < p.text_len {
                 return Ok(());
             }
-            let bytes =
-                rebuild_piece(&mut self.rebuilder, self.next, p, &self.text).map_err(|why| {
-                    self.failed = Some(why.clone());
-                    io::Error::new(io::ErrorKind::InvalidData, why)
-                })?;
+            let bytes = self.rebuild(self.next).map_err(|why| {
+                self.failed = Some(why.clone());
+                io::Error::new(io::ErrorKind::InvalidData, why)
+            })?;
             self.out.write_all(&bytes)?;
             self.text.clear();
             self.next += 1;

@@ -288,14 +288,7 @@ pub fn decode(
         w.finish().map_err(bad)?;
         output.write_all(tail).map_err(|e| write_error(file, e))?;
     }
-    output.flush().map_err(|e| write_error(file, e))?;
-    output
-        .check(archive_crc.as_deref())
-        .map_err(|message| FormatError {
-            file: file.to_string(),
-            position: String::new(),
-            message,
-        })?;
+    output.finish(file, archive_crc.as_deref())?;
     Ok(n)
 }
 

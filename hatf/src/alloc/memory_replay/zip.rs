@@ -308,14 +308,7 @@ pub fn decode(
             .map_err(|e| write_error(file, e))?;
         n += 1;
     }
-    output.flush().map_err(|e| write_error(file, e))?;
-    output
-        .check(archive_crc.as_deref())
-        .map_err(|message| FormatError {
-            file: file.to_string(),
-            position: String::new(),
-            message,
-        })?;
+    output.finish(file, archive_crc.as_deref())?;
     Ok(n)
 }
 
