@@ -322,6 +322,30 @@ struct Scratch {
     streams: StreamReader,
 }
 
+impl Scratch {
+    /// Loads `block`'s streams and resets the model to its U field order, for decoding the
+    /// block's records from the start.
+    fn start(&mut self, block: &Block) -> Result<(&mut StreamReader, &mut Model), String> {
+        let section = block
+            .section(STREAMS_SECTION)
+            .ok_or_else(|| "has no stream section".to_string())?;
+        let (&order, packed) = section
+            .bytes
+            .split_first()
+            .ok_or_else(|| "stream section is empty".to_string())?;
+        let order =
+            UOrder::from_code(order).ok_or_else(|| format!("unknown U field order {order}"))?;
+        self.streams.refill(packed).map_err(|e| e.message())?;
+        if let Some(model) = &mut self.model {
+            model.reset(order);
+        }
+        let model = self
+            .model
+            .get_or_insert_with(|| Model::for_decoding(order, block.record_count));
+        Ok((&mut self.streams, model))
+    }
+}
+
 /// [`block_text`], handing the text to `write` (when given) whenever it holds the sink's
 /// number of bytes, and at the end, instead of collecting all of it in `out`.
 ///
@@ -360,25 +384,7 @@ fn lines_to<const EACH_LINE: bool>(
     out: &mut TextBuf,
     mut write: Option<TextSink<'_>>,
 ) -> Result<(), TextError> {
-    let section = block
-        .section(STREAMS_SECTION)
-        .ok_or_else(|| "has no stream section".to_string())?;
-    let (&order, packed) = section
-        .bytes
-        .split_first()
-        .ok_or_else(|| "stream section is empty".to_string())?;
-    let order = UOrder::from_code(order).ok_or_else(|| format!("unknown U field order {order}"))?;
-    let streams = &mut scratch.streams;
-    streams.refill(packed).map_err(|e| e.message())?;
-    let model = match &mut scratch.model {
-        Some(model) => {
-            model.reset(order);
-            model
-        }
-        None => scratch
-            .model
-            .insert(Model::for_decoding(order, block.record_count)),
-    };
+    let (streams, model) = scratch.start(block)?;
     let mut printer = Printer::default();
     let line_of = |k: u64| block.first_record.saturating_add(k).saturating_add(1);
     let mut k = 0u64;
@@ -553,25 +559,7 @@ fn block_records(
     scratch: &mut Scratch,
     sink: &mut impl RecordSink,
 ) -> Result<(), String> {
-    let section = block
-        .section(STREAMS_SECTION)
-        .ok_or_else(|| "has no stream section".to_string())?;
-    let (&order, packed) = section
-        .bytes
-        .split_first()
-        .ok_or_else(|| "stream section is empty".to_string())?;
-    let order = UOrder::from_code(order).ok_or_else(|| format!("unknown U field order {order}"))?;
-    let streams = &mut scratch.streams;
-    streams.refill(packed).map_err(|e| e.message())?;
-    let model = match &mut scratch.model {
-        Some(model) => {
-            model.reset(order);
-            model
-        }
-        None => scratch
-            .model
-            .insert(Model::for_decoding(order, block.record_count)),
-    };
+    let (streams, model) = scratch.start(block)?;
     let mut k = 0u64;
     while k < block.record_count {
         let end = block.record_count.min(k.saturating_add(CHECK_LINES));
