@@ -246,7 +246,7 @@ fn text_len(block: &Block) -> Result<Option<u64>, String> {
 }
 
 /// The error for block `block`, which starts at byte `at` of `file`.
-fn block_error(file: &str, at: u64, block: &Block, message: String) -> FormatError {
+pub(super) fn block_error(file: &str, at: u64, block: &Block, message: String) -> FormatError {
     FormatError {
         file: file.to_string(),
         position: format!("byte {at}"),
@@ -471,11 +471,7 @@ pub fn decode_records(
         note,
         &mut |_| Ok(()),
         &mut |_, block, keep| {
-            let fail = |m: String| FormatError {
-                file: file.to_string(),
-                position: format!("byte {}", block.offset),
-                message: format!("block {}: {m}", block.index),
-            };
+            let fail = |m: String| block_error(file, block.offset, block, m);
             out.clear();
             block_text(block, &mut out).map_err(fail)?;
             // Record i of the block is its line i; the last line may lack its newline.
@@ -537,11 +533,7 @@ pub(crate) fn visit_records(
         note,
         &mut |_| Ok(()),
         &mut |_, block, keep| {
-            let fail = |m: String| FormatError {
-                file: file.to_string(),
-                position: format!("byte {}", block.offset),
-                message: format!("block {}: {m}", block.index),
-            };
+            let fail = |m: String| block_error(file, block.offset, block, m);
             visitor.begin(block, keep)?;
             if let Err(e) = block_records(block, &mut scratch, visitor) {
                 // The text decoder names the line where the block went wrong.

@@ -205,11 +205,8 @@ impl TraceFormat for EtFormat {
     ) -> Option<crate::format::ThreadLister> {
         let file = file.to_string();
         Some(Box::new(move |block| {
-            decode::block_threads(block).map_err(|m| FormatError {
-                file: file.clone(),
-                position: format!("byte {}", block.offset),
-                message: format!("block {}: {m}", block.index),
-            })
+            decode::block_threads(block)
+                .map_err(|m| decode::block_error(&file, block.offset, block, m))
         }))
     }
 
