@@ -69,6 +69,8 @@ fn odd_inputs_round_trip() {
         b"1: malloc 0x10 5\n2: calloc 0x20 3 4\n2: memalign 0x40 16 100\n1: realloc 0x50 0x10 9\n",
         b"1: realloc 0x50 0x0 9\n1: free 0x0\n1: free 0x50\n1: free 0x50\n3: thread_done 0x0\n",
         b"1: thread_done 0x5\n01: malloc 0x10 5\n1: malloc 0x010 5\n1:  free 0x10\n",
+        // Thread ids of six digits fill the eight-byte prefix the parser compares at once.
+        b"123456: malloc 0x10 5\n999999: free 0x10\n123456: free 0x10\n",
     ];
     for c in cases {
         let bin = enc(&MemoryReplay, c, false).unwrap();

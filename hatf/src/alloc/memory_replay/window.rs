@@ -215,7 +215,8 @@ impl<'a> Line<'a> {
         }
         let len = n + 2;
         let prefix = if len <= 8 {
-            let mask = (1u64 << (8 * len)) - 1;
+            // `len` is 3..=8: a whole word's prefix (8) keeps every bit.
+            let mask = u64::MAX >> (64 - 8 * len);
             TidPrefix {
                 word: word(self.s, 0) & mask,
                 mask,
@@ -521,6 +522,13 @@ mod tests {
             );
         }
         assert_eq!(Line::new(&s).starts_with(&TidPrefix::NONE), None);
+        // A prefix of a whole word (six digits, `: `) matches its own bytes only.
+        let s = window(b"123456: free 0x10", b"\n");
+        let (_, at, prefix) = Line::new(&s).tid().unwrap();
+        assert_eq!(at, 8);
+        let w = window(b"999999: free 0x10", b"\n");
+        assert_eq!(Line::new(&w).starts_with(&prefix), None);
+        assert_eq!(Line::new(&s).starts_with(&prefix), Some(8));
         // Too long a prefix for a word: none.
         let s = window(b"1234567: free 0x10", b"\n");
         assert_eq!(Line::new(&s).tid().unwrap().2, TidPrefix::NONE);
