@@ -2,7 +2,9 @@
 # Builds every fuzz target with the stable toolchain and runs each, one after another, for
 # SECONDS (default 25) on its corpus in fuzz/corpus/<target>, without writing new inputs there
 # (a scratch copy takes them), and fails if any target crashes, times out or runs out of its
-# memory limit. Crash reproducers go to LOGDIR/<target>/ (default fuzz/logs).
+# memory limit. Crash reproducers go to LOGDIR/<target>/ (default fuzz/logs). FUZZ_SEED, when
+# set, fixes libFuzzer's random seed, so a run repeats the mutations of an earlier one with the
+# same seed (as far as its time allows); unset, every run explores anew.
 #
 # Stable rustc has no -Zsanitizer, but its LLVM instruments for libFuzzer with the same
 # SanitizerCoverage pass cargo-fuzz asks for (`-C passes=sancov-module`): inline 8-bit counters
@@ -39,6 +41,7 @@ for t in "${targets[@]}"; do
   echo "== fuzz $t for ${secs}s"
   # The scratch directory comes first so new inputs land there; the tracked corpus is read only.
   if nice -n 19 "$bin/$t" "$scratch" "corpus/$t" -max_total_time="$secs" -rss_limit_mb=1536 \
+      ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
       -timeout=20 -print_final_stats=1 -print_pcs=0 -artifact_prefix="$logs/$t/" \
       > "$logs/$t.log" 2>&1; then
     grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)" "$logs/$t.log" || true
