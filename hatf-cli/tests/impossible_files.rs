@@ -12,25 +12,12 @@ fn hatf() -> Command {
     Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
 }
 
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+fn varint(v: u64, out: &mut Vec<u8>) {
+    metatf::varint::put_u64(out, v);
 }
 
 fn read_varint(bytes: &[u8], at: &mut usize) -> u64 {
-    let (mut v, mut shift) = (0u64, 0);
-    loop {
-        let b = bytes[*at];
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        shift += 7;
-        if b < 0x80 {
-            return v;
-        }
-    }
+    metatf::varint::take(bytes, at).expect("a varint")
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> u32 {

@@ -44,24 +44,11 @@ fn multi_block(dir: &Path) -> Option<(Vec<u8>, PathBuf)> {
 }
 
 fn varint(bytes: &[u8], at: &mut usize) -> u64 {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = bytes[*at];
-        *at += 1;
-        value |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            break;
-        }
-    }
-    value
+    metatf::varint::take(bytes, at).expect("a varint")
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+fn put_varint(out: &mut Vec<u8>, v: u64) {
+    metatf::varint::put_u64(out, v);
 }
 
 /// Rewrites the index of a three-block container (docs/FORMAT.md §5: marker, count, then

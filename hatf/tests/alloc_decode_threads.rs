@@ -10,9 +10,9 @@ use hatf::alloc::memory_replay::{self, MemoryReplay};
 use hatf::alloc::model::{shapes, ModelRecord, State, Streams};
 use hatf::alloc::mtrace::line::{render, Op, OpLine};
 use hatf::alloc::mtrace::{self, kinds, Mtrace};
-use hatf::shared::varint::put_u64;
 use hatf::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
 use metatf::container::ContainerHeader;
+use metatf::varint::put_u64;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
 

@@ -103,13 +103,9 @@ fn rewritten(binary: &[u8], change: impl Fn(u64, Option<&[u8]>) -> Option<Vec<u8
     writer.finish().expect("finish")
 }
 
-fn varint(mut v: u64) -> Vec<u8> {
+fn varint(v: u64) -> Vec<u8> {
     let mut out = Vec::new();
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+    metatf::varint::put_u64(&mut out, v);
     out
 }
 

@@ -2,6 +2,7 @@
 //! the protobuf fields of those records, a memory_replay zip the text lines of its entry; files
 //! that keep the archive's bytes as they are say why no records can be selected.
 
+use metatf::varint::put_u64;
 use std::io::{Cursor, Write};
 use std::ops::Range;
 
@@ -39,14 +40,6 @@ fn layout(bin: &[u8]) -> String {
     r.header().property("layout").unwrap_or("").to_string()
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 /// A Tracefile protobuf written field by field: mallocs and frees, then
 /// `max_simultaneous_allocs`. Returns each top-level field's bytes.
 fn tracefile() -> Vec<Vec<u8>> {
@@ -56,16 +49,16 @@ fn tracefile() -> Vec<Vec<u8>> {
         let mut inner = Vec::new();
         let case = if i % 3 == 2 { 2 } else { 1 };
         inner.push(0x08);
-        varint(&mut inner, if case == 2 { i - 1 } else { i });
+        put_u64(&mut inner, if case == 2 { i - 1 } else { i });
         if case == 1 {
             inner.push(0x10);
-            varint(&mut inner, 16 + i % 7);
+            put_u64(&mut inner, 16 + i % 7);
         }
         let mut line = vec![(case << 3) as u8 | 2];
-        varint(&mut line, inner.len() as u64);
+        put_u64(&mut line, inner.len() as u64);
         line.extend_from_slice(&inner);
         let mut field = vec![0x0a];
-        varint(&mut field, line.len() as u64);
+        put_u64(&mut field, line.len() as u64);
         field.extend_from_slice(&line);
         fields.push(field);
     }

@@ -41,6 +41,7 @@ mod text;
 pub mod tools;
 pub mod typed;
 pub mod universal;
+pub mod varint;
 
 pub use container::{
     looks_like_container, Block, Codec, ContainerHeader, ContainerReader, ContainerWriter,

@@ -16,12 +16,8 @@ use metatf::Error;
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+fn varint(v: u64, out: &mut Vec<u8>) {
+    metatf::varint::put_u64(out, v);
 }
 
 /// One zstd section of a block: its number, its stored frame and what it claims to expand to

@@ -1,5 +1,6 @@
 //! Allocation traces: HATF 1.0 native, glibc mtrace, Android memory_replay, malloc-bench, wee_alloc.
 
+pub mod allocation_format;
 pub mod archive_check;
 pub mod bit_coder;
 pub mod blocks;

@@ -237,7 +237,7 @@ fn text_len(block: &Block) -> Result<Option<u64>, String> {
     let Some(section) = block.section(TEXT_LEN_SECTION) else {
         return Ok(None);
     };
-    let mut c = crate::shared::varint::Cursor::new(&section.bytes, "text length");
+    let mut c = metatf::varint::Cursor::new(&section.bytes, "text length");
     let len = c.u64()?;
     if !c.is_empty() {
         return Err("text length section has bytes after the length".to_string());

@@ -13,7 +13,7 @@ use super::pipeline;
 use super::streams::{id, Packer, StreamWriter};
 use crate::alloc::text_lines::{is_line_too_long, line_too_long};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
-use crate::shared::varint::put_u64;
+use metatf::varint::put_u64;
 
 /// The value of the container's `layout` property for Elephant Tracks files.
 pub const ET_LAYOUT: &str = "et-model-1";

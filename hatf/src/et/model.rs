@@ -11,7 +11,7 @@ use super::stack::CallStack;
 use super::streams::{id, StreamError, StreamReader, StreamWriter};
 use super::witnessed::{WitnessCache, Witnessed};
 use crate::shared::hash::FastMap;
-use crate::shared::varint::{unzigzag, zigzag};
+use metatf::varint::{unzigzag, zigzag};
 
 /// How the fields of a `U` record are ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 
 use std::io::Read;
 
-use crate::shared::varint::{self, put_u64};
+use metatf::varint::{self, put_u64};
 
 /// Names of the streams, in packing order; the index is the stream number.
 pub const STREAM_NAMES: [&str; STREAM_COUNT] = [

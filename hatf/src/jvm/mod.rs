@@ -18,9 +18,11 @@ use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
 
 use crate::alloc::blocks::{self, write_error, BlockWriter};
 use crate::format::{
-    DecodeOptions, EncodeOptions, EncodeReport, FormatError, FormatFunctions, Forwarding,
-    TraceFormat,
+    DecodeOptions, EncodeOptions, EncodeReport, FormatError, ProblemSink, StatsReport,
+    ThreadLister, TraceFormat,
 };
+use crate::seek::{Note, ReadSeek};
+use std::ops::Range;
 use text::BlockPlan;
 
 /// Format id of the bare text.
@@ -81,7 +83,7 @@ pub fn looks_like_trace(head: &[u8]) -> bool {
 
 /// Lists each block's threads again (files with a model layout; a `jvm-zip` file's first
 /// block, the archive's bytes, has no records and lists none).
-fn thread_lister(header: &ContainerHeader, file: &str) -> Option<crate::format::ThreadLister> {
+fn thread_lister(header: &ContainerHeader, file: &str) -> Option<ThreadLister> {
     check_layout(header, file).ok()?;
     let mut lister = text::ThreadLister::new();
     let file = file.to_string();
@@ -99,49 +101,136 @@ pub fn formats() -> Vec<&'static dyn TraceFormat> {
     vec![&JvmZip, &Jvm]
 }
 
-impl Forwarding for Jvm {
-    const FUNCTIONS: FormatFunctions = FormatFunctions {
-        decode_records: Some(|input, output, options, range, note| {
-            records::decode_records(FORMAT, input, output, options, range, note)
-        }),
-        thread_lister: Some(thread_lister),
-        stats: Some(check::stats),
-        validate: Some(|input, name, report| {
-            check::validate(input, name).map(|problems| problems.into_iter().for_each(report))
-        }),
-        ..FormatFunctions::new(
-            FORMAT,
-            "JVM trace text (TraceVis `trace`: VS/OA/MN/MX... colon-separated records)",
-            looks_like_trace,
-            |input, output, options| encode_text(input, output, options, BlockPlan::DEFAULT),
-            decode_text,
-        )
-    };
+impl TraceFormat for Jvm {
+    fn name(&self) -> &'static str {
+        FORMAT
+    }
+
+    fn description(&self) -> &'static str {
+        "JVM trace text (TraceVis `trace`: VS/OA/MN/MX... colon-separated records)"
+    }
+
+    fn detect(&self, head: &[u8]) -> bool {
+        looks_like_trace(head)
+    }
+
+    fn encode(
+        &self,
+        input: &mut (dyn Read + Send),
+        output: &mut dyn Write,
+        options: &EncodeOptions,
+    ) -> Result<EncodeReport, FormatError> {
+        encode_text(input, output, options, BlockPlan::DEFAULT)
+    }
+
+    fn decode(
+        &self,
+        input: &mut dyn Read,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+    ) -> Result<u64, FormatError> {
+        decode_text(input, output, options)
+    }
+
+    fn decode_records(
+        &self,
+        input: &mut dyn ReadSeek,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+        range: Range<u64>,
+        note: Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        Some(records::decode_records(
+            FORMAT, input, output, options, range, note,
+        ))
+    }
+
+    fn thread_lister(&self, header: &ContainerHeader, file: &str) -> Option<ThreadLister> {
+        thread_lister(header, file)
+    }
+
+    fn stats(&self, input: &mut dyn Read, name: &str) -> Option<Result<StatsReport, FormatError>> {
+        Some(check::stats(input, name))
+    }
+
+    fn validate(
+        &self,
+        input: &mut dyn Read,
+        name: &str,
+        report: ProblemSink<'_>,
+    ) -> Option<Result<(), FormatError>> {
+        Some(check::validate(input, name).map(|problems| problems.into_iter().for_each(report)))
+    }
 }
 
-impl Forwarding for JvmZip {
-    const FUNCTIONS: FormatFunctions = FormatFunctions {
-        decode_records: Some(|input, output, options, range, note| {
-            records::decode_records(zip::FORMAT, input, output, options, range, note)
-        }),
-        thread_lister: Some(thread_lister),
-        // `stats` and `validate` read the member `trace`.
-        stats: Some(|input, name| {
-            zip::member_text(input, name).and_then(|t| check::stats(&mut t.as_slice(), name))
-        }),
-        validate: Some(|input, name, report| {
-            let text = zip::member_text(input, name)?;
-            check::validate(&mut text.as_slice(), name)
-                .map(|problems| problems.into_iter().for_each(report))
-        }),
-        ..FormatFunctions::new(
+/// `jvm-zip` is [`Jvm`] inside the archive: `stats` and `validate` read the member `trace`.
+impl TraceFormat for JvmZip {
+    fn name(&self) -> &'static str {
+        zip::FORMAT
+    }
+
+    fn description(&self) -> &'static str {
+        "zip archive holding a JVM trace in its member `trace` (TraceVis)"
+    }
+
+    fn detect(&self, head: &[u8]) -> bool {
+        zip::detect(head)
+    }
+
+    fn encode(
+        &self,
+        input: &mut (dyn Read + Send),
+        output: &mut dyn Write,
+        options: &EncodeOptions,
+    ) -> Result<EncodeReport, FormatError> {
+        zip::encode(input, output, options, BlockPlan::DEFAULT)
+    }
+
+    fn decode(
+        &self,
+        input: &mut dyn Read,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+    ) -> Result<u64, FormatError> {
+        zip::decode(input, output, options)
+    }
+
+    fn decode_records(
+        &self,
+        input: &mut dyn ReadSeek,
+        output: &mut dyn Write,
+        options: &DecodeOptions,
+        range: Range<u64>,
+        note: Note<'_>,
+    ) -> Option<Result<u64, FormatError>> {
+        Some(records::decode_records(
             zip::FORMAT,
-            "zip archive holding a JVM trace in its member `trace` (TraceVis)",
-            zip::detect,
-            |input, output, options| zip::encode(input, output, options, BlockPlan::DEFAULT),
-            zip::decode,
-        )
-    };
+            input,
+            output,
+            options,
+            range,
+            note,
+        ))
+    }
+
+    fn thread_lister(&self, header: &ContainerHeader, file: &str) -> Option<ThreadLister> {
+        thread_lister(header, file)
+    }
+
+    fn stats(&self, input: &mut dyn Read, name: &str) -> Option<Result<StatsReport, FormatError>> {
+        Some(zip::member_text(input, name).and_then(|t| check::stats(&mut t.as_slice(), name)))
+    }
+
+    fn validate(
+        &self,
+        input: &mut dyn Read,
+        name: &str,
+        report: ProblemSink<'_>,
+    ) -> Option<Result<(), FormatError>> {
+        let problems =
+            zip::member_text(input, name).and_then(|t| check::validate(&mut t.as_slice(), name));
+        Some(problems.map(|problems| problems.into_iter().for_each(report)))
+    }
 }
 
 /// Writes the text of a `jvm` file back; returns the number of lines.

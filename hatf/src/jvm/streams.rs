@@ -1,7 +1,7 @@
 //! The byte streams of one block (one container section each) and how values are spelled in them.
 //! The layout is in `docs/FORMAT.md §6.3`.
 
-use crate::shared::varint::{put_u64, zigzag, Cursor};
+use metatf::varint::{put_u64, zigzag, Cursor};
 
 /// Kind byte per line: kind code (1..=11) or a verbatim code, plus line-end flags.
 pub const KIND: u8 = 0;

@@ -17,7 +17,7 @@ use super::DTD;
 use crate::alloc::blocks::{self, container_error, write_error, BlockWriter};
 use crate::alloc::raw_store;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
-use crate::shared::varint::{put_u64, Cursor as StreamCursor};
+use metatf::varint::{put_u64, Cursor as StreamCursor};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "jvm-zip";

@@ -2,4 +2,3 @@
 
 pub mod hash;
 pub mod stats_schema;
-pub mod varint;

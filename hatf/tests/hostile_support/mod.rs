@@ -5,6 +5,7 @@
 #[path = "../../../metatf/tests/hostile_support/counting_alloc.rs"]
 pub mod counting_alloc;
 
+use metatf::varint::put_u64;
 use std::io::Write;
 
 use hatf::by_name;
@@ -20,19 +21,10 @@ pub const FORMATS: [&str; 6] = [
     "et3",
 ];
 
-/// Appends `n` as a protobuf varint.
-fn varint(v: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        v.push(n as u8 | 0x80);
-        n >>= 7;
-    }
-    v.push(n as u8);
-}
-
 /// A protobuf length-delimited field.
 fn ld(field: u8, body: &[u8]) -> Vec<u8> {
     let mut v = vec![(field << 3) | 2];
-    varint(&mut v, body.len() as u64);
+    put_u64(&mut v, body.len() as u64);
     v.extend_from_slice(body);
     v
 }
@@ -42,7 +34,7 @@ fn varints(values: &[u64]) -> Vec<u8> {
     let mut v = vec![];
     for (i, &x) in values.iter().enumerate() {
         v.push((i as u8 + 1) << 3); // wire type 0: varint
-        varint(&mut v, x);
+        put_u64(&mut v, x);
     }
     v
 }

@@ -23,7 +23,7 @@ mod records;
 mod text;
 
 pub use records::{to_event, to_record};
-pub use text::{encode_text, encode_text_or, ForEachEvent};
+pub use text::{encode_text, ForEachEvent};
 
 use std::io::{Read, Write};
 

@@ -27,23 +27,6 @@ impl Read for Counting<'_> {
     }
 }
 
-/// Encodes a text trace of format `source`: with the HATF 1.0 DTD ([`encode_text`]) when
-/// `options` ask for it, else with the format's own `auto` encoder.
-pub fn encode_text_or(
-    source: &str,
-    for_each_event: ForEachEvent,
-    auto: crate::format::EncodeFn,
-    input: &mut (dyn Read + Send),
-    output: &mut dyn Write,
-    options: &EncodeOptions,
-) -> Result<EncodeReport, FormatError> {
-    if options.encoding == NAME {
-        encode_text(source, for_each_event, input, output, options)
-    } else {
-        auto(input, output, options)
-    }
-}
-
 /// Reads the events of a text trace of format `source` with `for_each_event` and writes them
 /// as `hatf10.dtd` records, streaming (memory does not grow with the trace). Lossy with
 /// respect to the text: see the module documentation of [`super`].

@@ -303,7 +303,7 @@ pub fn whole_as_piece(deflate: &[u8]) -> Result<(Piece, Vec<u8>), String> {
 /// Serialises pieces: their count, then for each its text length, deflate length,
 /// reconstruction-data length (varints) and reconstruction data.
 pub fn encode_pieces(pieces: &[Piece]) -> Vec<u8> {
-    use crate::shared::varint::put_u64;
+    use metatf::varint::put_u64;
     let mut out = Vec::new();
     put_u64(&mut out, pieces.len() as u64);
     for p in pieces {
@@ -317,7 +317,7 @@ pub fn encode_pieces(pieces: &[Piece]) -> Vec<u8> {
 
 /// Reads what [`encode_pieces`] wrote; errors say what is wrong.
 pub fn decode_pieces(bytes: &[u8]) -> Result<Vec<Piece>, String> {
-    let mut c = crate::shared::varint::Cursor::new(bytes, "pieces");
+    let mut c = metatf::varint::Cursor::new(bytes, "pieces");
     let n = c.u64()?;
     // Every piece takes at least three bytes.
     if n > bytes.len() as u64 / 3 {

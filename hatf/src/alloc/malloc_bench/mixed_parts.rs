@@ -18,7 +18,7 @@
 //! is the parts' bytes one after another.
 
 use crate::alloc::context_mix;
-use crate::shared::varint::{put_u64, Cursor};
+use metatf::varint::{put_u64, Cursor};
 
 /// Streams of at least this many bytes are coded in [`PARTS`] parts; shorter ones whole.
 pub const PARTS_FROM: usize = 256 << 10;

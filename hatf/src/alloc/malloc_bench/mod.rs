@@ -18,10 +18,14 @@ pub mod rebuild_process;
 pub mod records;
 pub mod split_store;
 
-use std::io::{Read, Write};
+use std::io::Read;
 
+use crate::alloc::allocation_format::AllocationFormat;
+use crate::alloc::check::BlockNames;
 use crate::alloc::event::AllocEvent;
-use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError, TraceFormat};
+use crate::alloc::hatf10_dtd::ForEachEvent;
+use crate::alloc::placed::ForEachPlacedEvent;
+use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "malloc-bench";
@@ -71,99 +75,30 @@ pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, 
 /// The `malloc-bench` format.
 pub struct MallocBench;
 
-impl TraceFormat for MallocBench {
-    fn name(&self) -> &'static str {
-        FORMAT
-    }
+impl AllocationFormat for MallocBench {
+    const NAME: &'static str = FORMAT;
+    const DESCRIPTION: &'static str =
+        "malloc-bench .trace.gz (gzip of a Tracefile protobuf; deflate rebuilt exactly with preflate)";
+    const BLOCK_NAMES: BlockNames = BlockNames::Id;
+    const DETECT: fn(&[u8]) -> bool = detect;
+    const EVENTS: ForEachEvent = for_each_event;
+    const PLACED_EVENTS: ForEachPlacedEvent = for_each_placed_event;
+    const ENCODE: EncodeFn =
+        |input, output, options| split_store::encode(FORMAT, DTD, input, output, options);
+    const DECODE: DecodeFn =
+        |input, output, options| split_store::decode(FORMAT, input, output, options);
+    const DECODE_RECORDS: DecodeRecordsFn = |input, output, options, range, _note| {
+        records::decode_records(FORMAT, input, output, options, range.start, range.end)
+    };
+}
 
-    fn description(&self) -> &'static str {
-        "malloc-bench .trace.gz (gzip of a Tracefile protobuf; deflate rebuilt exactly with preflate)"
+/// True when `head` is gzip (deflate) whose uncompressed start is field 1 of the protobuf (a
+/// `TraceLine`).
+fn detect(head: &[u8]) -> bool {
+    if !head.starts_with(&[0x1f, 0x8b, 8]) {
+        return false;
     }
-
-    fn detect(&self, head: &[u8]) -> bool {
-        // gzip magic, deflate, and an uncompressed start that is field 1 (a TraceLine).
-        if !head.starts_with(&[0x1f, 0x8b, 8]) {
-            return false;
-        }
-        let mut first = [0u8; 1];
-        let mut gz = flate2::read::GzDecoder::new(head);
-        matches!(gz.read(&mut first), Ok(1) if first[0] == 0x0a)
-    }
-
-    fn event_encodings(&self) -> &'static [&'static str] {
-        crate::alloc::hatf10_dtd::EVENT_ENCODINGS
-    }
-
-    fn encode(
-        &self,
-        input: &mut (dyn Read + Send),
-        output: &mut dyn Write,
-        options: &EncodeOptions,
-    ) -> Result<EncodeReport, FormatError> {
-        if options.encoding == crate::alloc::hatf10_dtd::NAME {
-            return crate::alloc::hatf10_dtd::encode_text(
-                FORMAT,
-                for_each_event,
-                input,
-                output,
-                options,
-            );
-        }
-        split_store::encode(FORMAT, DTD, input, output, options)
-    }
-
-    fn decode(
-        &self,
-        input: &mut dyn Read,
-        output: &mut dyn Write,
-        options: &DecodeOptions,
-    ) -> Result<u64, FormatError> {
-        split_store::decode(FORMAT, input, output, options)
-    }
-
-    fn decode_records(
-        &self,
-        input: &mut dyn crate::seek::ReadSeek,
-        output: &mut dyn Write,
-        options: &DecodeOptions,
-        range: std::ops::Range<u64>,
-        _note: crate::seek::Note<'_>,
-    ) -> Option<Result<u64, FormatError>> {
-        Some(records::decode_records(
-            FORMAT,
-            input,
-            output,
-            options,
-            range.start,
-            range.end,
-        ))
-    }
-
-    fn stats(
-        &self,
-        input: &mut dyn Read,
-        input_name: &str,
-    ) -> Option<Result<crate::format::StatsReport, FormatError>> {
-        Some(crate::alloc::stats::of_events(
-            FORMAT,
-            for_each_placed_event,
-            input,
-            input_name,
-        ))
-    }
-
-    fn validate(
-        &self,
-        input: &mut dyn Read,
-        input_name: &str,
-        report: crate::format::ProblemSink<'_>,
-    ) -> Option<Result<(), FormatError>> {
-        Some(crate::alloc::check::validate(
-            for_each_placed_event,
-            crate::alloc::check::BlockNames::Id,
-            input,
-            input_name,
-            report,
-        ))
-    }
+    let mut first = [0u8; 1];
+    let mut gz = flate2::read::GzDecoder::new(head);
+    matches!(gz.read(&mut first), Ok(1) if first[0] == 0x0a)
 }

@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use super::proto;
 use crate::alloc::model::live::LiveSet;
-use crate::shared::varint::{put_u64, Cursor};
+use metatf::varint::{put_u64, Cursor};
 
 /// Record kind of a top-level field kept as its bytes (then varint length and the bytes).
 pub const K_VERBATIM: u8 = 64;

@@ -8,7 +8,7 @@
 use std::io::Read;
 
 use crate::alloc::event::{AllocEvent, AllocKind};
-use crate::shared::varint::{self, Cursor};
+use metatf::varint::{self, Cursor};
 
 /// One decoded trace line: the oneof case (1–4) and its three numbers (0 when absent), plus
 /// which of them were present.

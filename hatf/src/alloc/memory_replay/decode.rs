@@ -20,7 +20,7 @@ use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::put_dec;
 use crate::alloc::text_out::{put, put_decimal, put_hex, window, Filled, TextOut, Window, WINDOW};
 use crate::format::{DecodeOptions, FormatError};
-use crate::shared::varint::Cursor;
+use metatf::varint::Cursor;
 
 /// Bytes of text the buffer starts with room for: the lines between two flush points
 /// ([`pipeline::flush_point`]) and a batch's worth of room; it grows for longer ones.

@@ -11,8 +11,12 @@ pub mod zip;
 
 pub use events::{for_each_event, read_events};
 
+use crate::alloc::allocation_format::AllocationFormat;
+use crate::alloc::check::BlockNames;
+use crate::alloc::hatf10_dtd::ForEachEvent;
 use crate::alloc::model::FIRST_FORMAT_STREAM;
-use crate::format::{FormatError, FormatFunctions, Forwarding};
+use crate::alloc::placed::ForEachPlacedEvent;
+use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError, ThreadListerFn};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "memory-replay";
@@ -26,40 +30,17 @@ pub const VERBATIM: u8 = FIRST_FORMAT_STREAM + 1;
 /// The `memory-replay` text format.
 pub struct MemoryReplay;
 
-impl Forwarding for MemoryReplay {
-    const FUNCTIONS: FormatFunctions = FormatFunctions {
-        event_encodings: crate::alloc::hatf10_dtd::EVENT_ENCODINGS,
-        decode_records: Some(codec::decode_records),
-        thread_lister: Some(thread_lister),
-        stats: Some(|input, input_name| {
-            crate::alloc::stats::of_events(FORMAT, events::for_each_placed_event, input, input_name)
-        }),
-        validate: Some(|input, input_name, report| {
-            crate::alloc::check::validate(
-                events::for_each_placed_event,
-                crate::alloc::check::BlockNames::Address,
-                input,
-                input_name,
-                report,
-            )
-        }),
-        ..FormatFunctions::new(
-            FORMAT,
-            "Android memory_replay dump: `<tid>: malloc <ptr> <size>`, free, calloc, realloc, memalign, thread_done",
-            detect,
-            |input, output, options| {
-                crate::alloc::hatf10_dtd::encode_text_or(
-                    FORMAT,
-                    events::for_each_event,
-                    codec::encode,
-                    input,
-                    output,
-                    options,
-                )
-            },
-            codec::decode,
-        )
-    };
+impl AllocationFormat for MemoryReplay {
+    const NAME: &'static str = FORMAT;
+    const DESCRIPTION: &'static str = "Android memory_replay dump: `<tid>: malloc <ptr> <size>`, free, calloc, realloc, memalign, thread_done";
+    const BLOCK_NAMES: BlockNames = BlockNames::Address;
+    const DETECT: fn(&[u8]) -> bool = detect;
+    const EVENTS: ForEachEvent = events::for_each_event;
+    const PLACED_EVENTS: ForEachPlacedEvent = events::for_each_placed_event;
+    const ENCODE: EncodeFn = codec::encode;
+    const DECODE: DecodeFn = codec::decode;
+    const DECODE_RECORDS: DecodeRecordsFn = codec::decode_records;
+    const THREAD_LISTER: Option<ThreadListerFn> = Some(thread_lister);
 }
 
 /// True when the first lines of `head` are `memory_replay` lines.
@@ -97,10 +78,8 @@ fn thread_lister(
 /// The thread ids (ascending) of a block of a file whose blocks each start a fresh model: its
 /// `threads` stream lists each of them once, in order of first use.
 fn block_threads(block: &metatf::container::Block) -> Result<Vec<u64>, String> {
-    let mut c = crate::shared::varint::Cursor::new(
-        crate::alloc::blocks::section(block, THREADS),
-        "threads",
-    );
+    let mut c =
+        metatf::varint::Cursor::new(crate::alloc::blocks::section(block, THREADS), "threads");
     let mut ids = Vec::new();
     while !c.is_empty() {
         ids.push(c.u64()?);
@@ -113,33 +92,24 @@ fn block_threads(block: &metatf::container::Block) -> Result<Vec<u64>, String> {
 /// The `memory-replay-zip` format: the zip archive AOSP ships the dumps in.
 pub struct MemoryReplayZip;
 
-impl Forwarding for MemoryReplayZip {
-    const FUNCTIONS: FormatFunctions = FormatFunctions {
-        decode_records: Some(zip::decode_records),
-        stats: Some(|input, input_name| {
-            let mut s = crate::alloc::stats::AllocStats::default();
-            zip::inflate_entry(input, input_name, &mut |r| {
-                events::for_each_event(r, input_name, &mut |e| s.add(&e))
-            })
-            .map(|()| s.report(zip::FORMAT))
-        }),
-        validate: Some(|input, input_name, report| {
-            zip::inflate_entry(input, input_name, &mut |r| {
-                crate::alloc::check::validate(
-                    events::for_each_placed_event,
-                    crate::alloc::check::BlockNames::Address,
-                    r,
-                    input_name,
-                    &mut *report,
-                )
-            })
-        }),
-        ..FormatFunctions::new(
-            zip::FORMAT,
-            "zip archive holding one Android memory_replay dump (stored byte for byte)",
-            zip::detect,
-            zip::encode,
-            zip::decode,
-        )
+impl AllocationFormat for MemoryReplayZip {
+    const NAME: &'static str = zip::FORMAT;
+    const DESCRIPTION: &'static str =
+        "zip archive holding one Android memory_replay dump (stored byte for byte)";
+    const BLOCK_NAMES: BlockNames = BlockNames::Address;
+    const DETECT: fn(&[u8]) -> bool = zip::detect;
+    // The events are those of the dump the archive holds.
+    const EVENTS: ForEachEvent = |input, name, sink| {
+        zip::inflate_entry(input, name, &mut |r| {
+            events::for_each_event(r, name, &mut *sink)
+        })
     };
+    const PLACED_EVENTS: ForEachPlacedEvent = |input, name, sink| {
+        zip::inflate_entry(input, name, &mut |r| {
+            events::for_each_placed_event(r, name, &mut *sink)
+        })
+    };
+    const ENCODE: EncodeFn = zip::encode;
+    const DECODE: DecodeFn = zip::decode;
+    const DECODE_RECORDS: DecodeRecordsFn = zip::decode_records;
 }

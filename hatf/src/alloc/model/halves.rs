@@ -11,7 +11,7 @@ use super::live::LiveSet;
 use super::shapes::{Entry, FreeValues, ShapeReader};
 use super::sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
 use super::{stream, Cursors, KindTable, ModelRecord, Shape, Streams};
-use crate::shared::varint::{put_u64, zigzag, Cursor};
+use metatf::varint::{put_u64, zigzag, Cursor};
 
 /// The model's read cursors, one per stream.
 type Streamed<'a> = [Cursor<'a>; stream::COUNT];

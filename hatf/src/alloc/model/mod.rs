@@ -16,9 +16,9 @@ pub mod sites;
 mod sites_ahead;
 pub mod split;
 
-use crate::shared::varint::Cursor;
 use halves::{AddrHalf, SiteHalf};
 use live::LiveSet;
+use metatf::varint::Cursor;
 
 /// Stream numbers the model writes (front ends use numbers from [`FIRST_FORMAT_STREAM`] on).
 pub mod stream {
@@ -364,7 +364,7 @@ impl State {
 mod tests {
     use super::*;
     use crate::alloc::mtrace::kinds::{self, MtraceKinds};
-    use crate::shared::varint::put_u64;
+    use metatf::varint::put_u64;
 
     /// Records with allocations, frees of live and unknown blocks and a few sites.
     fn records(seed: u64) -> Vec<ModelRecord> {

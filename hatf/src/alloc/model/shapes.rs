@@ -19,7 +19,7 @@ use metatf::container::Block;
 use super::{stream, KindTable, Shape, Streams};
 use crate::alloc::blocks;
 use crate::shared::hash::FastState;
-use crate::shared::varint::{put_u64, zigzag, Cursor};
+use metatf::varint::{put_u64, zigzag, Cursor};
 
 /// Section holding the varint shape id of every record of the block, in record order.
 pub const SHAPES: u8 = 11;

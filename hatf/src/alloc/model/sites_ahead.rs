@@ -48,7 +48,7 @@ use super::{stream, Cursors, KindTable, ModelRecord, State};
 use crate::alloc::blocks;
 use crate::alloc::spin_recv::{recv_spinning, SPIN};
 use crate::format::FormatError;
-use crate::shared::varint::Cursor;
+use metatf::varint::Cursor;
 
 /// Batches whose site half the caller's thread may have decoded before the sink took them:
 /// enough that the worker finds the next batch waiting while the caller's thread prints one

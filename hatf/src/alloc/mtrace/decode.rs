@@ -19,7 +19,7 @@ use crate::alloc::text_out::{
 };
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note};
-use crate::shared::varint::Cursor;
+use metatf::varint::Cursor;
 
 /// Bytes of text the buffer starts with room for: the lines between two flush points
 /// ([`pipeline::flush_point`]); it grows for longer ones.

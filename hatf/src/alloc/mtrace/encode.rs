@@ -20,7 +20,7 @@ use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
 use crate::shared::hash::{FastMap, FastState};
-use crate::shared::varint::put_u64;
+use metatf::varint::put_u64;
 
 /// Lines per block: bounds memory whatever the trace length.
 pub const BLOCK_RECORDS: u64 = 1 << 20;

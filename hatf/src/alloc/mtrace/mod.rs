@@ -8,8 +8,12 @@ pub mod line;
 
 pub use events::read_events;
 
+use crate::alloc::allocation_format::AllocationFormat;
+use crate::alloc::check::BlockNames;
+use crate::alloc::hatf10_dtd::ForEachEvent;
 use crate::alloc::model::FIRST_FORMAT_STREAM;
-use crate::format::{FormatFunctions, Forwarding};
+use crate::alloc::placed::ForEachPlacedEvent;
+use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "mtrace";
@@ -23,40 +27,18 @@ pub const VERBATIM: u8 = FIRST_FORMAT_STREAM + 1;
 /// The `mtrace` format.
 pub struct Mtrace;
 
-impl Forwarding for Mtrace {
-    const FUNCTIONS: FormatFunctions = FormatFunctions {
-        event_encodings: crate::alloc::hatf10_dtd::EVENT_ENCODINGS,
-        decode_records: Some(|input, output, options, range, note| {
-            decode::decode_records(input, output, options, range.start, range.end, note)
-        }),
-        stats: Some(|input, input_name| {
-            crate::alloc::stats::of_events(FORMAT, events::for_each_placed_event, input, input_name)
-        }),
-        validate: Some(|input, input_name, report| {
-            crate::alloc::check::validate(
-                events::for_each_placed_event,
-                crate::alloc::check::BlockNames::Address,
-                input,
-                input_name,
-                report,
-            )
-        }),
-        ..FormatFunctions::new(
-            FORMAT,
-            "glibc mtrace log (MALLOC_TRACE): `@ caller + addr size`, `- addr`, `<`/`>` realloc",
-            detect,
-            |input, output, options| {
-                crate::alloc::hatf10_dtd::encode_text_or(
-                    FORMAT,
-                    events::for_each_event,
-                    encode::encode,
-                    input,
-                    output,
-                    options,
-                )
-            },
-            decode::decode,
-        )
+impl AllocationFormat for Mtrace {
+    const NAME: &'static str = FORMAT;
+    const DESCRIPTION: &'static str =
+        "glibc mtrace log (MALLOC_TRACE): `@ caller + addr size`, `- addr`, `<`/`>` realloc";
+    const BLOCK_NAMES: BlockNames = BlockNames::Address;
+    const DETECT: fn(&[u8]) -> bool = detect;
+    const EVENTS: ForEachEvent = events::for_each_event;
+    const PLACED_EVENTS: ForEachPlacedEvent = events::for_each_placed_event;
+    const ENCODE: EncodeFn = encode::encode;
+    const DECODE: DecodeFn = decode::decode;
+    const DECODE_RECORDS: DecodeRecordsFn = |input, output, options, range, note| {
+        decode::decode_records(input, output, options, range.start, range.end, note)
     };
 }
 

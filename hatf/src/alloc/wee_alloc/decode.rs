@@ -12,7 +12,7 @@ use crate::alloc::bit_coder::BitDecoder;
 use crate::alloc::blocks::{self, container_error, write_error};
 use crate::alloc::context_mix;
 use crate::format::{DecodeOptions, FormatError};
-use crate::shared::varint::Cursor;
+use metatf::varint::Cursor;
 
 /// Reads a `wee-alloc` container and writes the trace back; returns the number of lines.
 pub fn decode(

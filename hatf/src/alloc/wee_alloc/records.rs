@@ -16,7 +16,7 @@
 //! The encoder uses the first form that applies, in the order listed.
 
 use crate::alloc::model::live::LiveSet;
-use crate::shared::varint::{put_u64, Cursor};
+use metatf::varint::{put_u64, Cursor};
 
 const SIZES: usize = 100;
 const ALLOC_NEW: u8 = 100;

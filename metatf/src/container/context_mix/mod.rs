@@ -15,8 +15,6 @@
 pub mod light;
 pub mod v2;
 
-mod varint;
-
 /// Bytes hashed to find an earlier occurrence of the current context (the match model).
 const MATCH_MIN: usize = 6;
 

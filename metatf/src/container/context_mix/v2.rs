@@ -17,8 +17,8 @@
 //! Stream: varint length of the data, then the arithmetic-coded bits (8 per byte, most
 //! significant first), as in version 1.
 
-use super::varint::{put_u64, Cursor};
 use super::{Matcher, Tables};
+use crate::varint::{put_u64, Cursor};
 
 /// Hashed contexts: which of the last 8 bytes each one sees (the lowest byte is the last one).
 /// Orders 0, 1, 2, 3, 4, 6, 8, then the sparse ones.

@@ -1,5 +1,7 @@
-//! LEB128 varints and zigzag signed integers, the byte shape of every model stream: the one
-//! writer, the one zigzag and the readers every format uses.
+//! LEB128 varints (7 bits per byte, low group first) and zigzag signed integers: the byte shape
+//! of the formats' model streams and of the lengths in front of context-mixed streams. The one
+//! writer, the one zigzag and the readers every crate uses. A reader accepts a longer-than-needed
+//! encoding of up to ten bytes and refuses one that overflows 64 bits.
 
 /// Appends `v` as an unsigned LEB128 varint (7 bits per byte, low group first).
 #[inline]
