@@ -109,5 +109,6 @@ pub fn schema(d: &mut Draw) -> Schema {
         tag_width,
         global_records: base.global_records,
         sections,
+        models: Vec::new(),
     }
 }

@@ -50,9 +50,21 @@ pub fn record_text(r: &RecordModel) -> String {
             f.dtd_name,
             interpretation_text(f.interpretation)
         );
+        if let Some(model) = &f.model {
+            let _ = writeln!(out, "    {}.model = {model};", f.dtd_name);
+        }
     }
     out.push_str("}\n");
     out
+}
+
+/// True when a `model` attribute names a field of another record (`live alloc.ptr`), which
+/// only the format's whole DTD can resolve.
+pub fn names_other_records(r: &RecordModel) -> bool {
+    r.fields
+        .iter()
+        .filter_map(|f| f.model.as_deref())
+        .any(|m| m.contains('.'))
 }
 
 /// Value sections the record's fields read from.

@@ -75,6 +75,13 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
 /// Validates the record's DTD text with the DTD front end, so that anything the derive's own
 /// checks miss is still a compile error rather than a run-time one.
 fn check_record_dtd(ident: &syn::Ident, m: &model::RecordModel, errors: &mut Errors) {
+    // A model naming another record's field is checked with the format's whole DTD, when the
+    // format's plan is built; alone, the record could not resolve it.
+    let mut alone = m.clone();
+    if dtd::names_other_records(m) {
+        alone.fields.iter_mut().for_each(|f| f.model = None);
+    }
+    let m = &alone;
     let mut text = String::from("tag.width = 8;\n");
     text.push_str(&dtd::record_text(m));
     for s in dtd::value_sections(m) {

@@ -202,12 +202,19 @@ fn field(f: &syn::Field, errors: &mut Errors) -> Option<FieldModel> {
                 format!("`{dtd_name}` cannot name a DTD field (reserved or not an identifier)"),
             );
         }
+        if let Some(e) = find(&entries, "model") {
+            errors.at(
+                e.span,
+                "`model` is not allowed on a byte string: the model engine codes byte strings itself",
+            );
+        }
         return Some(FieldModel {
             ident,
             dtd_name,
             ty,
             width: 0,
             interpretation: Interpretation::None,
+            model: None,
             span: f.span(),
             count: None,
         });
@@ -258,6 +265,7 @@ fn field(f: &syn::Field, errors: &mut Errors) -> Option<FieldModel> {
         ty,
         width: if zero { 0 } else { width },
         interpretation,
+        model: str_of(&entries, "model"),
         span: f.span(),
         count: count.map(|c| (c, None)),
     })
@@ -372,11 +380,13 @@ fn check_shared_names(fields: &[FieldModel], errors: &mut Errors) {
             continue;
         }
         if let Some(prev) = fields[..i].iter().find(|p| p.dtd_name == f.dtd_name) {
-            if (prev.width, prev.interpretation) != (f.width, f.interpretation) {
+            if (prev.width, prev.interpretation, &prev.model)
+                != (f.width, f.interpretation, &f.model)
+            {
                 errors.at(
                     f.span,
                     format!(
-                        "fields `{}` and `{}` are both DTD field `{}` and must have the same width and interpretation",
+                        "fields `{}` and `{}` are both DTD field `{}` and must have the same width, interpretation and model",
                         prev.ident, f.ident, f.dtd_name
                     ),
                 );

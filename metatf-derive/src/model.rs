@@ -29,6 +29,9 @@ pub struct FieldModel {
     pub width: u8,
     /// The initial interpretation.
     pub interpretation: Interpretation,
+    /// The `model = "..."` attribute: the field's model interpretation in DTD spelling
+    /// (`sum size, last`), written into the record's DTD as `field.model = ...;`.
+    pub model: Option<String>,
     /// Where to point errors about this field.
     pub span: Span,
     /// For [`FieldType::Repeated`]: the Rust name given by `count = "..."`, then (once

@@ -151,7 +151,7 @@ impl Field {
 pub struct Property {
     /// The field the property is set on.
     pub field: Token,
-    /// `width`, `interpretation` or `value` (checked later).
+    /// `width`, `interpretation`, `value` or `model` (checked later).
     pub name: Token,
     /// The right-hand side.
     pub value: Value,
@@ -176,6 +176,30 @@ pub enum Value {
         /// Numeric arguments.
         args: Vec<Token>,
     },
+    /// The value of a `model` property: predictors separated by `,`.
+    Predictors(Vec<Term>),
+}
+
+/// One predictor of a `model` property, as written: `sum size`, `live alloc.ptr`, `fcm 2`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// The predictor's name.
+    pub name: Token,
+    /// Its operands: field names, `record.field` paths or numbers.
+    pub operands: Vec<Token>,
+}
+
+impl Term {
+    /// The span from the name to the last operand.
+    pub fn span(&self) -> Span {
+        Span {
+            end: self
+                .operands
+                .last()
+                .map_or(self.name.span.end, |a| a.span.end),
+            ..self.name.span
+        }
+    }
 }
 
 impl Value {
@@ -189,6 +213,17 @@ impl Value {
             Value::Words { head, args } => Span {
                 end: args.last().map_or(head.span.end, |a| a.span.end),
                 ..head.span
+            },
+            Value::Predictors(terms) => match (terms.first(), terms.last()) {
+                (Some(first), Some(last)) => Span {
+                    end: last.span().end,
+                    ..first.span()
+                },
+                _ => Span {
+                    origin: Origin::User,
+                    start: 0,
+                    end: 0,
+                },
             },
         }
     }

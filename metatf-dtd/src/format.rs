@@ -237,6 +237,16 @@ fn value_text(v: &Value) -> String {
             }
             s
         }
+        Value::Predictors(terms) => terms
+            .iter()
+            .map(|t| {
+                std::iter::once(t.name.text.as_str())
+                    .chain(t.operands.iter().map(|o| o.text.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 

@@ -40,6 +40,7 @@ mod format;
 pub mod lines;
 mod lower;
 pub mod model;
+mod predictors;
 mod source;
 mod syntax;
 mod validate;
@@ -47,7 +48,10 @@ mod values;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use lines::LineSpec;
-pub use model::{FieldDef, FieldKind, Interpretation, RecordDef, Schema, Section};
+pub use model::{
+    FieldDef, FieldKind, FieldModel, FieldRef, Interpretation, Predictor, RecordDef, Schema,
+    Section,
+};
 
 use ast::Origin;
 use diagnostic::Sources;

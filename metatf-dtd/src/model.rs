@@ -17,6 +17,158 @@ pub struct Schema {
     pub global_records: Vec<RecordDef>,
     /// Sections in the order the DTD declares them.
     pub sections: Vec<Section>,
+    /// The model interpretations the DTD fixes (`field.model = ...;`), one per scalar field of
+    /// a trace record whose `model` property is not `auto`, in the order the records are
+    /// declared. Fields not listed get the model engine's automatic choice.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<FieldModel>,
+}
+
+/// Longest list of hit predictors a `model` property may give after its primary predictor.
+pub const MODEL_MAX_LIST: usize = 4;
+/// Largest order of `fcm` and `dfcm`.
+pub const MODEL_MAX_ORDER: u8 = 3;
+
+/// The model interpretation a DTD fixes for one scalar field of one record
+/// (docs/FORMAT.md §4, "The `model` property"; §7, "Model entries").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldModel {
+    /// The section the record belongs to (`None`: a global record, valid in every section).
+    pub section: Option<u8>,
+    /// The record's name.
+    pub record: String,
+    /// The record's tag.
+    pub tag: u64,
+    /// The field's position in the record (see [`FieldDef::position`]).
+    pub position: u16,
+    /// The field's name.
+    pub field: String,
+    /// The predictor a value no listed predictor hits is coded against, as a residual.
+    pub primary: Predictor,
+    /// Up to [`MODEL_MAX_LIST`] predictors; a value is coded as the index of the first that
+    /// hits.
+    pub list: Vec<Predictor>,
+}
+
+/// A field of the same record (`record` is `None`) or of another record of the same scope,
+/// named by a predictor.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct FieldRef {
+    /// The other record's name, or `None` for the record the model belongs to.
+    pub record: Option<String>,
+    /// The field's name.
+    pub field: String,
+    /// The field's position in its record.
+    pub position: u16,
+}
+
+/// One model interpretation of a field (a predictor of the model engine, docs/FORMAT.md §7).
+/// *Value* predictors guess the next value; *rank* predictors ([`Predictor::is_rank`]) keep a
+/// list in which the value is looked up by rank.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub enum Predictor {
+    /// `none`: always 0 (the value itself is the residual).
+    None,
+    /// `last` (the field's own last value: delta) or `last F` (the last value of field F).
+    Last(Option<FieldRef>),
+    /// `stride`: last value plus the last difference.
+    Stride,
+    /// `sum F`: the field's last value plus the last value of field F.
+    Sum(FieldRef),
+    /// `fcm K`: the value that followed the same last K values (1 to [`MODEL_MAX_ORDER`]).
+    Fcm(u8),
+    /// `dfcm K`: last value plus the difference that followed the same last K differences.
+    Dfcm(u8),
+    /// `key F`: the field's value the last time field F had its current value.
+    Key(FieldRef),
+    /// `keystride F`: as `key F`, plus the difference seen the last two times under that key.
+    KeyStride(FieldRef),
+    /// `live F` (rank): rank among the live values field F created; a hit ends the value.
+    Live(FieldRef),
+    /// `mtf` (rank): rank in the move-to-front list of the field's own values.
+    Mtf,
+    /// `livenext F` (rank): as `live F`, coded as an offset from where the last ended value
+    /// stood.
+    LiveNext(FieldRef),
+    /// `reuse` or `reuse F` (rank): rank among the values that ended, first among those
+    /// created with the current value of field F.
+    Reuse(Option<FieldRef>),
+}
+
+impl Predictor {
+    /// The predictor's name in a DTD.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Predictor::None => "none",
+            Predictor::Last(_) => "last",
+            Predictor::Stride => "stride",
+            Predictor::Sum(_) => "sum",
+            Predictor::Fcm(_) => "fcm",
+            Predictor::Dfcm(_) => "dfcm",
+            Predictor::Key(_) => "key",
+            Predictor::KeyStride(_) => "keystride",
+            Predictor::Live(_) => "live",
+            Predictor::Mtf => "mtf",
+            Predictor::LiveNext(_) => "livenext",
+            Predictor::Reuse(_) => "reuse",
+        }
+    }
+
+    /// True for predictors that code a rank in a list rather than guess a value.
+    pub fn is_rank(&self) -> bool {
+        matches!(
+            self,
+            Predictor::Live(_) | Predictor::Mtf | Predictor::LiveNext(_) | Predictor::Reuse(_)
+        )
+    }
+
+    /// The field the predictor names, if any.
+    pub fn field(&self) -> Option<&FieldRef> {
+        match self {
+            Predictor::Last(f) | Predictor::Reuse(f) => f.as_ref(),
+            Predictor::Sum(f)
+            | Predictor::Key(f)
+            | Predictor::KeyStride(f)
+            | Predictor::Live(f)
+            | Predictor::LiveNext(f) => Some(f),
+            Predictor::None | Predictor::Stride | Predictor::Fcm(_) | Predictor::Dfcm(_) => None,
+            Predictor::Mtf => None,
+        }
+    }
+}
+
+impl std::fmt::Display for FieldRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.record {
+            Some(r) => write!(f, "{r}.{}", self.field),
+            None => f.write_str(&self.field),
+        }
+    }
+}
+
+/// The DTD spelling: `sum size`, `live alloc.ptr`, `fcm 2`.
+impl std::fmt::Display for Predictor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())?;
+        match self {
+            Predictor::Fcm(k) | Predictor::Dfcm(k) => write!(f, " {k}"),
+            other => match other.field() {
+                Some(r) => write!(f, " {r}"),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+/// The DTD spelling of the whole property value: the primary, then the list, separated by `, `.
+impl std::fmt::Display for FieldModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.primary)?;
+        for p in &self.list {
+            write!(f, ", {p}")?;
+        }
+        Ok(())
+    }
 }
 
 /// One `section NAME NUMBER { ... }` of the DTD.
@@ -143,6 +295,19 @@ impl Schema {
     /// the global ones. A local record shadows a global record with the same tag.
     pub fn section(&self, number: u8) -> Option<&Section> {
         self.sections.iter().find(|s| s.number == number)
+    }
+
+    /// The model interpretation the DTD fixes for the field at `position` of the record named
+    /// `record` in `section` (`None`: a global record), if any.
+    pub fn model_of(
+        &self,
+        section: Option<u8>,
+        record: &str,
+        position: u16,
+    ) -> Option<&FieldModel> {
+        self.models
+            .iter()
+            .find(|m| m.section == section && m.record == record && m.position == position)
     }
 
     /// Looks a record up by tag in a section (local records first, then global ones).

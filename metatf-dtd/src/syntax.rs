@@ -6,7 +6,7 @@ use pest_derive::Parser;
 
 use crate::ast::{
     Body, Dtd, Field, Item, LinePart, LinePattern, Origin, Property, Record, SectionDecl, Span,
-    Token, UnmatchedDecl, Value,
+    Term, Token, UnmatchedDecl, Value,
 };
 use crate::diagnostic::Problem;
 use crate::source::{scan, ScanProblem};
@@ -186,6 +186,9 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::section | Rule::record | Rule::property | Rule::item => return None,
         Rule::field | Rule::repeated | Rule::composite => "a field",
         Rule::value | Rule::words | Rule::reference => "a value",
+        Rule::predictors | Rule::predictor => "a predictor",
+        Rule::operand => "a field or a number",
+        Rule::kw_model => return None,
         Rule::body => "`{`",
         Rule::string => "a quoted text",
         Rule::line_field => "a field",
@@ -501,8 +504,26 @@ fn property(p: Pair<Rule>, origin: Origin) -> Property {
     };
     let field = parts.next().map_or(empty.clone(), |c| token(&c, origin));
     let name = parts.next().map_or(empty.clone(), |c| token(&c, origin));
-    let value = parts
-        .next()
+    let value = parts.next();
+    if let Some(v) = value.as_ref().filter(|v| v.as_rule() == Rule::predictors) {
+        let terms = children(v.clone())
+            .filter(|t| t.as_rule() == Rule::predictor)
+            .map(|t| {
+                let mut words = t.into_inner().map(|c| token(&c, origin));
+                Term {
+                    name: words.next().unwrap_or(empty.clone()),
+                    operands: words.collect(),
+                }
+            })
+            .collect();
+        return Property {
+            field,
+            name,
+            value: Value::Predictors(terms),
+            span,
+        };
+    }
+    let value = value
         .and_then(|v| v.into_inner().next())
         .map(|v| match v.as_rule() {
             Rule::reference => {

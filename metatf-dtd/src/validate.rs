@@ -324,6 +324,13 @@ impl<'a> Scopes<'a> {
                         );
                     }
                 }
+                PropKind::Model => {
+                    problems.push(
+                        Problem::new(p.field.span, "the tag has no model interpretation")
+                            .label("the tag")
+                            .hint("the model engine codes tags by their own context model; set `model` on the record's other fields"),
+                    );
+                }
                 PropKind::Value => {
                     if place != Place::Record {
                         let hint = if place == Place::Inline {

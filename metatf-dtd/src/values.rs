@@ -5,11 +5,12 @@ use std::collections::BTreeSet;
 use crate::ast::{Property, Token, Value};
 use crate::diagnostic::Problem;
 use crate::model::Interpretation;
+use crate::predictors::{self, Checked};
 
 /// The widest field, in bytes. Byte strings longer than this use `vfield`.
 pub const MAX_WIDTH: u64 = 8;
 
-/// The three standard (reserved) property names.
+/// The property names: the paper's three, and `model`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PropKind {
     /// `width`: bytes the field occupies.
@@ -18,6 +19,8 @@ pub enum PropKind {
     Interpretation,
     /// `value`: the fixed value (only for `tag`).
     Value,
+    /// `model`: the field's model interpretation (predictors of the model engine).
+    Model,
 }
 
 impl PropKind {
@@ -27,6 +30,7 @@ impl PropKind {
             PropKind::Width => "width",
             PropKind::Interpretation => "interpretation",
             PropKind::Value => "value",
+            PropKind::Model => "model",
         }
     }
 }
@@ -51,6 +55,9 @@ pub enum Literal {
     Interpretation(Interpretation),
     /// A tag value.
     Number(u64),
+    /// A `model` value: the predictors checked on their own, the primary first (none for
+    /// `auto`).
+    Model(Vec<Checked>),
     /// `field.property` of another field.
     Reference {
         /// The other field's name.
@@ -66,12 +73,13 @@ pub fn prop_kind(t: &Token) -> Result<PropKind, Problem> {
         "width" => Ok(PropKind::Width),
         "interpretation" => Ok(PropKind::Interpretation),
         "value" => Ok(PropKind::Value),
+        "model" => Ok(PropKind::Model),
         other => {
             let mut p =
                 Problem::new(t.span, format!("unknown property `{other}`")).label("not a property");
-            p = match suggest(other, ["width", "interpretation", "value"]) {
+            p = match suggest(other, ["width", "interpretation", "value", "model"]) {
                 Some(s) => p.hint(format!("did you mean `{s}`?")),
-                None => p.hint("the properties are `width`, `interpretation` and `value`"),
+                None => p.hint("the properties are `width`, `interpretation`, `value` and `model`"),
             };
             Err(p)
         }
@@ -162,18 +170,25 @@ fn parse_unsigned(text: &str) -> Option<Result<u64, ()>> {
 pub fn literal(p: &Property, sections: &BTreeSet<u8>) -> Result<Literal, Vec<Problem>> {
     let kind = prop_kind(&p.name).map_err(|e| vec![e])?;
     match (&p.value, kind) {
+        (Value::Predictors(terms), PropKind::Model) => predictors::check(terms).map(Literal::Model),
+        (Value::Predictors(_), _) | (_, PropKind::Model) => Err(vec![Problem::new(
+            p.value.span(),
+            format!("`{}` cannot be set to this value", kind.as_str()),
+        )
+        .label("wrong kind of value")
+        .hint("only `model` takes predictors such as `sum size, last`")]),
         (Value::Reference { field, property }, _) => {
             let target = prop_kind(property).map_err(|e| vec![e])?;
             let ok = match kind {
                 PropKind::Width => matches!(target, PropKind::Width | PropKind::Value),
                 PropKind::Interpretation => target == PropKind::Interpretation,
-                PropKind::Value => false,
+                PropKind::Value | PropKind::Model => false,
             };
             if !ok {
                 let hint = match kind {
                     PropKind::Width => "a width can be another field's `width` (same size) or an earlier field's `value` (a length)",
                     PropKind::Interpretation => "an interpretation can only copy another field's `interpretation`",
-                    PropKind::Value => "a tag value must be a number",
+                    PropKind::Value | PropKind::Model => "a tag value must be a number",
                 };
                 return Err(vec![Problem::new(
                     p.value.span(),

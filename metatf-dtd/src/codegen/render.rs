@@ -113,7 +113,7 @@ fn render_group(
     let mut variants = Vec::new();
     for r in records {
         let ty = unique(safe_type_name(&r.name, "Record"), taken);
-        render_record(out, r, &ty, section);
+        render_record(out, schema, r, &ty, section);
         variants.push((ty, r));
     }
     let enum_name = unique(safe_type_name(name, "Section"), taken);
@@ -185,7 +185,7 @@ fn unique(name: String, taken: &mut Taken) -> String {
     n
 }
 
-fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>) {
+fn render_record(out: &mut String, schema: &Schema, r: &RecordDef, ty: &str, section: Option<u8>) {
     let mut fields = Vec::new();
     if let Err(why) = flatten(&r.fields, &mut fields) {
         let _ = writeln!(
@@ -252,7 +252,7 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
                 dtd,
                 width,
                 interpretation,
-                ..
+                position,
             } => {
                 let rust = name_for(field_name(dtd), &mut used);
                 let bare = rust.as_str();
@@ -267,6 +267,9 @@ fn render_record(out: &mut String, r: &RecordDef, ty: &str, section: Option<u8>)
                     "interpretation = \"{}\"",
                     interpretation_text(*interpretation)
                 ));
+                if let Some(m) = schema.model_of(section, &r.name, *position) {
+                    attrs.push(format!("model = \"{m}\""));
+                }
                 let _ = writeln!(out, "    /// Field `{dtd}`.");
                 let _ = writeln!(out, "    #[metatf({})]", attrs.join(", "));
                 let _ = writeln!(out, "    pub {rust}: u64,");
@@ -365,6 +368,20 @@ fn is_vfield(parts: &[FieldDef]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_fields_model_becomes_its_model_attribute() {
+        let dtd = "ptr.width = 8; ptr.interpretation = none;\n\
+                   size.width = 4; size.interpretation = none;\n\
+                   section heap 1 {\n\
+                   alloc : (tag, size, ptr) { tag.value = 4; ptr.model = last, reuse size; }\n\
+                   free : (tag, ptr) { tag.value = 5; ptr.model = none, live alloc.ptr; }\n}\n";
+        let schema = crate::parse_schema(dtd, "t.dtd").expect("valid DTD");
+        let code = super::generate(&schema, dtd);
+        assert!(code.contains("interpretation = \"none\", model = \"last, reuse size\")]"));
+        assert!(code.contains("model = \"none, live alloc.ptr\")]"));
+        assert_eq!(code.matches(", model = \"").count(), 2, "{code}");
+    }
+
     #[test]
     fn a_dtd_with_two_sections_gets_the_whole_dtd_format_and_names_that_cannot_clash() {
         let dtd = "address.width = 8; address.interpretation = delta 0;\n\

@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 mod expand;
 mod lines;
+mod models;
 mod resolve;
 
 use crate::ast::{Body, Field, Origin, Record, Span, Token};
@@ -16,7 +17,7 @@ use crate::diagnostic::Problem;
 use crate::lines::{LineRecord, LineSpec};
 use crate::model::{FieldDef, FieldKind, Interpretation, RecordDef, Schema, Section};
 use crate::validate::{is_tagged, tag_value, Home, PropTable, Scopes};
-use crate::values::PropKind;
+use crate::values::{literal, Literal, PropKind};
 
 /// Records nested in records (through named records used as fields) deeper than this are refused.
 const MAX_GROUP_DEPTH: usize = 64;
@@ -49,6 +50,7 @@ pub fn lower(scopes: &Scopes<'_>, problems: &mut Vec<Problem>) -> (Schema, LineS
         used_groups: HashSet::new(),
         tables: HashMap::new(),
         budget: MAX_TOTAL_LEAVES,
+        models: Vec::new(),
     };
     let global_records = scopes
         .global_records
@@ -108,13 +110,16 @@ pub fn lower(scopes: &Scopes<'_>, problems: &mut Vec<Problem>) -> (Schema, LineS
     }
     problems.append(&mut l.problems);
     problems.append(&mut pattern_problems);
+    let pending = std::mem::take(&mut l.models);
     // Source order decides which record wins when several patterns match a line.
     patterns.sort_by_key(|(span, _)| *span);
-    let schema = Schema {
+    let mut schema = Schema {
         tag_width: scopes.tag_width,
         global_records,
         sections,
+        models: Vec::new(),
     };
+    schema.models = models::resolve(&pending, &schema, problems);
     let records: Vec<LineRecord> = patterns.into_iter().map(|(_, r)| r).collect();
     let unmatched = lines::unmatched(scopes.unmatched, &schema, &records, problems);
     let lines = LineSpec { records, unmatched };
@@ -127,6 +132,8 @@ struct Lowerer<'a, 's> {
     used_groups: HashSet<Span>,
     tables: HashMap<Span, PropTable<'a>>,
     budget: usize,
+    /// Fields whose `model` property fixes predictors, resolved once every record is lowered.
+    models: Vec<models::Pending>,
 }
 
 /// A scalar or byte-string field found while expanding a record.
@@ -221,11 +228,58 @@ impl<'a> Lowerer<'a, '_> {
             self.width(&mut st, i);
         }
         let fields = nodes.into_iter().map(|n| self.field_def(n, &st)).collect();
+        let tag = tag_value(r)?;
+        self.models_of(&st, tag);
         Some(RecordDef {
             name: r.name.text.clone(),
-            tag: tag_value(r)?,
+            tag,
             fields,
         })
+    }
+
+    /// Notes the fields of the record whose `model` property fixes predictors; a byte string
+    /// with one is an error.
+    fn models_of(&mut self, st: &RecordState<'a>, tag: u64) {
+        let mut seen = HashSet::new();
+        for i in 0..st.leaves.len() {
+            let Some((_, p)) = self.lookup(st, i, PropKind::Model) else {
+                continue;
+            };
+            let leaf = &st.leaves[i];
+            if !seen.insert(leaf.position) {
+                continue;
+            }
+            if let Some(Some(Width::Bytes(_))) = st.widths.get(&i) {
+                self.problems.push(
+                    Problem::new(
+                        p.field.span,
+                        format!(
+                            "`{}` is a byte string and has no model interpretation",
+                            p.field.text
+                        ),
+                    )
+                    .label("a byte string")
+                    .hint(format!(
+                        "`model` sets the predictors of integer fields; remove it from `{}`",
+                        p.field.text
+                    )),
+                );
+                continue;
+            }
+            // Errors in the value itself were reported when the property was checked.
+            if let Ok(Literal::Model(checked)) = literal(p, &self.scopes.declared) {
+                if !checked.is_empty() {
+                    self.models.push(models::Pending {
+                        home: st.home,
+                        record: st.record.name.text.clone(),
+                        tag,
+                        position: leaf.position,
+                        field: leaf.token.text.clone(),
+                        checked,
+                    });
+                }
+            }
+        }
     }
 
     fn field_def(&mut self, node: Node, st: &RecordState<'a>) -> FieldDef {

@@ -291,16 +291,22 @@ fn measure_context_bits(candidates: usize, alphabet_bits: u32) -> u32 {
     bits
 }
 
-/// Chooses predictors for `block` by measuring every candidate on it.
+/// Chooses predictors for `block` by measuring every candidate on it, except for the streams
+/// whose predictors `fixed` gives (the DTD's `model` properties), which keep them.
 pub(crate) fn choose(
     catalog: &Catalog,
     streams: &Streams,
     block: &FlatBlock,
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
+    fixed: &[Option<Choice>],
 ) -> Result<Chosen, (u64, String)> {
+    let is_fixed = |s: usize| fixed.get(s).is_some_and(Option::is_some);
     let all: Vec<Vec<Spec>> = (0..streams.len())
         .map(|s| {
+            if is_fixed(s) {
+                return Vec::new();
+            }
             let mut c = candidates(streams, s);
             c.truncate(MAX_CANDIDATES);
             c
@@ -350,6 +356,9 @@ pub(crate) fn choose(
     );
     let choices = (0..streams.len())
         .map(|s| {
+            if let Some(Some(c)) = fixed.get(s) {
+                return c.clone();
+            }
             let (primary, list) = m.samples[s].choose(&m.rank[s]);
             Choice {
                 primary: specs[s][primary],

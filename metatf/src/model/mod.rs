@@ -4,7 +4,8 @@
 //! whole record stream of a block: per-field histories, tables keyed by other fields, live-object
 //! recency lists, move-to-front lists ([`predict`]). Every scalar field of every record is a
 //! stream ([`streams`]); per block, each stream gets the predictors that measure cheapest on
-//! that block ([`choose`]), written at the block's start as model metadata entries ([`choice`]).
+//! that block ([`choose`]) unless the DTD fixes them (`field.model = ...;`, [`fixed`]), written
+//! at the block's start as model metadata entries ([`choice`]).
 //! Each value is then coded as the index of the first listed predictor that hits, else the
 //! residual against the primary predictor, by an adaptive binary range coder ([`range`],
 //! [`numbers`], [`coders`]). The layout is specified in docs/FORMAT.md ("Model engine").
@@ -14,6 +15,7 @@ mod choice;
 mod choose;
 mod coders;
 mod engine;
+mod fixed;
 pub(crate) mod flat;
 mod keyed;
 mod live;
@@ -25,6 +27,8 @@ mod tags;
 mod walk;
 
 pub(crate) use block::{choose as choose_block, decode as decode_block, encode as encode_block};
+pub(crate) use choice::Choice;
+pub(crate) use fixed::fixed_choices;
 pub(crate) use streams::Streams;
 
 /// Header property naming the engine that coded the record streams.
@@ -34,5 +38,7 @@ pub const ENGINE_MODEL: &str = "model";
 /// Records per modelled block unless the writer is told otherwise.
 pub const MODEL_BLOCK_RECORDS: u64 = 1 << 20;
 
+#[cfg(test)]
+mod fixed_tests;
 #[cfg(test)]
 mod tests;

@@ -174,7 +174,7 @@ proptest! {
             let plan = catalog.by_tag(section, r.tag).unwrap();
             flat.push(plan, &r.fields).unwrap();
         }
-        let chosen = choose_block(&catalog, &streams, &flat, None, &declared).unwrap();
+        let chosen = choose_block(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
         let choices = chosen.alternative.unwrap_or(chosen.choices);
         let bytes = encode_block(&catalog, &streams, &flat, &choices, chosen.tag_context, None, &declared).unwrap();
         // Undamaged, the block decodes to exactly its records.
@@ -275,7 +275,7 @@ fn keyed_reuse_is_chosen_and_codes_reused_addresses_small() {
     let streams = Streams::new(&catalog);
     let declared = |n: u8| schema.section(n).is_some();
     let flat = flat_block(&catalog, &recs);
-    let chosen = choose_block(&catalog, &streams, &flat, None, &declared).unwrap();
+    let chosen = choose_block(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
     let alloc_ptr = stream_of(&catalog, &streams, 4, "ptr");
     let size = stream_of(&catalog, &streams, 4, "size");
     let keyed = Spec {
@@ -343,7 +343,7 @@ proptest! {
         let streams = Streams::new(&catalog);
         let declared = |n: u8| schema.section(n).is_some();
         let flat = flat_block(&catalog, &recs);
-        let chosen = choose_block(&catalog, &streams, &flat, None, &declared).unwrap();
+        let chosen = choose_block(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
         let alloc_ptr = stream_of(&catalog, &streams, 4, "ptr");
         let key = if keyed { stream_of(&catalog, &streams, 4, "size") } else { alloc_ptr };
         let mut choices = chosen.choices.clone();

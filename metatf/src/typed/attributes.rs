@@ -195,6 +195,57 @@
 //! # Ok::<(), metatf::Error>(())
 //! ```
 //!
+//! ## `model = "..."`
+//! The field's model interpretation in DTD spelling (docs/FORMAT.md §4, "The `model`
+//! property"): the primary predictor, then up to four more, separated by `,`; a field of
+//! another record of the format is `record.field`. It becomes `field.model = ...;` in the
+//! record's DTD, parsed by the DTD front end like any other, so a misspelled predictor or a
+//! field the record lacks is a compile error, and a field of another record an error of
+//! [`Format::plan`](crate::typed::Format::plan). Files written by the model engine (header
+//! property `engine` = `model`) code the field with exactly these predictors; the typed
+//! writer itself writes the plain record stream, which has no predictors.
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::Format;
+//! # use metatf::{Codec, ContainerHeader, DynRecord, UniversalReader, UniversalWriter, Value};
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 4)]
+//! struct Alloc { size: u32, #[metatf(model = "last, reuse size, reuse")] ptr: u64 }
+//! #[derive(MetaTf)]
+//! #[metatf(tag = 5)]
+//! struct Free { #[metatf(model = "none, live alloc.ptr")] ptr: u64 }
+//! #[derive(MetaTf)]
+//! #[metatf(section = 1, name = "heap")]
+//! enum Heap { Alloc(Alloc), Free(Free) }
+//!
+//! let dtd = Heap::dtd()?;
+//! assert!(dtd.contains("ptr.model = none, live alloc.ptr;"));
+//! assert_eq!(Heap::plan()?.schema().models.len(), 2);
+//! let header = ContainerHeader {
+//!     dtd: dtd.to_string(),
+//!     format: "heap".into(),
+//!     properties: vec![("engine".into(), "model".into())],
+//! };
+//! let schema = Heap::plan()?.schema().clone();
+//! let mut w = UniversalWriter::new(Vec::new(), schema, &header, Codec::None, 0)?;
+//! let rec = |name: &str, tag, fields: &[u64]| DynRecord {
+//!     section: Some(1),
+//!     name: name.into(),
+//!     tag,
+//!     fields: fields.iter().map(|&v| Value::Uint(v)).collect(),
+//! };
+//! w.write(&rec("section", 2, &[1]))?;
+//! w.write(&rec("alloc", 4, &[16, 4096]))?;
+//! w.write(&rec("free", 5, &[4096]))?;
+//! let bytes = w.finish()?;
+//! let mut r = UniversalReader::new(&bytes[..])?;
+//! let mut names = Vec::new();
+//! while let Some(x) = r.next_record()? {
+//!     names.push(x.name);
+//! }
+//! assert_eq!(names, ["section", "alloc", "free"]);
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
 //! # On an enum
 //!
 //! ## `section = N`, `name = "..."`, `format = "..."`, `tag_width = N`

@@ -18,7 +18,8 @@ use crate::field::bits::{unsigned_width, write_uint};
 use crate::field::{Change, FieldState, Misfit};
 use crate::model::flat::FlatBlock;
 use crate::model::{
-    choose_block, encode_block, Streams, ENGINE_MODEL, MODEL_BLOCK_RECORDS, PROPERTY_ENGINE,
+    choose_block, encode_block, fixed_choices, Choice, Streams, ENGINE_MODEL, MODEL_BLOCK_RECORDS,
+    PROPERTY_ENGINE,
 };
 
 /// Why encoding a record stopped.
@@ -66,6 +67,8 @@ pub struct UniversalWriter<W: Write> {
 /// The records of the block being written by the model engine.
 struct ModelBlock {
     streams: Streams,
+    /// Per stream: the predictors the DTD fixes (`field.model = ...;`), else `None`.
+    fixed: Vec<Option<Choice>>,
     flat: FlatBlock,
     /// The section in force at the block's first record.
     section: Option<u8>,
@@ -184,11 +187,17 @@ impl<W: Write> UniversalWriter<W> {
         let catalog = Arc::new(Catalog::new(&schema)?);
         let states = catalog.initial_states();
         let container = ContainerWriter::new(out, header)?;
-        let model = (header.property(PROPERTY_ENGINE) == Some(ENGINE_MODEL)).then(|| ModelBlock {
-            streams: Streams::new(&catalog),
-            flat: FlatBlock::default(),
-            section: None,
-        });
+        let model = if header.property(PROPERTY_ENGINE) == Some(ENGINE_MODEL) {
+            let streams = Streams::new(&catalog);
+            Some(ModelBlock {
+                fixed: fixed_choices(&schema, &catalog, &streams)?,
+                streams,
+                flat: FlatBlock::default(),
+                section: None,
+            })
+        } else {
+            None
+        };
         let metadata_tag = schema
             .global_records
             .iter()
@@ -375,8 +384,15 @@ impl<W: Write> UniversalWriter<W> {
         let declared = |n: u8| schema.section(n).is_some();
         let first = self.record - self.block_records;
         let at = |(r, message): (u64, String)| Error::record(None, first + r, "", message);
-        let chosen =
-            choose_block(&self.catalog, &m.streams, &m.flat, m.section, &declared).map_err(at)?;
+        let chosen = choose_block(
+            &self.catalog,
+            &m.streams,
+            &m.flat,
+            m.section,
+            &declared,
+            &m.fixed,
+        )
+        .map_err(at)?;
         let mut bytes = encode_block(
             &self.catalog,
             &m.streams,

@@ -85,6 +85,7 @@ pub fn build_schema(tag_width: u8, sections: &[Vec<Vec<Spec>>]) -> Schema {
         tag_width,
         global_records: base.global_records,
         sections: vec![],
+        models: vec![],
     };
     for (si, records) in sections.iter().enumerate() {
         let mut defs = vec![];
