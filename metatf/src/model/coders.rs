@@ -52,6 +52,8 @@ pub(crate) struct Models {
     tags: TagModel,
     /// Byte strings, made by [`Models::encode_setup`] or [`Models::decode_setup`].
     strings: Option<StringModel>,
+    /// The string model's table bits beyond [`MIN_TABLE_BITS`].
+    setup: SmallModel,
     meta: Vec<NumberModel>,
 }
 
@@ -97,6 +99,7 @@ impl Models {
             tags: TagModel::new(tag_context, alphabet.bits, TAG_CONTEXT_BITS),
             alphabet,
             strings: None,
+            setup: SmallModel::new(4),
             meta: vec![NumberModel::default(); 9],
         }
     }
@@ -217,17 +220,16 @@ impl Models {
     /// whose strings hold `bytes` bytes.
     pub(crate) fn encode_setup(&mut self, e: &mut Encoder, bytes: usize) {
         let bits = super::strings::table_bits(bytes);
-        self.meta[8].encode(e, u64::from(bits));
+        self.setup.encode(e, bits - MIN_TABLE_BITS);
         self.strings = Some(StringModel::new(bits));
     }
 
     /// Reads what [`Models::encode_setup`] wrote.
     pub(crate) fn decode_setup(&mut self, d: &mut Decoder<'_>) -> Result<(), String> {
-        let bits = self.meta[8].decode(d);
-        let bits = u32::try_from(bits)
-            .ok()
-            .filter(|b| (MIN_TABLE_BITS..=MAX_TABLE_BITS).contains(b))
-            .ok_or_else(|| format!("string table bits {bits} out of range"))?;
+        let bits = self.setup.decode(d) + MIN_TABLE_BITS;
+        if bits > MAX_TABLE_BITS {
+            return Err(format!("string table bits {bits} out of range"));
+        }
         self.strings = Some(StringModel::new(bits));
         Ok(())
     }
