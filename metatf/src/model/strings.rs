@@ -399,9 +399,9 @@ impl StringModel {
         let shift = 64 - self.bits;
         let mut c0 = 1u32;
         for k in (0..8).rev() {
-            for i in 0..CONTEXTS {
-                let slot = (mix(self.base[i], u64::from(c0)) >> shift) as usize + (i << self.bits);
-                self.index[i] = slot;
+            for (i, (&base, index)) in self.base.iter().zip(&mut self.index).enumerate() {
+                let slot = (mix(base, u64::from(c0)) >> shift) as usize + (i << self.bits);
+                *index = slot;
                 self.inputs[i] = i32::from(t.stretch[(self.slots[slot] >> 20) as usize]);
             }
             // The match model: its predicted bit, if the byte so far agrees with it.
@@ -436,9 +436,8 @@ impl StringModel {
             for (w, &x) in w.iter_mut().zip(&self.inputs) {
                 *w += (x * err * 7 + (1 << 15)) >> 16;
             }
-            for i in 0..CONTEXTS {
-                let s = &mut self.slots[self.index[i]];
-                *s = adapt(*s, bit, &t.rate);
+            for &i in &self.index {
+                self.slots[i] = adapt(self.slots[i], bit, &t.rate);
             }
             if let Some(e) = self.expected {
                 let s = &mut self.hit[state];
