@@ -116,7 +116,7 @@ impl Side for Measure<'_> {
         Ok(v)
     }
 
-    fn bytes(&mut self, len: u64) -> Result<(), String> {
+    fn bytes(&mut self, _: u64, len: u64) -> Result<(), String> {
         self.input.bytes(len).map(|_| ())
     }
 
@@ -160,9 +160,9 @@ impl Side for Encode<'_> {
         Ok(v)
     }
 
-    fn bytes(&mut self, len: u64) -> Result<(), String> {
+    fn bytes(&mut self, field: u64, len: u64) -> Result<(), String> {
         let b = self.input.bytes(len)?;
-        self.models.encode_bytes(&mut self.coder, b);
+        self.models.encode_bytes(&mut self.coder, field, b);
         Ok(())
     }
 
@@ -213,10 +213,9 @@ impl Side for Decode<'_> {
         Ok(v)
     }
 
-    fn bytes(&mut self, len: u64) -> Result<(), String> {
+    fn bytes(&mut self, field: u64, len: u64) -> Result<(), String> {
         self.models
-            .decode_bytes(&mut self.coder, &mut self.output.bytes, len);
-        Ok(())
+            .decode_bytes(&mut self.coder, field, &mut self.output.bytes, len)
     }
 
     fn meta_count(&mut self) -> Result<u64, String> {
@@ -400,7 +399,9 @@ pub(crate) fn encode(
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Vec<u8>, (u64, String)> {
     let mut engine = Engine::new(streams, TABLE_BITS);
-    let models = Models::new(catalog, choices, tag_context, &mut engine);
+    let mut models = Models::new(catalog, choices, tag_context, &mut engine);
+    let mut coder = Encoder::new();
+    models.encode_setup(&mut coder, block.bytes.len());
     let mut e = Encode {
         input: FlatReader {
             block,
@@ -410,7 +411,7 @@ pub(crate) fn encode(
         },
         engine,
         models,
-        coder: Encoder::new(),
+        coder,
     };
     walk(catalog, streams, &mut e, block.records, section, declared)?;
     let mut out = write_tag_context(catalog, streams, tag_context);
@@ -432,13 +433,15 @@ pub(crate) fn decode(
     let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
     let choices = read_choices(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
     let mut engine = Engine::new(streams, TABLE_BITS);
-    let models = Models::new(catalog, &choices, tag_context, &mut engine);
+    let mut models = Models::new(catalog, &choices, tag_context, &mut engine);
     let coded = &bytes[at..];
+    let mut coder = Decoder::new(coded);
+    models.decode_setup(&mut coder).map_err(|m| (0, m))?;
     let mut d = Decode {
         output: FlatBlock::default(),
         engine,
         models,
-        coder: Decoder::new(coded),
+        coder,
         budget: (coded.len() as u64 + 1)
             .saturating_mul(FIELDS_PER_CODED_BYTE)
             .saturating_add(records),

@@ -1,6 +1,6 @@
 //! The adaptive models of a modelled block and how each item is coded with them: the tag
 //! (predicted from the previous records), a scalar (the index of the first predictor that
-//! hits, then a rank or a residual), a byte string (order-1 bytes) and a metadata record.
+//! hits, then a rank or a residual), a byte string ([`StringModel`]) and a metadata record.
 //! Encoding and decoding are written side by side so that they stay mirror images.
 
 use super::choice::Choice;
@@ -9,6 +9,7 @@ use super::keyed::KeyedRanks;
 use super::numbers::{unzigzag, zigzag, NumberModel, SmallModel};
 use super::predict::{Kind, Spec};
 use super::range::{Decoder, Encoder};
+use super::strings::{StringModel, MAX_TABLE_BITS, MIN_TABLE_BITS};
 use super::tags::{TagAlphabet, TagContext, TagModel, TAG_CONTEXT_BITS};
 use crate::universal::plan::Catalog;
 
@@ -49,8 +50,10 @@ pub(crate) struct Models {
     streams: Vec<StreamModels>,
     alphabet: TagAlphabet,
     tags: TagModel,
-    bytes: Vec<SmallModel>,
-    prev_byte: usize,
+    /// Byte strings, made by [`Models::encode_setup`] or [`Models::decode_setup`].
+    strings: Option<StringModel>,
+    /// The string model's table bits beyond [`MIN_TABLE_BITS`].
+    setup: SmallModel,
     meta: Vec<NumberModel>,
 }
 
@@ -95,8 +98,8 @@ impl Models {
             streams,
             tags: TagModel::new(tag_context, alphabet.bits, TAG_CONTEXT_BITS),
             alphabet,
-            bytes: vec![SmallModel::new(8); 256],
-            prev_byte: 0,
+            strings: None,
+            setup: SmallModel::new(4),
             meta: vec![NumberModel::default(); 9],
         }
     }
@@ -213,19 +216,44 @@ impl Models {
         Ok(v)
     }
 
-    pub(crate) fn encode_bytes(&mut self, e: &mut Encoder, bytes: &[u8]) {
-        for &b in bytes {
-            self.bytes[self.prev_byte].encode(e, u32::from(b));
-            self.prev_byte = usize::from(b);
-        }
+    /// Codes the block's first item: the table size of the byte-string model, for a block
+    /// whose strings hold `bytes` bytes.
+    pub(crate) fn encode_setup(&mut self, e: &mut Encoder, bytes: usize) {
+        let bits = super::strings::table_bits(bytes);
+        self.setup.encode(e, bits - MIN_TABLE_BITS);
+        self.strings = Some(StringModel::new(bits));
     }
 
-    pub(crate) fn decode_bytes(&mut self, d: &mut Decoder<'_>, out: &mut Vec<u8>, len: u64) {
-        for _ in 0..len {
-            let b = self.bytes[self.prev_byte].decode(d) as u8;
-            out.push(b);
-            self.prev_byte = usize::from(b);
+    /// Reads what [`Models::encode_setup`] wrote.
+    pub(crate) fn decode_setup(&mut self, d: &mut Decoder<'_>) -> Result<(), String> {
+        let bits = self.setup.decode(d) + MIN_TABLE_BITS;
+        if bits > MAX_TABLE_BITS {
+            return Err(format!("string table bits {bits} out of range"));
         }
+        self.strings = Some(StringModel::new(bits));
+        Ok(())
+    }
+
+    fn strings(&mut self) -> &mut StringModel {
+        // A block codes its setup before any record, so this is the default only for callers
+        // that code no strings.
+        self.strings
+            .get_or_insert_with(|| StringModel::new(MIN_TABLE_BITS))
+    }
+
+    pub(crate) fn encode_bytes(&mut self, e: &mut Encoder, field: u64, bytes: &[u8]) {
+        self.strings().encode(e, field, bytes);
+    }
+
+    pub(crate) fn decode_bytes(
+        &mut self,
+        d: &mut Decoder<'_>,
+        field: u64,
+        out: &mut Vec<u8>,
+        len: u64,
+    ) -> Result<(), String> {
+        let len = usize::try_from(len).map_err(|_| format!("string of {len} bytes"))?;
+        self.strings().decode(d, field, len, out)
     }
 
     /// Metadata field `i`, or with `i == None` the field count.

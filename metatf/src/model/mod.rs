@@ -23,6 +23,7 @@ mod numbers;
 mod predict;
 mod range;
 mod streams;
+mod strings;
 mod tags;
 mod walk;
 

@@ -50,6 +50,23 @@ impl Encoder {
         }
     }
 
+    /// Codes `bit` with a fixed probability `p1` (of 4096) that it is a 1, from a model that
+    /// adapts elsewhere (the byte-string mixer).
+    #[inline]
+    pub(crate) fn bit_p(&mut self, p1: u32, bit: bool) {
+        let bound = (self.range >> 12) * (4096 - p1.clamp(1, 4095));
+        if bit {
+            self.low += u64::from(bound);
+            self.range -= bound;
+        } else {
+            self.range = bound;
+        }
+        while self.range < TOP {
+            self.range <<= 8;
+            self.shift_low();
+        }
+    }
+
     fn shift_low(&mut self) {
         if self.low < 0xFF00_0000 || self.low > 0xFFFF_FFFF {
             let carry = (self.low >> 32) as u8;
@@ -124,6 +141,25 @@ impl<'a> Decoder<'a> {
             self.code -= bound;
             self.range -= bound;
             *p -= *p >> ADAPT;
+            true
+        };
+        while self.range < TOP {
+            self.range <<= 8;
+            self.code = (self.code << 8) | u32::from(self.byte());
+        }
+        bit
+    }
+
+    /// Decodes a bit coded by [`Encoder::bit_p`] with the same `p1`.
+    #[inline]
+    pub(crate) fn bit_p(&mut self, p1: u32) -> bool {
+        let bound = (self.range >> 12) * (4096 - p1.clamp(1, 4095));
+        let bit = if self.code < bound {
+            self.range = bound;
+            false
+        } else {
+            self.code -= bound;
+            self.range -= bound;
             true
         };
         while self.range < TOP {

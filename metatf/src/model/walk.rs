@@ -11,8 +11,9 @@ pub(crate) trait Side {
     fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String>;
     /// The next value of stream `s`.
     fn scalar(&mut self, s: usize) -> Result<u64, String>;
-    /// The next `len` bytes of a byte string.
-    fn bytes(&mut self, len: u64) -> Result<(), String>;
+    /// The next `len` bytes of a byte string of the field whose name hashes to `field`
+    /// ([`super::strings::field_id`]).
+    fn bytes(&mut self, field: u64, len: u64) -> Result<(), String>;
     /// The number of fields of a metadata record.
     fn meta_count(&mut self) -> Result<u64, String>;
     /// Metadata field `i`.
@@ -101,7 +102,7 @@ fn leaves<S: Side>(
                 let len = lookup(scalars, *length_position)
                     .ok_or_else(|| format!("{name}: length field has no value"))?;
                 spend(side, len)?;
-                side.bytes(len)?;
+                side.bytes(super::strings::field_id(name), len)?;
             }
             Leaf::Repeated {
                 count_position,

@@ -25,7 +25,7 @@ const SQUASH_POINTS: [i32; 33] = [
 ];
 
 /// 4096 / (1 + e^(-x/256)) for x in −2047..=2047, by linear interpolation of the points.
-fn squash(x: i32) -> i32 {
+pub(crate) fn squash(x: i32) -> i32 {
     if x > 2047 {
         return 4095;
     }
@@ -38,13 +38,13 @@ fn squash(x: i32) -> i32 {
 }
 
 /// Shared tables: the inverse of [`squash`] and the adaptation rates.
-struct Tables {
-    stretch: Vec<i16>,
-    rate: [u32; 256],
+pub(crate) struct Tables {
+    pub(crate) stretch: Vec<i16>,
+    pub(crate) rate: [u32; 256],
 }
 
 impl Tables {
-    fn new() -> Tables {
+    pub(crate) fn new() -> Tables {
         let mut stretch = vec![0i16; 4096];
         let mut pi = 0usize;
         for x in -2047..=2047 {

@@ -1,0 +1,508 @@
+//! Byte strings of a modelled block (`vfield`s, and lines kept verbatim as `comment` records),
+//! docs/FORMAT.md §7.5.
+//!
+//! Why more than an order-1 byte model: in a text trace read through inferred line patterns,
+//! the byte strings (paths, symbol names, whole unmatched lines) hold most of the information,
+//! and they repeat — whole, as the same field's earlier value, or in parts, as a path prefix
+//! or a line seen a thousand lines before. So a string is coded in two steps:
+//!
+//! 1. a **dictionary**: the field's recent distinct strings of the same length (the length is
+//!    already coded, in its own field) are candidates, most recent first, and a string equal
+//!    to one of them is coded as its rank;
+//! 2. any other string byte by byte, each bit predicted by a **logistic mix** of hashed
+//!    contexts (orders 0–3, 5 and 7 within the string, the byte at the same position of the
+//!    field's previous string) and a **match model** (the byte that followed the last
+//!    occurrence of the preceding bytes, anywhere in the block's strings, or at the start of a
+//!    string the field's previous string), as in lpaq.
+//!
+//! Strings are identified by field name, so fields of the same name in different records (the
+//! same role in two line shapes) share a dictionary and contexts. All arithmetic is integer,
+//! so writer and reader agree on every machine. Memory is bounded: the tables have at most
+//! 2^[`MAX_TABLE_BITS`] slots per context, the match model remembers the last 2^[`RING_BITS`]
+//! bytes, and dictionaries keep strings of at most [`KEEP_MAX`] bytes.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::numbers::SmallModel;
+use super::range::{Decoder, Encoder};
+use crate::container::context_mix::{squash, Tables};
+
+/// Distinct strings a field's dictionary keeps, most recent first.
+const KEPT: usize = 32;
+/// Most candidates of one length (rank symbols 0..CANDIDATES; [`NEW`] for a new string).
+const CANDIDATES: usize = 15;
+/// The dictionary symbol of a string that is none of the candidates.
+const NEW: u32 = 15;
+/// Longest string a dictionary keeps (and the column context looks at).
+pub(crate) const KEEP_MAX: usize = 1024;
+/// Hashed contexts of a bit.
+const CONTEXTS: usize = 7;
+/// Mixer inputs: the contexts, the match model, a bias.
+const INPUTS: usize = CONTEXTS + 2;
+/// Mixer weight sets: by match state (4), then by the bits of the byte so far.
+const WEIGHT_SETS: usize = 4 * 256;
+/// Bytes that must agree before the match model predicts from an earlier occurrence.
+const MATCH_MIN: usize = 6;
+/// Longest agreement checked when a match candidate is found.
+const MATCH_CHECK: usize = 48;
+/// Bytes of strings the match model remembers.
+pub(crate) const RING_BITS: u32 = 24;
+/// Slots of the match model's table of last occurrences.
+const LAST_SEEN_BITS: u32 = 20;
+/// Fewest and most slots (log2) of each context's table.
+pub(crate) const MIN_TABLE_BITS: u32 = 12;
+/// See [`MIN_TABLE_BITS`].
+pub(crate) const MAX_TABLE_BITS: u32 = 20;
+/// A fresh slot: probability ½, seen 0 times.
+const FRESH: u32 = 1 << 31;
+/// Initial mixer weight (¼ in 16-bit fixed point).
+const INITIAL_WEIGHT: i32 = 1 << 14;
+
+/// Table bits for a block whose strings hold `bytes` bytes: about two slots per bit coded,
+/// within [`MIN_TABLE_BITS`]..=[`MAX_TABLE_BITS`].
+pub(crate) fn table_bits(bytes: usize) -> u32 {
+    let want = 64 - (bytes as u64).saturating_mul(16).leading_zeros();
+    want.clamp(MIN_TABLE_BITS, MAX_TABLE_BITS)
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(Tables::new)
+}
+
+/// FNV-1a then a multiplicative finish: the hash of a field name.
+pub(crate) fn field_id(name: &str) -> u64 {
+    let h = name.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3)
+    });
+    h.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+#[inline(always)]
+fn mix(a: u64, b: u64) -> u64 {
+    (a ^ b.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(29)
+}
+
+/// Moves a slot (22-bit probability of a 1 << 10 | count) toward `bit`.
+#[inline(always)]
+fn adapt(slot: u32, bit: u32, rate: &[u32; 256]) -> u32 {
+    let n = slot & 1023;
+    let p = i64::from(slot >> 10);
+    let target = if bit == 1 { (1i64 << 22) - 1 } else { 0 };
+    let p = p + (((target - p) * i64::from(rate[n as usize & 255])) >> 16);
+    ((p as u32) << 10) | (n + 1).min(255)
+}
+
+/// Either side of the range coder: the encoder codes the given bit, the decoder returns the
+/// bit it reads. One byte routine serves both, so they cannot disagree.
+pub(crate) trait BitIo {
+    /// Codes or reads a bit whose probability of being 1 is `p1` of 4096.
+    fn bit(&mut self, p1: u32, bit: u32) -> u32;
+}
+
+impl BitIo for Encoder {
+    #[inline]
+    fn bit(&mut self, p1: u32, bit: u32) -> u32 {
+        self.bit_p(p1, bit == 1);
+        bit
+    }
+}
+
+impl BitIo for Decoder<'_> {
+    #[inline]
+    fn bit(&mut self, p1: u32, _: u32) -> u32 {
+        u32::from(self.bit_p(p1))
+    }
+}
+
+/// What a field remembers.
+struct Field {
+    /// Recent distinct strings, most recent first.
+    recent: Vec<Vec<u8>>,
+    /// Dictionary symbol models: one candidate, several.
+    rank: [SmallModel; 2],
+    /// Where the field's last string starts in the ring, and its length.
+    last_at: u64,
+    last_len: usize,
+}
+
+impl Field {
+    fn new() -> Field {
+        Field {
+            recent: Vec::new(),
+            rank: [SmallModel::new(4), SmallModel::new(4)],
+            last_at: 0,
+            last_len: 0,
+        }
+    }
+
+    /// Indices in `recent` of the candidates for a string of `len` bytes.
+    fn candidates(&self, len: usize, out: &mut Vec<usize>) {
+        out.clear();
+        out.extend(
+            self.recent
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.len() == len)
+                .map(|(i, _)| i)
+                .take(CANDIDATES),
+        );
+    }
+
+    /// `s` was coded: it moves to the front (or enters, if short enough).
+    fn remember(&mut self, s: &[u8], found: Option<usize>) {
+        match found {
+            Some(i) => {
+                let v = self.recent.remove(i);
+                self.recent.insert(0, v);
+            }
+            None if s.len() <= KEEP_MAX => {
+                if self.recent.len() == KEPT {
+                    let mut v = self.recent.pop().unwrap_or_default();
+                    v.clear();
+                    v.extend_from_slice(s);
+                    self.recent.insert(0, v);
+                } else {
+                    self.recent.insert(0, s.to_vec());
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// The byte-string model of a block.
+pub(crate) struct StringModel {
+    bits: u32,
+    /// `CONTEXTS` tables of 2^bits slots.
+    slots: Vec<u32>,
+    fields: HashMap<u64, Field>,
+    weights: Vec<[i32; INPUTS]>,
+    /// The current string: field hash, bytes coded so far, the last 8 of them (last lowest),
+    /// and the field's previous string (the column context).
+    field: u64,
+    at: usize,
+    hist: u64,
+    column: Vec<u8>,
+    base: [u64; CONTEXTS],
+    index: [usize; CONTEXTS],
+    inputs: [i32; INPUTS],
+    /// The match model: the last bytes of strings, positions of hashed contexts, the
+    /// predicted position and how long the match has held, whether it is the field's previous
+    /// string aligned to this one, and the probability that its bit is right per state.
+    ring: Vec<u8>,
+    pos: u64,
+    last_seen: Vec<u64>,
+    match_ptr: u64,
+    match_len: usize,
+    aligned: bool,
+    hit: [u32; 32],
+    expected: Option<u32>,
+    candidates: Vec<usize>,
+}
+
+impl StringModel {
+    /// A fresh model with 2^`bits` slots per context.
+    pub(crate) fn new(bits: u32) -> StringModel {
+        let bits = bits.clamp(MIN_TABLE_BITS, MAX_TABLE_BITS);
+        StringModel {
+            bits,
+            slots: vec![FRESH; CONTEXTS << bits],
+            fields: HashMap::new(),
+            weights: vec![[INITIAL_WEIGHT; INPUTS]; WEIGHT_SETS],
+            field: 0,
+            at: 0,
+            hist: 0,
+            column: Vec::new(),
+            base: [0; CONTEXTS],
+            index: [0; CONTEXTS],
+            inputs: [0; INPUTS],
+            ring: Vec::new(),
+            pos: 0,
+            last_seen: vec![0; 1 << LAST_SEEN_BITS.min(bits + 4)],
+            match_ptr: 0,
+            match_len: 0,
+            aligned: false,
+            hit: [FRESH; 32],
+            expected: None,
+            candidates: Vec::new(),
+        }
+    }
+
+    /// Codes string `s` of field `field` (a [`field_id`]); its length is known to the reader.
+    pub(crate) fn encode(&mut self, e: &mut Encoder, field: u64, s: &[u8]) {
+        if s.is_empty() {
+            return;
+        }
+        let found = self.lookup(field, s.len(), |c| c == s);
+        let symbol = found.map_or(NEW, |r| r as u32);
+        if let Some(which) = self.rank_model() {
+            let f = self.fields.get_mut(&field).expect("looked up");
+            f.rank[which].encode(e, symbol);
+        }
+        if found.is_none() {
+            self.start(field);
+            for &b in s {
+                self.byte(e, u32::from(b));
+            }
+        }
+        self.finish(field, s, found);
+    }
+
+    /// Decodes a string of `len` bytes of field `field` onto `out`.
+    pub(crate) fn decode(
+        &mut self,
+        d: &mut Decoder<'_>,
+        field: u64,
+        len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        self.lookup(field, len, |_| false);
+        let from = out.len();
+        let mut found = None;
+        if let Some(which) = self.rank_model() {
+            let f = self.fields.get_mut(&field).expect("looked up");
+            let symbol = f.rank[which].decode(d);
+            if symbol != NEW {
+                let r = symbol as usize;
+                let &i = self.candidates.get(r).ok_or_else(|| {
+                    format!("string rank {r} of {} known strings", self.candidates.len())
+                })?;
+                out.extend_from_slice(&f.recent[i]);
+                found = Some(r);
+            }
+        }
+        if found.is_none() {
+            self.start(field);
+            for _ in 0..len {
+                out.push(self.byte(d, 0) as u8);
+            }
+        }
+        let s = out[from..].to_vec();
+        self.finish(field, &s, found);
+        Ok(())
+    }
+
+    /// Finds the candidates of field `field` for a string of `len` bytes (into
+    /// `self.candidates`) and the rank of the first that `is` accepts.
+    fn lookup(&mut self, field: u64, len: usize, is: impl Fn(&[u8]) -> bool) -> Option<usize> {
+        let f = self.fields.entry(field).or_insert_with(Field::new);
+        f.candidates(len, &mut self.candidates);
+        self.candidates.iter().position(|&i| is(&f.recent[i]))
+    }
+
+    /// Which rank model codes the dictionary symbol, if any candidate exists.
+    fn rank_model(&self) -> Option<usize> {
+        match self.candidates.len() {
+            0 => None,
+            1 => Some(0),
+            _ => Some(1),
+        }
+    }
+
+    /// Sets up the contexts for a string of `field` coded byte by byte.
+    fn start(&mut self, field: u64) {
+        let f = &self.fields[&field];
+        self.column.clear();
+        let prev = self
+            .candidates
+            .first()
+            .map(|&i| &f.recent[i])
+            .or(f.recent.first());
+        if let Some(p) = prev {
+            self.column.extend_from_slice(p);
+        }
+        self.field = field;
+        self.at = 0;
+        self.hist = 0;
+        // The match model starts on the field's previous string, aligned to this one.
+        let ring = 1u64 << RING_BITS;
+        if f.last_len > 0 && self.pos - f.last_at <= ring && self.match_len == 0 {
+            self.match_ptr = f.last_at;
+            self.aligned = true;
+        } else if f.last_len > 0 && self.pos - f.last_at <= ring {
+            // A longer match already runs; the aligned string is a fallback.
+            self.aligned = false;
+        }
+    }
+
+    /// The string was coded (or found in the dictionary): it feeds the match model and the
+    /// field's memory.
+    fn finish(&mut self, field: u64, s: &[u8], found: Option<usize>) {
+        let at = self.pos;
+        if found.is_some() {
+            for &b in s {
+                self.push(b);
+            }
+        }
+        let f = self.fields.get_mut(&field).expect("looked up");
+        let i = found.map(|r| self.candidates[r]);
+        f.remember(s, i);
+        f.last_at = at;
+        f.last_len = s.len();
+    }
+
+    /// The byte the match model predicts, if any.
+    fn predicted(&self) -> Option<u8> {
+        if (self.match_len == 0 && !self.aligned) || self.match_ptr >= self.pos {
+            return None;
+        }
+        if self.pos - self.match_ptr > 1 << RING_BITS {
+            return None;
+        }
+        self.ring_at(self.match_ptr)
+    }
+
+    fn ring_at(&self, p: u64) -> Option<u8> {
+        self.ring
+            .get((p & ((1 << RING_BITS) - 1)) as usize)
+            .copied()
+    }
+
+    fn match_state(&self) -> usize {
+        let len = self.match_len.min(15);
+        len + if self.aligned { 16 } else { 0 }
+    }
+
+    /// Codes (or reads) one byte; `byte` is ignored by the decoder.
+    fn byte<C: BitIo>(&mut self, c: &mut C, byte: u32) -> u32 {
+        let t = tables();
+        let f = self.field;
+        let h = self.hist;
+        let col = self.column.get(self.at).map_or(256, |&b| u64::from(b));
+        self.base = [
+            mix(f, 1),
+            mix(f ^ 2, h & 0xFF),
+            mix(3, h & 0xFFFF),
+            mix(f ^ 4, h & 0xFF_FFFF),
+            mix(5, h & 0xFF_FFFF_FFFF),
+            mix(
+                f ^ 6,
+                (col << 16) | (h & 0xFF) << 8 | (self.at.min(255) as u64),
+            ),
+            mix(7, h & 0xFF_FFFF_FFFF_FFFF),
+        ];
+        let predicted = self.predicted();
+        let state = self.match_state();
+        let select_match = match (predicted, self.match_len) {
+            (None, _) => 0,
+            (Some(_), 0) => 1,
+            (Some(_), 1..=15) => 2,
+            _ => 3,
+        };
+        let shift = 64 - self.bits;
+        let mut c0 = 1u32;
+        for k in (0..8).rev() {
+            for (i, (&base, index)) in self.base.iter().zip(&mut self.index).enumerate() {
+                let slot = (mix(base, u64::from(c0)) >> shift) as usize + (i << self.bits);
+                *index = slot;
+                self.inputs[i] = i32::from(t.stretch[(self.slots[slot] >> 20) as usize]);
+            }
+            // The match model: its predicted bit, if the byte so far agrees with it.
+            self.expected = None;
+            self.inputs[CONTEXTS] = 0;
+            if let Some(p) = predicted {
+                let done = 7 - k;
+                if (u32::from(p) | 256) >> (8 - done) == c0 {
+                    let e = (u32::from(p) >> k) & 1;
+                    self.expected = Some(e);
+                    let s = i32::from(t.stretch[(self.hit[state] >> 20) as usize]);
+                    self.inputs[CONTEXTS] = if e == 1 { s } else { -s };
+                }
+            }
+            self.inputs[CONTEXTS + 1] = 256;
+            let set = if self.expected.is_some() {
+                select_match
+            } else {
+                0
+            } * 256
+                + c0 as usize;
+            let w = &mut self.weights[set];
+            let dot: i64 = w
+                .iter()
+                .zip(&self.inputs)
+                .map(|(&w, &x)| i64::from(w) * i64::from(x))
+                .sum();
+            let p1 = squash((dot >> 16).clamp(-2047, 2047) as i32);
+            let bit = c.bit(p1 as u32, (byte >> k) & 1);
+            // Learn: the mixer toward the bit, then every context and the match state.
+            let err = ((bit as i32) << 12) - p1;
+            for (w, &x) in w.iter_mut().zip(&self.inputs) {
+                *w += (x * err * 7 + (1 << 15)) >> 16;
+            }
+            for &i in &self.index {
+                self.slots[i] = adapt(self.slots[i], bit, &t.rate);
+            }
+            if let Some(e) = self.expected {
+                let s = &mut self.hit[state];
+                *s = adapt(*s, u32::from(e == bit), &t.rate);
+            }
+            c0 = (c0 << 1) | bit;
+        }
+        let b = (c0 & 0xFF) as u8;
+        self.hist = (self.hist << 8) | u64::from(b);
+        self.at += 1;
+        self.push(b);
+        u32::from(b)
+    }
+
+    /// Appends a byte to the match model's memory and follows or looks up a match.
+    fn push(&mut self, b: u8) {
+        let predicted = self.predicted();
+        let mask = (1u64 << RING_BITS) - 1;
+        let i = (self.pos & mask) as usize;
+        if i < self.ring.len() {
+            self.ring[i] = b;
+        } else {
+            self.ring.push(b);
+        }
+        self.pos += 1;
+        match predicted {
+            Some(p) if p == b => {
+                self.match_len += 1;
+                self.match_ptr += 1;
+            }
+            Some(_) if self.aligned => {
+                // The field's previous string stays aligned after a differing byte.
+                self.match_len = 0;
+                self.match_ptr += 1;
+            }
+            _ => {
+                self.match_len = 0;
+                self.aligned = false;
+            }
+        }
+        if self.pos < MATCH_MIN as u64 {
+            return;
+        }
+        let h = (self.pos - MATCH_MIN as u64..self.pos).fold(0u64, |h, p| {
+            mix(h, u64::from(self.ring[(p & mask) as usize]))
+        });
+        let slot = (h >> (64 - self.last_seen.len().trailing_zeros())) as usize;
+        if self.match_len < MATCH_MIN {
+            let cand = self.last_seen[slot];
+            if cand > 0 && self.pos - cand < mask {
+                let mut len = 0;
+                while len < MATCH_CHECK
+                    && (len as u64) < cand
+                    && self.ring[((cand - 1 - len as u64) & mask) as usize]
+                        == self.ring[((self.pos - 1 - len as u64) & mask) as usize]
+                {
+                    len += 1;
+                }
+                if len >= MATCH_MIN && len > self.match_len {
+                    self.match_len = len;
+                    self.match_ptr = cand;
+                    self.aligned = false;
+                }
+            }
+        }
+        self.last_seen[slot] = self.pos;
+    }
+}
