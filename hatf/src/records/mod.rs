@@ -40,6 +40,7 @@
 //! # Ok::<(), hatf::FormatError>(())
 //! ```
 
+mod alloc_model;
 mod builtin;
 mod et_model;
 mod framing;
@@ -139,7 +140,7 @@ impl RecordFile {
             dtd,
             types,
             source,
-            blocks: blocks.into_iter().filter(|b| b.record_count > 0).collect(),
+            blocks,
         })
     }
 
@@ -165,16 +166,33 @@ impl RecordFile {
         &self.types
     }
 
-    /// The file's blocks with records, from its index (empty when the file has none, or is
-    /// read through its DTD, whose blocks are met as they come).
+    /// The file's blocks, from its index, in order: a block's number is its position (empty
+    /// when the file has no index, or is read through its DTD, whose blocks are met as they
+    /// come).
     pub fn blocks(&self) -> &[IndexEntry] {
         &self.blocks
     }
 
     /// Visits records `range` (counted from 0, `end` exclusive, clipped to the trace) of
     /// `input`, the file [`RecordFile::open`] opened, with the [`Item::Block`] of each block
-    /// before its records; returns how many records were visited.
+    /// before its records; returns how many records were visited. An error of the visitor
+    /// that names no position is given the block and record it was visiting.
     pub fn read(
+        &self,
+        input: &mut dyn ReadSeek,
+        name: &str,
+        range: Range<u64>,
+        visitor: &mut Visitor<'_>,
+    ) -> Result<u64, FormatError> {
+        let mut at = Position::default();
+        self.read_items(input, name, range, &mut |item| {
+            at.follow(&item);
+            visitor(item).map_err(|e| at.name(e))
+        })
+    }
+
+    /// [`RecordFile::read`] without naming the visitor's errors.
+    fn read_items(
         &self,
         input: &mut dyn ReadSeek,
         name: &str,
@@ -193,6 +211,16 @@ impl RecordFile {
             _ if range.start >= range.end => Ok(0),
             Source::Builtin(Parser::Et2 | Parser::Et3) => {
                 et_model::read(input, name, range, visitor)
+            }
+            Source::Builtin(Parser::Mtrace) => {
+                alloc_model::read_mtrace(input, name, range, visitor)
+            }
+            // A `memory-replay-zip` file nests its container in the archive's parts: read
+            // through its range decoder's text.
+            Source::Builtin(Parser::MemoryReplay)
+                if self.format == crate::alloc::memory_replay::FORMAT =>
+            {
+                alloc_model::read_memory_replay(input, name, range, visitor)
             }
             Source::Stored(parser) => {
                 let format = self.builtin_format(name)?;
@@ -229,6 +257,39 @@ impl RecordFile {
     }
 }
 
+/// The block and record a reader is at, to name where a visitor's error happened.
+#[derive(Debug, Default)]
+struct Position {
+    block: Option<u64>,
+    record: Option<u64>,
+}
+
+impl Position {
+    fn follow(&mut self, item: &Item<'_>) {
+        match item {
+            Item::Block { index, .. } => {
+                self.block = Some(*index);
+                self.record = None;
+            }
+            Item::Record(r) => self.record = Some(r.index),
+        }
+    }
+
+    /// `e`, with this position when it names none.
+    fn name(&self, mut e: FormatError) -> FormatError {
+        if e.position.is_empty() {
+            let block = self.block.map(|b| format!("block {b}"));
+            let record = self.record.map(|r| format!("record {r}"));
+            e.position = [block, record]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+        e
+    }
+}
+
 /// The text of the shipped DTD a file refers to (by identity, else by its format's name:
 /// `memory-replay-zip` is described by `memory-replay.dtd`); empty when there is none.
 fn shipped_dtd(reference: Option<metatf::container::DtdIdentity>, format: &str) -> String {
@@ -244,4 +305,37 @@ fn shipped_dtd(reference: Option<metatf::container::DtdIdentity>, format: &str) 
         .or_else(by_name)
         .unwrap_or_default()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(position: &str) -> FormatError {
+        FormatError {
+            file: "t".into(),
+            position: position.into(),
+            message: "stopped".into(),
+        }
+    }
+
+    #[test]
+    fn a_visitor_error_is_named_by_the_block_and_record_it_was_visiting() {
+        let mut at = Position::default();
+        assert_eq!(at.name(error("")).position, "");
+        at.follow(&Item::Block {
+            index: 2,
+            first_record: 70,
+            record_count: 30,
+        });
+        assert_eq!(at.name(error("")).position, "block 2");
+        at.follow(&Item::Record(Record {
+            index: 75,
+            record_type: 0,
+            values: &[],
+        }));
+        assert_eq!(at.name(error("")).position, "block 2 record 75");
+        // A position the error names already is kept.
+        assert_eq!(at.name(error("byte 9")).position, "byte 9");
+    }
 }
