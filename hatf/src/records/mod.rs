@@ -184,10 +184,13 @@ impl RecordFile {
         range: Range<u64>,
         visitor: &mut Visitor<'_>,
     ) -> Result<u64, FormatError> {
-        let mut at = Position::default();
+        // Only a block is followed; a record's number is taken from it when it fails.
+        let mut block = None;
         self.read_items(input, name, range, &mut |item| {
-            at.follow(&item);
-            visitor(item).map_err(|e| at.name(e))
+            if let Item::Block { index, .. } = item {
+                block = Some(index);
+            }
+            visitor(item).map_err(|e| name_position(e, block, &item))
         })
     }
 
@@ -257,37 +260,22 @@ impl RecordFile {
     }
 }
 
-/// The block and record a reader is at, to name where a visitor's error happened.
-#[derive(Debug, Default)]
-struct Position {
-    block: Option<u64>,
-    record: Option<u64>,
-}
-
-impl Position {
-    fn follow(&mut self, item: &Item<'_>) {
-        match item {
-            Item::Block { index, .. } => {
-                self.block = Some(*index);
-                self.record = None;
-            }
-            Item::Record(r) => self.record = Some(r.index),
-        }
+/// `e`, an error of the visitor of `item` in block `block`, with that position when it names
+/// none.
+fn name_position(mut e: FormatError, block: Option<u64>, item: &Item<'_>) -> FormatError {
+    if e.position.is_empty() {
+        let block = block.map(|b| format!("block {b}"));
+        let record = match item {
+            Item::Record(r) => Some(format!("record {}", r.index)),
+            Item::Block { .. } => None,
+        };
+        e.position = [block, record]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
     }
-
-    /// `e`, with this position when it names none.
-    fn name(&self, mut e: FormatError) -> FormatError {
-        if e.position.is_empty() {
-            let block = self.block.map(|b| format!("block {b}"));
-            let record = self.record.map(|r| format!("record {r}"));
-            e.position = [block, record]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" ");
-        }
-        e
-    }
+    e
 }
 
 /// The text of the shipped DTD a file refers to (by identity, else by its format's name:
@@ -321,21 +309,32 @@ mod tests {
 
     #[test]
     fn a_visitor_error_is_named_by_the_block_and_record_it_was_visiting() {
-        let mut at = Position::default();
-        assert_eq!(at.name(error("")).position, "");
-        at.follow(&Item::Block {
+        let block = Item::Block {
             index: 2,
             first_record: 70,
             record_count: 30,
-        });
-        assert_eq!(at.name(error("")).position, "block 2");
-        at.follow(&Item::Record(Record {
+        };
+        let record = Item::Record(Record {
             index: 75,
             record_type: 0,
             values: &[],
-        }));
-        assert_eq!(at.name(error("")).position, "block 2 record 75");
+        });
+        assert_eq!(
+            name_position(error(""), None, &record).position,
+            "record 75"
+        );
+        assert_eq!(
+            name_position(error(""), Some(2), &block).position,
+            "block 2"
+        );
+        assert_eq!(
+            name_position(error(""), Some(2), &record).position,
+            "block 2 record 75"
+        );
         // A position the error names already is kept.
-        assert_eq!(at.name(error("byte 9")).position, "byte 9");
+        assert_eq!(
+            name_position(error("byte 9"), Some(2), &record).position,
+            "byte 9"
+        );
     }
 }
