@@ -5,8 +5,8 @@
 
 use super::value::{FieldSpec, FieldType, Fields, RecordType, Value};
 use crate::alloc::malloc_bench::proto;
-use crate::alloc::memory_replay::line::{self as replay_line, Action};
-use crate::alloc::mtrace::line::{self as mtrace_line, Line as MtraceLine, Op};
+use crate::alloc::memory_replay::line::{self as replay_line, Action, ReplayLine};
+use crate::alloc::mtrace::line::{self as mtrace_line, Line as MtraceLine, Op, OpLine};
 use crate::alloc::wee_alloc::{self, WeeLine};
 use crate::et::line::{self as et_line, Kind as EtKind, Line as EtLine, Record as EtRecord};
 use crate::jvm::line::{self as jvm_line, Field as JvmField, Kind as JvmKind, Parsed};
@@ -316,31 +316,51 @@ fn verbatim<'a>(table: Table, line: &'a [u8], last: bool, out: &mut Fields<'a>) 
     find(table, if last { "verbatimLast" } else { "verbatim" }).unwrap_or(0)
 }
 
-fn mtrace<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
+/// An `mtrace` line: a marker, an operation, or a line kept verbatim.
+pub(super) fn mtrace<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
     match mtrace_line::parse(line) {
-        Ok(MtraceLine::Marker(b"Start")) => at!(MTRACE, "start"),
-        Ok(MtraceLine::Marker(b"End")) => at!(MTRACE, "end"),
-        Ok(MtraceLine::Op(op)) => {
-            out.push(op.caller.map_or(Value::Null, Value::Bytes));
-            out.u64(op.addr);
-            if op.op.has_size() {
-                out.u64(op.size);
-            }
-            match op.op {
-                Op::Malloc => at!(MTRACE, "malloc"),
-                Op::Free => at!(MTRACE, "free"),
-                Op::ReallocOld => at!(MTRACE, "reallocOld"),
-                Op::ReallocNew => at!(MTRACE, "reallocNew"),
-            }
-        }
+        Ok(MtraceLine::Marker(b"Start")) => mtrace_start(),
+        Ok(MtraceLine::Marker(b"End")) => mtrace_end(),
+        Ok(MtraceLine::Op(op)) => mtrace_op(&op, out),
         _ => verbatim(MTRACE, line, last, out),
     }
 }
 
-fn memory_replay<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
-    let Ok(l) = replay_line::parse(line) else {
-        return verbatim(MEMORY_REPLAY, line, last, out);
-    };
+/// The type of `= Start`.
+pub(super) const fn mtrace_start() -> usize {
+    at!(MTRACE, "start")
+}
+
+/// The type of `= End`.
+pub(super) const fn mtrace_end() -> usize {
+    at!(MTRACE, "end")
+}
+
+/// An `mtrace` operation, parsed from its line or as the model decoded it.
+pub(super) fn mtrace_op<'a>(op: &OpLine<'a>, out: &mut Fields<'a>) -> usize {
+    out.push(op.caller.map_or(Value::Null, Value::Bytes));
+    out.u64(op.addr);
+    if op.op.has_size() {
+        out.u64(op.size);
+    }
+    match op.op {
+        Op::Malloc => at!(MTRACE, "malloc"),
+        Op::Free => at!(MTRACE, "free"),
+        Op::ReallocOld => at!(MTRACE, "reallocOld"),
+        Op::ReallocNew => at!(MTRACE, "reallocNew"),
+    }
+}
+
+/// A `memory_replay` line: an action, or a line kept verbatim.
+pub(super) fn memory_replay<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
+    match replay_line::parse(line) {
+        Ok(l) => replay_action(&l, out),
+        Err(_) => verbatim(MEMORY_REPLAY, line, last, out),
+    }
+}
+
+/// A `memory_replay` action, parsed from its line or as the model decoded it.
+pub(super) fn replay_action(l: &ReplayLine, out: &mut Fields<'_>) -> usize {
     out.u64(l.tid);
     if l.action == Action::ThreadDone {
         return at!(MEMORY_REPLAY, "threadDone");

@@ -19,14 +19,18 @@ pub(crate) struct RecordSink<'v, 'w, 'b> {
     /// Where the unconsumed bytes of `pending` start.
     start: usize,
     next_index: u64,
-    /// Blocks whose start is still ahead, in order.
+    /// Blocks whose start is still ahead, in order (empty ones included).
     blocks: &'b [IndexEntry],
+    /// The number of the first of `blocks`: its position in the file's index.
+    block_number: u64,
     visitor: &'v mut Visitor<'w>,
     /// The visitor's error, which stopped the decoder.
     pub(crate) failure: Option<FormatError>,
 }
 
 impl<'v, 'w, 'b> RecordSink<'v, 'w, 'b> {
+    /// A sink whose first record is number `first`, of a file whose index is `blocks` (all of
+    /// them, so that a block's position is its number).
     pub(crate) fn new(
         parser: Parser,
         first: u64,
@@ -39,6 +43,7 @@ impl<'v, 'w, 'b> RecordSink<'v, 'w, 'b> {
             start: 0,
             next_index: first,
             blocks,
+            block_number: 0,
             visitor,
             failure: None,
         }
@@ -65,9 +70,11 @@ impl<'v, 'w, 'b> RecordSink<'v, 'w, 'b> {
                     break;
                 }
                 self.blocks = rest;
+                let number = self.block_number;
+                self.block_number += 1;
                 if b.first_record.saturating_add(b.record_count) > index {
                     (self.visitor)(Item::Block {
-                        index: b.first_record,
+                        index: number,
                         first_record: b.first_record,
                         record_count: b.record_count,
                     })?;
@@ -118,5 +125,55 @@ impl Write for RecordSink<'_, '_, '_> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Block numbers, first records and record numbers of `text` cut as wee_alloc records,
+    /// with the file's index `blocks`, from record `first`.
+    fn items(text: &[u8], blocks: &[IndexEntry], first: u64) -> Vec<(char, u64, u64)> {
+        let mut seen = Vec::new();
+        let mut visitor = |item: Item<'_>| {
+            seen.push(match item {
+                Item::Block {
+                    index,
+                    first_record,
+                    ..
+                } => ('b', index, first_record),
+                Item::Record(r) => ('r', r.index, r.record_type as u64),
+            });
+            Ok(())
+        };
+        let mut sink = RecordSink::new(Parser::WeeAlloc, first, blocks, &mut visitor);
+        sink.write_all(text).unwrap();
+        sink.finish(first).unwrap();
+        seen
+    }
+
+    fn entry(first_record: u64, record_count: u64) -> IndexEntry {
+        IndexEntry {
+            offset: 100 * first_record,
+            first_record,
+            record_count,
+        }
+    }
+
+    #[test]
+    fn blocks_are_named_by_their_number_not_their_first_record() {
+        // Block 1 holds no record; block 2 starts at record 3.
+        let blocks = [entry(0, 3), entry(3, 0), entry(3, 2)];
+        let text = b"Alloc(1),\nAlloc(2),\nFree(0),\nAlloc(3),\nFree(1),\n";
+        let got = items(text, &blocks, 0);
+        let marks: Vec<_> = got.iter().filter(|i| i.0 == 'b').collect();
+        assert_eq!(marks, [&('b', 0, 0), &('b', 2, 3)]);
+        let records: Vec<u64> = got.iter().filter(|i| i.0 == 'r').map(|i| i.1).collect();
+        assert_eq!(records, [0, 1, 2, 3, 4]);
+        // From record 4 on: only block 2 is met, under its own number.
+        let got = items(b"Free(1),\n", &blocks, 4);
+        assert_eq!(got[0], ('b', 2, 3));
+        assert_eq!(got[1].1, 4);
     }
 }

@@ -7,9 +7,11 @@
 //! not grow with the trace, and a range `A..B` reads only the blocks that hold it (through the
 //! file's index) where the format's blocks decode on their own.
 //!
-//! Nothing here decodes a layout again: a built-in format's records are what its own range
-//! decoder gives back (the text of each record), cut and parsed by the format's own line
-//! parser as they arrive; a DTD-only file goes through the universal reader.
+//! Nothing here decodes a layout again: the records of Elephant Tracks, `mtrace` and
+//! `memory-replay` files are the typed records their model's decoder hands over; the other
+//! built-in formats' records are what their own range decoder gives back (the text of each
+//! record), cut and parsed by the format's own line parser as they arrive; a DTD-only file goes
+//! through the universal reader.
 //!
 //! ```
 //! use std::io::Cursor;
@@ -40,6 +42,7 @@
 //! # Ok::<(), hatf::FormatError>(())
 //! ```
 
+mod alloc_model;
 mod builtin;
 mod et_model;
 mod framing;
@@ -65,7 +68,8 @@ pub type Visitor<'a> = dyn FnMut(Item<'_>) -> Result<(), FormatError> + 'a;
 /// How a file's records are read.
 enum Source {
     /// A built-in format's range decoder, its text parsed by the format's parser (Elephant
-    /// Tracks: its model's records, see [`et_model`]).
+    /// Tracks, `mtrace` and `memory-replay`: their model's records, see [`et_model`] and
+    /// [`alloc_model`]).
     Builtin(Parser),
     /// A built-in format's file that keeps its archive byte for byte (see [`stored`]).
     Stored(Parser),
@@ -139,7 +143,7 @@ impl RecordFile {
             dtd,
             types,
             source,
-            blocks: blocks.into_iter().filter(|b| b.record_count > 0).collect(),
+            blocks,
         })
     }
 
@@ -165,16 +169,36 @@ impl RecordFile {
         &self.types
     }
 
-    /// The file's blocks with records, from its index (empty when the file has none, or is
-    /// read through its DTD, whose blocks are met as they come).
+    /// The file's blocks, from its index, in order: a block's number is its position (empty
+    /// when the file has no index, or is read through its DTD, whose blocks are met as they
+    /// come).
     pub fn blocks(&self) -> &[IndexEntry] {
         &self.blocks
     }
 
     /// Visits records `range` (counted from 0, `end` exclusive, clipped to the trace) of
     /// `input`, the file [`RecordFile::open`] opened, with the [`Item::Block`] of each block
-    /// before its records; returns how many records were visited.
+    /// before its records; returns how many records were visited. An error of the visitor
+    /// that names no position is given the block and record it was visiting.
     pub fn read(
+        &self,
+        input: &mut dyn ReadSeek,
+        name: &str,
+        range: Range<u64>,
+        visitor: &mut Visitor<'_>,
+    ) -> Result<u64, FormatError> {
+        // Only a block is followed; a record's number is taken from it when it fails.
+        let mut block = None;
+        self.read_items(input, name, range, &mut |item| {
+            if let Item::Block { index, .. } = item {
+                block = Some(index);
+            }
+            visitor(item).map_err(|e| name_position(e, block, &item))
+        })
+    }
+
+    /// [`RecordFile::read`] without naming the visitor's errors.
+    fn read_items(
         &self,
         input: &mut dyn ReadSeek,
         name: &str,
@@ -193,6 +217,16 @@ impl RecordFile {
             _ if range.start >= range.end => Ok(0),
             Source::Builtin(Parser::Et2 | Parser::Et3) => {
                 et_model::read(input, name, range, visitor)
+            }
+            Source::Builtin(Parser::Mtrace) => {
+                alloc_model::read_mtrace(input, name, range, visitor)
+            }
+            // A `memory-replay-zip` file nests its container in the archive's parts: read
+            // through its range decoder's text.
+            Source::Builtin(Parser::MemoryReplay)
+                if self.format == crate::alloc::memory_replay::FORMAT =>
+            {
+                alloc_model::read_memory_replay(input, name, range, visitor)
             }
             Source::Stored(parser) => {
                 let format = self.builtin_format(name)?;
@@ -229,6 +263,24 @@ impl RecordFile {
     }
 }
 
+/// `e`, an error of the visitor of `item` in block `block`, with that position when it names
+/// none.
+fn name_position(mut e: FormatError, block: Option<u64>, item: &Item<'_>) -> FormatError {
+    if e.position.is_empty() {
+        let block = block.map(|b| format!("block {b}"));
+        let record = match item {
+            Item::Record(r) => Some(format!("record {}", r.index)),
+            Item::Block { .. } => None,
+        };
+        e.position = [block, record]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    e
+}
+
 /// The text of the shipped DTD a file refers to (by identity, else by its format's name:
 /// `memory-replay-zip` is described by `memory-replay.dtd`); empty when there is none.
 fn shipped_dtd(reference: Option<metatf::container::DtdIdentity>, format: &str) -> String {
@@ -244,4 +296,48 @@ fn shipped_dtd(reference: Option<metatf::container::DtdIdentity>, format: &str) 
         .or_else(by_name)
         .unwrap_or_default()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(position: &str) -> FormatError {
+        FormatError {
+            file: "t".into(),
+            position: position.into(),
+            message: "stopped".into(),
+        }
+    }
+
+    #[test]
+    fn a_visitor_error_is_named_by_the_block_and_record_it_was_visiting() {
+        let block = Item::Block {
+            index: 2,
+            first_record: 70,
+            record_count: 30,
+        };
+        let record = Item::Record(Record {
+            index: 75,
+            record_type: 0,
+            values: &[],
+        });
+        assert_eq!(
+            name_position(error(""), None, &record).position,
+            "record 75"
+        );
+        assert_eq!(
+            name_position(error(""), Some(2), &block).position,
+            "block 2"
+        );
+        assert_eq!(
+            name_position(error(""), Some(2), &record).position,
+            "block 2 record 75"
+        );
+        // A position the error names already is kept.
+        assert_eq!(
+            name_position(error("byte 9"), Some(2), &record).position,
+            "byte 9"
+        );
+    }
 }

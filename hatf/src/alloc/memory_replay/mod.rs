@@ -3,6 +3,7 @@
 
 mod codec;
 mod decode;
+pub(crate) mod entries;
 mod events;
 pub mod kinds;
 pub mod line;

@@ -32,7 +32,7 @@ const TEXT_ROOM: usize = 1 << 20;
 /// printing perl-hash took 139 M instructions where slots take 116 M. A longer prefix
 /// (hardly any trace has one) is kept apart.
 #[derive(Default)]
-struct Callers {
+pub(super) struct Callers {
     slots: Vec<Slot>,
     /// The prefixes of [`SLOT`] bytes or more, by site id, in the order the sites came.
     long: Vec<(usize, Vec<u8>)>,
@@ -45,7 +45,7 @@ const SLOT: usize = 128;
 /// A prefix in its slot: its bytes, then zeros (copied along, and overwritten by the rest of
 /// the line); `len` is its length, [`LONG`] for a prefix kept in [`Callers::long`].
 #[derive(Clone, Copy)]
-struct Slot {
+pub(super) struct Slot {
     text: [u8; SLOT],
     len: u8,
 }
@@ -56,12 +56,12 @@ const LONG: u8 = u8::MAX;
 const _: () = assert!(SLOT.is_power_of_two() && SLOT < LONG as usize);
 
 impl Callers {
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.slots.clear();
         self.long.clear();
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.slots.len()
     }
 
@@ -87,11 +87,23 @@ impl Callers {
 
     /// The prefix of site `site`, one of [`SLOT`] bytes or more.
     #[cold]
-    fn long(&self, site: usize) -> &[u8] {
+    pub(super) fn long(&self, site: usize) -> &[u8] {
         match self.long.binary_search_by_key(&site, |&(s, _)| s) {
             Ok(i) => &self.long[i].1,
             Err(_) => unreachable!("a site with a long prefix has it kept"),
         }
+    }
+
+    /// The caller of site `site` (`None` within for a site without one), if the site is
+    /// known: its prefix without `@ ` and the space after it.
+    pub(super) fn caller(&self, site: usize) -> Option<Option<&[u8]>> {
+        let slot = self.slots.get(site)?;
+        let prefix = match slot.len {
+            LONG => self.long(site),
+            n => &slot.text[..usize::from(n)],
+        };
+        // An empty prefix (no caller) has no range 2..len-1.
+        Some(prefix.get(2..prefix.len().saturating_sub(1)))
     }
 
     /// Site `site`'s prefix, for a test.
@@ -108,14 +120,14 @@ impl Callers {
 /// How the records of one kind code print: for an operation, its `op`, a space and `0x` (one
 /// 4-byte store), and whether a size follows the address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct LineKind {
+pub(super) struct LineKind {
     head: [u8; 4],
-    what: What,
+    pub(super) what: What,
 }
 
 /// What a record of one kind code is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum What {
+pub(super) enum What {
     /// An operation without a size (`-`, `<`).
     Op,
     /// An operation with a size (`+`, `>`).
@@ -134,7 +146,7 @@ enum What {
 
 /// The [`LineKind`] of every kind code: one table entry and one test a record for the
 /// operations (nearly every record), where a `match` on the kind was a jump through a table.
-fn line_kinds() -> [LineKind; 256] {
+pub(super) fn line_kinds() -> [LineKind; 256] {
     let entry = |op: u8, what| LineKind {
         head: [op, b' ', b'0', b'x'],
         what,
@@ -362,11 +374,11 @@ fn print_long(text: &mut TextOut, prefix: &[u8], head: [u8; 4], addr: u64, size:
 
 /// Where a batch's printing reads a block's call-site strings and verbatim lines, and what
 /// names its errors: the rare records' work, kept out of the loop over records.
-struct Cursors<'a, 'f> {
-    strings: Cursor<'a>,
-    verbatim: Cursor<'a>,
-    file: &'f str,
-    block: &'a Block,
+pub(super) struct Cursors<'a, 'f> {
+    pub(super) strings: Cursor<'a>,
+    pub(super) verbatim: Cursor<'a>,
+    pub(super) file: &'f str,
+    pub(super) block: &'a Block,
 }
 
 impl<'a> Cursors<'a, '_> {
@@ -387,7 +399,7 @@ impl<'a> Cursors<'a, '_> {
     /// next new one, into `callers`; returns its slot.
     #[cold]
     #[inline(never)]
-    fn new_site<'c>(
+    pub(super) fn new_site<'c>(
         &mut self,
         k: u64,
         callers: &'c mut Callers,
@@ -414,7 +426,7 @@ impl<'a> Cursors<'a, '_> {
     /// marker or a verbatim line; and whether a newline follows it.
     #[cold]
     #[inline(never)]
-    fn other_line(
+    pub(super) fn other_line(
         &mut self,
         k: u64,
         what: What,

@@ -2,6 +2,7 @@
 
 mod decode;
 mod encode;
+pub(crate) mod entries;
 mod events;
 pub mod kinds;
 pub mod line;

@@ -1,0 +1,175 @@
+//! The records of a `memory-replay` container as the model decodes them, typed, for
+//! [`crate::records`]: what the decoder would print, handed over without being printed and
+//! parsed back.
+
+use std::ops::Range;
+
+use metatf::container::Block;
+
+use super::kinds::{self, ReplayKinds};
+use super::line::{Action, ReplayLine};
+use super::{FORMAT, THREADS, VERBATIM};
+use crate::alloc::blocks;
+use crate::alloc::model::pipeline::{BlockModel, RecordSink};
+use crate::alloc::model::ModelRecord;
+use crate::alloc::text_out::Filled;
+use crate::format::FormatError;
+use crate::seek::{self, Note, ReadSeek};
+use crate::shared::varint::Cursor;
+
+/// One record of a dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry<'a> {
+    /// A line of an action, as it would be parsed.
+    Line(ReplayLine),
+    /// A line the encoder kept as text (without its `\n`); `newline` is false for a last line
+    /// that has none.
+    Text { line: &'a [u8], newline: bool },
+}
+
+/// What [`visit_records`] hands the records to.
+pub(crate) trait EntrySink {
+    /// A block begins; its wanted records follow.
+    fn block(&mut self, block: &Block) -> Result<(), FormatError>;
+    /// Record `index` (counted in the file) is `entry`.
+    fn entry(&mut self, index: u64, entry: Entry<'_>) -> Result<(), FormatError>;
+}
+
+/// Decodes records `range` of the `memory-replay` container `input` (only the blocks that hold
+/// them, found through the index as [`seek::decode_records`] finds them) into `sink`; returns
+/// how many were handed over.
+pub(crate) fn visit_records(
+    input: &mut dyn ReadSeek,
+    file: &str,
+    range: Range<u64>,
+    note: Note<'_>,
+    sink: &mut dyn EntrySink,
+) -> Result<u64, FormatError> {
+    let mut typed = Typed {
+        file,
+        sink,
+        tids: Vec::new(),
+        threads_at: 0,
+        verbatim_at: 0,
+        keep: 0..0,
+    };
+    let mut model: Option<BlockModel> = None;
+    seek::decode_records(
+        input,
+        &[FORMAT],
+        file,
+        range.start,
+        range.end,
+        note,
+        &mut |header| blocks::check_layout(header, file),
+        &mut |_, block, keep| {
+            let model = model.get_or_insert_with(BlockModel::new);
+            typed.keep = keep;
+            model.block(&ReplayKinds, block, file, &mut typed)
+        },
+    )
+}
+
+/// The line a record of `action` was made from (see the encoder: malloc keeps its size,
+/// calloc and memalign their extra value and size, realloc its old pointer and size).
+fn line_of(tid: u64, action: Action, r: &ModelRecord) -> ReplayLine {
+    let (a, b) = match action {
+        Action::Malloc => (r.size, 0),
+        Action::Calloc | Action::Memalign => (r.extra, r.size),
+        Action::Realloc => (r.old, r.size),
+        Action::Free | Action::ThreadDone => (0, 0),
+    };
+    ReplayLine {
+        tid,
+        action,
+        ptr: r.addr,
+        a,
+        b,
+    }
+}
+
+/// The model's records turned into [`Entry`]s, with the decoder's own thread table and
+/// stream cursors.
+struct Typed<'f, 's> {
+    file: &'f str,
+    sink: &'s mut dyn EntrySink,
+    /// Thread id by site id.
+    tids: Vec<u64>,
+    threads_at: usize,
+    verbatim_at: usize,
+    /// The records of the block (counted from its first) handed over.
+    keep: Range<u64>,
+}
+
+impl RecordSink for Typed<'_, '_> {
+    fn block_start(&mut self, block: &Block) -> Result<(), FormatError> {
+        self.tids.clear();
+        self.threads_at = 0;
+        self.verbatim_at = 0;
+        if self.keep.start < self.keep.end {
+            self.sink.block(block)?;
+        }
+        Ok(())
+    }
+
+    fn records(
+        &mut self,
+        block: &Block,
+        first: u64,
+        records: &[ModelRecord],
+        _print: bool,
+    ) -> Result<(), FormatError> {
+        let file = self.file;
+        let at = |k: u64, msg: String| FormatError {
+            file: file.to_string(),
+            position: format!("block {} record {}", block.index, block.first_record + k),
+            message: msg,
+        };
+        let mut threads =
+            Cursor::starting_at(blocks::section(block, THREADS), self.threads_at, "threads");
+        let mut verbatim = Cursor::starting_at(
+            blocks::section(block, VERBATIM),
+            self.verbatim_at,
+            "verbatim",
+        );
+        for (k, r) in (first..).zip(records) {
+            let entry = if let Some(action) = kinds::action(r.kind) {
+                let site = r.site as usize;
+                if site == self.tids.len() {
+                    self.tids.push(threads.u64().map_err(|m| at(k, m))?);
+                }
+                let Some(&tid) = self.tids.get(site) else {
+                    return Err(at(k, format!("unknown thread {site}")));
+                };
+                Entry::Line(line_of(tid, action, r))
+            } else if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED {
+                let n = verbatim.u64().map_err(|m| at(k, m))?;
+                let n = usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
+                let line = verbatim.take(n).map_err(|m| at(k, m))?;
+                Entry::Text {
+                    line,
+                    newline: r.kind == kinds::VERBATIM,
+                }
+            } else {
+                return Err(at(k, format!("unknown record kind {}", r.kind)));
+            };
+            if self.keep.contains(&k) {
+                self.sink.entry(block.first_record + k, entry)?;
+            }
+        }
+        self.threads_at = threads.position();
+        self.verbatim_at = verbatim.position();
+        Ok(())
+    }
+
+    // One thread decodes and hands over every record: nothing is printed elsewhere.
+    fn take_printed(&mut self, _text: Filled) {}
+
+    fn flush(&mut self) -> Result<(), FormatError> {
+        Ok(())
+    }
+
+    fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
+        Ok(())
+    }
+}
