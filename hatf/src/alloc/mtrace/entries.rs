@@ -16,7 +16,7 @@ use crate::alloc::model::ModelRecord;
 use crate::alloc::text_out::Filled;
 use crate::format::FormatError;
 use crate::seek::{self, Note, ReadSeek};
-use crate::shared::varint::Cursor;
+use metatf::varint::Cursor;
 
 /// One record of a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
