@@ -1,6 +1,6 @@
-//! The line patterns of the built-in text formats' DTDs (`dtds/*.dtd`), on the real traces of
+//! The line patterns of the built-in text formats' record DTDs (`dtds/records/*.dtd`), on the real traces of
 //! the corpus: what share of the lines the patterns alone store as records, and that
-//! `encode_lines` + `decode_lines` (what `hatf encode --dtd dtds/X.dtd` and `hatf decode` run)
+//! `encode_lines` + `decode_lines` (what `hatf encode --dtd dtds/records/X.dtd` and `hatf decode` run)
 //! give back every byte. Each format must keep at least the share measured on the corpus,
 //! minus a margin; the shares are printed (`--nocapture`) and tabled in docs/PERFORMANCE.md.
 //! Big traces are read up to a prefix of lines, to keep the test quick.
@@ -15,13 +15,17 @@ const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus")
 /// Lines read from each big trace.
 const PREFIX: usize = 100_000;
 
-/// The shipped DTD named `file`.
+/// The DTD of a built-in format's records (`dtds/records/`), by its file name.
 fn dtd(file: &str) -> &'static str {
-    hatf::dtds::KNOWN
-        .iter()
-        .find(|(name, _)| *name == file)
-        .map(|(_, text)| *text)
-        .unwrap_or_else(|| panic!("no {file} in dtds/"))
+    match file {
+        "mtrace.dtd" => include_str!("../../dtds/records/mtrace.dtd"),
+        "memory-replay.dtd" => include_str!("../../dtds/records/memory-replay.dtd"),
+        "wee-alloc.dtd" => include_str!("../../dtds/records/wee-alloc.dtd"),
+        "et2.dtd" => include_str!("../../dtds/records/et2.dtd"),
+        "et3.dtd" => include_str!("../../dtds/records/et3.dtd"),
+        "jvm.dtd" => include_str!("../../dtds/records/jvm.dtd"),
+        _ => panic!("no {file} in dtds/records/"),
+    }
 }
 
 /// Up to `PREFIX` lines of `reader`, with their line endings.

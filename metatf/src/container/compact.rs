@@ -52,25 +52,14 @@ pub struct KnownHeader {
 /// The headers compact files may name by code: entry `k − 1` is code `k`. Codes are never
 /// reused or reordered; new ones are appended (a reader that does not know a code refuses the
 /// file with an error naming it).
-pub const KNOWN_HEADERS: &[KnownHeader] = &[
-    KnownHeader {
-        format: "wee-alloc",
-        properties: &[("encoding", "auto"), ("layout", "wee-alloc-cm-3")],
-        dtd: DtdIdentity {
-            length: 711,
-            crc32: 0xf206_7c4a,
-        },
+pub const KNOWN_HEADERS: &[KnownHeader] = &[KnownHeader {
+    format: "wee-alloc",
+    properties: &[("encoding", "auto"), ("layout", "wee-alloc-cm-3")],
+    dtd: DtdIdentity {
+        length: 711,
+        crc32: 0xf206_7c4a,
     },
-    // The same header with `dtds/wee-alloc.dtd` as it names the records `hatf dump` gives.
-    KnownHeader {
-        format: "wee-alloc",
-        properties: &[("encoding", "auto"), ("layout", "wee-alloc-cm-3")],
-        dtd: DtdIdentity {
-            length: 1434,
-            crc32: 0x84fa_8ec8,
-        },
-    },
-];
+}];
 
 impl KnownHeader {
     /// The full-form bytes of this header, magic to CRC.
