@@ -186,6 +186,36 @@ fn text_errors_name_line_and_column() {
 }
 
 #[test]
+fn a_byte_strings_length_may_be_left_out_and_numbers_may_be_negative() {
+    // What `hatf dump` prints for the built-in formats' records: strings without their
+    // lengths, signed numbers with a minus sign.
+    let given = "#block 0\ncomment data=\"abc\"\nsection number=1\nalloc size=1 address=4096 time=-2\ncomment length=2 data=\"xy\"\n";
+    let mut bytes = Vec::new();
+    encode_text(DTD, "t.dtd", given.as_bytes(), &mut bytes, Codec::None, 0).unwrap();
+    let text = dump_string(&bytes, false);
+    assert!(text.contains("comment length=3 data=\"abc\"\n"), "{text}");
+    assert!(text.contains(&format!("time={}\n", -2i64 as u64)), "{text}");
+    assert!(text.contains("comment length=2 data=\"xy\"\n"), "{text}");
+    let wrong = "#block 0\ncomment length=2 data=\"abc\"\n";
+    assert!(encode_text(DTD, "t.dtd", wrong.as_bytes(), Vec::new(), Codec::None, 0).is_err());
+    let too_small = "#block 0\nsection number=1\nfree address=-9223372036854775809\n";
+    let err = encode_text(
+        DTD,
+        "t.dtd",
+        too_small.as_bytes(),
+        Vec::new(),
+        Codec::None,
+        0,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with("3:14: `-9223372036854775809` is not a number"),
+        "{err}"
+    );
+}
+
+#[test]
 fn inspection_describes_blocks() {
     let bytes = trace(Codec::Zstd);
     let i = inspect(&bytes[..]).unwrap();

@@ -31,6 +31,11 @@ const MTRACE: Table = &[
         "reallocNew",
         &[("site", Bytes), ("address", U64), ("size", U64)],
     ),
+    // Lines without `@ CALLER`: their own records, as a record has no absent fields.
+    ("mallocNoCaller", &[("address", U64), ("size", U64)]),
+    ("freeNoCaller", &[("address", U64)]),
+    ("reallocOldNoCaller", &[("address", U64)]),
+    ("reallocNewNoCaller", &[("address", U64), ("size", U64)]),
 ];
 
 const MEMORY_REPLAY: Table = &[
@@ -338,16 +343,24 @@ pub(super) const fn mtrace_end() -> usize {
 
 /// An `mtrace` operation, parsed from its line or as the model decoded it.
 pub(super) fn mtrace_op<'a>(op: &OpLine<'a>, out: &mut Fields<'a>) -> usize {
-    out.push(op.caller.map_or(Value::Null, Value::Bytes));
+    // A line without `@ CALLER` is a record of its own: the text form cannot spell an absent
+    // field.
+    if let Some(site) = op.caller {
+        out.push(Value::Bytes(site));
+    }
     out.u64(op.addr);
     if op.op.has_size() {
         out.u64(op.size);
     }
-    match op.op {
-        Op::Malloc => at!(MTRACE, "malloc"),
-        Op::Free => at!(MTRACE, "free"),
-        Op::ReallocOld => at!(MTRACE, "reallocOld"),
-        Op::ReallocNew => at!(MTRACE, "reallocNew"),
+    match (op.op, op.caller.is_some()) {
+        (Op::Malloc, true) => at!(MTRACE, "malloc"),
+        (Op::Free, true) => at!(MTRACE, "free"),
+        (Op::ReallocOld, true) => at!(MTRACE, "reallocOld"),
+        (Op::ReallocNew, true) => at!(MTRACE, "reallocNew"),
+        (Op::Malloc, false) => at!(MTRACE, "mallocNoCaller"),
+        (Op::Free, false) => at!(MTRACE, "freeNoCaller"),
+        (Op::ReallocOld, false) => at!(MTRACE, "reallocOldNoCaller"),
+        (Op::ReallocNew, false) => at!(MTRACE, "reallocNewNoCaller"),
     }
 }
 
@@ -503,24 +516,94 @@ mod tests {
         }
     }
 
+    /// The DTD of a built-in format's records (`dtds/records/`), by its file name.
+    fn shipped(file: &str) -> &'static str {
+        match file {
+            "mtrace.dtd" => include_str!("../../../dtds/records/mtrace.dtd"),
+            "memory-replay.dtd" => include_str!("../../../dtds/records/memory-replay.dtd"),
+            "wee-alloc.dtd" => include_str!("../../../dtds/records/wee-alloc.dtd"),
+            "malloc-bench.dtd" => include_str!("../../../dtds/records/malloc-bench.dtd"),
+            "et2.dtd" => include_str!("../../../dtds/records/et2.dtd"),
+            "et3.dtd" => include_str!("../../../dtds/records/et3.dtd"),
+            "jvm.dtd" => include_str!("../../../dtds/records/jvm.dtd"),
+            _ => panic!("no {file} in dtds/records/"),
+        }
+    }
+
+    /// The records of a DTD as the tables spell them: name, then each field with its type,
+    /// a byte string's length field left out (the text form and the line patterns imply it);
+    /// an integer is `I64` when the DTD's line pattern spells it signed.
+    fn dtd_table(text: &str, file: &str) -> Vec<(String, Vec<(String, FieldType)>)> {
+        let (schema, lines) = match metatf_dtd::parse_schema_with_lines(text, file) {
+            Ok(parsed) => parsed,
+            Err(d) => panic!("{file}: {d}"),
+        };
+        assert!(schema.sections.is_empty(), "{file}: records in a section");
+        schema
+            .global_records
+            .iter()
+            .filter(|r| !["comment", "section", "metadata"].contains(&r.name.as_str()))
+            .map(|r| {
+                let pattern = lines.records.iter().find(|l| l.name == r.name);
+                let signed = |i: usize| {
+                    pattern.is_some_and(|p| {
+                        p.pieces.iter().any(|piece| {
+                            matches!(piece, metatf_dtd::lines::LinePiece::Number { field, spelling }
+                                if *field == i && spelling.signed)
+                        })
+                    })
+                };
+                let lengths: Vec<u16> = r
+                    .fields
+                    .iter()
+                    .filter_map(|f| match f.kind {
+                        metatf_dtd::FieldKind::Bytes { length_position } => Some(length_position),
+                        _ => None,
+                    })
+                    .collect();
+                let fields = r
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.position != 0 && !lengths.contains(&f.position))
+                    .map(|(i, f)| {
+                        let ty = match f.kind {
+                            metatf_dtd::FieldKind::Bytes { .. } => Bytes,
+                            metatf_dtd::FieldKind::Scalar { .. } if signed(i) => I64,
+                            metatf_dtd::FieldKind::Scalar { .. } => U64,
+                            _ => {
+                                panic!("{file}: {}.{} is neither number nor bytes", r.name, f.name)
+                            }
+                        };
+                        (f.name.clone(), ty)
+                    })
+                    .collect();
+                (r.name.clone(), fields)
+            })
+            .collect()
+    }
+
     #[test]
-    fn record_names_are_the_dtds() {
-        let dtds = [
-            (Parser::Mtrace, crate::alloc::mtrace::DTD),
-            (Parser::Et2, crate::et::ET2_DTD),
-            (Parser::Et3, crate::et::ET3_DTD),
-            (Parser::Jvm, crate::jvm::DTD),
+    fn every_table_is_its_formats_dtd() {
+        let formats = [
+            (Parser::Mtrace, "mtrace.dtd"),
+            (Parser::MemoryReplay, "memory-replay.dtd"),
+            (Parser::WeeAlloc, "wee-alloc.dtd"),
+            (Parser::MallocBench, "malloc-bench.dtd"),
+            (Parser::Et2, "et2.dtd"),
+            (Parser::Et3, "et3.dtd"),
+            (Parser::Jvm, "jvm.dtd"),
         ];
-        for (p, dtd) in dtds {
-            let schema = metatf_dtd::parse_schema(dtd, "dtd").unwrap();
-            let names: Vec<String> = schema
-                .sections
-                .iter()
-                .flat_map(|s| s.records.iter().map(|r| r.name.clone()))
+        for (p, file) in formats {
+            let table: Vec<(String, Vec<(String, FieldType)>)> = p
+                .types()
+                .into_iter()
+                .map(|t| {
+                    let fields = t.fields.into_iter().map(|f| (f.name, f.ty)).collect();
+                    (t.name, fields)
+                })
                 .collect();
-            for t in p.types() {
-                assert!(names.contains(&t.name), "{:?} has no {}", p, t.name);
-            }
+            assert_eq!(table, dtd_table(shipped(file), file), "{file}");
         }
     }
 

@@ -126,6 +126,15 @@ impl<'a> Cursor<'a> {
                 items.push(self.fields(Some('}'))?);
             }
         }
+        if self.rest().starts_with('-') {
+            // A negative number is its 64-bit two's complement, as a line pattern's `i` stores it.
+            let start = self.i;
+            let w = self.word("a number")?;
+            return match w.parse::<i64>() {
+                Ok(v) => Ok(Raw::Uint(v as u64)),
+                Err(_) => Err(self.err(start, format!("`{w}` is not a number (a 64-bit integer)"))),
+            };
+        }
         Ok(Raw::Uint(self.number("a number")?))
     }
 
@@ -225,8 +234,12 @@ fn bind(
     out: &mut Vec<Value>,
     end: usize,
 ) -> Result<(), Error> {
-    let mut raw = raw.into_iter();
-    for leaf in leaves {
+    let mut raw = raw.into_iter().peekable();
+    for (k, leaf) in leaves.iter().enumerate() {
+        if let Some(len) = implied_length(leaves, k, raw.peek()) {
+            out.push(Value::Uint(len));
+            continue;
+        }
         let Some((name, value, at)) = raw.next() else {
             return Err(c.err(end, format!("missing field `{}`", leaf.name())));
         };
@@ -263,6 +276,29 @@ fn bind(
         return Err(c.err(at, format!("unexpected field `{name}`")));
     }
     Ok(())
+}
+
+/// The length of the byte string after leaf `k` when leaf `k` is that string's length field
+/// and the text leaves it out (`site="abc"` for `siteLength=3 site="abc"`): the string says it.
+fn implied_length(leaves: &[Leaf], k: usize, next: Option<&(String, Raw, usize)>) -> Option<u64> {
+    let Leaf::Scalar { position, name, .. } = &leaves[k] else {
+        return None;
+    };
+    let Some(Leaf::Bytes {
+        name: bytes,
+        length_position,
+    }) = leaves.get(k + 1)
+    else {
+        return None;
+    };
+    match next {
+        Some((given, Raw::Bytes(b), _))
+            if length_position == position && given == bytes && given != name =>
+        {
+            u64::try_from(b.len()).ok()
+        }
+        _ => None,
+    }
 }
 
 /// `metadata RECORD FIELD@POSITION PROPERTY VALUE...`
