@@ -126,12 +126,9 @@ impl Forwarding for JvmZip {
         }),
         thread_lister: Some(thread_lister),
         // `stats` and `validate` read the member `trace`.
-        stats: Some(|input, name| {
-            zip::member_text(input, name).and_then(|t| check::stats(&mut t.as_slice(), name))
-        }),
+        stats: Some(|input, name| zip::with_member_text(input, name, |t| check::stats(t, name))),
         validate: Some(|input, name, report| {
-            let text = zip::member_text(input, name)?;
-            check::validate(&mut text.as_slice(), name)
+            zip::with_member_text(input, name, |t| check::validate(t, name))
                 .map(|problems| problems.into_iter().for_each(report))
         }),
         ..FormatFunctions::new(

@@ -3,3 +3,4 @@
 pub mod hash;
 pub mod stats_schema;
 pub mod varint;
+pub mod zip_entry;
