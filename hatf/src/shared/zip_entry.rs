@@ -220,6 +220,23 @@ pub fn locate(bytes: &[u8], wanted: Wanted<'_>) -> Result<Entry, String> {
     with_entry_in(bytes, wanted, |entry, _| Ok::<_, String>(entry.clone()))?
 }
 
+/// What the first local header of `bytes` says of its entry, with the offset of its data: for
+/// an encoder that takes the entry's data from there whatever the sizes say (a cut archive, or
+/// one without a central directory, included). Its declared size is not checked here.
+pub fn first_local(bytes: &[u8]) -> Result<Entry, String> {
+    let mut rest = bytes;
+    let file = read_zipfile_from_stream(&mut rest)
+        .map_err(|e| format!("not a readable zip archive: {e}"))?
+        .ok_or("the archive holds no entry")?;
+    let mut entry = Entry::of(&file, 0);
+    drop(file);
+    // The zip crate read a whole local header at byte 0: its name and extra field follow the
+    // 30 fixed bytes.
+    let u16_at = |o: usize| u64::from(u16::from_le_bytes([bytes[o], bytes[o + 1]]));
+    entry.data_start = 30 + u16_at(26) + u16_at(28);
+    Ok(entry)
+}
+
 /// Reads the local headers of the archive at the start of `archive` (a stream: no central
 /// directory is needed, so a cut archive is read up to its cut), skipping the other entries
 /// without inflating them, until `wanted`; hands its header and its text to `f`. Entries

@@ -38,6 +38,9 @@ impl BoundedChild {
     ) -> Result<Self, String> {
         // Read here only to fail early where /proc is missing; the child measures its own.
         data_size()?;
+        // The child's calls into preflate-rs would install it, taking a lock that another
+        // thread may hold at the fork, for ever in the child.
+        super::preflate_guard::install_quiet_hook();
         let (parent, child) =
             UnixStream::pair().map_err(|e| format!("cannot create a socket: {e}"))?;
         // SAFETY: the child runs only `work` (which, by this module's contract, takes no lock

@@ -22,7 +22,7 @@ use crate::alloc::malloc_bench::piece_stream::{PieceReader, PieceWriter};
 use crate::alloc::raw_store;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::seek::{Note, ReadSeek, Window};
-use crate::shared::zip_entry::{self, Entry, EntryText, Wanted};
+use crate::shared::zip_entry::{self, Wanted};
 
 /// Value of the `layout` property when the entry was taken apart: section 1 lists the deflate
 /// stream's pieces ([`gzip_split::encode_pieces`]; one piece for the whole
@@ -148,23 +148,20 @@ struct Parts {
     report: EncodeReport,
 }
 
-/// What [`inflate_into_encoder`] learns: the encoder's result, why the text is not the entry's
-/// (its size or CRC-32), and the piece reader's failure and pieces.
+/// What [`inflate_into_encoder`] learns: the encoder's result, and the piece reader's failure
+/// and pieces.
 type Inflated = (
     Result<EncodeReport, FormatError>,
-    Option<String>,
     (Option<String>, Result<(Vec<Piece>, usize), String>),
 );
 
-/// Encodes the text of `deflate`, the data of `entry`, into `nested` while a second thread
-/// inflates it in pieces (analysed in a bounded child process, [`PieceReader`]) and hands the
-/// text over through a pipe, held to the entry's declared size and CRC-32 ([`EntryText`]).
-/// The encoder reads its input on worker threads, and the piece reader cannot move between
-/// threads, so it stays on a thread of its own. Should the pieces fail, the encoder sees the
-/// text end early and its result is to be dropped.
+/// Encodes the text of `deflate` into `nested` while a second thread inflates it in pieces
+/// (analysed in a bounded child process, [`PieceReader`]) and hands the text over through a
+/// pipe. The encoder reads its input on worker threads, and the piece reader cannot move
+/// between threads, so it stays on a thread of its own. Should the pieces fail, the encoder
+/// sees the text end early and its result is to be dropped.
 fn inflate_into_encoder(
     deflate: &[u8],
-    entry: &Entry,
     nested: &mut Vec<u8>,
     options: &EncodeOptions,
 ) -> Result<Inflated, String> {
@@ -172,51 +169,44 @@ fn inflate_into_encoder(
         std::io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     std::thread::scope(|scope| {
         let inflater = scope.spawn(move || {
-            let mut checked = EntryText::new(PieceReader::new(deflate), entry);
-            // A failed write means the encoder stopped reading; the readers then say whether
-            // they had failed themselves, or that the text was not read to the end.
-            let _ = std::io::copy(&mut checked, &mut to_text);
+            let mut reader = PieceReader::new(deflate);
+            // A failed write means the encoder stopped reading; the reader then says whether
+            // it had failed itself, or that its text was not read to the end.
+            let _ = std::io::copy(&mut reader, &mut to_text);
             drop(to_text);
-            let not_the_entry = checked.failure().map(str::to_string);
-            let reader = checked.into_inner();
-            let failure = reader.failure().map(str::to_string);
-            // Ends the analysing child (it may be ahead of the encoder) before the join.
-            let finished = reader.finish();
-            (not_the_entry, (failure, finished))
+            // finish ends the analysing child, which may be ahead of the encoder.
+            (reader.failure().map(str::to_string), reader.finish())
         });
         let encoded = codec::encode(&mut text, nested, options);
         // Closing the pipe stops an inflater the encoder left behind.
         drop(text);
-        let (not_the_entry, pieces) = inflater
+        let pieces = inflater
             .join()
             .map_err(|_| "the inflating thread panicked".to_string())?;
-        Ok((encoded, not_the_entry, pieces))
+        Ok((encoded, pieces))
     })
 }
 
 /// Takes `z` apart, checking that every piece rebuilds its deflate bytes exactly: in pieces
 /// while the text streams into the encoder, or, when preflate fails on the pieces, as one
 /// piece if the text is short enough to hold ([`gzip_split::whole_as_bounded_piece`]). The
-/// analysis runs in a child process bounded in memory and time; the entry is found by the
-/// zip crate ([`zip_entry::locate`]), and its text must have the size and CRC-32 its headers
-/// declare.
+/// analysis runs in a child process bounded in memory and time; the entry's local header is
+/// read by the zip crate ([`zip_entry::first_local`]).
 fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
-    let entry = zip_entry::locate(z, Wanted::FirstFile)?;
+    let entry = zip_entry::first_local(z)?;
     if entry.method != ::zip::CompressionMethod::Deflated {
         return Err(format!(
             "the entry's compression method is {}, not deflate",
             entry.method
         ));
     }
-    // locate checked that the entry's data lies inside the archive.
+    // The stream runs from the entry's data to where preflate finds its end, whatever the
+    // headers say (the archive is kept byte for byte either way); its text is bounded by the
+    // analysing child and the piece reader, not by the declared size.
     let data_at = entry.data_start as usize;
-    let deflate = &z[data_at..data_at + entry.compressed_size as usize];
+    let deflate = &z[data_at..];
     let mut nested = Vec::new();
-    let (encoded, not_the_entry, (failure, finished)) =
-        inflate_into_encoder(deflate, &entry, &mut nested, options)?;
-    if let Some(why) = not_the_entry {
-        return Err(why);
-    }
+    let (encoded, (failure, finished)) = inflate_into_encoder(deflate, &mut nested, options)?;
     if let (Err(e), None) = (&encoded, failure) {
         // The text itself does not encode (preflate did not fail): no fallback helps.
         return Err(e.to_string());
@@ -248,8 +238,6 @@ fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
             deflate.len()
         ));
     }
-    std::io::copy(&mut EntryText::new(&text[..], &entry), &mut std::io::sink())
-        .map_err(|e| e.to_string())?;
     let mut nested = Vec::new();
     let report = codec::encode(&mut &text[..], &mut nested, options).map_err(|e| e.to_string())?;
     Ok(Parts {
