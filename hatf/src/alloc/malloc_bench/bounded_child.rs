@@ -16,6 +16,7 @@
 //! consistent in the child across `fork`.
 
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -53,6 +54,7 @@ impl BoundedChild {
             )),
             0 => {
                 drop(parent);
+                close_inherited(child.as_raw_fd());
                 let ok = catch_unwind(AssertUnwindSafe(|| {
                     // What it inherited, measured after the fork: other threads of the
                     // parent may have mapped or unmapped memory since.
@@ -111,6 +113,25 @@ impl Drop for BoundedChild {
                 libc::kill(self.child, libc::SIGKILL);
                 libc::waitpid(self.child, std::ptr::null_mut(), 0);
             }
+        }
+    }
+}
+
+/// In the child: closes every descriptor inherited from the parent but standard input, output
+/// and error and `keep` (its socket). A pipe the parent's threads talk through must not stay
+/// open in the child: a writer waiting for its reader to go would wait for ever.
+fn close_inherited(keep: RawFd) {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<RawFd> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    for fd in fds {
+        if fd > 2 && fd != keep {
+            // SAFETY: closes descriptors of this (child) process that nothing in it uses
+            // (the directory's own descriptor is already closed: an error, ignored).
+            unsafe { libc::close(fd) };
         }
     }
 }
