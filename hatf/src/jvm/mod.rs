@@ -218,7 +218,9 @@ impl TraceFormat for JvmZip {
     }
 
     fn stats(&self, input: &mut dyn Read, name: &str) -> Option<Result<StatsReport, FormatError>> {
-        Some(zip::member_text(input, name).and_then(|t| check::stats(&mut t.as_slice(), name)))
+        Some(zip::with_member_text(input, name, |t| {
+            check::stats(t, name)
+        }))
     }
 
     fn validate(
@@ -227,8 +229,7 @@ impl TraceFormat for JvmZip {
         name: &str,
         report: ProblemSink<'_>,
     ) -> Option<Result<(), FormatError>> {
-        let problems =
-            zip::member_text(input, name).and_then(|t| check::validate(&mut t.as_slice(), name));
+        let problems = zip::with_member_text(input, name, |t| check::validate(t, name));
         Some(problems.map(|problems| problems.into_iter().for_each(report)))
     }
 }

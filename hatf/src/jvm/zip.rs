@@ -16,7 +16,9 @@ use super::text::{self, BlockPlan};
 use super::DTD;
 use crate::alloc::blocks::{self, container_error, write_error, BlockWriter};
 use crate::alloc::raw_store;
+use crate::alloc::text_lines::MAX_LINE_BYTES;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
+use crate::shared::zip_entry::{self, Wanted};
 use metatf::varint::{put_u64, Cursor as StreamCursor};
 
 /// Format id stored in the container header.
@@ -56,45 +58,33 @@ pub struct Layout {
 /// True when `head` is a zip whose `trace` member (found by walking the local headers within
 /// `head`) begins with a JVM trace record.
 pub fn detect(head: &[u8]) -> bool {
-    let mut at = 0usize;
-    while let Some(h) = head.get(at..at + 30) {
-        if !h.starts_with(b"PK\x03\x04") {
-            return false;
-        }
-        let u16_at = |o: usize| usize::from(u16::from_le_bytes([h[o], h[o + 1]]));
-        let (flags, method, size) = (
-            u16_at(6),
-            u16_at(8),
-            u32::from_le_bytes([h[18], h[19], h[20], h[21]]),
-        );
-        let name_at = at + 30;
-        let data_at = name_at + u16_at(26) + u16_at(28);
-        let Some(name) = head.get(name_at..name_at + u16_at(26)) else {
-            return false;
-        };
-        let Some(data) = head.get(data_at..) else {
-            return false;
-        };
-        if name == MEMBER.as_bytes() {
-            let mut start = Vec::new();
-            match method {
-                0 => start.extend_from_slice(&data[..data.len().min(4096)]),
-                8 => {
-                    let _ = flate2::read::DeflateDecoder::new(data)
-                        .take(4096)
-                        .read_to_end(&mut start);
-                }
-                _ => return false,
-            }
-            return super::looks_like_trace(&start);
-        }
-        // A member written with a data descriptor gives no size here: cannot skip it.
-        if flags & 8 != 0 {
-            return false;
-        }
-        at = data_at + size as usize;
+    let start = zip_entry::with_entry(&mut &head[..], Wanted::Named(MEMBER), |_, text| {
+        // `head` may end inside the member: what it gives up to there is enough.
+        let mut start = Vec::new();
+        let _ = text.take(4096).read_to_end(&mut start);
+        Ok::<_, ()>(start)
+    });
+    matches!(start, Ok(Ok(start)) if super::looks_like_trace(&start))
+}
+
+/// Output of the member's data made again on decoding: counts and checksums it on its way.
+struct DataCheck<'a> {
+    out: &'a mut dyn Write,
+    len: u64,
+    crc: flate2::Crc,
+}
+
+impl Write for DataCheck<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(b)?;
+        self.len += n as u64;
+        self.crc.update(&b[..n]);
+        Ok(n)
     }
-    false
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Output of the member's data that compares with the original instead of storing.
@@ -118,12 +108,6 @@ impl Write for Compare<'_> {
     }
 }
 
-/// True when flate2 at `level` deflates `text` to exactly `want` (stops at the first difference).
-fn reproduces(text: &[u8], want: &[u8], level: u32) -> bool {
-    let mut e = DeflateEncoder::new(Compare { want, pos: 0 }, flate2::Compression::new(level));
-    e.write_all(text).is_ok() && e.finish().is_ok_and(|c| c.pos == want.len())
-}
-
 /// Deflates `text` at `level`.
 pub fn deflate(text: &[u8], level: u32) -> std::io::Result<Vec<u8>> {
     let mut e = DeflateEncoder::new(Vec::new(), flate2::Compression::new(level));
@@ -131,43 +115,95 @@ pub fn deflate(text: &[u8], level: u32) -> std::io::Result<Vec<u8>> {
     e.finish()
 }
 
-/// Finds the `trace` member, reads its text and decides how its data can be made again;
-/// `Err` says why the archive must be stored as is.
-pub fn analyse(bytes: &[u8]) -> Result<(Layout, Vec<u8>), String> {
-    let mut a = ::zip::ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| format!("not a readable zip archive: {e}"))?;
-    let i = a
-        .index_for_name(MEMBER)
-        .ok_or_else(|| format!("the archive has no member named `{MEMBER}`"))?;
-    let (start, len, method) = {
-        let f = a.by_index_raw(i).map_err(|e| e.to_string())?;
-        (f.data_start(), f.compressed_size(), f.compression())
-    };
-    let mut text = Vec::new();
-    a.by_index(i)
-        .map_err(|e| e.to_string())?
-        .read_to_end(&mut text)
-        .map_err(|e| format!("member `{MEMBER}` does not read back: {e}"))?;
-    let start = usize::try_from(start).map_err(|_| "member too far".to_string())?;
-    let len = usize::try_from(len).map_err(|_| "member too big".to_string())?;
-    let want = start
-        .checked_add(len)
-        .and_then(|end| bytes.get(start..end))
-        .ok_or("the member's data runs past the archive")?;
-    let data = match method {
-        ::zip::CompressionMethod::Stored if want == text.as_slice() => Data::Stored,
-        ::zip::CompressionMethod::Deflated => LEVELS
+/// Candidate levels of a deflated member, each deflating the text as it streams and comparing
+/// with the member's data (dropped at the first difference).
+struct Candidates<'a> {
+    want: &'a [u8],
+    levels: Vec<(u32, DeflateEncoder<Compare<'a>>)>,
+}
+
+impl<'a> Candidates<'a> {
+    fn new(want: &'a [u8]) -> Self {
+        let levels = LEVELS
             .iter()
-            .find(|&&l| reproduces(&text, want, l))
-            .map(|&l| Data::Deflated(l))
-            .ok_or("its deflate stream is not what flate2 makes at any level 0-9")?,
-        m => {
-            return Err(format!(
-                "member `{MEMBER}` uses compression {m}, which is not modelled"
-            ))
+            .map(|&l| {
+                let out = Compare { want, pos: 0 };
+                (l, DeflateEncoder::new(out, flate2::Compression::new(l)))
+            })
+            .collect();
+        Candidates { want, levels }
+    }
+
+    fn take(&mut self, text: &[u8]) {
+        self.levels.retain_mut(|(_, e)| e.write_all(text).is_ok());
+    }
+
+    /// The first level, in [`LEVELS`]' order, that made exactly the member's data.
+    fn finish(self) -> Option<u32> {
+        let want = self.want.len();
+        self.levels
+            .into_iter()
+            .find_map(|(l, e)| e.finish().is_ok_and(|c| c.pos == want).then_some(l))
+    }
+}
+
+/// Finds the `trace` member and decides how its data can be made again, streaming its text
+/// once (never held whole) through the deflate levels that may have made it; `Err` says why
+/// the archive must be stored as is, including a line the text model cannot keep (longer
+/// than [`MAX_LINE_BYTES`]), so that a zip bomb of one endless line is stored, not refused.
+pub fn analyse(bytes: &[u8]) -> Result<Layout, String> {
+    let found = zip_entry::with_entry_in(bytes, Wanted::Named(MEMBER), |entry, text| {
+        let start = usize::try_from(entry.data_start).map_err(|_| "member too far")?;
+        let len = usize::try_from(entry.compressed_size).map_err(|_| "member too big")?;
+        // with_entry_in checked that the data lies inside the archive.
+        let want = &bytes[start..start + len];
+        let mut candidates = match entry.method {
+            ::zip::CompressionMethod::Stored => None,
+            ::zip::CompressionMethod::Deflated => Some(Candidates::new(want)),
+            m => {
+                return Err(format!(
+                    "member `{MEMBER}` uses compression {m}, which is not modelled"
+                ))
+            }
+        };
+        let mut buf = vec![0u8; 64 << 10];
+        // Bytes of the line not yet ended.
+        let mut line = 0usize;
+        let long_line =
+            || format!("member `{MEMBER}` holds a line longer than {MAX_LINE_BYTES} bytes");
+        loop {
+            let n = text
+                .read(&mut buf)
+                .map_err(|e| format!("member `{MEMBER}` does not read back: {e}"))?;
+            if n == 0 {
+                break;
+            }
+            let chunk = &buf[..n];
+            let mut from = 0;
+            for p in memchr::memchr_iter(b'\n', chunk) {
+                if line + (p - from) > MAX_LINE_BYTES {
+                    return Err(long_line());
+                }
+                (line, from) = (0, p + 1);
+            }
+            line += n - from;
+            if line > MAX_LINE_BYTES {
+                return Err(long_line());
+            }
+            if let Some(c) = &mut candidates {
+                c.take(chunk);
+            }
         }
-    };
-    Ok((Layout { start, len, data }, text))
+        let data = match candidates {
+            None => Data::Stored,
+            Some(c) => Data::Deflated(
+                c.finish()
+                    .ok_or("its deflate stream is not what flate2 makes at any level 0-9")?,
+            ),
+        };
+        Ok(Layout { start, len, data })
+    })?;
+    found.map_err(|e: String| e)
 }
 
 fn crc32(bytes: &[u8]) -> u32 {
@@ -176,37 +212,44 @@ fn crc32(bytes: &[u8]) -> u32 {
     c.sum()
 }
 
-/// Reads the whole input (the central directory is at the end of an archive).
-fn read_all(input: &mut dyn Read, file: &str) -> Result<Vec<u8>, FormatError> {
-    let mut bytes = Vec::new();
-    input.read_to_end(&mut bytes).map_err(|e| FormatError {
+/// Reads the archive into memory, at most [`zip_entry::MAX_HELD`] bytes.
+fn hold(input: &mut dyn Read, file: &str) -> Result<zip_entry::Held, FormatError> {
+    zip_entry::hold(input).map_err(|(e, at)| FormatError {
         file: file.to_string(),
-        position: format!("byte {}", bytes.len()),
+        position: format!("byte {at}"),
         message: format!("cannot read the input: {e}"),
-    })?;
-    Ok(bytes)
+    })
 }
 
-/// The text of the `trace` member of a zip read from `input` (for stats and validate).
-pub fn member_text(input: &mut dyn Read, file: &str) -> Result<Vec<u8>, FormatError> {
-    let bytes = read_all(input, file)?;
+/// Hands the text of the `trace` member of the zip read from `input` to `f` as a stream (for
+/// stats and validate): the archive is held (at most [`zip_entry::MAX_HELD`] bytes, so that
+/// its central directory is read), its text never.
+pub fn with_member_text<T>(
+    input: &mut dyn Read,
+    file: &str,
+    f: impl FnOnce(&mut dyn Read) -> Result<T, FormatError>,
+) -> Result<T, FormatError> {
     let fail = |message: String| FormatError {
         file: file.to_string(),
         position: String::new(),
         message,
     };
-    let mut a = ::zip::ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| fail(format!("not a readable zip archive: {e}")))?;
-    let mut text = Vec::new();
-    a.by_name(MEMBER)
-        .map_err(|e| fail(format!("member `{MEMBER}`: {e}")))?
-        .read_to_end(&mut text)
-        .map_err(|e| fail(format!("member `{MEMBER}` does not read back: {e}")))?;
-    Ok(text)
+    let held = hold(input, file)?;
+    if held.more {
+        return Err(fail(format!(
+            "the archive is larger than the {} bytes read into memory to find its member \
+             `{MEMBER}`",
+            zip_entry::MAX_HELD
+        )));
+    }
+    zip_entry::with_entry_in(&held.bytes, Wanted::Named(MEMBER), |_, text| f(text)).map_err(fail)?
 }
 
 /// Encodes a zip holding a JVM trace, the member's text cut into blocks as `plan` says
-/// ([`BlockPlan::DEFAULT`] is what `hatf encode` writes; other plans serve tests).
+/// ([`BlockPlan::DEFAULT`] is what `hatf encode` writes; other plans serve tests). The archive
+/// is held in memory (a larger one than [`zip_entry::MAX_HELD`] is stored as its bytes); the
+/// member's text is streamed twice, once to find how its data is made and once into the
+/// model, and never held whole.
 pub fn encode(
     input: &mut dyn Read,
     output: &mut dyn Write,
@@ -214,7 +257,8 @@ pub fn encode(
     plan: BlockPlan,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let bytes = read_all(input, file)?;
+    let held = hold(input, file)?;
+    let bytes = held.bytes;
     if !bytes.starts_with(b"PK") {
         return Err(FormatError {
             file: file.to_string(),
@@ -222,17 +266,19 @@ pub fn encode(
             message: "not a zip archive (it does not start with `PK`)".to_string(),
         });
     }
-    let (layout, text) = match analyse(&bytes) {
-        Ok(x) => x,
+    let analysed = if held.more {
+        Err(format!(
+            "the archive is larger than the {} bytes taken apart in memory",
+            zip_entry::MAX_HELD
+        ))
+    } else {
+        analyse(&bytes)
+    };
+    let layout = match analysed {
+        Ok(layout) => layout,
         Err(reason) => {
-            return raw_store::encode(
-                FORMAT,
-                DTD,
-                &reason,
-                &mut Cursor::new(bytes),
-                output,
-                options,
-            )
+            let mut rest = Cursor::new(bytes).chain(input);
+            return raw_store::encode(FORMAT, DTD, &reason, &mut rest, output, options);
         }
     };
     let deflate = match layout.data {
@@ -253,11 +299,20 @@ pub fn encode(
     rest.extend_from_slice(&bytes[layout.start + layout.len..]);
     let mut out = BlockWriter::new(output, &header, options)?;
     out.block(0, &[(ZIP_INFO, &info), (ZIP_REST, &rest)])?;
+    drop(rest);
     let member = EncodeOptions {
         input_name: format!("{file}!{MEMBER}"),
         ..options.clone()
     };
-    let mut report = text::encode_into(&mut text.as_slice(), &mut out, &member, plan)?;
+    let fail = |message: String| FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message,
+    };
+    let mut report = zip_entry::with_entry_in(&bytes, Wanted::Named(MEMBER), |_, text| {
+        text::encode_into(text, &mut out, &member, plan)
+    })
+    .map_err(fail)??;
     out.finish()?;
     report.input_bytes = bytes.len() as u64;
     Ok(report)
@@ -311,22 +366,36 @@ pub fn decode(
         )));
     }
     super::check_layout(r.header(), file)?;
-    let mut text = Vec::new();
-    let lines = text::decode_blocks(&mut r, &mut text, file)?;
-    let data = match mode {
-        0 => text,
-        l => deflate(&text, u32::from(l - 1)).map_err(|e| fail(e.to_string()))?,
+    output
+        .write_all(&rest[..start])
+        .map_err(|e| write_error(file, e))?;
+    // The member's data is made as its text is decoded, and counted and checked on its way
+    // out: neither is held whole.
+    let mut data = DataCheck {
+        out: &mut *output,
+        len: 0,
+        crc: flate2::Crc::new(),
     };
-    if data.len() != len || crc32(&data) != crc {
+    let lines = match mode {
+        0 => text::decode_blocks(&mut r, &mut data, file)?,
+        l => {
+            let level = flate2::Compression::new(u32::from(l - 1));
+            let mut e = DeflateEncoder::new(&mut data, level);
+            let lines = text::decode_blocks(&mut r, &mut e, file)?;
+            e.finish().map_err(|e| write_error(file, e))?;
+            lines
+        }
+    };
+    if data.len != len as u64 || data.crc.sum() != crc {
         return Err(fail(format!(
             "the member's data made again differs from the original ({} bytes, expected {len}); \
              this build's deflate does not match the one that encoded the file",
-            data.len()
+            data.len
         )));
     }
-    for part in [&rest[..start], &data, &rest[start..]] {
-        output.write_all(part).map_err(|e| write_error(file, e))?;
-    }
+    output
+        .write_all(&rest[start..])
+        .map_err(|e| write_error(file, e))?;
     output.flush().map_err(|e| write_error(file, e))?;
     Ok(lines)
 }

@@ -13,6 +13,7 @@ use super::value::Item;
 use super::Visitor;
 use crate::format::{DecodeOptions, FormatError, TraceFormat};
 use crate::seek::ReadSeek;
+use crate::shared::zip_entry::{self, Wanted};
 
 /// The `layout` property of a file that keeps the archive's bytes.
 pub(crate) const ORIGINAL_BYTES: &str = "original-bytes";
@@ -80,21 +81,15 @@ pub(crate) fn read(
 }
 
 /// Copies the trace entry of the zip archive `archive` (a `jvm-zip` archive's member
-/// `trace`, another archive's first file) into `out`, reading the entries one
-/// after another (a central directory is not needed: the archive may be damaged or cut).
+/// `trace`, another archive's first file) into `out`, through the one zip-entry reader
+/// ([`zip_entry::with_entry`]: local headers one after another, so a damaged or cut archive is
+/// read up to the damage, and the text held to the size its header declares).
 fn zip_trace(archive: &mut impl Read, format: &str, out: &mut impl Write) -> io::Result<u64> {
-    loop {
-        let Some(mut entry) = zip::read::read_zipfile_from_stream(archive)? else {
-            return Err(io::Error::other("the archive has no trace entry"));
-        };
-        let wanted = if format == crate::jvm::zip::FORMAT {
-            entry.name() == crate::jvm::zip::MEMBER
-        } else {
-            entry.is_file()
-        };
-        if wanted {
-            return io::copy(&mut entry, out);
-        }
-        io::copy(&mut entry, &mut io::sink())?;
-    }
+    let wanted = if format == crate::jvm::zip::FORMAT {
+        Wanted::Named(crate::jvm::zip::MEMBER)
+    } else {
+        Wanted::FirstFile
+    };
+    zip_entry::with_entry(archive, wanted, |_, text| io::copy(text, out))
+        .map_err(io::Error::other)?
 }

@@ -2,3 +2,4 @@
 
 pub mod hash;
 pub mod stats_schema;
+pub mod zip_entry;

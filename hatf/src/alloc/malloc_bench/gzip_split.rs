@@ -193,7 +193,7 @@ pub const MAX_PIECE_TEXT: u64 = if PIECE_MAX_TEXT > WHOLE_STREAM_MAX_TEXT {
 /// Most deflate bytes a piece of `text_len` bytes of text may declare: twice its text (deflate
 /// with a poor Huffman code spends at most 15 bits per literal; writers switch to stored
 /// blocks, 5 bytes per 65,535, long before) plus 64 KiB for block headers.
-pub fn max_deflate_len(text_len: u64) -> u64 {
+pub const fn max_deflate_len(text_len: u64) -> u64 {
     text_len.saturating_mul(2).saturating_add(64 << 10)
 }
 
@@ -300,6 +300,57 @@ pub fn whole_as_piece(deflate: &[u8]) -> Result<(Piece, Vec<u8>), String> {
     Ok((piece, text))
 }
 
+/// [`whole_as_piece`], checked by rebuilding the piece and comparing, in this process.
+pub fn whole_as_checked_piece(deflate: &[u8]) -> Result<(Piece, Vec<u8>), String> {
+    let (piece, text) = whole_as_piece(deflate)?;
+    let mut at = 0usize;
+    join_pieces(&text, std::slice::from_ref(&piece), &mut |bytes| {
+        if deflate.get(at..at + bytes.len()) != Some(bytes) {
+            return Err("the rebuilt deflate stream differs from the original".to_string());
+        }
+        at += bytes.len();
+        Ok(())
+    })?;
+    if at as u64 != piece.deflate_len {
+        return Err("the rebuilt deflate stream is shorter than the original".to_string());
+    }
+    Ok((piece, text))
+}
+
+/// [`whole_as_checked_piece`] in a child process bounded in memory and time where one can be
+/// had ([`super::analysis_process::whole_as_piece`]): what the encoder calls on an archive
+/// it is given.
+pub fn whole_as_bounded_piece(deflate: &[u8]) -> Result<(Piece, Vec<u8>), String> {
+    #[cfg(unix)]
+    return super::analysis_process::whole_as_piece(deflate);
+    #[cfg(not(unix))]
+    whole_as_checked_piece(deflate)
+}
+
+/// The deflate stream at the start of `deflate` in pieces, with its text (at most
+/// [`MAX_TEXT`] bytes) and the deflate bytes it takes, analysed and checked piece by piece in
+/// a bounded child process ([`PieceReader`](super::piece_stream::PieceReader)).
+pub fn bounded_pieces(deflate: &[u8]) -> Result<(Vec<Piece>, Vec<u8>, usize), String> {
+    use std::io::Read;
+    let mut r = super::piece_stream::PieceReader::new(deflate);
+    let mut text = Vec::new();
+    (&mut r)
+        .take(MAX_TEXT as u64 + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() > MAX_TEXT {
+        return Err(format!("the text exceeds {MAX_TEXT} bytes"));
+    }
+    let (pieces, used) = r.finish()?;
+    if used > deflate.len() {
+        return Err(format!(
+            "the analysis reports {used} deflate bytes of {}",
+            deflate.len()
+        ));
+    }
+    Ok((pieces, text, used))
+}
+
 /// Serialises pieces: their count, then for each its text length, deflate length,
 /// reconstruction-data length (varints) and reconstruction data.
 pub fn encode_pieces(pieces: &[Piece]) -> Vec<u8> {
@@ -362,22 +413,43 @@ pub fn split_chunked(gz: &[u8]) -> Result<GzipPieces, String> {
     checked_pieces(gz, head_len, pieces, text, used)
 }
 
-/// [`split_chunked`], or when preflate fails on the pieces, the whole stream as one piece if its
-/// text is at most [`WHOLE_STREAM_MAX_TEXT`] bytes ([`whole_as_piece`]); checked the same way.
+/// The gzip file taken apart in pieces ([`bounded_pieces`]), or when preflate fails on the
+/// pieces, as one piece if its text is at most [`WHOLE_STREAM_MAX_TEXT`] bytes
+/// ([`whole_as_bounded_piece`]): analysed and checked in a child process bounded in memory
+/// and time, so a hostile file costs the encoder no more than those bounds.
 pub fn split_bounded(gz: &[u8]) -> Result<GzipPieces, String> {
-    let in_pieces = match split_chunked(gz) {
-        Ok(p) => return Ok(p),
+    let head_len = header_len(gz)?;
+    let deflate = &gz[head_len..];
+    let in_pieces = match bounded_pieces(deflate) {
+        Ok((pieces, text, used)) => {
+            return Ok(GzipPieces {
+                head: gz[..head_len].to_vec(),
+                pieces,
+                text,
+                tail: gz[head_len + used..].to_vec(),
+            })
+        }
         Err(e) => e,
     };
-    let head_len = header_len(gz)?;
-    let (piece, text) = whole_as_piece(&gz[head_len..]).map_err(|whole| {
+    let (piece, text) = whole_as_bounded_piece(deflate).map_err(|whole| {
         format!(
             "in pieces: {in_pieces}; as one stream (at most {WHOLE_STREAM_MAX_TEXT} bytes of \
              text): {whole}"
         )
     })?;
     let used = piece.deflate_len as usize;
-    checked_pieces(gz, head_len, vec![piece], text, used)
+    if used > deflate.len() {
+        return Err(format!(
+            "the analysis reports {used} deflate bytes of {}",
+            deflate.len()
+        ));
+    }
+    Ok(GzipPieces {
+        head: gz[..head_len].to_vec(),
+        pieces: vec![piece],
+        text,
+        tail: gz[head_len + used..].to_vec(),
+    })
 }
 
 /// The parts of `gz` after checking that the pieces rebuild its deflate stream, which starts

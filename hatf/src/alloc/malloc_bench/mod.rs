@@ -7,6 +7,10 @@
 //! input is not gzip) the bytes are stored as they are (property `deflate = original-bytes`).
 //! Events and statistics decode the protobuf ([`proto`]).
 
+#[cfg(unix)]
+pub mod analysis_process;
+#[cfg(unix)]
+pub mod bounded_child;
 pub mod gzip_split;
 pub mod mixed_parts;
 pub mod model;

@@ -8,6 +8,8 @@ use std::io::{self, Read, Write};
 
 use preflate_rs::{ExitCode, PreflateConfig, PreflateStreamProcessor, RecreateStreamProcessor};
 
+#[cfg(unix)]
+use super::analysis_process::AnalysisChild;
 use super::gzip_split::{check_piece, rebuild_piece, Piece, CHUNK_DEFLATE, PIECE_MAX_TEXT};
 use super::preflate_guard::guarded;
 #[cfg(unix)]
@@ -16,27 +18,23 @@ use super::rebuild_process::Rebuilder;
 /// Largest total text a [`PieceReader`] gives: preflate-rs counts positions in `i32`.
 pub const MAX_STREAM_TEXT: u64 = (i32::MAX as u64) - (64 << 20);
 
-/// Reads the text of the deflate stream at the start of `deflate`, analysing it
-/// [`CHUNK_DEFLATE`] bytes at a time and checking each piece by rebuilding it before its text
-/// is handed out: memory holds one piece's text and preflate's state, never the whole text.
-/// After the last byte, [`PieceReader::finish`] gives the pieces.
-pub struct PieceReader<'a> {
+/// Analyses the deflate stream at the start of `deflate` [`CHUNK_DEFLATE`] bytes at a time,
+/// checking each piece by rebuilding it: it holds one piece's text and preflate's state,
+/// never the whole text. It runs in this process, unbounded but for the pieces' lengths;
+/// [`PieceReader`] runs it in a bounded child process ([`super::analysis_process`]).
+pub struct PieceAnalyser<'a> {
     deflate: &'a [u8],
     analyser: PreflateStreamProcessor,
     checker: RecreateStreamProcessor,
     /// Deflate bytes taken by the pieces so far.
     used: usize,
-    pieces: Vec<Piece>,
-    /// The current piece's text and how much of it was read.
-    text: Vec<u8>,
-    at: usize,
+    /// Pieces analysed so far.
+    count: usize,
     total: u64,
-    /// Why the analysis stopped, when it failed (the reader then returns an error).
-    failed: Option<String>,
 }
 
-impl<'a> PieceReader<'a> {
-    /// A reader of the text of the deflate stream at the start of `deflate`.
+impl<'a> PieceAnalyser<'a> {
+    /// An analyser of the deflate stream at the start of `deflate`.
     pub fn new(deflate: &'a [u8]) -> Self {
         let config = PreflateConfig {
             plain_text_limit: PIECE_MAX_TEXT,
@@ -44,23 +42,30 @@ impl<'a> PieceReader<'a> {
             verify_compression: false,
             ..PreflateConfig::default()
         };
-        PieceReader {
+        PieceAnalyser {
             deflate,
             analyser: PreflateStreamProcessor::new(&config),
             checker: RecreateStreamProcessor::new(),
             used: 0,
-            pieces: Vec::new(),
-            text: Vec::new(),
-            at: 0,
+            count: 0,
             total: 0,
-            failed: None,
         }
     }
 
-    /// Analyses the next piece into `self.text`; false at the end of the stream.
-    fn next_piece(&mut self) -> Result<bool, String> {
+    /// Deflate bytes the pieces analysed so far take.
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    /// The next piece and its text, checked by rebuilding it; `None` at the end of the stream.
+    /// `before_check` runs between the analysis and the rebuild with the text's length (a
+    /// bounded child sets its time limit for the rebuild there).
+    pub fn next_piece(
+        &mut self,
+        before_check: &mut dyn FnMut(u64),
+    ) -> Result<Option<(Piece, Vec<u8>)>, String> {
         if self.analyser.is_done() {
-            return Ok(false);
+            return Ok(None);
         }
         let deflate = self.deflate;
         let start = self.used;
@@ -95,7 +100,8 @@ impl<'a> PieceReader<'a> {
             text_len: text.len() as u64,
             deflate_len: used as u64,
         };
-        let k = self.pieces.len();
+        let k = self.count;
+        before_check(piece.text_len);
         let rebuilt = rebuild_piece(&mut self.checker, k, &piece, &text)?;
         if rebuilt[..] != deflate[start..start + used] {
             return Err(format!(
@@ -103,10 +109,100 @@ impl<'a> PieceReader<'a> {
             ));
         }
         self.used += used;
-        self.pieces.push(piece);
-        self.text = text;
-        self.at = 0;
-        Ok(true)
+        self.count += 1;
+        Ok(Some((piece, text)))
+    }
+}
+
+/// Where a [`PieceReader`]'s pieces come from.
+enum Analysis<'a> {
+    /// A child process bounded in memory and time (the deflate stream is read from a file
+    /// and may be hostile).
+    #[cfg(unix)]
+    Child(AnalysisChild),
+    /// This process, where no child process can be had.
+    Here(Box<PieceAnalyser<'a>>),
+}
+
+/// Reads the text of the deflate stream at the start of `deflate`, analysed and checked piece
+/// by piece ([`PieceAnalyser`]) in a child process bounded in memory and time, each piece's
+/// text handed out as it comes: memory holds one piece's text, never the whole text. After
+/// the last byte, [`PieceReader::finish`] gives the pieces.
+pub struct PieceReader<'a> {
+    analysis: Analysis<'a>,
+    pieces: Vec<Piece>,
+    /// The current piece's text and how much of it was read.
+    text: Vec<u8>,
+    at: usize,
+    /// True once the stream's last piece came.
+    done: bool,
+    /// Deflate bytes the stream takes (known when done).
+    used: usize,
+    /// Why the analysis stopped, when it failed (the reader then returns an error).
+    failed: Option<String>,
+}
+
+impl<'a> PieceReader<'a> {
+    /// A reader of the text of the deflate stream at the start of `deflate`, analysed in a
+    /// bounded child process (in this process where none can be had).
+    pub fn new(deflate: &'a [u8]) -> Self {
+        #[cfg(unix)]
+        let analysis = match AnalysisChild::spawn(deflate) {
+            Ok(child) => Analysis::Child(child),
+            Err(_) => Analysis::Here(Box::new(PieceAnalyser::new(deflate))),
+        };
+        #[cfg(not(unix))]
+        let analysis = Analysis::Here(Box::new(PieceAnalyser::new(deflate)));
+        Self::with(analysis)
+    }
+
+    /// [`PieceReader::new`] with the analysis in this process.
+    pub fn in_process(deflate: &'a [u8]) -> Self {
+        Self::with(Analysis::Here(Box::new(PieceAnalyser::new(deflate))))
+    }
+
+    /// [`PieceReader::new`] with the child's memory budget given (tests).
+    #[cfg(all(unix, test))]
+    pub(crate) fn with_memory(deflate: &'a [u8], memory: u64) -> Result<Self, String> {
+        let child = AnalysisChild::spawn_bounded(deflate, memory)?;
+        Ok(Self::with(Analysis::Child(child)))
+    }
+
+    fn with(analysis: Analysis<'a>) -> Self {
+        PieceReader {
+            analysis,
+            pieces: Vec::new(),
+            text: Vec::new(),
+            at: 0,
+            done: false,
+            used: 0,
+            failed: None,
+        }
+    }
+
+    /// Takes the next piece into `self.text`; false at the end of the stream.
+    fn next_piece(&mut self) -> Result<bool, String> {
+        if self.done {
+            return Ok(false);
+        }
+        let next = match &mut self.analysis {
+            #[cfg(unix)]
+            Analysis::Child(child) => child.next_piece(self.pieces.len())?,
+            Analysis::Here(a) => a.next_piece(&mut |_| {})?.ok_or(a.used()),
+        };
+        match next {
+            Ok((piece, text)) => {
+                self.pieces.push(piece);
+                self.text = text;
+                self.at = 0;
+                Ok(true)
+            }
+            Err(used) => {
+                self.done = true;
+                self.used = used;
+                Ok(false)
+            }
+        }
     }
 
     /// Why the analysis failed, if it did (a reader that stopped early did not fail).
@@ -120,7 +216,7 @@ impl<'a> PieceReader<'a> {
         if let Some(why) = self.failed {
             return Err(why);
         }
-        if !self.analyser.is_done() || self.at < self.text.len() {
+        if !self.done || self.at < self.text.len() {
             return Err("the deflate stream's text was not read to its end".to_string());
         }
         Ok((self.pieces, self.used))

@@ -61,15 +61,10 @@ pub fn check_parameters(first: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-thread_local! {
-    /// True while this thread runs a guarded call: its panics print nothing.
-    static QUIET: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f`, a call into preflate-rs, turning a panic inside it into an error that says
-/// `what` failed. The panic's message is not printed: a hook installed once (around whatever
-/// hook was there) stays silent for panics on a thread inside such a call.
-pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+/// Installs, once, the panic hook that is silent on a thread inside a [`guarded`] call. A
+/// process about to fork a child that calls [`guarded`] installs it first: the child must not
+/// take the hook's lock, which another thread of the parent may hold at the fork.
+pub fn install_quiet_hook() {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
@@ -79,6 +74,18 @@ pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T
             }
         }));
     });
+}
+
+thread_local! {
+    /// True while this thread runs a guarded call: its panics print nothing.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, a call into preflate-rs, turning a panic inside it into an error that says
+/// `what` failed. The panic's message is not printed: a hook installed once (around whatever
+/// hook was there) stays silent for panics on a thread inside such a call.
+pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    install_quiet_hook();
     let was = QUIET.with(|q| q.replace(true));
     let result = catch_unwind(AssertUnwindSafe(f));
     QUIET.with(|q| q.set(was));

@@ -1,30 +1,21 @@
 //! Rebuilding a deflate stream's pieces in a child process whose memory and processor time
-//! the kernel bounds.
+//! the kernel bounds ([`BoundedChild`]).
 //!
 //! preflate-rs rebuilds a piece from arithmetic-coded corrections that only it reads. Hostile
 //! corrections that pass every checksum can make one call loop, adding empty deflate blocks
-//! until memory runs out, and hatf can neither interrupt the call nor cap what it allocates.
-//! A child process can be bounded: forked when a stream's first piece is rebuilt, it holds the
+//! until memory runs out. The child, forked when a stream's first piece is rebuilt, holds the
 //! rebuilder's state for the whole stream, reads each piece's text from a socket and writes the
-//! rebuilt bytes back. `RLIMIT_DATA` caps its private writable memory at what it inherited plus
-//! [`memory_budget`] of the largest piece, and before each piece `RLIMIT_CPU` caps its
-//! processor time at what it has used plus [`cpu_budget`] of that piece. A child that dies (the
-//! kernel's SIGXCPU at the time limit, an abort on a refused allocation) is an error naming the
-//! limit, and its messages never reach standard error. (Memory the parent had freed but still
-//! maps when it forks is reused by the child without counting: the child's whole footprint is
-//! bounded by the parent's at the fork plus the budget.) The budgets follow from the pieces'
-//! declared lengths, which [`check_piece`](super::gzip_split::check_piece) bounds before anything is rebuilt.
-//!
-//! After `fork` only the calling thread runs in the child. It uses no lock another thread can
-//! hold at that moment except the allocator's, and glibc's `malloc` makes itself consistent in
-//! the child across `fork`.
+//! rebuilt bytes back; its memory is capped at what it inherited plus [`memory_budget`] of the
+//! largest piece, and before each piece its processor time at what it has used plus
+//! [`cpu_budget`] of that piece. The budgets follow from the pieces' declared lengths, which
+//! [`check_piece`](super::gzip_split::check_piece) bounds before anything is rebuilt.
 
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use preflate_rs::RecreateStreamProcessor;
 
+use super::bounded_child::{limit_cpu, BoundedChild};
 use super::gzip_split::{rebuild_piece, Piece};
 
 /// Memory a rebuilding child may take beyond what it inherits, for pieces of at most
@@ -33,7 +24,7 @@ use super::gzip_split::{rebuild_piece, Piece};
 /// blocks and the rebuilt bytes, and its hash chains (about 1 MiB for a 32 KiB window).
 /// Sixteen bytes per byte covers that with room; a rebuild of the corpus' largest pieces
 /// (3.4 MB of text) peaks under a third of its budget.
-pub fn memory_budget(largest: u64) -> u64 {
+pub const fn memory_budget(largest: u64) -> u64 {
     (64u64 << 20).saturating_add(largest.saturating_mul(16))
 }
 
@@ -41,16 +32,13 @@ pub fn memory_budget(largest: u64) -> u64 {
 /// seconds, and one more per 256 KiB. preflate-rs rebuilds more than 20 MB of text a second in
 /// a release build; this leaves room for debug and fuzzing builds, and a hostile piece's
 /// loop ends within it.
-pub fn cpu_budget(text_len: u64) -> u64 {
+pub const fn cpu_budget(text_len: u64) -> u64 {
     2 + text_len / (256 << 10)
 }
 
 /// A child process rebuilding one stream's pieces, in order.
 pub struct Rebuilder {
-    /// The child's process id; 0 once it was waited for.
-    child: libc::pid_t,
-    socket: UnixStream,
-    memory: u64,
+    child: BoundedChild,
 }
 
 impl Rebuilder {
@@ -67,46 +55,17 @@ impl Rebuilder {
     /// [`Rebuilder::spawn`] with `memory` bytes of private writable memory beyond what the
     /// child inherits.
     fn spawn_bounded(pieces: &[Piece], memory: u64) -> Result<Self, String> {
-        // Read here only to fail early where /proc is missing; the child measures its own.
-        data_size()?;
-        let (parent, child) =
-            UnixStream::pair().map_err(|e| format!("cannot create a socket: {e}"))?;
-        // SAFETY: the child runs only `serve` (no lock other threads may hold but the
-        // allocator's, see the module's comment) and leaves through `_exit`, never returning
-        // into the parent's code.
-        match unsafe { libc::fork() } {
-            -1 => Err(format!(
-                "cannot start the rebuilding process: {}",
-                io::Error::last_os_error()
-            )),
-            0 => {
-                drop(parent);
-                let ok = catch_unwind(AssertUnwindSafe(|| {
-                    // What it inherited, measured after the fork: other threads of the
-                    // parent may have mapped or unmapped memory since.
-                    let limit = data_size().map_err(io::Error::other)?;
-                    quiet_and_bounded(limit.saturating_add(memory));
-                    serve(child, pieces)
-                }));
-                let code = i32::from(!matches!(ok, Ok(Ok(()))));
-                // SAFETY: ends the child without running the parent's exit handlers.
-                unsafe { libc::_exit(code) }
-            }
-            pid => Ok(Rebuilder {
-                child: pid,
-                socket: parent,
-                memory,
-            }),
-        }
+        let child = BoundedChild::spawn(memory, |socket| serve(socket, pieces))?;
+        Ok(Rebuilder { child })
     }
 
     /// Sends piece `k`'s text to the child and gives back the deflate bytes it rebuilt.
     pub fn rebuild(&mut self, k: usize, p: &Piece, text: &[u8]) -> Result<Vec<u8>, String> {
+        let socket = &mut self.child.socket;
         let mut head = [0u8; 9];
-        let answered = self
-            .socket
+        let answered = socket
             .write_all(text)
-            .and_then(|()| self.socket.read_exact(&mut head));
+            .and_then(|()| socket.read_exact(&mut head));
         if answered.is_err() {
             return Err(self.death(k, p));
         }
@@ -118,7 +77,7 @@ impl Rebuilder {
             ));
         }
         let mut bytes = vec![0u8; len as usize];
-        if self.socket.read_exact(&mut bytes).is_err() {
+        if socket.read_exact(&mut bytes).is_err() {
             return Err(self.death(k, p));
         }
         match head[0] {
@@ -129,109 +88,9 @@ impl Rebuilder {
 
     /// Why the child stopped answering during piece `k`.
     fn death(&mut self, k: usize, p: &Piece) -> String {
-        let mut status = 0;
-        // SAFETY: waits for our own child.
-        let waited = unsafe { libc::waitpid(self.child, &mut status, 0) };
-        self.child = 0;
         let what = format!("rebuilding piece {k} of the deflate stream");
-        if waited == -1 {
-            return format!("{what}: the rebuilding process was lost");
-        }
-        if libc::WIFSIGNALED(status) {
-            return match libc::WTERMSIG(status) {
-                libc::SIGXCPU | libc::SIGKILL => format!(
-                    "{what} took more than its {} s of processor time: its reconstruction \
-                     data is damaged",
-                    cpu_budget(p.text_len)
-                ),
-                libc::SIGABRT | libc::SIGSEGV | libc::SIGBUS => format!(
-                    "{what} needed more than its {} MiB of memory: its reconstruction data is \
-                     damaged",
-                    self.memory >> 20
-                ),
-                signal => format!("{what}: the rebuilding process ended by signal {signal}"),
-            };
-        }
-        format!(
-            "{what}: the rebuilding process ended with status {}",
-            libc::WEXITSTATUS(status)
-        )
+        self.child.death(&what, cpu_budget(p.text_len))
     }
-}
-
-impl Drop for Rebuilder {
-    fn drop(&mut self) {
-        if self.child > 0 {
-            // SAFETY: ends and reaps our own child (it may still wait for text).
-            unsafe {
-                libc::kill(self.child, libc::SIGKILL);
-                libc::waitpid(self.child, std::ptr::null_mut(), 0);
-            }
-        }
-    }
-}
-
-/// The private writable memory this process holds now, in bytes (`VmData` of
-/// `/proc/self/status`): what `RLIMIT_DATA` counts. (`RLIMIT_AS` would not do: a glibc thread
-/// arena reserves 64 MiB of address space in advance and grows inside it unseen.)
-fn data_size() -> Result<u64, String> {
-    let status = std::fs::read_to_string("/proc/self/status")
-        .map_err(|e| format!("cannot read /proc/self/status: {e}"))?;
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmData:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or("no VmData in /proc/self/status")?;
-    Ok(kib.saturating_mul(1024))
-}
-
-/// In the child: standard error to /dev/null, the crash signals to their default action (a
-/// fuzzer's handlers would report the child's death as its own crash), and its private
-/// writable memory capped at `limit` bytes.
-fn quiet_and_bounded(limit: u64) {
-    // SAFETY: plain system calls on this process's own descriptors, signals and limits.
-    unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
-        if null >= 0 {
-            libc::dup2(null, 2);
-            libc::close(null);
-        }
-        for signal in [
-            libc::SIGABRT,
-            libc::SIGSEGV,
-            libc::SIGBUS,
-            libc::SIGILL,
-            libc::SIGFPE,
-            libc::SIGXCPU,
-        ] {
-            libc::signal(signal, libc::SIG_DFL);
-        }
-    }
-    set_limit(libc::RLIMIT_DATA, limit);
-}
-
-/// Lowers the soft limit `resource` to `value` (never above the hard limit).
-fn set_limit(resource: libc::__rlimit_resource_t, value: u64) {
-    let mut l = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `l` is a valid rlimit for both calls.
-    unsafe {
-        if libc::getrlimit(resource, &mut l) == 0 {
-            l.rlim_cur = value.min(l.rlim_max);
-            libc::setrlimit(resource, &l);
-        }
-    }
-}
-
-/// Processor seconds this process has used, rounded up.
-fn cpu_seconds() -> u64 {
-    // SAFETY: `u` is a valid rusage to fill.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let secs = u.ru_utime.tv_sec + u.ru_stime.tv_sec;
-    u64::try_from(secs).unwrap_or(0) + 1
 }
 
 /// The child's work: each piece's text in, its rebuilt bytes out (a 0 byte and the length), or
@@ -241,7 +100,7 @@ fn serve(mut socket: UnixStream, pieces: &[Piece]) -> io::Result<()> {
     for (k, p) in pieces.iter().enumerate() {
         let mut text = vec![0u8; p.text_len as usize];
         socket.read_exact(&mut text)?;
-        set_limit(libc::RLIMIT_CPU, cpu_seconds() + cpu_budget(p.text_len));
+        limit_cpu(cpu_budget(p.text_len));
         let (tag, bytes) = match rebuild_piece(&mut r, k, p, &text) {
             Ok(bytes) => (0u8, bytes),
             Err(why) => (1, why.into_bytes().into_iter().take(4096).collect()),
@@ -357,7 +216,7 @@ mod tests {
         let (z, _, _) = sample();
         match r.rebuild(0, &pieces[0], &wrong) {
             Ok(bytes) => assert!(bytes != z[..bytes.len()]),
-            Err(e) => assert!(!e.contains("rebuilding process"), "{e}"),
+            Err(e) => assert!(!e.contains("bounded process"), "{e}"),
         }
     }
 }

@@ -22,6 +22,7 @@ use crate::alloc::malloc_bench::piece_stream::{PieceReader, PieceWriter};
 use crate::alloc::raw_store;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::seek::{Note, ReadSeek, Window};
+use crate::shared::zip_entry::{self, Wanted};
 
 /// Value of the `layout` property when the entry was taken apart: section 1 lists the deflate
 /// stream's pieces ([`gzip_split::encode_pieces`]; one piece for the whole
@@ -37,39 +38,23 @@ const CORRECTIONS: u8 = 1;
 const TAIL: u8 = 2;
 /// Section: the entry's text as a `memory-replay` container.
 const NESTED: u8 = 3;
-/// Largest archive taken apart in memory (larger ones are stored as they are).
-const MAX_INPUT: u64 = 1 << 30;
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "memory-replay-zip";
 
-/// True when `head` is a zip whose first entry is deflated `memory_replay` text.
+/// True when `head` is a zip whose first entry is `memory_replay` text.
 pub fn detect(head: &[u8]) -> bool {
-    let Some((data_at, method)) = local_entry(head) else {
+    let start = zip_entry::with_entry(&mut &head[..], Wanted::FirstFile, |_, text| {
+        // `head` may end inside the entry: what it gives up to there is enough.
+        let mut start = Vec::new();
+        let _ = text.take(4096).read_to_end(&mut start);
+        Ok::<_, ()>(start)
+    });
+    let Ok(Ok(text)) = start else {
         return false;
     };
-    let data = &head[data_at..];
-    let mut text = Vec::new();
-    let mut dec = flate2::read::DeflateDecoder::new(data);
-    let mut chunk = [0u8; 4096];
-    if method == 0 {
-        text.extend_from_slice(&data[..data.len().min(4096)]);
-    } else if let Ok(n) = dec.read(&mut chunk) {
-        text.extend_from_slice(&chunk[..n]);
-    }
     let mut lines = text.split(|&b| b == b'\n');
     matches!(lines.next(), Some(l) if line::parse(l).is_ok())
-}
-
-/// Offset of the first entry's data and its compression method.
-fn local_entry(z: &[u8]) -> Option<(usize, u16)> {
-    if !z.starts_with(b"PK\x03\x04") || z.len() < 30 {
-        return None;
-    }
-    let u16_at = |o: usize| u16::from_le_bytes([z[o], z[o + 1]]);
-    let method = u16_at(8);
-    let at = 30 + usize::from(u16_at(26)) + usize::from(u16_at(28));
-    (at <= z.len()).then_some((at, method))
 }
 
 /// Encodes the archive: taken apart and modelled when that gives it back exactly, else its bytes.
@@ -79,15 +64,12 @@ pub fn encode(
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let mut z = Vec::new();
-    input
-        .take(MAX_INPUT)
-        .read_to_end(&mut z)
-        .map_err(|e| FormatError {
-            file: file.to_string(),
-            position: format!("byte {}", z.len()),
-            message: format!("cannot read the input: {e}"),
-        })?;
+    let held = zip_entry::hold(input).map_err(|(e, at)| FormatError {
+        file: file.to_string(),
+        position: format!("byte {at}"),
+        message: format!("cannot read the input: {e}"),
+    })?;
+    let z = held.bytes;
     if !z.starts_with(b"PK\x03\x04") {
         return Err(FormatError {
             file: file.to_string(),
@@ -95,7 +77,7 @@ pub fn encode(
             message: "not a zip archive (no local file header `PK\\x03\\x04`)".to_string(),
         });
     }
-    let split = if z.len() as u64 == MAX_INPUT {
+    let split = if held.more {
         Err("the archive is too large to take apart in memory".to_string())
     } else {
         take_apart(&z, options)
@@ -174,9 +156,10 @@ type Inflated = (
 );
 
 /// Encodes the text of `deflate` into `nested` while a second thread inflates it in pieces
-/// and hands the text over through a pipe. The encoder reads its input on worker threads, and
-/// the piece reader cannot move between threads, so it stays on a thread of its own. Should
-/// the pieces fail, the encoder sees the text end early and its result is to be dropped.
+/// (analysed in a bounded child process, [`PieceReader`]) and hands the text over through a
+/// pipe. The encoder reads its input on worker threads, and the piece reader cannot move
+/// between threads, so it stays on a thread of its own. Should the pieces fail, the encoder
+/// sees the text end early and its result is to be dropped.
 fn inflate_into_encoder(
     deflate: &[u8],
     nested: &mut Vec<u8>,
@@ -191,6 +174,7 @@ fn inflate_into_encoder(
             // it had failed itself, or that its text was not read to the end.
             let _ = std::io::copy(&mut reader, &mut to_text);
             drop(to_text);
+            // finish ends the analysing child, which may be ahead of the encoder.
             (reader.failure().map(str::to_string), reader.finish())
         });
         let encoded = codec::encode(&mut text, nested, options);
@@ -205,14 +189,21 @@ fn inflate_into_encoder(
 
 /// Takes `z` apart, checking that every piece rebuilds its deflate bytes exactly: in pieces
 /// while the text streams into the encoder, or, when preflate fails on the pieces, as one
-/// piece if the text is short enough to hold ([`gzip_split::whole_as_piece`]).
+/// piece if the text is short enough to hold ([`gzip_split::whole_as_bounded_piece`]). The
+/// analysis runs in a child process bounded in memory and time; the entry's local header is
+/// read by the zip crate ([`zip_entry::first_local`]).
 fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
-    let (data_at, method) = local_entry(z).ok_or("no complete local file header")?;
-    if method != 8 {
+    let entry = zip_entry::first_local(z)?;
+    if entry.method != ::zip::CompressionMethod::Deflated {
         return Err(format!(
-            "the entry's compression method is {method}, not deflate"
+            "the entry's compression method is {}, not deflate",
+            entry.method
         ));
     }
+    // The stream runs from the entry's data to where preflate finds its end, whatever the
+    // headers say (the archive is kept byte for byte either way); its text is bounded by the
+    // analysing child and the piece reader, not by the declared size.
+    let data_at = entry.data_start as usize;
     let deflate = &z[data_at..];
     let mut nested = Vec::new();
     let (encoded, (failure, finished)) = inflate_into_encoder(deflate, &mut nested, options)?;
@@ -234,24 +225,24 @@ fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
         Err(why) => why,
     };
     drop(nested);
-    let (piece, text) = gzip_split::whole_as_piece(deflate).map_err(|whole| {
+    let (piece, text) = gzip_split::whole_as_bounded_piece(deflate).map_err(|whole| {
         format!(
             "in pieces: {in_pieces}; as one stream (at most {} bytes of text): {whole}",
             gzip_split::WHOLE_STREAM_MAX_TEXT
         )
     })?;
     let used = piece.deflate_len as usize;
-    let pieces = [piece];
-    let mut rebuilt = PieceWriter::new(&pieces, Vec::with_capacity(used));
-    rebuilt.write_all(&text).map_err(|e| e.to_string())?;
-    if rebuilt.finish()? != deflate[..used] {
-        return Err("the rebuilt deflate stream differs from the original".to_string());
+    if used > deflate.len() {
+        return Err(format!(
+            "the analysis reports {used} deflate bytes of {}",
+            deflate.len()
+        ));
     }
     let mut nested = Vec::new();
     let report = codec::encode(&mut &text[..], &mut nested, options).map_err(|e| e.to_string())?;
     Ok(Parts {
         data_at,
-        corrections: gzip_split::encode_pieces(&pieces),
+        corrections: gzip_split::encode_pieces(&[piece]),
         used,
         nested,
         report,
@@ -389,41 +380,20 @@ pub fn decode_records(
     }
 }
 
-/// Inflates the archive's first entry into `sink` (for events and statistics).
+/// Inflates the archive's first entry into `sink` (for events and statistics), streamed
+/// through the one zip-entry reader ([`zip_entry::with_entry`]): never held whole, and held to
+/// the size and CRC-32 its local header declares.
 pub fn inflate_entry(
     input: &mut dyn Read,
     name: &str,
     sink: &mut dyn FnMut(&mut dyn Read) -> Result<(), FormatError>,
 ) -> Result<(), FormatError> {
-    let mut head = vec![0u8; 30];
-    input.read_exact(&mut head).map_err(|e| FormatError {
-        file: name.to_string(),
-        position: "byte 0".to_string(),
-        message: format!("not a zip archive: {e}"),
-    })?;
-    let u16_at = |o: usize| u16::from_le_bytes([head[o], head[o + 1]]);
-    if !head.starts_with(b"PK\x03\x04") {
-        return Err(FormatError {
+    let mut input = input;
+    zip_entry::with_entry(&mut input, Wanted::FirstFile, |_, text| sink(text)).map_err(
+        |message| FormatError {
             file: name.to_string(),
-            position: "byte 0".to_string(),
-            message: "not a zip archive (no local file header)".to_string(),
-        });
-    }
-    let (method, skip) = (u16_at(8), u64::from(u16_at(26)) + u64::from(u16_at(28)));
-    std::io::copy(&mut input.take(skip), &mut std::io::sink()).map_err(|e| FormatError {
-        file: name.to_string(),
-        position: "byte 30".to_string(),
-        message: format!("cannot read the zip header: {e}"),
-    })?;
-    match method {
-        0 => sink(input),
-        8 => sink(&mut flate2::read::DeflateDecoder::new(input)),
-        m => Err(FormatError {
-            file: name.to_string(),
-            position: "byte 8".to_string(),
-            message: format!(
-                "zip compression method {m} is not supported (only stored and deflate)"
-            ),
-        }),
-    }
+            position: String::new(),
+            message,
+        },
+    )?
 }
