@@ -9,9 +9,11 @@ pub mod context_mix;
 #[cfg(test)]
 mod encode_checks;
 mod ended_block;
+pub(crate) mod entries;
 pub mod event;
 pub mod hatf10_dtd;
 pub mod huge_pages;
+mod kept_records;
 pub mod line_chunks;
 pub mod lzma_alone;
 pub mod malloc_bench;

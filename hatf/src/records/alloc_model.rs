@@ -10,6 +10,7 @@ use metatf::container::Block;
 use super::builtin;
 use super::value::{Fields, Item, Record};
 use super::Visitor;
+use crate::alloc::entries::EntrySink;
 use crate::alloc::memory_replay::entries as replay;
 use crate::alloc::mtrace::entries as mtrace;
 use crate::format::FormatError;
@@ -61,13 +62,13 @@ impl Visit<'_, '_> {
     }
 }
 
-impl mtrace::EntrySink for Visit<'_, '_> {
+impl<'e> EntrySink<mtrace::Entry<'e>> for Visit<'_, '_> {
     fn block(&mut self, block: &Block) -> Result<(), FormatError> {
         Visit::block(self, block)
     }
 
     #[inline]
-    fn entry(&mut self, index: u64, entry: mtrace::Entry<'_>) -> Result<(), FormatError> {
+    fn entry(&mut self, index: u64, entry: mtrace::Entry<'e>) -> Result<(), FormatError> {
         let mut fields = Fields::new();
         let record_type = match entry {
             mtrace::Entry::Op(op) => builtin::mtrace_op(&op, &mut fields),
@@ -79,13 +80,13 @@ impl mtrace::EntrySink for Visit<'_, '_> {
     }
 }
 
-impl replay::EntrySink for Visit<'_, '_> {
+impl<'e> EntrySink<replay::Entry<'e>> for Visit<'_, '_> {
     fn block(&mut self, block: &Block) -> Result<(), FormatError> {
         Visit::block(self, block)
     }
 
     #[inline]
-    fn entry(&mut self, index: u64, entry: replay::Entry<'_>) -> Result<(), FormatError> {
+    fn entry(&mut self, index: u64, entry: replay::Entry<'e>) -> Result<(), FormatError> {
         let mut fields = Fields::new();
         let record_type = match entry {
             replay::Entry::Line(l) => builtin::replay_action(&l, &mut fields),

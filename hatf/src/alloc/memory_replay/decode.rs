@@ -15,7 +15,8 @@ use super::line::Action;
 use super::line::ReplayLine;
 use super::{FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
+use crate::alloc::kept_records::{self, KeepingSink};
+use crate::alloc::model::pipeline::{self, Drain, RecordSink};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::put_dec;
 use crate::alloc::text_out::{put, put_decimal, put_hex, window, Filled, TextOut, Window, WINDOW};
@@ -312,6 +313,12 @@ impl<'f, 'o> TextSink<'f, 'o> {
     }
 }
 
+impl KeepingSink for TextSink<'_, '_> {
+    fn keep(&mut self, keep: Range<u64>) {
+        self.keep = keep;
+    }
+}
+
 impl RecordSink for TextSink<'_, '_> {
     fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
         self.tids.clear();
@@ -393,24 +400,8 @@ pub fn decode_records(
     let file = options.input_name.as_str();
     let mut out = BufWriter::with_capacity(1 << 16, output);
     let mut sink = TextSink::new(file, Drain::Direct(&mut out));
-    let mut model: Option<BlockModel> = None;
-    let written = crate::seek::decode_records(
-        input,
-        &[FORMAT],
-        file,
-        range.start,
-        range.end,
-        note,
-        &mut |header| blocks::check_layout(header, file),
-        &mut |_, block, keep| {
-            let model = match model.as_mut() {
-                Some(m) => m,
-                None => model.insert(BlockModel::new()),
-            };
-            sink.keep = keep;
-            model.block(&ReplayKinds, block, file, &mut sink)
-        },
-    )?;
+    let written =
+        kept_records::decode_kept(input, FORMAT, file, range, note, &ReplayKinds, &mut sink)?;
     drop(sink);
     out.flush().map_err(|e| write_error(file, e))?;
     Ok(written)

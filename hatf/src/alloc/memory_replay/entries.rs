@@ -10,11 +10,10 @@ use super::kinds::{self, ReplayKinds};
 use super::line::{Action, ReplayLine};
 use super::{FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks;
-use crate::alloc::model::pipeline::{BlockModel, RecordSink};
+use crate::alloc::entries::{self, EntryReader, EntrySink};
 use crate::alloc::model::ModelRecord;
-use crate::alloc::text_out::Filled;
 use crate::format::FormatError;
-use crate::seek::{self, Note, ReadSeek};
+use crate::seek::{Note, ReadSeek};
 use metatf::varint::Cursor;
 
 /// One record of a dump.
@@ -27,47 +26,22 @@ pub(crate) enum Entry<'a> {
     Text { line: &'a [u8], newline: bool },
 }
 
-/// What [`visit_records`] hands the records to.
-pub(crate) trait EntrySink {
-    /// A block begins; its wanted records follow.
-    fn block(&mut self, block: &Block) -> Result<(), FormatError>;
-    /// Record `index` (counted in the file) is `entry`.
-    fn entry(&mut self, index: u64, entry: Entry<'_>) -> Result<(), FormatError>;
-}
-
 /// Decodes records `range` of the `memory-replay` container `input` (only the blocks that hold
-/// them, found through the index as [`seek::decode_records`] finds them) into `sink`; returns
-/// how many were handed over.
+/// them) into `sink`; returns how many were handed over.
 pub(crate) fn visit_records(
     input: &mut dyn ReadSeek,
     file: &str,
     range: Range<u64>,
     note: Note<'_>,
-    sink: &mut dyn EntrySink,
+    sink: &mut dyn for<'e> EntrySink<Entry<'e>>,
 ) -> Result<u64, FormatError> {
-    let mut typed = Typed {
+    let reader = Reader {
         file,
-        sink,
         tids: Vec::new(),
         threads_at: 0,
         verbatim_at: 0,
-        keep: 0..0,
     };
-    let mut model: Option<BlockModel> = None;
-    seek::decode_records(
-        input,
-        &[FORMAT],
-        file,
-        range.start,
-        range.end,
-        note,
-        &mut |header| blocks::check_layout(header, file),
-        &mut |_, block, keep| {
-            let model = model.get_or_insert_with(BlockModel::new);
-            typed.keep = keep;
-            model.block(&ReplayKinds, block, file, &mut typed)
-        },
-    )
+    entries::visit_records(input, FORMAT, file, range, note, &ReplayKinds, reader, sink)
 }
 
 /// The line a record of `action` was made from (see the encoder: malloc keeps its size,
@@ -90,35 +64,33 @@ fn line_of(tid: u64, action: Action, r: &ModelRecord) -> ReplayLine {
 
 /// The model's records turned into [`Entry`]s, with the decoder's own thread table and
 /// stream cursors.
-struct Typed<'f, 's> {
+struct Reader<'f> {
     file: &'f str,
-    sink: &'s mut dyn EntrySink,
     /// Thread id by site id.
     tids: Vec<u64>,
     threads_at: usize,
     verbatim_at: usize,
-    /// The records of the block (counted from its first) handed over.
-    keep: Range<u64>,
 }
 
-impl RecordSink for Typed<'_, '_> {
-    fn block_start(&mut self, block: &Block) -> Result<(), FormatError> {
+impl EntryReader for Reader<'_> {
+    type Entry<'e> = Entry<'e>;
+
+    fn block_start(&mut self) {
         self.tids.clear();
         self.threads_at = 0;
         self.verbatim_at = 0;
-        if self.keep.start < self.keep.end {
-            self.sink.block(block)?;
-        }
-        Ok(())
     }
 
-    fn records(
+    fn records<H>(
         &mut self,
         block: &Block,
         first: u64,
         records: &[ModelRecord],
-        _print: bool,
-    ) -> Result<(), FormatError> {
+        hand: &mut H,
+    ) -> Result<(), FormatError>
+    where
+        H: for<'e> FnMut(u64, Entry<'e>) -> Result<(), FormatError>,
+    {
         let file = self.file;
         let at = |k: u64, msg: String| FormatError {
             file: file.to_string(),
@@ -153,23 +125,10 @@ impl RecordSink for Typed<'_, '_> {
             } else {
                 return Err(at(k, format!("unknown record kind {}", r.kind)));
             };
-            if self.keep.contains(&k) {
-                self.sink.entry(block.first_record + k, entry)?;
-            }
+            hand(k, entry)?;
         }
         self.threads_at = threads.position();
         self.verbatim_at = verbatim.position();
-        Ok(())
-    }
-
-    // One thread decodes and hands over every record: nothing is printed elsewhere.
-    fn take_printed(&mut self, _text: Filled) {}
-
-    fn flush(&mut self) -> Result<(), FormatError> {
-        Ok(())
-    }
-
-    fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
         Ok(())
     }
 }

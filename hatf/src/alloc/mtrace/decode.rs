@@ -12,7 +12,8 @@ use metatf::container::Block;
 use super::kinds::{self, MtraceKinds};
 use super::{FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::model::pipeline::{self, BlockModel, Drain, RecordSink};
+use crate::alloc::kept_records::{self, KeepingSink};
+use crate::alloc::model::pipeline::{self, Drain, RecordSink};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_out::{
     put, put_hex, put_hex_short, window, Filled, TextOut, Window, WINDOW,
@@ -447,6 +448,12 @@ impl<'a> Cursors<'a, '_> {
     }
 }
 
+impl KeepingSink for TextSink<'_, '_> {
+    fn keep(&mut self, keep: Range<u64>) {
+        self.keep = keep;
+    }
+}
+
 impl RecordSink for TextSink<'_, '_> {
     fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
         self.callers.clear();
@@ -524,23 +531,14 @@ pub fn decode_records(
     let file = options.input_name.as_str();
     let mut out = BufWriter::with_capacity(1 << 16, output);
     let mut sink = TextSink::new(file, Drain::Direct(&mut out));
-    let mut model: Option<BlockModel> = None;
-    let written = seek::decode_records(
+    let written = kept_records::decode_kept(
         input,
-        &[FORMAT],
+        FORMAT,
         file,
-        first,
-        end,
+        first..end,
         note,
-        &mut |header| blocks::check_layout(header, file),
-        &mut |_, block, keep| {
-            let model = match model.as_mut() {
-                Some(m) => m,
-                None => model.insert(BlockModel::new()),
-            };
-            sink.keep = keep;
-            model.block(&MtraceKinds, block, file, &mut sink)
-        },
+        &MtraceKinds,
+        &mut sink,
     )?;
     drop(sink);
     out.flush().map_err(|e| write_error(file, e))?;

@@ -11,11 +11,10 @@ use super::kinds::{self, MtraceKinds};
 use super::line::{Op, OpLine};
 use super::{FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks;
-use crate::alloc::model::pipeline::{BlockModel, RecordSink};
+use crate::alloc::entries::{self, EntryReader, EntrySink};
 use crate::alloc::model::ModelRecord;
-use crate::alloc::text_out::Filled;
 use crate::format::FormatError;
-use crate::seek::{self, Note, ReadSeek};
+use crate::seek::{Note, ReadSeek};
 use metatf::varint::Cursor;
 
 /// One record of a log.
@@ -32,48 +31,23 @@ pub(crate) enum Entry<'a> {
     Text { line: &'a [u8], newline: bool },
 }
 
-/// What [`visit_records`] hands the records to.
-pub(crate) trait EntrySink {
-    /// A block begins; its wanted records follow.
-    fn block(&mut self, block: &Block) -> Result<(), FormatError>;
-    /// Record `index` (counted in the file) is `entry`.
-    fn entry(&mut self, index: u64, entry: Entry<'_>) -> Result<(), FormatError>;
-}
-
-/// Decodes records `range` of the `mtrace` container `input` (only the blocks that hold them,
-/// found through the index as [`seek::decode_records`] finds them) into `sink`; returns how
-/// many were handed over.
+/// Decodes records `range` of the `mtrace` container `input` (only the blocks that hold them)
+/// into `sink`; returns how many were handed over.
 pub(crate) fn visit_records(
     input: &mut dyn ReadSeek,
     file: &str,
     range: Range<u64>,
     note: Note<'_>,
-    sink: &mut dyn EntrySink,
+    sink: &mut dyn for<'e> EntrySink<Entry<'e>>,
 ) -> Result<u64, FormatError> {
-    let mut typed = Typed {
+    let reader = Reader {
         file,
-        sink,
         callers: Callers::default(),
         strings_at: 0,
         verbatim_at: 0,
-        keep: 0..0,
         kinds: line_kinds(),
     };
-    let mut model: Option<BlockModel> = None;
-    seek::decode_records(
-        input,
-        &[FORMAT],
-        file,
-        range.start,
-        range.end,
-        note,
-        &mut |header| blocks::check_layout(header, file),
-        &mut |_, block, keep| {
-            let model = model.get_or_insert_with(BlockModel::new);
-            typed.keep = keep;
-            model.block(&MtraceKinds, block, file, &mut typed)
-        },
-    )
+    entries::visit_records(input, FORMAT, file, range, note, &MtraceKinds, reader, sink)
 }
 
 /// The operation of an operation's kind code.
@@ -88,35 +62,33 @@ fn op_of(kind: u8) -> Op {
 
 /// The model's records turned into [`Entry`]s: the decoder's own call-site table and stream
 /// cursors, as the printing sink keeps them.
-struct Typed<'f, 's> {
+struct Reader<'f> {
     file: &'f str,
-    sink: &'s mut dyn EntrySink,
     callers: Callers,
     strings_at: usize,
     verbatim_at: usize,
-    /// The records of the block (counted from its first) handed over.
-    keep: Range<u64>,
     kinds: [LineKind; 256],
 }
 
-impl RecordSink for Typed<'_, '_> {
-    fn block_start(&mut self, block: &Block) -> Result<(), FormatError> {
+impl EntryReader for Reader<'_> {
+    type Entry<'e> = Entry<'e>;
+
+    fn block_start(&mut self) {
         self.callers.clear();
         self.strings_at = 0;
         self.verbatim_at = 0;
-        if self.keep.start < self.keep.end {
-            self.sink.block(block)?;
-        }
-        Ok(())
     }
 
-    fn records(
+    fn records<H>(
         &mut self,
         block: &Block,
         first: u64,
         records: &[ModelRecord],
-        _print: bool,
-    ) -> Result<(), FormatError> {
+        hand: &mut H,
+    ) -> Result<(), FormatError>
+    where
+        H: for<'e> FnMut(u64, Entry<'e>) -> Result<(), FormatError>,
+    {
         let mut cursors = Cursors {
             strings: Cursor::starting_at(
                 blocks::section(block, STRINGS),
@@ -132,7 +104,6 @@ impl RecordSink for Typed<'_, '_> {
             block,
         };
         for (k, r) in (first..).zip(records) {
-            let keep = self.keep.contains(&k);
             let what = self.kinds[usize::from(r.kind)].what;
             let entry = match what {
                 What::Op | What::SizedOp => {
@@ -155,23 +126,10 @@ impl RecordSink for Typed<'_, '_> {
                     Entry::Text { line, newline }
                 }
             };
-            if keep {
-                self.sink.entry(block.first_record + k, entry)?;
-            }
+            hand(k, entry)?;
         }
         self.strings_at = cursors.strings.position();
         self.verbatim_at = cursors.verbatim.position();
-        Ok(())
-    }
-
-    // One thread decodes and hands over every record: nothing is printed elsewhere.
-    fn take_printed(&mut self, _text: Filled) {}
-
-    fn flush(&mut self) -> Result<(), FormatError> {
-        Ok(())
-    }
-
-    fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
         Ok(())
     }
 }
