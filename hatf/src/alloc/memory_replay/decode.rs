@@ -119,23 +119,93 @@ fn prefix(tid: u64) -> Prefix {
     p
 }
 
-/// The prefix of the thread of site `site`, which has none in `tids` yet: the next thread id
-/// of `threads` when `site` is the next one. Out of line, as a thread appears a few hundred
-/// times a trace: inlined, the site was stored on the stack for it at every line, and the
-/// record number lived there too (printing the systemui trace: 63.8 M instructions, 61.5 M
-/// out of line).
+/// The prefix of the thread of site `site` (record `k`), which has none in `tids` yet: the
+/// next thread id of `cursors` when `site` is the next one. Out of line, as a thread appears
+/// a few hundred times a trace: inlined, the site was stored on the stack for it at every
+/// line, and the record number lived there too (printing the systemui trace: 63.8 M
+/// instructions, 61.5 M out of line).
 #[cold]
 #[inline(never)]
 fn new_thread<'t>(
     tids: &'t mut Vec<Prefix>,
     site: usize,
-    threads: &mut Cursor<'_>,
-) -> Result<&'t Prefix, String> {
+    cursors: &mut Cursors<'_, '_>,
+    k: u64,
+) -> Result<&'t Prefix, FormatError> {
     if site != tids.len() {
-        return Err(format!("unknown thread {site}"));
+        return Err(cursors.at(k, format!("unknown thread {site}")));
     }
-    tids.push(prefix(threads.u64()?));
+    tids.push(prefix(cursors.thread(k)?));
     Ok(&tids[site])
+}
+
+/// Where a batch reads a block's thread ids and verbatim lines, and what names its errors:
+/// the rare records' work, kept out of the loop over records.
+pub(super) struct Cursors<'a, 'f> {
+    threads: Cursor<'a>,
+    verbatim: Cursor<'a>,
+    file: &'f str,
+    block: &'a Block,
+}
+
+/// Where the reading of a block's thread ids and verbatim lines stopped at the end of a
+/// batch, for the next batch to go on from (a block's first starts at 0).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct StreamsAt {
+    threads: usize,
+    verbatim: usize,
+}
+
+impl<'a, 'f> Cursors<'a, 'f> {
+    /// Cursors on the streams of `block` (of file `file`) at `at`.
+    pub(super) fn new(block: &'a Block, file: &'f str, at: StreamsAt) -> Self {
+        Cursors {
+            threads: Cursor::starting_at(blocks::section(block, THREADS), at.threads, "threads"),
+            verbatim: Cursor::starting_at(
+                blocks::section(block, VERBATIM),
+                at.verbatim,
+                "verbatim",
+            ),
+            file,
+            block,
+        }
+    }
+
+    /// Where the cursors are, for the next batch.
+    pub(super) fn streams_at(&self) -> StreamsAt {
+        StreamsAt {
+            threads: self.threads.position(),
+            verbatim: self.verbatim.position(),
+        }
+    }
+
+    /// The error `msg` at record `k` of the block.
+    #[cold]
+    pub(super) fn at(&self, k: u64, msg: String) -> FormatError {
+        FormatError {
+            file: self.file.to_string(),
+            position: format!(
+                "block {} record {}",
+                self.block.index,
+                self.block.first_record + k
+            ),
+            message: msg,
+        }
+    }
+
+    /// The id of the next new thread, first seen at record `k`.
+    pub(super) fn thread(&mut self, k: u64) -> Result<u64, FormatError> {
+        self.threads.u64().map_err(|m| self.at(k, m))
+    }
+
+    /// The text of record `k`, a verbatim line (without its `\n`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn verbatim_line(&mut self, k: u64) -> Result<&'a [u8], FormatError> {
+        let n = self.verbatim.u64().map_err(|m| self.at(k, m))?;
+        let n = usize::try_from(n).map_err(|_| self.at(k, "verbatim line too long".into()))?;
+        self.verbatim.take(n).map_err(|m| self.at(k, m))
+    }
 }
 
 /// Appends the line of `l`, as [`line::render`] prints it, written in place.
@@ -201,8 +271,7 @@ struct TextSink<'f, 'o> {
     /// Line prefix (thread id) by site id.
     tids: Vec<Prefix>,
     /// Where the block's thread ids and verbatim lines have been read up to.
-    threads_at: usize,
-    verbatim_at: usize,
+    streams_at: StreamsAt,
     /// The records of each block (counted from its first) whose text is written.
     keep: Range<u64>,
     text: TextOut,
@@ -216,8 +285,7 @@ impl<'f, 'o> TextSink<'f, 'o> {
             file,
             out,
             tids: Vec::new(),
-            threads_at: 0,
-            verbatim_at: 0,
+            streams_at: StreamsAt::default(),
             keep: 0..u64::MAX,
             text: TextOut::new(TEXT_ROOM),
             kinds: line_kinds(),
@@ -252,19 +320,7 @@ impl<'f, 'o> TextSink<'f, 'o> {
         records: &[ModelRecord],
         print: bool,
     ) -> Result<(), FormatError> {
-        let file = self.file;
-        let at = |k: u64, msg: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {} record {}", block.index, block.first_record + k),
-            message: msg,
-        };
-        let mut threads =
-            Cursor::starting_at(blocks::section(block, THREADS), self.threads_at, "threads");
-        let mut verbatim = Cursor::starting_at(
-            blocks::section(block, VERBATIM),
-            self.verbatim_at,
-            "verbatim",
-        );
+        let mut cursors = Cursors::new(block, self.file, self.streams_at);
         let Self {
             text,
             tids,
@@ -284,15 +340,13 @@ impl<'f, 'o> TextSink<'f, 'o> {
                 let site = r.site as usize;
                 let prefix = match tids.get(site) {
                     Some(p) => p,
-                    None => new_thread(tids, site, &mut threads).map_err(|m| at(k, m))?,
+                    None => new_thread(tids, site, &mut cursors, k)?,
                 };
                 if keep {
                     used += render_record(window(room, used), prefix, kind, r);
                 }
             } else if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED {
-                let n = verbatim.u64().map_err(|m| at(k, m))?;
-                let n = usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
-                let line = verbatim.take(n).map_err(|m| at(k, m))?;
+                let line = cursors.verbatim_line(k)?;
                 if keep {
                     text.advance(used);
                     text.push(line);
@@ -303,12 +357,11 @@ impl<'f, 'o> TextSink<'f, 'o> {
                     used = 0;
                 }
             } else {
-                return Err(at(k, format!("unknown record kind {}", r.kind)));
+                return Err(cursors.at(k, format!("unknown record kind {}", r.kind)));
             }
         }
         text.advance(used);
-        self.threads_at = threads.position();
-        self.verbatim_at = verbatim.position();
+        self.streams_at = cursors.streams_at();
         Ok(())
     }
 }
@@ -322,8 +375,7 @@ impl KeepingSink for TextSink<'_, '_> {
 impl RecordSink for TextSink<'_, '_> {
     fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
         self.tids.clear();
-        self.threads_at = 0;
-        self.verbatim_at = 0;
+        self.streams_at = StreamsAt::default();
         Ok(())
     }
 

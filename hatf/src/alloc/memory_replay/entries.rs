@@ -6,15 +6,14 @@ use std::ops::Range;
 
 use metatf::container::Block;
 
+use super::decode::{Cursors, StreamsAt};
 use super::kinds::{self, ReplayKinds};
 use super::line::{Action, ReplayLine};
-use super::{FORMAT, THREADS, VERBATIM};
-use crate::alloc::blocks;
+use super::FORMAT;
 use crate::alloc::entries::{self, EntryReader, EntrySink};
 use crate::alloc::model::ModelRecord;
 use crate::format::FormatError;
 use crate::seek::{Note, ReadSeek};
-use metatf::varint::Cursor;
 
 /// One record of a dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +37,7 @@ pub(crate) fn visit_records(
     let reader = Reader {
         file,
         tids: Vec::new(),
-        threads_at: 0,
-        verbatim_at: 0,
+        streams_at: StreamsAt::default(),
     };
     entries::visit_records(input, FORMAT, file, range, note, &ReplayKinds, reader, sink)
 }
@@ -68,8 +66,7 @@ struct Reader<'f> {
     file: &'f str,
     /// Thread id by site id.
     tids: Vec<u64>,
-    threads_at: usize,
-    verbatim_at: usize,
+    streams_at: StreamsAt,
 }
 
 impl EntryReader for Reader<'_> {
@@ -77,8 +74,7 @@ impl EntryReader for Reader<'_> {
 
     fn block_start(&mut self) {
         self.tids.clear();
-        self.threads_at = 0;
-        self.verbatim_at = 0;
+        self.streams_at = StreamsAt::default();
     }
 
     fn records<H>(
@@ -91,44 +87,28 @@ impl EntryReader for Reader<'_> {
     where
         H: for<'e> FnMut(u64, Entry<'e>) -> Result<(), FormatError>,
     {
-        let file = self.file;
-        let at = |k: u64, msg: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {} record {}", block.index, block.first_record + k),
-            message: msg,
-        };
-        let mut threads =
-            Cursor::starting_at(blocks::section(block, THREADS), self.threads_at, "threads");
-        let mut verbatim = Cursor::starting_at(
-            blocks::section(block, VERBATIM),
-            self.verbatim_at,
-            "verbatim",
-        );
+        let mut cursors = Cursors::new(block, self.file, self.streams_at);
         for (k, r) in (first..).zip(records) {
             let entry = if let Some(action) = kinds::action(r.kind) {
                 let site = r.site as usize;
                 if site == self.tids.len() {
-                    self.tids.push(threads.u64().map_err(|m| at(k, m))?);
+                    self.tids.push(cursors.thread(k)?);
                 }
                 let Some(&tid) = self.tids.get(site) else {
-                    return Err(at(k, format!("unknown thread {site}")));
+                    return Err(cursors.at(k, format!("unknown thread {site}")));
                 };
                 Entry::Line(line_of(tid, action, r))
             } else if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED {
-                let n = verbatim.u64().map_err(|m| at(k, m))?;
-                let n = usize::try_from(n).map_err(|_| at(k, "verbatim line too long".into()))?;
-                let line = verbatim.take(n).map_err(|m| at(k, m))?;
                 Entry::Text {
-                    line,
+                    line: cursors.verbatim_line(k)?,
                     newline: r.kind == kinds::VERBATIM,
                 }
             } else {
-                return Err(at(k, format!("unknown record kind {}", r.kind)));
+                return Err(cursors.at(k, format!("unknown record kind {}", r.kind)));
             };
             hand(k, entry)?;
         }
-        self.threads_at = threads.position();
-        self.verbatim_at = verbatim.position();
+        self.streams_at = cursors.streams_at();
         Ok(())
     }
 }

@@ -230,8 +230,7 @@ struct TextSink<'f, 'o> {
     out: Drain<'o>,
     callers: Callers,
     /// Where the block's call-site strings and verbatim lines have been read up to.
-    strings_at: usize,
-    verbatim_at: usize,
+    streams_at: StreamsAt,
     /// The records of each block (counted from its first) whose text is written.
     keep: Range<u64>,
     text: TextOut,
@@ -250,8 +249,7 @@ impl<'f, 'o> TextSink<'f, 'o> {
             file,
             out,
             callers: Callers::default(),
-            strings_at: 0,
-            verbatim_at: 0,
+            streams_at: StreamsAt::default(),
             keep: 0..u64::MAX,
             text: TextOut::new(TEXT_ROOM),
             kinds: line_kinds(),
@@ -267,20 +265,7 @@ impl<'f, 'o> TextSink<'f, 'o> {
         records: &[ModelRecord],
         print: bool,
     ) -> Result<(), FormatError> {
-        let mut cursors = Cursors {
-            strings: Cursor::starting_at(
-                blocks::section(block, STRINGS),
-                self.strings_at,
-                "strings",
-            ),
-            verbatim: Cursor::starting_at(
-                blocks::section(block, VERBATIM),
-                self.verbatim_at,
-                "verbatim",
-            ),
-            file: self.file,
-            block,
-        };
+        let mut cursors = Cursors::new(block, self.file, self.streams_at);
         // Every record of the batch is kept when printing a whole block (the common case):
         // then no record needs its own test.
         let end = first.saturating_add(records.len() as u64);
@@ -289,8 +274,7 @@ impl<'f, 'o> TextSink<'f, 'o> {
         } else {
             self.print_run::<false>(&mut cursors, first, records, print)?;
         }
-        self.strings_at = cursors.strings.position();
-        self.verbatim_at = cursors.verbatim.position();
+        self.streams_at = cursors.streams_at();
         Ok(())
     }
 
@@ -376,13 +360,43 @@ fn print_long(text: &mut TextOut, prefix: &[u8], head: [u8; 4], addr: u64, size:
 /// Where a batch's printing reads a block's call-site strings and verbatim lines, and what
 /// names its errors: the rare records' work, kept out of the loop over records.
 pub(super) struct Cursors<'a, 'f> {
-    pub(super) strings: Cursor<'a>,
-    pub(super) verbatim: Cursor<'a>,
-    pub(super) file: &'f str,
-    pub(super) block: &'a Block,
+    strings: Cursor<'a>,
+    verbatim: Cursor<'a>,
+    file: &'f str,
+    block: &'a Block,
 }
 
-impl<'a> Cursors<'a, '_> {
+/// Where the reading of a block's call-site strings and verbatim lines stopped at the end of
+/// a batch, for the next batch to go on from (a block's first starts at 0).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct StreamsAt {
+    strings: usize,
+    verbatim: usize,
+}
+
+impl<'a, 'f> Cursors<'a, 'f> {
+    /// Cursors on the streams of `block` (of file `file`) at `at`.
+    pub(super) fn new(block: &'a Block, file: &'f str, at: StreamsAt) -> Self {
+        Cursors {
+            strings: Cursor::starting_at(blocks::section(block, STRINGS), at.strings, "strings"),
+            verbatim: Cursor::starting_at(
+                blocks::section(block, VERBATIM),
+                at.verbatim,
+                "verbatim",
+            ),
+            file,
+            block,
+        }
+    }
+
+    /// Where the cursors are, for the next batch.
+    pub(super) fn streams_at(&self) -> StreamsAt {
+        StreamsAt {
+            strings: self.strings.position(),
+            verbatim: self.verbatim.position(),
+        }
+    }
+
     /// The error `msg` at record `k` of the block.
     fn at(&self, k: u64, msg: String) -> FormatError {
         FormatError {
@@ -457,8 +471,7 @@ impl KeepingSink for TextSink<'_, '_> {
 impl RecordSink for TextSink<'_, '_> {
     fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
         self.callers.clear();
-        self.strings_at = 0;
-        self.verbatim_at = 0;
+        self.streams_at = StreamsAt::default();
         Ok(())
     }
 

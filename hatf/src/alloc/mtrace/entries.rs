@@ -6,16 +6,14 @@ use std::ops::Range;
 
 use metatf::container::Block;
 
-use super::decode::{line_kinds, Callers, Cursors, LineKind, What};
+use super::decode::{line_kinds, Callers, Cursors, LineKind, StreamsAt, What};
 use super::kinds::{self, MtraceKinds};
 use super::line::{Op, OpLine};
-use super::{FORMAT, STRINGS, VERBATIM};
-use crate::alloc::blocks;
+use super::FORMAT;
 use crate::alloc::entries::{self, EntryReader, EntrySink};
 use crate::alloc::model::ModelRecord;
 use crate::format::FormatError;
 use crate::seek::{Note, ReadSeek};
-use metatf::varint::Cursor;
 
 /// One record of a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +41,7 @@ pub(crate) fn visit_records(
     let reader = Reader {
         file,
         callers: Callers::default(),
-        strings_at: 0,
-        verbatim_at: 0,
+        streams_at: StreamsAt::default(),
         kinds: line_kinds(),
     };
     entries::visit_records(input, FORMAT, file, range, note, &MtraceKinds, reader, sink)
@@ -65,8 +62,7 @@ fn op_of(kind: u8) -> Op {
 struct Reader<'f> {
     file: &'f str,
     callers: Callers,
-    strings_at: usize,
-    verbatim_at: usize,
+    streams_at: StreamsAt,
     kinds: [LineKind; 256],
 }
 
@@ -75,8 +71,7 @@ impl EntryReader for Reader<'_> {
 
     fn block_start(&mut self) {
         self.callers.clear();
-        self.strings_at = 0;
-        self.verbatim_at = 0;
+        self.streams_at = StreamsAt::default();
     }
 
     fn records<H>(
@@ -89,20 +84,7 @@ impl EntryReader for Reader<'_> {
     where
         H: for<'e> FnMut(u64, Entry<'e>) -> Result<(), FormatError>,
     {
-        let mut cursors = Cursors {
-            strings: Cursor::starting_at(
-                blocks::section(block, STRINGS),
-                self.strings_at,
-                "strings",
-            ),
-            verbatim: Cursor::starting_at(
-                blocks::section(block, VERBATIM),
-                self.verbatim_at,
-                "verbatim",
-            ),
-            file: self.file,
-            block,
-        };
+        let mut cursors = Cursors::new(block, self.file, self.streams_at);
         for (k, r) in (first..).zip(records) {
             let what = self.kinds[usize::from(r.kind)].what;
             let entry = match what {
@@ -128,8 +110,7 @@ impl EntryReader for Reader<'_> {
             };
             hand(k, entry)?;
         }
-        self.strings_at = cursors.strings.position();
-        self.verbatim_at = cursors.verbatim.position();
+        self.streams_at = cursors.streams_at();
         Ok(())
     }
 }
