@@ -180,6 +180,7 @@ fn read_message(socket: &mut UnixStream) -> io::Result<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alloc::malloc_bench::bounded_child::{probe_passed, run_alone};
     use crate::alloc::malloc_bench::piece_stream::PieceReader;
 
     /// A deflate stream of about 2.5 MB of text from flate2 at `level`, and the text.
@@ -217,22 +218,11 @@ mod tests {
 
     #[test]
     fn a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on() {
-        // As for the rebuilding child (rebuild_process.rs): run alone, in a fresh process.
-        const PROBE: &str = "HATF_ANALYSIS_MEMORY_PROBE";
-        if std::env::var_os(PROBE).is_none() {
-            let name = "alloc::malloc_bench::analysis_process::tests::\
-                        a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on";
-            let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", name, "--test-threads=1", "--nocapture"])
-                .env(PROBE, "1")
-                .output()
-                .unwrap();
-            let said = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success() && said.contains("the probe passed"),
-                "{said}{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+        if run_alone(
+            "HATF_ANALYSIS_MEMORY_PROBE",
+            "alloc::malloc_bench::analysis_process::tests::\
+             a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on",
+        ) {
             return;
         }
         let (z, text) = sample(1);
@@ -257,6 +247,6 @@ mod tests {
         let mut got = Vec::new();
         r.read_to_end(&mut got).unwrap();
         assert!(got == text);
-        println!("the probe passed");
+        probe_passed();
     }
 }

@@ -204,3 +204,39 @@ fn cpu_seconds() -> u64 {
 pub fn limit_cpu(seconds: u64) {
     set_limit(libc::RLIMIT_CPU, cpu_seconds().saturating_add(seconds));
 }
+
+/// For a test of a child's memory limit, which must run alone in a fresh process: memory the
+/// parent freed but still maps is the child's to reuse uncounted, and tests running beside it
+/// free plenty. Unless the environment variable `probe` is set, runs test `name` (its full
+/// path) again in a new process of this test binary with `probe` set, checks that it passed to
+/// its end ([`probe_passed`]), and returns true: the caller has nothing left to do. In that new
+/// process, returns false: the caller does the test.
+#[cfg(test)]
+pub(crate) fn run_alone(probe: &str, name: &str) -> bool {
+    if std::env::var_os(probe).is_some() {
+        return false;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--test-threads=1", "--nocapture"])
+        .env(probe, "1")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains(PROBE_PASSED),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
+/// What a test run by [`run_alone`] prints at its end: a test filtered out by its name would
+/// succeed without running.
+#[cfg(test)]
+const PROBE_PASSED: &str = "the probe passed";
+
+/// Says that a test run by [`run_alone`] passed to its end.
+#[cfg(test)]
+pub(crate) fn probe_passed() {
+    println!("{PROBE_PASSED}");
+}

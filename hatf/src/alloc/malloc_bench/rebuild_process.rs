@@ -118,6 +118,7 @@ fn serve(mut socket: UnixStream, pieces: &[Piece]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alloc::malloc_bench::bounded_child::{probe_passed, run_alone};
     use crate::alloc::malloc_bench::gzip_split::{split_pieces, whole_as_piece};
     use std::io::Write;
 
@@ -156,23 +157,11 @@ mod tests {
 
     #[test]
     fn a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on() {
-        // Memory the parent freed but still maps is the child's to reuse uncounted, and tests
-        // running beside this one free plenty: run it again alone, in a fresh process.
-        const PROBE: &str = "HATF_REBUILD_MEMORY_PROBE";
-        if std::env::var_os(PROBE).is_none() {
-            let name = "alloc::malloc_bench::rebuild_process::tests::\
-                        a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on";
-            let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", name, "--test-threads=1", "--nocapture"])
-                .env(PROBE, "1")
-                .output()
-                .unwrap();
-            let said = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success() && said.contains("the probe passed"),
-                "{said}{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+        if run_alone(
+            "HATF_REBUILD_MEMORY_PROBE",
+            "alloc::malloc_bench::rebuild_process::tests::\
+             a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on",
+        ) {
             return;
         }
         let (z, _, text) = sample();
@@ -201,7 +190,7 @@ mod tests {
             .is_err());
         let mut r = Rebuilder::spawn(&pieces).unwrap();
         assert!(rebuild_all(&mut r, &pieces, &text).unwrap() == z);
-        println!("the probe passed");
+        probe_passed();
     }
 
     #[test]
