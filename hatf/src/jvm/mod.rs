@@ -90,6 +90,21 @@ fn thread_lister(header: &ContainerHeader, file: &str) -> Option<ThreadLister> {
     Some(Box::new(move |block| lister.block(block, &file)))
 }
 
+/// `decode --records` of a file of `format` (`jvm` or `jvm-zip`: the lines are the text's in
+/// both).
+fn decode_range(
+    format: &str,
+    input: &mut dyn ReadSeek,
+    output: &mut dyn Write,
+    options: &DecodeOptions,
+    range: Range<u64>,
+    note: Note<'_>,
+) -> Option<Result<u64, FormatError>> {
+    Some(records::decode_records(
+        format, input, output, options, range, note,
+    ))
+}
+
 /// The bare text of a JVM trace (the `trace` member, unzipped).
 pub struct Jvm;
 
@@ -140,9 +155,7 @@ impl TraceFormat for Jvm {
         range: Range<u64>,
         note: Note<'_>,
     ) -> Option<Result<u64, FormatError>> {
-        Some(records::decode_records(
-            FORMAT, input, output, options, range, note,
-        ))
+        decode_range(self.name(), input, output, options, range, note)
     }
 
     fn thread_lister(&self, header: &ContainerHeader, file: &str) -> Option<ThreadLister> {
@@ -203,14 +216,7 @@ impl TraceFormat for JvmZip {
         range: Range<u64>,
         note: Note<'_>,
     ) -> Option<Result<u64, FormatError>> {
-        Some(records::decode_records(
-            zip::FORMAT,
-            input,
-            output,
-            options,
-            range,
-            note,
-        ))
+        decode_range(self.name(), input, output, options, range, note)
     }
 
     fn thread_lister(&self, header: &ContainerHeader, file: &str) -> Option<ThreadLister> {
