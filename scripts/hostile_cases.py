@@ -22,18 +22,11 @@ import zipfile
 import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+# The protobuf varint writer of the synthetic test archives' generator (no bytecode cache
+# left beside it in the tree).
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "hatf", "tests", "data"))
+from make_synthetic import varint  # noqa: E402
 
 
 def read_varint(b, at):
