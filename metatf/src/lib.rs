@@ -34,6 +34,7 @@
 pub mod container;
 pub mod error;
 pub mod field;
+pub mod hash;
 pub mod lines;
 pub mod memory;
 pub mod model;

@@ -12,7 +12,7 @@
 //! were a tenth of its decode (`perf`). The queued ones are entered in order before any query,
 //! so the tree goes through the same steps as when each is entered at once.
 
-use crate::shared::hash::FastMap;
+use metatf::hash::FastMap;
 
 /// Slots always allowed before the tree is compacted.
 const COMPACT_SLACK: usize = 64;

@@ -10,7 +10,7 @@ use super::recent::Recent;
 use super::stack::CallStack;
 use super::streams::{id, StreamError, StreamReader, StreamWriter};
 use super::witnessed::{WitnessCache, Witnessed};
-use crate::shared::hash::FastMap;
+use metatf::hash::FastMap;
 use metatf::varint::{unzigzag, zigzag};
 
 /// How the fields of a `U` record are ordered.

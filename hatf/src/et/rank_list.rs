@@ -11,7 +11,7 @@
 //! words, then the bit within the word (200 instructions a reference in javac-tests when the
 //! last word was walked a byte and then a bit at a time, 130 with [`select_from_top`]).
 
-use crate::shared::hash::FastMap;
+use metatf::hash::FastMap;
 
 /// Places per count in [`RankList::runs`] (eight words of bits).
 const RUN: usize = 512;

@@ -1,5 +1,4 @@
 //! What several formats share, one of each, named for what it is.
 
-pub mod hash;
 pub mod stats_schema;
 pub mod zip_entry;

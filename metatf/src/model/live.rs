@@ -5,34 +5,7 @@
 //! is the number of live values with a higher sequence number. When sequence numbers run out the
 //! live values are renumbered in order; when the list is full the oldest value is dropped.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// Hashes a value for a list's index with one multiplication, folding the high half down: the
-/// table picks buckets by the low bits, which aligned addresses leave constant. (The values are
-/// trace values; colliding ones cost time, never correctness. The default SipHash was the
-/// largest single cost of decoding a modelled block after the predictors themselves.)
-#[derive(Default, Clone, Copy)]
-struct ValueHash(u64);
-
-impl Hasher for ValueHash {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, v: u64) {
-        let h = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 32);
-    }
-}
+use crate::hash::FastMap;
 
 /// Most values a list holds when coding; inserting one more drops the oldest.
 pub(crate) const LIVE_CAP: usize = 1 << 16;
@@ -40,7 +13,7 @@ pub(crate) const LIVE_CAP: usize = 1 << 16;
 pub(crate) const MEASURE_LIVE_CAP: usize = 1 << 12;
 
 pub(crate) struct LiveList {
-    seq_of: HashMap<u64, u32, BuildHasherDefault<ValueHash>>,
+    seq_of: FastMap<u64, u32>,
     value_at: Vec<u64>,
     tree: Vec<u32>,
     next: u32,
@@ -56,7 +29,7 @@ impl LiveList {
     pub(crate) fn new(cap: usize) -> Self {
         LiveList {
             cap,
-            seq_of: HashMap::default(),
+            seq_of: FastMap::default(),
             value_at: vec![0; FIRST_SLOTS],
             tree: vec![0; FIRST_SLOTS + 1],
             next: 0,

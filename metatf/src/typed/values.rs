@@ -5,38 +5,13 @@
 //! block's sections are decoded to integers once when it is loaded.
 
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::container::ByteOrder;
 use crate::field::bits::{read_uint, unsigned_width, write_uint};
 use crate::field::{ValueSink, ValueSource};
+use crate::hash::FastMap;
 
-/// Hashes one `u64` key with a multiplication (the keys are trace values, not attacker-chosen
-/// strings; a flood of colliding values costs time, never correctness).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct ValueHasher(u64);
-
-impl Hasher for ValueHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, v: u64) {
-        // Odd constant from the golden ratio; the high bits, which the table uses, mix all of v.
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type FirstIndex = HashMap<u64, u64, BuildHasherDefault<ValueHasher>>;
+type FirstIndex = FastMap<u64, u64>;
 
 #[derive(Default)]
 struct Chunk {

@@ -1,6 +1,6 @@
 //! Text ↔ container for Android `memory_replay` dumps.
 
-use crate::shared::hash::FastMap;
+use metatf::hash::FastMap;
 use std::io::{Read, Write};
 
 use metatf::container::ContainerHeader;

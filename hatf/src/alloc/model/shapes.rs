@@ -18,7 +18,7 @@ use metatf::container::Block;
 
 use super::{stream, KindTable, Shape, Streams};
 use crate::alloc::blocks;
-use crate::shared::hash::FastState;
+use metatf::hash::FastState;
 use metatf::varint::{put_u64, zigzag, Cursor};
 
 /// Section holding the varint shape id of every record of the block, in record order.

@@ -7,7 +7,7 @@
 //! the numbering rule still gets the same caches, and memory stays bounded.
 
 use super::predict::Mtf;
-use crate::shared::hash::FastMap;
+use metatf::hash::FastMap;
 
 /// Entries of a site cache (the symbol `SITE_CACHE` is a miss).
 pub const SITE_CACHE: usize = 8;

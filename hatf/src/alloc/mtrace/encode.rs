@@ -19,7 +19,7 @@ use crate::alloc::model::split::ModelEncoder;
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_lines::bad_line_unless_kept;
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
-use crate::shared::hash::{FastMap, FastState};
+use metatf::hash::{FastMap, FastState};
 use metatf::varint::put_u64;
 
 /// Lines per block: bounds memory whatever the trace length.

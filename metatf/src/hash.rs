@@ -1,10 +1,13 @@
-//! A fast hasher for the allocation model's maps.
+//! The one hasher of the maps keyed by trace values (addresses, object ids, small ids), here and
+//! in the crates built on this one.
 //!
-//! The model looks up a few hash maps per record (live blocks, size classes, caches keyed by
-//! call site); with std's SipHash that hashing was a third of all instructions of an encode.
-//! Keys are addresses and small ids, so one folded 64×64→128-bit multiply mixes them well
-//! enough. The seed comes from std's per-process random keys, so colliding keys cannot be
-//! prepared in advance from the binary alone. No map's iteration order reaches the output.
+//! Models look up a few hash maps per record (live blocks, recency lists, dictionaries, caches
+//! keyed by call site); with std's SipHash that hashing was a third of all instructions of an
+//! encode. Keys are addresses and small ids, so one folded 64×64→128-bit multiply mixes them
+//! well enough, and the final fold brings the high bits down to the low ones the table indexes
+//! by, which aligned addresses leave constant. The seed comes from std's per-process random
+//! keys, so colliding keys cannot be prepared in advance from the binary alone; a map that uses
+//! it must therefore never let its iteration order reach what is written.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
