@@ -14,11 +14,13 @@ pub fn put_u64(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Maps a signed value to unsigned so small magnitudes of either sign stay small.
+#[inline]
 pub fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
 /// Inverse of [`zigzag`].
+#[inline]
 pub fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }

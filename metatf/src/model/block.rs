@@ -6,13 +6,14 @@ use super::choose::{candidates, Samples, MAX_LIST};
 use super::coders::Models;
 use super::engine::Engine;
 use super::flat::FlatBlock;
-use super::numbers::{estimate, zigzag};
+use super::numbers::estimate;
 use super::predict::{Kind, Spec, MEASURE_TABLE_BITS, TABLE_BITS};
 use super::range::{Decoder, Encoder};
 use super::streams::Streams;
 use super::tags::{TagAlphabet, TagContext, TagModel, MEASURE_CONTEXT_BITS};
 use super::walk::{walk, Side};
 use crate::universal::plan::Catalog;
+use crate::varint::zigzag;
 
 /// Samples kept per stream for the choice; values beyond are sampled evenly.
 const SAMPLES_PER_STREAM: u64 = 1 << 15;
@@ -105,7 +106,7 @@ impl Side for Measure<'_> {
                     if c == 0 {
                         estimate(v) // the first candidate is `none`: the value itself
                     } else {
-                        estimate(zigzag(v.wrapping_sub(g)))
+                        estimate(zigzag(v.wrapping_sub(g) as i64))
                     }
                 };
                 sample.costs.push(cost);

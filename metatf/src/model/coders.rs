@@ -6,12 +6,13 @@
 use super::choice::Choice;
 use super::engine::Engine;
 use super::keyed::KeyedRanks;
-use super::numbers::{unzigzag, zigzag, NumberModel, SmallModel};
+use super::numbers::{NumberModel, SmallModel};
 use super::predict::{Kind, Spec};
 use super::range::{Decoder, Encoder};
 use super::strings::{StringModel, MAX_TABLE_BITS, MIN_TABLE_BITS};
 use super::tags::{TagAlphabet, TagContext, TagModel, TAG_CONTEXT_BITS};
 use crate::universal::plan::Catalog;
+use crate::varint::{unzigzag, zigzag};
 
 /// The models of one stream.
 struct StreamModels {
@@ -168,7 +169,7 @@ impl Models {
             let r = if m.primary_zero {
                 v
             } else {
-                zigzag(v.wrapping_sub(p))
+                zigzag(v.wrapping_sub(p) as i64)
             };
             m.payload(hit).encode(e, r);
             m.saw_payload(r);
@@ -209,7 +210,7 @@ impl Models {
                 r
             } else {
                 let p = engine.predictors[m.primary].predict(&engine.history);
-                p.wrapping_add(unzigzag(r))
+                p.wrapping_add(unzigzag(r) as u64)
             }
         };
         engine.observe(s, v);

@@ -127,19 +127,6 @@ impl NumberModel {
     }
 }
 
-/// Maps a signed difference to an unsigned number, small magnitudes first.
-#[inline]
-pub(crate) fn zigzag(d: u64) -> u64 {
-    let s = d as i64;
-    ((s << 1) ^ (s >> 63)) as u64
-}
-
-/// Inverse of [`zigzag`].
-#[inline]
-pub(crate) fn unzigzag(z: u64) -> u64 {
-    (z >> 1) ^ (z & 1).wrapping_neg()
-}
-
 /// Estimated bits to code `v` with a [`NumberModel`] that has seen similar values.
 #[inline]
 pub(crate) fn estimate(v: u64) -> u8 {

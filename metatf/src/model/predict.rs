@@ -5,7 +5,7 @@
 //! measure all candidates in one pass and the reader keeps only the chosen ones.
 
 use super::live::{LiveList, LIVE_CAP, MEASURE_LIVE_CAP};
-use super::numbers::{unzigzag, zigzag};
+use crate::varint::{unzigzag, zigzag};
 
 /// Entries of a hashed table (fcm, dfcm, key, key-stride) when coding.
 pub(crate) const TABLE_BITS: u32 = 16;
@@ -301,7 +301,7 @@ impl Predictor {
         }
         if self.spec.kind == Kind::LiveNext {
             let p = live.position_of(v)?;
-            return Some(zigzag(p.wrapping_sub(self.last_position)));
+            return Some(zigzag(p.wrapping_sub(self.last_position) as i64));
         }
         live.rank_of(v)
     }
@@ -319,7 +319,7 @@ impl Predictor {
             return live.at_rank(rank - offset);
         }
         if self.spec.kind == Kind::LiveNext {
-            return live.at_position(self.last_position.wrapping_add(unzigzag(rank)));
+            return live.at_position(self.last_position.wrapping_add(unzigzag(rank) as u64));
         }
         live.at_rank(rank)
     }
