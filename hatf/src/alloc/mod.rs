@@ -29,6 +29,7 @@ pub mod stats;
 pub mod text_lines;
 pub mod text_num;
 pub mod text_out;
+mod text_sink;
 pub mod wee_alloc;
 
 pub use event::{AllocEvent, AllocKind};

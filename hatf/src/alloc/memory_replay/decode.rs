@@ -15,11 +15,12 @@ use super::line::Action;
 use super::line::ReplayLine;
 use super::{FORMAT, THREADS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::kept_records::{self, KeepingSink};
-use crate::alloc::model::pipeline::{self, Drain, RecordSink};
+use crate::alloc::kept_records;
+use crate::alloc::model::pipeline::{self, Drain};
 use crate::alloc::model::ModelRecord;
 use crate::alloc::text_num::put_dec;
-use crate::alloc::text_out::{put, put_decimal, put_hex, window, Filled, TextOut, Window, WINDOW};
+use crate::alloc::text_out::{put, put_decimal, put_hex, window, TextOut, Window, WINDOW};
+use crate::alloc::text_sink::{BatchPrinter, TextSink};
 use crate::format::{DecodeOptions, FormatError};
 use metatf::varint::Cursor;
 
@@ -32,7 +33,7 @@ const LONGEST_LINE: usize = 20 + 2 + 14 + 16 + 2 * 21 + 1;
 
 /// How the line of a record of one kind code is printed: its action's text (`ACTION 0x`,
 /// padded for a fixed-length copy) and that text's length (0 for a kind with no action), and
-/// what follows the pointer. [`TextSink`] keeps one per kind code, so that a line takes one
+/// what follows the pointer. [`Printer`] keeps one per kind code, so that a line takes one
 /// table entry where finding its action and then the action's text were two `match`es a line.
 #[derive(Debug, Clone, Copy)]
 struct LineKind {
@@ -265,76 +266,70 @@ fn render_record(w: &mut Window, prefix: &Prefix, kind: &LineKind, r: &ModelReco
 }
 
 /// Prints decoded records as `memory_replay` text.
-struct TextSink<'f, 'o> {
+struct Printer<'f> {
     file: &'f str,
-    out: Drain<'o>,
     /// Line prefix (thread id) by site id.
     tids: Vec<Prefix>,
     /// Where the block's thread ids and verbatim lines have been read up to.
     streams_at: StreamsAt,
-    /// The records of each block (counted from its first) whose text is written.
-    keep: Range<u64>,
-    text: TextOut,
     /// How each kind code prints.
     kinds: [LineKind; 256],
 }
 
-impl<'f, 'o> TextSink<'f, 'o> {
-    fn new(file: &'f str, out: Drain<'o>) -> Self {
-        TextSink {
-            file,
-            out,
-            tids: Vec::new(),
-            streams_at: StreamsAt::default(),
-            keep: 0..u64::MAX,
-            text: TextOut::new(TEXT_ROOM),
-            kinds: line_kinds(),
-        }
+/// The sink printing `memory_replay` text into `out`.
+fn text_sink<'f, 'o>(file: &'f str, out: Drain<'o>) -> TextSink<'f, 'o, Printer<'f>> {
+    let printer = Printer {
+        file,
+        tids: Vec::new(),
+        streams_at: StreamsAt::default(),
+        kinds: line_kinds(),
+    };
+    TextSink::new(file, out, TEXT_ROOM, printer)
+}
+
+impl BatchPrinter for Printer<'_> {
+    fn block_start(&mut self) {
+        self.tids.clear();
+        self.streams_at = StreamsAt::default();
     }
 
-    /// Prints `records` (when `print`, and as far as `keep` says) or only follows
-    /// them: what [`RecordSink::records`] does but flush, leaving any text of a failed batch.
     fn print(
         &mut self,
+        text: &mut TextOut,
         block: &Block,
         first: u64,
         records: &[ModelRecord],
-        print: bool,
+        keep: &Range<u64>,
+        all: bool,
     ) -> Result<(), FormatError> {
-        // Every record of the batch is kept when printing a whole block (the common case):
-        // then no record needs its own test.
-        let end = first.saturating_add(records.len() as u64);
-        if print && self.keep.start <= first && end <= self.keep.end {
-            self.print_run::<true>(block, first, records, print)
+        if all {
+            self.print_run::<true>(text, block, first, records, keep)
         } else {
-            self.print_run::<false>(block, first, records, print)
+            self.print_run::<false>(text, block, first, records, keep)
         }
     }
+}
 
-    /// [`Self::print`], with every record kept when `ALL`.
+impl Printer<'_> {
+    /// [`BatchPrinter::print`], with every record kept when `ALL`.
     #[inline(always)]
     fn print_run<const ALL: bool>(
         &mut self,
+        text: &mut TextOut,
         block: &Block,
         first: u64,
         records: &[ModelRecord],
-        print: bool,
+        keep_range: &Range<u64>,
     ) -> Result<(), FormatError> {
         let mut cursors = Cursors::new(block, self.file, self.streams_at);
-        let Self {
-            text,
-            tids,
-            kinds,
-            keep: keep_range,
-            ..
-        } = self;
+        let Self { tids, kinds, .. } = self;
         // Room for every line of the batch and a window, taken once; a verbatim line (rare)
         // ends a run.
         let batch_room = records.len() * LONGEST_LINE + WINDOW;
         let mut room = text.room(batch_room);
         let mut used = 0;
         for (k, r) in (first..).zip(records) {
-            let keep = ALL || print && keep_range.contains(&k);
+            let keep = ALL || keep_range.contains(&k);
             let kind = &kinds[usize::from(r.kind)];
             if kind.len > 0 {
                 let site = r.site as usize;
@@ -366,52 +361,6 @@ impl<'f, 'o> TextSink<'f, 'o> {
     }
 }
 
-impl KeepingSink for TextSink<'_, '_> {
-    fn keep(&mut self, keep: Range<u64>) {
-        self.keep = keep;
-    }
-}
-
-impl RecordSink for TextSink<'_, '_> {
-    fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
-        self.tids.clear();
-        self.streams_at = StreamsAt::default();
-        Ok(())
-    }
-
-    fn records(
-        &mut self,
-        block: &Block,
-        first: u64,
-        records: &[ModelRecord],
-        print: bool,
-    ) -> Result<(), FormatError> {
-        let start = self.text.len();
-        if let Err(e) = self.print(block, first, records, print) {
-            self.text.truncate(start);
-            return Err(e);
-        }
-        if pipeline::flush_point(first + records.len() as u64) {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn take_printed(&mut self, text: Filled) {
-        self.out.take_printed(&mut self.text, text);
-    }
-
-    fn flush(&mut self) -> Result<(), FormatError> {
-        self.out
-            .drain(&mut self.text)
-            .map_err(|e| write_error(self.file, e))
-    }
-
-    fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
-        self.flush()
-    }
-}
-
 /// Reads a container of the `memory-replay` format and writes the dump back.
 pub fn decode(
     input: &mut dyn Read,
@@ -437,7 +386,7 @@ pub fn decode_blocks<R: Read>(
 ) -> Result<u64, FormatError> {
     blocks::check_layout(reader.header(), file)?;
     pipeline::decode_blocks(reader, &ReplayKinds, threads, file, out, &|drain| {
-        Box::new(TextSink::new(file, drain))
+        Box::new(text_sink(file, drain))
     })
 }
 
@@ -451,7 +400,7 @@ pub fn decode_records(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut sink = TextSink::new(file, Drain::Direct(&mut out));
+    let mut sink = text_sink(file, Drain::Direct(&mut out));
     let written =
         kept_records::decode_kept(input, FORMAT, file, range, note, &ReplayKinds, &mut sink)?;
     drop(sink);
@@ -562,7 +511,7 @@ mod tests {
                 &ReplayKinds,
                 "t",
                 &mut out,
-                &|drain| Box::new(TextSink::new("t", drain)),
+                &|drain| Box::new(text_sink("t", drain)),
                 pattern,
             )
             .unwrap();

@@ -12,12 +12,11 @@ use metatf::container::Block;
 use super::kinds::{self, MtraceKinds};
 use super::{FORMAT, STRINGS, VERBATIM};
 use crate::alloc::blocks::{self, write_error};
-use crate::alloc::kept_records::{self, KeepingSink};
-use crate::alloc::model::pipeline::{self, Drain, RecordSink};
+use crate::alloc::kept_records;
+use crate::alloc::model::pipeline::{self, Drain};
 use crate::alloc::model::ModelRecord;
-use crate::alloc::text_out::{
-    put, put_hex, put_hex_short, window, Filled, TextOut, Window, WINDOW,
-};
+use crate::alloc::text_out::{put, put_hex, put_hex_short, window, TextOut, Window, WINDOW};
+use crate::alloc::text_sink::{BatchPrinter, TextSink};
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note};
 use metatf::varint::Cursor;
@@ -225,15 +224,11 @@ fn render_line(
 }
 
 /// Prints decoded records as `mtrace` text.
-struct TextSink<'f, 'o> {
+struct Printer<'f> {
     file: &'f str,
-    out: Drain<'o>,
     callers: Callers,
     /// Where the block's call-site strings and verbatim lines have been read up to.
     streams_at: StreamsAt,
-    /// The records of each block (counted from its first) whose text is written.
-    keep: Range<u64>,
-    text: TextOut,
     /// How each kind code prints.
     kinds: [LineKind; 256],
 }
@@ -243,63 +238,61 @@ struct TextSink<'f, 'o> {
 const BATCH_ROOM: usize = 1 << 16;
 const _: () = assert!(BATCH_ROOM >= LINE);
 
-impl<'f, 'o> TextSink<'f, 'o> {
-    fn new(file: &'f str, out: Drain<'o>) -> Self {
-        TextSink {
-            file,
-            out,
-            callers: Callers::default(),
-            streams_at: StreamsAt::default(),
-            keep: 0..u64::MAX,
-            text: TextOut::new(TEXT_ROOM),
-            kinds: line_kinds(),
-        }
+/// The sink printing `mtrace` text into `out`.
+fn text_sink<'f, 'o>(file: &'f str, out: Drain<'o>) -> TextSink<'f, 'o, Printer<'f>> {
+    let printer = Printer {
+        file,
+        callers: Callers::default(),
+        streams_at: StreamsAt::default(),
+        kinds: line_kinds(),
+    };
+    TextSink::new(file, out, TEXT_ROOM, printer)
+}
+
+impl BatchPrinter for Printer<'_> {
+    fn block_start(&mut self) {
+        self.callers.clear();
+        self.streams_at = StreamsAt::default();
     }
 
-    /// Prints `records` (when `print`, and as far as `keep` says) or only follows them: what
-    /// [`RecordSink::records`] does but flush, leaving any text of a failed batch.
     fn print(
         &mut self,
+        text: &mut TextOut,
         block: &Block,
         first: u64,
         records: &[ModelRecord],
-        print: bool,
+        keep: &Range<u64>,
+        all: bool,
     ) -> Result<(), FormatError> {
         let mut cursors = Cursors::new(block, self.file, self.streams_at);
-        // Every record of the batch is kept when printing a whole block (the common case):
-        // then no record needs its own test.
-        let end = first.saturating_add(records.len() as u64);
-        if print && self.keep.start <= first && end <= self.keep.end {
-            self.print_run::<true>(&mut cursors, first, records, print)?;
+        if all {
+            self.print_run::<true>(text, &mut cursors, first, records, keep)?;
         } else {
-            self.print_run::<false>(&mut cursors, first, records, print)?;
+            self.print_run::<false>(text, &mut cursors, first, records, keep)?;
         }
         self.streams_at = cursors.streams_at();
         Ok(())
     }
+}
 
-    /// [`Self::print`], with every record kept when `ALL`.
+impl Printer<'_> {
+    /// [`BatchPrinter::print`], with every record kept when `ALL`.
     #[inline(always)]
     fn print_run<const ALL: bool>(
         &mut self,
+        text: &mut TextOut,
         cursors: &mut Cursors<'_, '_>,
         first: u64,
         records: &[ModelRecord],
-        print: bool,
+        keep_range: &Range<u64>,
     ) -> Result<(), FormatError> {
-        let Self {
-            text,
-            callers,
-            kinds,
-            keep: keep_range,
-            ..
-        } = self;
+        let Self { callers, kinds, .. } = self;
         // Lines are printed into `rest`, the room after the `used` bytes of text printed so
         // far, taken from the buffer a batch at a time.
         let mut rest = text.room(BATCH_ROOM);
         let mut used = 0;
         for (k, r) in (first..).zip(records) {
-            let keep = ALL || print && keep_range.contains(&k);
+            let keep = ALL || keep_range.contains(&k);
             let LineKind { head, what } = kinds[usize::from(r.kind)];
             if what > What::SizedOp {
                 let (line, newline) = cursors.other_line(k, what, r.kind)?;
@@ -462,52 +455,6 @@ impl<'a, 'f> Cursors<'a, 'f> {
     }
 }
 
-impl KeepingSink for TextSink<'_, '_> {
-    fn keep(&mut self, keep: Range<u64>) {
-        self.keep = keep;
-    }
-}
-
-impl RecordSink for TextSink<'_, '_> {
-    fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
-        self.callers.clear();
-        self.streams_at = StreamsAt::default();
-        Ok(())
-    }
-
-    fn records(
-        &mut self,
-        block: &Block,
-        first: u64,
-        records: &[ModelRecord],
-        print: bool,
-    ) -> Result<(), FormatError> {
-        let start = self.text.len();
-        if let Err(e) = self.print(block, first, records, print) {
-            self.text.truncate(start);
-            return Err(e);
-        }
-        if pipeline::flush_point(first + records.len() as u64) {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn take_printed(&mut self, text: Filled) {
-        self.out.take_printed(&mut self.text, text);
-    }
-
-    fn flush(&mut self) -> Result<(), FormatError> {
-        self.out
-            .drain(&mut self.text)
-            .map_err(|e| write_error(self.file, e))
-    }
-
-    fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
-        self.flush()
-    }
-}
-
 /// Reads a container written by the `mtrace` encoder and writes the log back; returns the
 /// number of lines written.
 pub fn decode(
@@ -526,7 +473,7 @@ pub fn decode(
         options.threads,
         file,
         output,
-        &|drain| Box::new(TextSink::new(file, drain)),
+        &|drain| Box::new(text_sink(file, drain)),
     )?;
     output.flush().map_err(|e| write_error(file, e))?;
     Ok(lines)
@@ -543,7 +490,7 @@ pub fn decode_records(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut sink = TextSink::new(file, Drain::Direct(&mut out));
+    let mut sink = text_sink(file, Drain::Direct(&mut out));
     let written = kept_records::decode_kept(
         input,
         FORMAT,
@@ -665,7 +612,7 @@ mod tests {
                 &MtraceKinds,
                 "t",
                 &mut out,
-                &|drain| Box::new(TextSink::new("t", drain)),
+                &|drain| Box::new(text_sink("t", drain)),
                 pattern,
             )
             .unwrap();
