@@ -20,7 +20,7 @@ pub(crate) struct Engine {
 impl Engine {
     /// An engine for `streams` streams whose hashed tables have 2^`table_bits` entries.
     pub(crate) fn new(streams: &Streams, table_bits: u32) -> Engine {
-        let n = streams.len();
+        let n = streams.with_keys();
         let enders = (0..n).map(|s| streams.enders(s)).collect();
         Engine {
             history: History::new(n),

@@ -22,6 +22,7 @@ mod live;
 mod numbers;
 mod predict;
 mod range;
+mod report;
 mod streams;
 mod strings;
 mod tags;

@@ -225,6 +225,18 @@ impl Predictor {
         }
     }
 
+    /// Bytes per table slot the predictor `spec` of stream `own` allocates (its tables have
+    /// 2^table_bits slots): what bounds the engine's memory.
+    pub(crate) fn slot_bytes(own: usize, spec: Spec) -> usize {
+        match spec.kind {
+            Kind::Fcm | Kind::Dfcm | Kind::Key => 8,
+            Kind::KeyStride => 16,
+            // `created` and `by_key`, plus the values a key list holds.
+            Kind::Reuse if spec.arg as usize != own => 16 + 24 + 8,
+            _ => 0,
+        }
+    }
+
     /// `Reuse`: whether values of the own stream are listed by a key.
     fn keyed(&self) -> bool {
         !self.by_key.is_empty()
