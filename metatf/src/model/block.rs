@@ -17,6 +17,17 @@ use crate::universal::plan::Catalog;
 
 /// Samples kept per stream for the choice; values beyond are sampled evenly.
 const SAMPLES_PER_STREAM: u64 = 1 << 15;
+/// Bytes the samples of all streams may take together (a sample is a byte per candidate):
+/// DTDs with many fields sample each of them less often.
+const MEASURE_SAMPLE_BYTES: u64 = 8 << 20;
+/// Fewest samples kept per stream, whatever the DTD.
+const MIN_SAMPLES_PER_STREAM: u64 = 1 << 10;
+
+/// Samples kept per stream when `candidates` candidates are measured in all.
+fn samples_per_stream(candidates: usize) -> u64 {
+    (MEASURE_SAMPLE_BYTES / (candidates as u64).max(1))
+        .clamp(MIN_SAMPLES_PER_STREAM, SAMPLES_PER_STREAM)
+}
 /// Most candidates measured per stream (a hit mask is one u64).
 const MAX_CANDIDATES: usize = 64;
 /// Fields a decoder may produce per byte of coded block, beyond one per record: bounds the
@@ -297,7 +308,7 @@ pub(crate) struct Chosen {
 }
 
 /// Bytes the hashed tables of all measured candidates may take together.
-const MEASURE_TABLE_BYTES: usize = 32 << 20;
+const MEASURE_TABLE_BYTES: usize = 24 << 20;
 /// Smallest table of a measured candidate.
 const MEASURE_MIN_TABLE_BITS: u32 = 8;
 
@@ -352,7 +363,7 @@ pub(crate) fn coding_table_bits(choices: &[Choice]) -> u32 {
 
 /// Bytes the measured tag models may take together (one per tag context candidate, two per
 /// stream).
-const MEASURE_TAG_BYTES: usize = 16 << 20;
+const MEASURE_TAG_BYTES: usize = 8 << 20;
 /// Fewest context bits of a measured tag model.
 const MEASURE_MIN_CONTEXT_BITS: u32 = 4;
 
@@ -389,7 +400,7 @@ pub(crate) fn choose(
             c
         })
         .collect();
-    let mut engine = Engine::new(streams, measure_table_bits(&all, block.records));
+    let mut engine = Engine::new(streams, measure_table_bits(&all, block.records), true);
     let mut specs: Vec<Vec<Spec>> = Vec::new();
     let mut cands = Vec::new();
     let mut rank = Vec::new();
@@ -398,7 +409,7 @@ pub(crate) fn choose(
         rank.push(c.iter().map(|p| p.kind.is_rank()).collect());
         specs.push(c);
     }
-    let every = (block.records / SAMPLES_PER_STREAM).max(1);
+    let every = (block.records / samples_per_stream(specs.iter().map(Vec::len).sum())).max(1);
     let alphabet = TagAlphabet::new(catalog);
     let tag_candidates = TagContext::candidates(streams.len());
     let context_bits = measure_context_bits(tag_candidates.len(), alphabet.bits);
@@ -475,7 +486,7 @@ pub(crate) fn encode(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Vec<u8>, (u64, String)> {
-    let mut engine = Engine::new(streams, coding_table_bits(choices));
+    let mut engine = Engine::new(streams, coding_table_bits(choices), false);
     let mut models = Models::new(catalog, choices, tag_context, &mut engine);
     let mut coder = Encoder::new();
     models.encode_setup(&mut coder, block.bytes.len());
@@ -513,7 +524,7 @@ pub(crate) fn decode(
     let mut at = 0;
     let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
     let choices = read_choices(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
-    let mut engine = Engine::new(streams, coding_table_bits(&choices));
+    let mut engine = Engine::new(streams, coding_table_bits(&choices), false);
     let mut models = Models::new(catalog, &choices, tag_context, &mut engine);
     let coded = &bytes[at..];
     let mut coder = Decoder::new(coded);
