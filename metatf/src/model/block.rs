@@ -308,7 +308,7 @@ pub(crate) struct Chosen {
 }
 
 /// Bytes the hashed tables of all measured candidates may take together.
-const MEASURE_TABLE_BYTES: usize = 24 << 20;
+const MEASURE_TABLE_BYTES: usize = 16 << 20;
 /// Smallest table of a measured candidate.
 const MEASURE_MIN_TABLE_BITS: u32 = 8;
 
@@ -334,7 +334,7 @@ fn measure_table_bits(specs: &[Vec<Spec>], records: u64) -> u32 {
 }
 
 /// Bytes the hashed tables of the chosen predictors may take together while coding.
-const CODING_TABLE_BYTES: usize = 48 << 20;
+const CODING_TABLE_BYTES: usize = 16 << 20;
 /// Smallest table of a chosen predictor.
 const CODING_MIN_TABLE_BITS: u32 = 10;
 
