@@ -27,7 +27,6 @@ fn size_of_site(i: usize) -> u64 {
 /// `n` allocations at pseudo-random sites, each with its site's size.
 fn block(catalog: &Catalog, n: usize) -> FlatBlock {
     let plan = catalog.by_tag(None, 4).unwrap();
-    let plan = &*plan;
     let mut flat = FlatBlock::default();
     for k in 0..n {
         let i = (k.wrapping_mul(2_654_435_761) >> 9) % SITES.len();
