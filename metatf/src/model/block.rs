@@ -7,9 +7,10 @@ use super::coders::Models;
 use super::engine::Engine;
 use super::flat::FlatBlock;
 use super::numbers::estimate;
-use super::predict::{Kind, Spec, MEASURE_TABLE_BITS, TABLE_BITS};
+use super::predict::{Kind, Predictor, Spec, MEASURE_TABLE_BITS, TABLE_BITS};
 use super::range::{Decoder, Encoder};
-use super::streams::Streams;
+use super::report::Costs;
+use super::streams::{string_key, Streams};
 use super::tags::{TagAlphabet, TagContext, TagModel, MEASURE_CONTEXT_BITS};
 use super::walk::{walk, Side};
 use crate::universal::plan::Catalog;
@@ -17,6 +18,17 @@ use crate::varint::zigzag;
 
 /// Samples kept per stream for the choice; values beyond are sampled evenly.
 const SAMPLES_PER_STREAM: u64 = 1 << 15;
+/// Bytes the samples of all streams may take together (a sample is a byte per candidate):
+/// DTDs with many fields sample each of them less often.
+const MEASURE_SAMPLE_BYTES: u64 = 8 << 20;
+/// Fewest samples kept per stream, whatever the DTD.
+const MIN_SAMPLES_PER_STREAM: u64 = 1 << 10;
+
+/// Samples kept per stream when `candidates` candidates are measured in all.
+fn samples_per_stream(candidates: usize) -> u64 {
+    (MEASURE_SAMPLE_BYTES / (candidates as u64).max(1))
+        .clamp(MIN_SAMPLES_PER_STREAM, SAMPLES_PER_STREAM)
+}
 /// Most candidates measured per stream (a hit mask is one u64).
 const MAX_CANDIDATES: usize = 64;
 /// Fields a decoder may produce per byte of coded block, beyond one per record: bounds the
@@ -117,8 +129,12 @@ impl Side for Measure<'_> {
         Ok(v)
     }
 
-    fn bytes(&mut self, _: u64, len: u64) -> Result<(), String> {
-        self.input.bytes(len).map(|_| ())
+    fn bytes(&mut self, _: u64, len: u64, key: Option<usize>) -> Result<(), String> {
+        let b = self.input.bytes(len)?;
+        if let Some(k) = key {
+            self.engine.observe(k, string_key(b));
+        }
+        Ok(())
     }
 
     fn meta_count(&mut self) -> Result<u64, String> {
@@ -144,38 +160,71 @@ struct Encode<'a> {
     engine: Engine,
     models: Models,
     coder: Encoder,
+    /// Bits per item class, when a report is wanted ([`Costs::wanted`]).
+    costs: Option<Costs>,
+}
+
+impl Encode<'_> {
+    /// Adds the bits coded since `before` to the class `pick` selects, if reporting.
+    fn spent(&mut self, before: f64, pick: impl FnOnce(&mut Costs) -> &mut f64) {
+        let now = self.coder.bits();
+        if let Some(c) = &mut self.costs {
+            *pick(c) += now - before;
+        }
+    }
+
+    fn start(&self) -> f64 {
+        if self.costs.is_some() {
+            self.coder.bits()
+        } else {
+            0.0
+        }
+    }
 }
 
 impl Side for Encode<'_> {
     fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
         let t = self.input.word()?;
+        let before = self.start();
         self.models
             .encode_tag(&mut self.coder, &self.engine, catalog, scope, t)?;
+        self.spent(before, |c| &mut c.tags);
         Ok(t)
     }
 
     fn scalar(&mut self, s: usize) -> Result<u64, String> {
         let v = self.input.word()?;
+        let before = self.start();
         self.models
             .encode_scalar(&mut self.coder, &mut self.engine, s, v);
+        self.spent(before, |c| &mut c.streams[s]);
         Ok(v)
     }
 
-    fn bytes(&mut self, field: u64, len: u64) -> Result<(), String> {
+    fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
+        let before = self.start();
         let b = self.input.bytes(len)?;
         self.models.encode_bytes(&mut self.coder, field, b);
+        if let Some(k) = key {
+            self.engine.observe(k, string_key(b));
+        }
+        self.spent(before, |c| &mut c.strings);
         Ok(())
     }
 
     fn meta_count(&mut self) -> Result<u64, String> {
         let n = self.input.word()?;
+        let before = self.start();
         self.models.encode_meta(&mut self.coder, None, n);
+        self.spent(before, |c| &mut c.meta);
         Ok(n)
     }
 
     fn meta_value(&mut self, i: u64) -> Result<u64, String> {
         let v = self.input.word()?;
+        let before = self.start();
         self.models.encode_meta(&mut self.coder, Some(i), v);
+        self.spent(before, |c| &mut c.meta);
         Ok(v)
     }
 
@@ -214,9 +263,15 @@ impl Side for Decode<'_> {
         Ok(v)
     }
 
-    fn bytes(&mut self, field: u64, len: u64) -> Result<(), String> {
+    fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
+        let start = self.output.bytes.len();
         self.models
-            .decode_bytes(&mut self.coder, field, &mut self.output.bytes, len)
+            .decode_bytes(&mut self.coder, field, &mut self.output.bytes, len)?;
+        if let Some(k) = key {
+            let b = self.output.bytes.get(start..).unwrap_or_default();
+            self.engine.observe(k, string_key(b));
+        }
+        Ok(())
     }
 
     fn meta_count(&mut self) -> Result<u64, String> {
@@ -253,29 +308,63 @@ pub(crate) struct Chosen {
     pub(crate) tag_context: TagContext,
 }
 
-/// Candidates measured with full-size tables; beyond this many, their tables shrink (a DTD
-/// with hundreds of fields has tens of thousands of candidates).
-const MEASURE_FULL_CANDIDATES: usize = 2048;
+/// Bytes the hashed tables of all measured candidates may take together.
+const MEASURE_TABLE_BYTES: usize = 16 << 20;
 /// Smallest table of a measured candidate.
 const MEASURE_MIN_TABLE_BITS: u32 = 8;
 
-/// Table size while measuring `instances` candidates: [`MEASURE_TABLE_BITS`] up to
-/// [`MEASURE_FULL_CANDIDATES`], halved for every doubling beyond, so that the memory of a
-/// measurement stays bounded whatever the DTD. Only the choice depends on it (the coder's
-/// tables have a fixed size), so files stay readable whatever it is.
-fn measure_table_bits(instances: usize) -> u32 {
-    let mut bits = MEASURE_TABLE_BITS;
-    let mut budget = MEASURE_FULL_CANDIDATES;
-    while instances > budget && bits > MEASURE_MIN_TABLE_BITS {
+/// Table bits while measuring `specs` on a block of `records` records: [`MEASURE_TABLE_BITS`],
+/// fewer when the block has fewer values than a quarter of the slots (a table larger than what
+/// it can fill measures nothing more), and halved until the tables of all candidates fit
+/// [`MEASURE_TABLE_BYTES`], so that the memory of a measurement stays bounded whatever the DTD.
+/// Only the choice depends on it (the coder's tables are sized by [`coding_table_bits`]), so
+/// files stay readable whatever it is.
+fn measure_table_bits(specs: &[Vec<Spec>], records: u64) -> u32 {
+    let per_slot: usize = specs
+        .iter()
+        .enumerate()
+        .flat_map(|(s, c)| c.iter().map(move |p| Predictor::slot_bytes(s, *p)))
+        .sum();
+    let fill = (64 - records.leading_zeros()) + 2;
+    let mut bits = MEASURE_TABLE_BITS.min(fill).max(MEASURE_MIN_TABLE_BITS);
+    while bits > MEASURE_MIN_TABLE_BITS && per_slot.saturating_mul(1 << bits) > MEASURE_TABLE_BYTES
+    {
         bits -= 1;
-        budget = budget.saturating_mul(2);
+    }
+    bits
+}
+
+/// Bytes the hashed tables of the chosen predictors may take together while coding.
+const CODING_TABLE_BYTES: usize = 16 << 20;
+/// Smallest table of a chosen predictor.
+const CODING_MIN_TABLE_BITS: u32 = 10;
+
+/// Table bits of the chosen predictors when coding: [`TABLE_BITS`], halved (down to
+/// [`CODING_MIN_TABLE_BITS`]) while the tables of all chosen predictors together would take
+/// more than [`CODING_TABLE_BYTES`]. The reader computes it from the choices it reads.
+pub(crate) fn coding_table_bits(choices: &[Choice]) -> u32 {
+    let mut seen = std::collections::HashSet::new();
+    let per_slot: usize = choices
+        .iter()
+        .enumerate()
+        .flat_map(|(s, c)| {
+            std::iter::once(&c.primary)
+                .chain(&c.list)
+                .map(move |p| (s, *p))
+        })
+        .filter(|k| seen.insert(*k))
+        .map(|(s, p)| Predictor::slot_bytes(s, p))
+        .sum();
+    let mut bits = TABLE_BITS;
+    while bits > CODING_MIN_TABLE_BITS && per_slot.saturating_mul(1 << bits) > CODING_TABLE_BYTES {
+        bits -= 1;
     }
     bits
 }
 
 /// Bytes the measured tag models may take together (one per tag context candidate, two per
 /// stream).
-const MEASURE_TAG_BYTES: usize = 256 << 20;
+const MEASURE_TAG_BYTES: usize = 8 << 20;
 /// Fewest context bits of a measured tag model.
 const MEASURE_MIN_CONTEXT_BITS: u32 = 4;
 
@@ -312,8 +401,7 @@ pub(crate) fn choose(
             c
         })
         .collect();
-    let instances = all.iter().map(Vec::len).sum();
-    let mut engine = Engine::new(streams, measure_table_bits(instances));
+    let mut engine = Engine::new(streams, measure_table_bits(&all, block.records), true);
     let mut specs: Vec<Vec<Spec>> = Vec::new();
     let mut cands = Vec::new();
     let mut rank = Vec::new();
@@ -322,7 +410,7 @@ pub(crate) fn choose(
         rank.push(c.iter().map(|p| p.kind.is_rank()).collect());
         specs.push(c);
     }
-    let every = (block.records / SAMPLES_PER_STREAM).max(1);
+    let every = (block.records / samples_per_stream(specs.iter().map(Vec::len).sum())).max(1);
     let alphabet = TagAlphabet::new(catalog);
     let tag_candidates = TagContext::candidates(streams.len());
     let context_bits = measure_context_bits(tag_candidates.len(), alphabet.bits);
@@ -399,7 +487,7 @@ pub(crate) fn encode(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Vec<u8>, (u64, String)> {
-    let mut engine = Engine::new(streams, TABLE_BITS);
+    let mut engine = Engine::new(streams, coding_table_bits(choices), false);
     let mut models = Models::new(catalog, choices, tag_context, &mut engine);
     let mut coder = Encoder::new();
     models.encode_setup(&mut coder, block.bytes.len());
@@ -413,8 +501,12 @@ pub(crate) fn encode(
         engine,
         models,
         coder,
+        costs: Costs::wanted(streams.len()),
     };
     walk(catalog, streams, &mut e, block.records, section, declared)?;
+    if let Some(c) = &e.costs {
+        c.print(catalog, streams, choices);
+    }
     let mut out = write_tag_context(catalog, streams, tag_context);
     out.extend(write_choices(catalog, streams, choices));
     out.extend_from_slice(&e.coder.finish());
@@ -433,7 +525,7 @@ pub(crate) fn decode(
     let mut at = 0;
     let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
     let choices = read_choices(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
-    let mut engine = Engine::new(streams, TABLE_BITS);
+    let mut engine = Engine::new(streams, coding_table_bits(&choices), false);
     let mut models = Models::new(catalog, &choices, tag_context, &mut engine);
     let coded = &bytes[at..];
     let mut coder = Decoder::new(coded);

@@ -151,6 +151,9 @@ pub(crate) fn read_choices(
         let position = get_varint(input, at).ok_or_else(end)?;
         let stream = resolve(catalog, streams, scope, tag, position)
             .ok_or_else(|| format!("model table: entry {e} names no field (scope {scope}, tag {tag}, field {position})"))?;
+        if streams.is_string_key(stream) {
+            return Err(format!("model table: entry {e} names a string key"));
+        }
         if std::mem::replace(&mut seen[stream], true) {
             return Err(format!("model table: entry {e} repeats a field"));
         }

@@ -1,10 +1,12 @@
 //! Automatic choice: which predictors each stream gets in a block, by measured cost.
 //!
-//! Candidates come from the DTD's structure only: the stream's own history (none, delta,
-//! stride, fcm and dfcm of orders 1–2, move-to-front), every other field of the same record
-//! (sum with it, keyed by it), every field of the other records of the scope (keyed by it,
-//! keyed stride), and fields of other records with the same name (their last value, and rank
-//! among the values they created: an object reference).
+//! Candidates come from the DTD's structure only, most specific first (a stream keeps the first
+//! [`super::block`]'s limit of them): the stream's own history (none, delta, stride, fcm and dfcm
+//! of orders 1–2, move-to-front), every other field of the same record (sum with it, keyed by
+//! it, including the string keys of its byte strings), fields of other records with the same
+//! name (their last value, and rank among the values they created: an object reference), the
+//! values other records ended (reuse, unkeyed and keyed by each field of the record), and last
+//! every field of the other records of the scope (keyed by it, keyed stride).
 
 use super::predict::{Kind, Spec};
 use super::streams::Streams;
@@ -12,7 +14,7 @@ use super::streams::Streams;
 /// Longest list of predictors a stream codes hit indices for.
 pub(crate) const MAX_LIST: usize = 4;
 
-/// The candidate predictors of stream `s`.
+/// The candidate predictors of stream `s` (a coded stream).
 pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
     let me = &streams.info[s];
     let own = |kind, arg| Spec { kind, arg };
@@ -26,32 +28,44 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
         own(Kind::Dfcm, 2),
         own(Kind::Mtf, 0),
     ];
-    for (t, other) in streams.info.iter().enumerate() {
-        if t == s || other.scope != me.scope {
-            continue;
-        }
-        let t32 = t as u32;
+    let others = || {
+        streams
+            .info
+            .iter()
+            .enumerate()
+            .filter(move |&(t, o)| t != s && o.scope == me.scope)
+            .map(|(t, o)| (t, t as u32, o, streams.is_string_key(t)))
+    };
+    for (_, t32, other, key) in others() {
         if other.plan == me.plan {
-            c.push(own(Kind::Sum, t32));
-            c.push(own(Kind::Key, t32));
-        } else {
-            c.push(own(Kind::Key, t32));
-            c.push(own(Kind::KeyStride, t32));
-            if other.name == me.name {
-                c.push(own(Kind::Last, t32));
-                c.push(own(Kind::Live, t32));
-                c.push(own(Kind::LiveNext, t32));
+            if !key {
+                c.push(own(Kind::Sum, t32));
             }
+            c.push(own(Kind::Key, t32));
+        }
+    }
+    for (_, t32, other, key) in others() {
+        if other.plan != me.plan && other.name == me.name && !key {
+            c.push(own(Kind::Last, t32));
+            c.push(own(Kind::Live, t32));
+            c.push(own(Kind::LiveNext, t32));
         }
     }
     // Values other records end and this record creates again: unkeyed, and keyed by each
     // other field of the record.
-    let ended = !streams.enders(s).is_empty();
-    if ended {
+    if !streams.enders(s).is_empty() {
         c.push(own(Kind::Reuse, s as u32));
-        for (t, other) in streams.info.iter().enumerate() {
-            if t != s && other.plan == me.plan {
-                c.push(own(Kind::Reuse, t as u32));
+        for (_, t32, other, _) in others() {
+            if other.plan == me.plan {
+                c.push(own(Kind::Reuse, t32));
+            }
+        }
+    }
+    for (_, t32, other, key) in others() {
+        if other.plan != me.plan {
+            c.push(own(Kind::Key, t32));
+            if !key {
+                c.push(own(Kind::KeyStride, t32));
             }
         }
     }

@@ -13,14 +13,17 @@ pub(crate) struct Engine {
     followers: Vec<Vec<(usize, bool)>>,
     index: HashMap<(usize, Spec), usize>,
     table_bits: u32,
+    /// Whether the engine measures candidates (smaller lists) rather than codes.
+    measuring: bool,
     /// Per stream: the streams that end its values for `reuse` ([`Streams::enders`]).
     enders: Vec<Vec<usize>>,
 }
 
 impl Engine {
-    /// An engine for `streams` streams whose hashed tables have 2^`table_bits` entries.
-    pub(crate) fn new(streams: &Streams, table_bits: u32) -> Engine {
-        let n = streams.len();
+    /// An engine for `streams` streams whose hashed tables have 2^`table_bits` entries, for
+    /// measuring candidates or for coding.
+    pub(crate) fn new(streams: &Streams, table_bits: u32, measuring: bool) -> Engine {
+        let n = streams.with_keys();
         let enders = (0..n).map(|s| streams.enders(s)).collect();
         Engine {
             history: History::new(n),
@@ -28,6 +31,7 @@ impl Engine {
             followers: vec![Vec::new(); n],
             index: HashMap::new(),
             table_bits,
+            measuring,
             enders,
         }
     }
@@ -37,7 +41,7 @@ impl Engine {
         if let Some(&i) = self.index.get(&(own, spec)) {
             return i;
         }
-        let p = Predictor::new(own, spec, self.table_bits);
+        let p = Predictor::new(own, spec, self.table_bits, self.measuring);
         let i = self.predictors.len();
         // Predictors read only the history, which changes after all of them have observed a
         // value, so the order of followers does not matter.

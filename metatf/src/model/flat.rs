@@ -6,6 +6,9 @@
 use crate::universal::plan::{Builtin, Catalog, Leaf, RecordPlan};
 use crate::universal::{DynRecord, Value};
 
+/// Bytes of buffered values (8 per scalar, 1 per string byte) that end a modelled block.
+pub(crate) const MODEL_BLOCK_BYTES: usize = 24 << 20;
+
 /// Records of one block in flat form.
 #[derive(Default)]
 pub(crate) struct FlatBlock {
@@ -15,6 +18,13 @@ pub(crate) struct FlatBlock {
 }
 
 impl FlatBlock {
+    /// Whether the block holds [`MODEL_BLOCK_BYTES`] of values or more: a modelled block ends
+    /// there even before [`super::MODEL_BLOCK_RECORDS`] records, so that the memory of the
+    /// writer and the reader is bounded whatever the records hold.
+    pub(crate) fn is_full(&self) -> bool {
+        self.words.len() * 8 + self.bytes.len() >= MODEL_BLOCK_BYTES
+    }
+
     pub(crate) fn clear(&mut self) {
         self.words.clear();
         self.bytes.clear();

@@ -22,6 +22,7 @@ mod live;
 mod numbers;
 mod predict;
 mod range;
+mod report;
 mod streams;
 mod strings;
 mod tags;
@@ -36,10 +37,14 @@ pub(crate) use streams::Streams;
 pub const PROPERTY_ENGINE: &str = "engine";
 /// Value of [`PROPERTY_ENGINE`] for blocks coded by this model engine.
 pub const ENGINE_MODEL: &str = "model";
-/// Records per modelled block unless the writer is told otherwise.
+/// Records per modelled block unless the writer is told otherwise; a block also ends when its
+/// values take 24 MiB (`FlatBlock::is_full`), which bounds the writer's memory (it holds a
+/// block's records while measuring and coding them) and the reader's.
 pub const MODEL_BLOCK_RECORDS: u64 = 1 << 20;
 
 #[cfg(test)]
 mod fixed_tests;
+#[cfg(test)]
+mod string_key_tests;
 #[cfg(test)]
 mod tests;

@@ -176,7 +176,9 @@ pub(crate) struct Predictor {
 }
 
 impl Predictor {
-    pub(crate) fn new(own: usize, spec: Spec, table_bits: u32) -> Predictor {
+    /// A predictor whose tables have 2^`table_bits` slots; `measuring`: its lists are held to
+    /// the measurement caps.
+    pub(crate) fn new(own: usize, spec: Spec, table_bits: u32, measuring: bool) -> Predictor {
         let tables = match spec.kind {
             Kind::Fcm | Kind::Dfcm | Kind::Key => 1,
             Kind::KeyStride => 2,
@@ -198,7 +200,7 @@ impl Predictor {
             recent: [0; MAX_ORDER as usize],
             live: spec.kind.is_rank().then(|| {
                 // Lists are bounded like tables: smaller while measuring.
-                let cap = if table_bits < TABLE_BITS {
+                let cap = if measuring {
                     MEASURE_LIVE_CAP
                 } else {
                     LIVE_CAP
@@ -217,11 +219,23 @@ impl Predictor {
             } else {
                 Vec::new()
             },
-            key_cap: if table_bits < TABLE_BITS {
+            key_cap: if measuring {
                 MEASURE_REUSE_KEY_CAP
             } else {
                 REUSE_KEY_CAP
             },
+        }
+    }
+
+    /// Bytes per table slot the predictor `spec` of stream `own` allocates (its tables have
+    /// 2^table_bits slots): what bounds the engine's memory.
+    pub(crate) fn slot_bytes(own: usize, spec: Spec) -> usize {
+        match spec.kind {
+            Kind::Fcm | Kind::Dfcm | Kind::Key => 8,
+            Kind::KeyStride => 16,
+            // `created` and `by_key`, plus the values a key list holds.
+            Kind::Reuse if spec.arg as usize != own => 16 + 24 + 8,
+            _ => 0,
         }
     }
 

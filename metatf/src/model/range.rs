@@ -67,6 +67,12 @@ impl Encoder {
         }
     }
 
+    /// Bits written so far, counting the pending bytes and the part of a byte the range has
+    /// narrowed: differences between two calls give the cost of what was coded in between.
+    pub(crate) fn bits(&self) -> f64 {
+        (self.out.len() as u64 + self.cache_size) as f64 * 8.0 - f64::from(self.range).log2()
+    }
+
     fn shift_low(&mut self) {
         if self.low < 0xFF00_0000 || self.low > 0xFFFF_FFFF {
             let carry = (self.low >> 32) as u8;

@@ -1,5 +1,8 @@
 //! The split streams: one per scalar field of every record plan, numbered in catalog order
-//! (plans in [`Catalog::plans`] order, fields in the order a record is walked).
+//! (plans in [`Catalog::plans`] order, fields in the order a record is walked), then one
+//! *string key* per byte-string field: a stream that is never coded but takes the hash of each
+//! string the field holds ([`string_key`]), so that a value can be predicted in the context of
+//! a string (a size by its call site).
 
 use crate::universal::plan::{Builtin, Catalog, Leaf};
 
@@ -11,10 +14,26 @@ pub(crate) struct StreamInfo {
     pub(crate) scope: usize,
 }
 
+/// Field position naming the string key of the byte string whose length is at position `p`:
+/// `STRING_KEY_POSITION + p` (in the model table and the tag context).
+pub(crate) const STRING_KEY_POSITION: u16 = 1 << 15;
+
+/// The value a string key takes for the string `bytes`: 64-bit FNV-1a.
+pub(crate) fn string_key(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xCBF2_9CE4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
+    })
+}
+
 /// Every stream, and the stream of each (plan, field position).
 pub(crate) struct Streams {
+    /// The coded streams, then the string keys.
     pub(crate) info: Vec<StreamInfo>,
     by_plan: Vec<Vec<Option<usize>>>,
+    /// Number of coded streams (the string keys follow them).
+    coded: usize,
+    /// Per string key: its plan and the position of its string's length.
+    keys: Vec<(usize, u16)>,
 }
 
 impl Streams {
@@ -22,6 +41,8 @@ impl Streams {
         let mut s = Streams {
             info: Vec::new(),
             by_plan: Vec::new(),
+            coded: 0,
+            keys: Vec::new(),
         };
         for (pi, plan) in catalog.plans().iter().enumerate() {
             let mut row = Vec::new();
@@ -30,7 +51,57 @@ impl Streams {
             }
             s.by_plan.push(row);
         }
+        s.coded = s.info.len();
+        for (pi, plan) in catalog.plans().iter().enumerate() {
+            if plan.builtin != Builtin::Metadata {
+                s.add_keys(pi, plan.scope, &plan.leaves);
+            }
+        }
         s
+    }
+
+    fn add_keys(&mut self, plan: usize, scope: usize, leaves: &[Leaf]) {
+        for leaf in leaves {
+            match leaf {
+                Leaf::Bytes {
+                    name,
+                    length_position,
+                } => {
+                    if *length_position < STRING_KEY_POSITION
+                        && self.string_key_of(plan, *length_position).is_none()
+                    {
+                        self.keys.push((plan, *length_position));
+                        self.info.push(StreamInfo {
+                            plan,
+                            position: STRING_KEY_POSITION + length_position,
+                            name: name.clone(),
+                            scope,
+                        });
+                    }
+                }
+                Leaf::Repeated { element, .. } => self.add_keys(plan, scope, element),
+                Leaf::Scalar { .. } => {}
+            }
+        }
+    }
+
+    /// The string key of the byte string of plan `plan` whose length is at `length_position`.
+    #[inline]
+    pub(crate) fn string_key_of(&self, plan: usize, length_position: u16) -> Option<usize> {
+        self.keys
+            .iter()
+            .position(|&k| k == (plan, length_position))
+            .map(|i| self.coded + i)
+    }
+
+    /// Whether stream `s` is a string key (never coded).
+    pub(crate) fn is_string_key(&self, s: usize) -> bool {
+        s >= self.coded
+    }
+
+    /// Number of streams with a history: the coded ones and the string keys.
+    pub(crate) fn with_keys(&self) -> usize {
+        self.info.len()
     }
 
     fn add(&mut self, plan: usize, scope: usize, leaves: &[Leaf], row: &mut Vec<Option<usize>>) {
@@ -60,11 +131,15 @@ impl Streams {
     /// The stream of the scalar at `position` of plan `plan`.
     #[inline]
     pub(crate) fn of(&self, plan: usize, position: u16) -> Option<usize> {
+        if position >= STRING_KEY_POSITION {
+            return self.string_key_of(plan, position - STRING_KEY_POSITION);
+        }
         *self.by_plan.get(plan)?.get(usize::from(position))?
     }
 
+    /// Number of coded streams (numbered from 0; the string keys come after).
     pub(crate) fn len(&self) -> usize {
-        self.info.len()
+        self.coded
     }
 
     /// The streams that end the objects stream `s` creates, for `reuse`: fields of the same
@@ -72,16 +147,19 @@ impl Streams {
     /// in `s`'s record. A record that only names an object (a free, an end) ends it; a
     /// record with the same fields as another (one access kind beside another) ends nothing.
     pub(crate) fn enders(&self, s: usize) -> Vec<usize> {
+        if self.is_string_key(s) {
+            return Vec::new();
+        }
         let me = &self.info[s];
         let names = |plan: usize| -> Vec<&str> {
-            self.info
+            self.info[..self.coded]
                 .iter()
                 .filter(|i| i.plan == plan)
                 .map(|i| i.name.as_str())
                 .collect()
         };
         let mine = names(me.plan);
-        (0..self.len())
+        (0..self.coded)
             .filter(|&t| {
                 let o = &self.info[t];
                 if o.scope != me.scope || o.plan == me.plan || o.name != me.name {

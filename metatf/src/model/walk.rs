@@ -12,8 +12,9 @@ pub(crate) trait Side {
     /// The next value of stream `s`.
     fn scalar(&mut self, s: usize) -> Result<u64, String>;
     /// The next `len` bytes of a byte string of the field whose name hashes to `field`
-    /// ([`super::strings::field_id`]).
-    fn bytes(&mut self, field: u64, len: u64) -> Result<(), String>;
+    /// ([`super::strings::field_id`]); the string's hash is then the value of stream `key`
+    /// ([`super::streams::string_key`]).
+    fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String>;
     /// The number of fields of a metadata record.
     fn meta_count(&mut self) -> Result<u64, String>;
     /// Metadata field `i`.
@@ -102,7 +103,8 @@ fn leaves<S: Side>(
                 let len = lookup(scalars, *length_position)
                     .ok_or_else(|| format!("{name}: length field has no value"))?;
                 spend(side, len)?;
-                side.bytes(super::strings::field_id(name), len)?;
+                let key = streams.string_key_of(plan, *length_position);
+                side.bytes(super::strings::field_id(name), len, key)?;
             }
             Leaf::Repeated {
                 count_position,

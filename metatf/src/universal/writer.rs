@@ -331,7 +331,10 @@ impl<W: Write> UniversalWriter<W> {
     }
 
     fn write_one(&mut self, rec: &DynRecord) -> Result<(), Error> {
-        if self.records_per_block != 0 && self.block_records >= self.records_per_block {
+        let values_full = self.model.as_ref().is_some_and(|m| m.flat.is_full());
+        if values_full
+            || (self.records_per_block != 0 && self.block_records >= self.records_per_block)
+        {
             self.end_block()?;
         }
         let catalog = Arc::clone(&self.catalog);
