@@ -10,6 +10,7 @@
 //! whatever the length of the trace.
 
 mod columns;
+mod parquet_table;
 mod table;
 
 use std::io::{Read, Seek};
