@@ -284,3 +284,62 @@ fn names(plan: &Plan, kinds: &[u32]) -> StringArray {
     StringArray::try_new(offsets, Buffer::from_vec(bytes), None)
         .unwrap_or_else(|_| StringArray::from(vec![""; kinds.len()]))
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::{Array, Int64Array, StringArray, UInt64Array};
+    use hatf::records::FieldSpec;
+
+    use super::*;
+
+    fn record_type(name: &str, fields: &[(&str, FieldType)]) -> RecordType {
+        RecordType {
+            name: name.to_string(),
+            fields: fields
+                .iter()
+                .map(|(n, ty)| FieldSpec {
+                    name: n.to_string(),
+                    ty: *ty,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn each_row_has_its_own_fields_and_nulls_elsewhere_past_the_batch_size_and_after() {
+        let types = [
+            record_type("a", &[("x", FieldType::U64), ("s", FieldType::Bytes)]),
+            record_type("b", &[("x", FieldType::U64), ("y", FieldType::I64)]),
+        ];
+        let plan = Plan::of(&types);
+        // Room for 4 rows, given 6: the batch grows.
+        let mut rows = Rows::new(&plan, 4);
+        for i in 0..6u64 {
+            if i % 3 == 0 {
+                rows.push(&plan, i, 0, &[Value::U64(i), Value::Bytes(b"site")]);
+            } else {
+                rows.push(&plan, i, 1, &[Value::U64(i), Value::I64(-(i as i64))]);
+            }
+        }
+        let arrays = rows.finish(&plan);
+        let x = arrays[2].as_any().downcast_ref::<UInt64Array>().unwrap();
+        let s = arrays[3].as_any().downcast_ref::<StringArray>().unwrap();
+        let y = arrays[4].as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(x.values().to_vec(), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(x.null_count(), 0);
+        let text: Vec<_> = s.iter().collect();
+        assert_eq!(text, [Some("site"), None, None, Some("site"), None, None]);
+        let signed: Vec<_> = y.iter().collect();
+        assert_eq!(signed, [None, Some(-1), Some(-2), None, Some(-4), Some(-5)]);
+        // A batch in which no record has `y`: the column is all null, of the batch's length.
+        rows.push(&plan, 6, 0, &[Value::U64(6), Value::Null]);
+        rows.push(&plan, 7, 0, &[Value::U64(7), Value::Bytes(b"\xff")]);
+        let arrays = rows.finish(&plan);
+        assert!(arrays.iter().all(|a| a.len() == 2));
+        assert_eq!(arrays[4].null_count(), 2);
+        let s = arrays[3].as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(s.iter().collect::<Vec<_>>(), [None, Some("\u{fffd}")]);
+        let names = arrays[1].as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(names.iter().collect::<Vec<_>>(), [Some("a"), Some("a")]);
+    }
+}

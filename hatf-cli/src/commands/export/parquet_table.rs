@@ -152,7 +152,7 @@ fn share(
         return work();
     }
     std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(&work)).collect();
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
         let mut result = work();
         for helper in helpers {
             let theirs = helper
