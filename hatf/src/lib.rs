@@ -4,7 +4,7 @@
 //!
 //! - [`records`]: the records of any file hatf writes, typed, streamed block by block, a
 //!   range of them read through the file's index;
-//! - [`TraceFormat`] (in [`format`]) with its options, reports and errors: each format's
+//! - [`TraceFormat`] (in [`mod@format`]) with its options, reports and errors: each format's
 //!   encode, decode, decode of a record range, statistics and validation; [`registry`],
 //!   [`by_name`] and [`detect`] find a format;
 //! - [`events`]: the allocation formats' text traces read into allocation events;
