@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use hatf::compare::{millis, per_record, variants, Comparison, Times};
+use hatf::internal::compare::{millis, per_record, variants, Comparison, Times};
 
 /// One series: a legend label, and per trace its size and times (`None` = not measured).
 struct Series {

@@ -15,12 +15,14 @@ use std::hint::black_box;
 use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use hatf::alloc::memory_replay::{self, kinds::ReplayKinds};
-use hatf::alloc::model::shapes::Packer;
-use hatf::alloc::model::{pipeline, stream, Cursors, KindTable, ModelRecord, State, Streams};
-use hatf::alloc::mtrace::{self, kinds::MtraceKinds};
-use hatf::alloc::{native, AllocEvent};
 use hatf::format::TraceFormat;
+use hatf::internal::alloc::memory_replay::{self, kinds::ReplayKinds};
+use hatf::internal::alloc::model::shapes::Packer;
+use hatf::internal::alloc::model::{
+    pipeline, stream, Cursors, KindTable, ModelRecord, State, Streams,
+};
+use hatf::internal::alloc::mtrace::{self, kinds::MtraceKinds};
+use hatf::internal::alloc::{native, AllocEvent};
 
 mod support;
 

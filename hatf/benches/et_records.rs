@@ -11,11 +11,11 @@ use std::hint::black_box;
 use std::io::{BufRead, BufReader};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use hatf::et::encode::BLOCK_LINES;
-use hatf::et::line::{LineReader, Record};
-use hatf::et::model::{Model, RecordSink, UOrder};
-use hatf::et::streams::{id, Packer, StreamReader, StreamWriter};
-use hatf::et::ET3;
+use hatf::internal::et::encode::BLOCK_LINES;
+use hatf::internal::et::line::{LineReader, Record};
+use hatf::internal::et::model::{Model, RecordSink, UOrder};
+use hatf::internal::et::streams::{id, Packer, StreamReader, StreamWriter};
+use hatf::internal::et::ET3;
 
 mod support;
 

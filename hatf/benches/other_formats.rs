@@ -16,9 +16,9 @@ use std::hint::black_box;
 use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use hatf::alloc::{malloc_bench, wee_alloc, AllocEvent};
 use hatf::format::{FormatError, TraceFormat};
-use hatf::jvm::{line, Jvm};
+use hatf::internal::alloc::{malloc_bench, wee_alloc, AllocEvent};
+use hatf::internal::jvm::{line, Jvm};
 
 #[path = "../tests/jvm_support/mod.rs"]
 mod jvm_support;

@@ -5,11 +5,11 @@
 //! The containers are written here block by block with the library's model and block writer,
 //! so blocks can be small (many blocks, batches spanning block ends) and one can be damaged.
 
-use hatf::alloc::blocks::{model_properties, BlockWriter};
-use hatf::alloc::memory_replay::{self, MemoryReplay};
-use hatf::alloc::model::{shapes, ModelRecord, State, Streams};
-use hatf::alloc::mtrace::line::{render, Op, OpLine};
-use hatf::alloc::mtrace::{self, kinds, Mtrace};
+use hatf::internal::alloc::blocks::{model_properties, BlockWriter};
+use hatf::internal::alloc::memory_replay::{self, MemoryReplay};
+use hatf::internal::alloc::model::{shapes, ModelRecord, State, Streams};
+use hatf::internal::alloc::mtrace::line::{render, Op, OpLine};
+use hatf::internal::alloc::mtrace::{self, kinds, Mtrace};
 use hatf::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
 use metatf::container::ContainerHeader;
 use metatf::varint::put_u64;

@@ -3,12 +3,12 @@
 //!
 //! The texts in `tests/data/` are synthetic (`python3 make_relive.py` there writes them).
 
-use hatf::alloc::memory_replay::kinds::ReplayKinds;
-use hatf::alloc::memory_replay::MemoryReplay;
-use hatf::alloc::model::{addr, shapes, stream, KindTable};
-use hatf::alloc::mtrace::kinds::MtraceKinds;
-use hatf::alloc::mtrace::Mtrace;
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::internal::alloc::memory_replay::kinds::ReplayKinds;
+use hatf::internal::alloc::memory_replay::MemoryReplay;
+use hatf::internal::alloc::model::{addr, shapes, stream, KindTable};
+use hatf::internal::alloc::mtrace::kinds::MtraceKinds;
+use hatf::internal::alloc::mtrace::Mtrace;
 use metatf::container::{ContainerReader, PROPERTY_LAYOUT};
 
 const MTRACE: &[u8] = include_bytes!("data/relive.mtrace");

@@ -2,9 +2,9 @@
 //! whose every section checksum is valid but whose parts rebuild an archive other than the
 //! one encoded fails to decode, with an error naming both CRC-32s.
 
-use hatf::alloc::malloc_bench::MallocBench;
-use hatf::alloc::memory_replay::MemoryReplayZip;
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::internal::alloc::malloc_bench::MallocBench;
+use hatf::internal::alloc::memory_replay::MemoryReplayZip;
 use metatf::container::{Codec, ContainerHeader, ContainerReader, SectionData};
 use metatf::ContainerWriter;
 

@@ -5,8 +5,8 @@ mod et_support;
 use std::path::PathBuf;
 
 use et_support::*;
-use hatf::et::{names, ET2, ET3};
 use hatf::format::TraceFormat;
+use hatf::internal::et::{names, ET2, ET3};
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hatf-et-{tag}-{}", std::process::id()));

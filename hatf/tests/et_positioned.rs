@@ -5,9 +5,9 @@
 use std::io::{Read, Seek};
 use std::sync::Arc;
 
-use hatf::et::encode::{BLOCK_LINES, TEXT_LEN_SECTION};
-use hatf::et::{ET3, ET3_DTD};
 use hatf::format::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
+use hatf::internal::et::encode::{BLOCK_LINES, TEXT_LEN_SECTION};
+use hatf::internal::et::{ET3, ET3_DTD};
 use metatf::container::{Codec, ContainerReader, ContainerWriter, SectionData};
 
 /// Two and a half blocks of ET3 records: allocations, calls and returns, field updates and

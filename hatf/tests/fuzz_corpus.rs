@@ -31,7 +31,11 @@ fn replays(target: &str, check: fn(&[u8])) {
 #[test]
 fn mtrace_corpus_replays() {
     replays("text_mtrace", |d| {
-        text_front_end::check("mtrace", d, Some(hatf::alloc::mtrace::read_events))
+        text_front_end::check(
+            "mtrace",
+            d,
+            Some(hatf::internal::alloc::mtrace::read_events),
+        )
     });
 }
 
@@ -41,7 +45,7 @@ fn memory_replay_corpus_replays() {
         text_front_end::check(
             "memory-replay",
             d,
-            Some(hatf::alloc::memory_replay::read_events),
+            Some(hatf::internal::alloc::memory_replay::read_events),
         )
     });
 }
@@ -49,7 +53,11 @@ fn memory_replay_corpus_replays() {
 #[test]
 fn wee_alloc_corpus_replays() {
     replays("text_wee_alloc", |d| {
-        text_front_end::check("wee-alloc", d, Some(hatf::alloc::wee_alloc::read_events))
+        text_front_end::check(
+            "wee-alloc",
+            d,
+            Some(hatf::internal::alloc::wee_alloc::read_events),
+        )
     });
 }
 

@@ -3,7 +3,7 @@
 mod jvm_support;
 
 use hatf::format::TraceFormat;
-use hatf::jvm::{Jvm, JvmZip};
+use hatf::internal::jvm::{Jvm, JvmZip};
 use jvm_support::{trace, zip_of, Ends};
 
 #[test]

@@ -9,8 +9,8 @@ use std::io::Cursor;
 use std::ops::Range;
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::jvm::text::BlockPlan;
-use hatf::jvm::{encode_text, Jvm, JvmZip};
+use hatf::internal::jvm::text::BlockPlan;
+use hatf::internal::jvm::{encode_text, Jvm, JvmZip};
 use jvm_support::{trace, zip_of, Ends};
 
 /// Lines per block in these tests: small, so that a short trace has many blocks.
@@ -48,7 +48,7 @@ fn encode_jvm(text: &[u8], plan: BlockPlan) -> Vec<u8> {
 
 fn encode_zip(zip: &[u8], plan: BlockPlan) -> Vec<u8> {
     let mut bin = Vec::new();
-    hatf::jvm::zip::encode(&mut &zip[..], &mut bin, &options(), plan).expect("encodes");
+    hatf::internal::jvm::zip::encode(&mut &zip[..], &mut bin, &options(), plan).expect("encodes");
     bin
 }
 

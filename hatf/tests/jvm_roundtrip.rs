@@ -4,7 +4,7 @@
 mod jvm_support;
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::jvm::{Jvm, JvmZip};
+use hatf::internal::jvm::{Jvm, JvmZip};
 use jvm_support::{trace, zip_of, Ends};
 use proptest::prelude::*;
 
@@ -79,7 +79,10 @@ fn zips_stored_and_deflated_by_the_zip_crate_are_modelled_and_come_back() {
         assert!(hatf::detect(&z[..z.len().min(65536)]).is_some_and(|f| f.name() == "jvm-zip"));
         let bin = round_trip(&JvmZip, &z);
         assert_eq!(property(&bin, "deflate").as_deref(), Some(expect));
-        assert_eq!(property(&bin, "layout").as_deref(), Some(hatf::jvm::LAYOUT));
+        assert_eq!(
+            property(&bin, "layout").as_deref(),
+            Some(hatf::internal::jvm::LAYOUT)
+        );
         assert!(
             bin.len() * 2 < z.len().min(text.len()),
             "{method:?} {level:?}: zip {} -> {}",

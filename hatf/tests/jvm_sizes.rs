@@ -7,7 +7,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use hatf::format::{EncodeOptions, TraceFormat};
-use hatf::jvm::{Jvm, JvmZip};
+use hatf::internal::jvm::{Jvm, JvmZip};
 use jvm_support::{trace, zip_of, Ends};
 
 fn compressed_len(program: &str, args: &[&str], input: &[u8]) -> Option<usize> {

@@ -5,9 +5,9 @@
 //! The fixture in `tests/data/` comes from the synthetic text of `make_relive.py`: the
 //! `mtrace-alloc-model-4-light.hatf` file was written by the commit that added codec 4.
 
-use hatf::alloc::memory_replay::MemoryReplay;
-use hatf::alloc::mtrace::Mtrace;
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::internal::alloc::memory_replay::MemoryReplay;
+use hatf::internal::alloc::mtrace::Mtrace;
 use metatf::container::{Codec, ContainerReader};
 
 const MTRACE: &[u8] = include_bytes!("data/relive.mtrace");

@@ -1,8 +1,8 @@
 //! The paper's encodings on the first lines of real traces from the shared corpus (skipped when the
 //! corpus is absent).
 
-use hatf::alloc::paper::{self, Encoding};
-use hatf::compare;
+use hatf::internal::alloc::paper::{self, Encoding};
+use hatf::internal::compare;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 

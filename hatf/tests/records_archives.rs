@@ -6,9 +6,9 @@ use metatf::varint::put_u64;
 use std::io::{Cursor, Write};
 use std::ops::Range;
 
-use hatf::alloc::malloc_bench::MallocBench;
-use hatf::alloc::memory_replay::MemoryReplayZip;
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::internal::alloc::malloc_bench::MallocBench;
+use hatf::internal::alloc::memory_replay::MemoryReplayZip;
 
 fn encode(f: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();

@@ -6,9 +6,9 @@ mod jvm_support;
 
 use std::collections::BTreeSet;
 
-use hatf::alloc::memory_replay::MemoryReplay;
 use hatf::format::{EncodeOptions, TraceFormat};
-use hatf::jvm::{Jvm, JvmZip};
+use hatf::internal::alloc::memory_replay::MemoryReplay;
+use hatf::internal::jvm::{Jvm, JvmZip};
 use jvm_support::{trace, zip_of, Ends};
 use metatf::container::{read_index_threads, ContainerReader};
 
@@ -94,8 +94,8 @@ fn et_lister_agrees_with_the_index() {
     // Canonical records on threads 1 and 3, a spelled one (extra blank) on thread 8 that the
     // encoder keeps verbatim and does not list, a comment.
     let text = b"N 10 16 2 5 0 1\nM 4 10 3\n# note\nE 4  8\nE 4 3\nD 10 1 7\n";
-    let bin = encode(&hatf::et::ET3, text);
-    let (lists, listed) = index_and_listed(&hatf::et::ET3, &bin);
+    let bin = encode(&hatf::internal::et::ET3, text);
+    let (lists, listed) = index_and_listed(&hatf::internal::et::ET3, &bin);
     assert_eq!(lists, vec![vec![1, 3]]);
     assert_eq!(listed, lists);
 }

@@ -5,8 +5,8 @@
 
 use std::io::Write;
 
-use hatf::alloc::memory_replay::MemoryReplayZip;
-use hatf::jvm::JvmZip;
+use hatf::internal::alloc::memory_replay::MemoryReplayZip;
+use hatf::internal::jvm::JvmZip;
 use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
 use metatf::container::ContainerReader;
 

@@ -6,7 +6,7 @@ use crate::error::{CliError, CliResult};
 use crate::io::{create_output, is_std, open_input, Content, TEXT_READ_AHEAD};
 use crate::progress;
 use crate::Verbosity;
-use hatf::compare::{self, input, Comparison};
+use hatf::internal::compare::{self, input, Comparison};
 use std::io::Read;
 use std::path::Path;
 

@@ -1,4 +1,5 @@
-//! The records of `mtrace` and `memory-replay` files straight from the model's decoder: its
+//! The records of `mtrace`, `memory-replay` and `memory-replay-zip` files straight from the
+//! model's decoder (a zip's from the `memory-replay` container nested in it): its
 //! typed records are handed on as they are, never printed and parsed back (the text round
 //! trip was half the reading time of an export); lines the encoder stored as text are parsed
 //! as the format's line parser parses them, so both paths give the same records.
@@ -12,6 +13,7 @@ use super::value::{Fields, Item, Record};
 use super::Visitor;
 use crate::alloc::entries::EntrySink;
 use crate::alloc::memory_replay::entries as replay;
+use crate::alloc::memory_replay::zip as replay_zip;
 use crate::alloc::mtrace::entries as mtrace;
 use crate::format::FormatError;
 use crate::seek::ReadSeek;
@@ -34,6 +36,25 @@ pub(crate) fn read_memory_replay(
     visitor: &mut Visitor<'_>,
 ) -> Result<u64, FormatError> {
     replay::visit_records(input, name, range, &mut |_| {}, &mut Visit(visitor))
+}
+
+/// Visits records `range` of the `memory-replay-zip` file `input`: the records of the
+/// `memory-replay` container nested in it (the archive's entry), whose blocks are the ones met.
+pub(crate) fn read_memory_replay_zip(
+    input: &mut dyn ReadSeek,
+    name: &str,
+    range: Range<u64>,
+    visitor: &mut Visitor<'_>,
+) -> Result<u64, FormatError> {
+    replay_zip::with_nested(input, name, &mut |nested, nested_name| {
+        replay::visit_records(
+            nested,
+            nested_name,
+            range.clone(),
+            &mut |_| {},
+            &mut Visit(visitor),
+        )
+    })
 }
 
 /// Hands each record, typed, to the visitor.
@@ -245,6 +266,82 @@ mod tests {
         let mut text = Vec::new();
         archive.by_index(0).unwrap().read_to_end(&mut text).unwrap();
         same_records("memory-replay", Parser::MemoryReplay, &text);
+    }
+
+    #[test]
+    fn memory_replay_zip_records_from_the_nested_model_are_those_of_its_text() {
+        let Some(path) = corpus("malloc/android/systemui.zip") else {
+            return;
+        };
+        let zip = std::fs::read(path).unwrap();
+        let mut bin = Vec::new();
+        crate::by_name(crate::alloc::memory_replay::zip::FORMAT)
+            .unwrap()
+            .encode(&mut &zip[..], &mut bin, &Default::default())
+            .unwrap();
+        // The records only: the typed path's blocks are the nested container's, the text
+        // path's the outer file's one block.
+        let typed = |range: Range<u64>| {
+            let (mut records, mut blocks) = (Vec::new(), Vec::new());
+            let mut input = Cursor::new(&bin[..]);
+            read_memory_replay_zip(&mut input, "t", range, &mut |item| {
+                match item {
+                    Item::Record(_) => records.push(fingerprint(&item)),
+                    Item::Block { first_record, .. } => blocks.push(first_record),
+                }
+                Ok(())
+            })
+            .unwrap();
+            (records, blocks)
+        };
+        let text = |range: Range<u64>| {
+            let mut input = Cursor::new(&bin[..]);
+            let file = super::super::RecordFile::open(&mut input, "t").unwrap();
+            let mut records = Vec::new();
+            let mut visitor = |item: Item<'_>| {
+                if let Item::Record(_) = item {
+                    records.push(fingerprint(&item));
+                }
+                Ok(())
+            };
+            let mut sink = RecordSink::new(
+                Parser::MemoryReplay,
+                range.start,
+                file.blocks(),
+                &mut visitor,
+            );
+            let options = DecodeOptions {
+                input_name: "t".into(),
+                ..DecodeOptions::default()
+            };
+            crate::by_name(file.format())
+                .unwrap()
+                .decode_records(&mut input, &mut sink, &options, range.clone(), &mut |_| {})
+                .unwrap()
+                .unwrap();
+            sink.finish(range.start).unwrap();
+            records
+        };
+        let (whole, blocks) = typed(0..u64::MAX);
+        assert_eq!(whole.len(), 786_454, "systemui's records");
+        assert_eq!(
+            blocks.first(),
+            Some(&0),
+            "the nested container's blocks are met"
+        );
+        assert!(whole == text(0..u64::MAX), "the whole file differs");
+        let total = whole.len() as u64;
+        let mut ranges = vec![5..6, total / 2 - 4..total / 2 + 4, total - 3..total + 10];
+        if let Some(&b) = blocks.get(1) {
+            ranges.push(b - 4..b + 4);
+        }
+        for range in ranges {
+            assert_eq!(
+                typed(range.clone()).0,
+                text(range.clone()),
+                "records {range:?}"
+            );
+        }
     }
 
     #[test]

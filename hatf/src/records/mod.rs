@@ -7,11 +7,11 @@
 //! not grow with the trace, and a range `A..B` reads only the blocks that hold it (through the
 //! file's index) where the format's blocks decode on their own.
 //!
-//! Nothing here decodes a layout again: the records of Elephant Tracks, `mtrace` and
-//! `memory-replay` files are the typed records their model's decoder hands over; the other
-//! built-in formats' records are what their own range decoder gives back (the text of each
-//! record), cut and parsed by the format's own line parser as they arrive; a DTD-only file goes
-//! through the universal reader.
+//! Nothing here decodes a layout again: the records of Elephant Tracks, `mtrace`,
+//! `memory-replay` and `memory-replay-zip` files are the typed records their model's decoder
+//! hands over; the other built-in formats' records are what their own range decoder gives back
+//! (the text of each record), cut and parsed by the format's own line parser as they arrive; a
+//! DTD-only file goes through the universal reader.
 //!
 //! ```
 //! use std::io::Cursor;
@@ -68,8 +68,8 @@ pub type Visitor<'a> = dyn FnMut(Item<'_>) -> Result<(), FormatError> + 'a;
 /// How a file's records are read.
 enum Source {
     /// A built-in format's range decoder, its text parsed by the format's parser (Elephant
-    /// Tracks, `mtrace` and `memory-replay`: their model's records, see [`et_model`] and
-    /// [`alloc_model`]).
+    /// Tracks, `mtrace`, `memory-replay` and `memory-replay-zip`: their model's records, see
+    /// [`et_model`] and [`alloc_model`]).
     Builtin(Parser),
     /// A built-in format's file that keeps its archive byte for byte (see [`stored`]).
     Stored(Parser),
@@ -221,12 +221,17 @@ impl RecordFile {
             Source::Builtin(Parser::Mtrace) => {
                 alloc_model::read_mtrace(input, name, range, visitor)
             }
-            // A `memory-replay-zip` file nests its container in the archive's parts: read
-            // through its range decoder's text.
             Source::Builtin(Parser::MemoryReplay)
                 if self.format == crate::alloc::memory_replay::FORMAT =>
             {
                 alloc_model::read_memory_replay(input, name, range, visitor)
+            }
+            // A `memory-replay-zip` file nests a `memory-replay` container among the archive's
+            // parts: its records are that container's.
+            Source::Builtin(Parser::MemoryReplay)
+                if self.format == crate::alloc::memory_replay::zip::FORMAT =>
+            {
+                alloc_model::read_memory_replay_zip(input, name, range, visitor)
             }
             Source::Stored(parser) => {
                 let format = self.builtin_format(name)?;

@@ -4,12 +4,13 @@
 //! are computed from, and a wide table keeps it in one `index` column without joins (see
 //! [`columns`] for how the columns are made).
 //!
-//! Two threads share the work: this one decodes the records and builds columns, batch after
+//! Threads share the work: this one decodes the records and builds columns, batch after
 //! batch; a writer thread encodes and compresses each batch into the table while the next is
-//! built. At most [`BATCHES_IN_FLIGHT`] batches wait between them, which bounds the memory
+//! built (a Parquet table's columns with a helper, see [`parquet_table`]). At most [`BATCHES_IN_FLIGHT`] batches wait between them, which bounds the memory
 //! whatever the length of the trace.
 
 mod columns;
+mod parquet_table;
 mod table;
 
 use std::io::{Read, Seek};

@@ -317,7 +317,27 @@ pub fn decode_records(
     range: std::ops::Range<u64>,
     note: Note<'_>,
 ) -> Result<u64, FormatError> {
-    let file = options.input_name.as_str();
+    with_nested(input, &options.input_name, &mut |nested, name| {
+        let nested_options = DecodeOptions {
+            input_name: name.to_string(),
+            // The entry's text goes into the archive, not straight into a file.
+            positioned: None,
+            ..options.clone()
+        };
+        codec::decode_records(nested, output, &nested_options, range.clone(), &mut *note)
+    })
+}
+
+/// Calls `read` with the archive's entry as the `memory-replay` container nested in the file
+/// `input`, and the name to give it in errors: a window of `input` where the container is
+/// stored uncompressed (as this hatf writes it), so that a reader of a range of records seeks
+/// to the blocks holding them; else the block read whole. A file holding the archive's bytes
+/// as they are (its entry could not be taken apart) has no nested container: an error says so.
+pub(crate) fn with_nested<T>(
+    input: &mut dyn ReadSeek,
+    file: &str,
+    read: &mut dyn FnMut(&mut dyn ReadSeek, &str) -> Result<T, FormatError>,
+) -> Result<T, FormatError> {
     let fail = |message: String| FormatError {
         file: file.to_string(),
         position: String::new(),
@@ -346,17 +366,12 @@ pub fn decode_records(
         at += d.stored_len;
         this
     });
-    let nested_options = DecodeOptions {
-        input_name: format!("{file} (the archive's entry)"),
-        // The entry's text goes into the archive, not straight into a file.
-        positioned: None,
-        ..options.clone()
-    };
+    let name = format!("{file} (the archive's entry)");
     match nested {
         Some((at, d)) if d.codec == Codec::None => {
             let mut window = Window::new(input, at, d.stored_len)
                 .map_err(|e| fail(format!("cannot seek to byte {at}: {e}")))?;
-            codec::decode_records(&mut window, output, &nested_options, range, note)
+            read(&mut window, &name)
         }
         Some(_) => {
             // Not written by this hatf (the nested container is stored uncompressed): read the
@@ -370,7 +385,7 @@ pub fn decode_records(
                 .map_err(|e| container_error(file, e))?
                 .ok_or_else(|| fail("the file holds no block".to_string()))?;
             let mut nested = std::io::Cursor::new(blocks::section(&b, NESTED));
-            codec::decode_records(&mut nested, output, &nested_options, range, note)
+            read(&mut nested, &name)
         }
         None => Err(FormatError {
             file: file.to_string(),

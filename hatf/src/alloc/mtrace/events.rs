@@ -80,7 +80,7 @@ pub fn for_each_placed_event(
     Ok(())
 }
 
-/// Every allocation event of an `mtrace` log (see [`for_each_event`] for the mapping).
+/// Every allocation event of an `mtrace` log (see `for_each_event` for the mapping).
 pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, FormatError> {
     let mut v = Vec::new();
     for_each_event(input, name, &mut |e| v.push(e))?;
