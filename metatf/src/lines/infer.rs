@@ -7,8 +7,9 @@
 //! record per value. The remaining columns become fields: decimal or hexadecimal (with its
 //! letter case, `0x` prefix and zero padding as the sample writes them) when every value is
 //! such a number of at most 64 bits, otherwise byte strings. Shapes seen fewer than
-//! [`MIN_SHARE`] of the time or on fewer than [`MIN_LINES`] lines get no record; their lines
-//! stay verbatim. Nothing here knows any
+//! [`MIN_SHARE`] of the time or on fewer than [`MIN_LINES`] lines get no whole-line record;
+//! their lines form *prefix shapes* (the same leading words, the rest of the line one byte
+//! string), and only what fits none stays verbatim. Nothing here knows any
 //! particular tool: only the sample decides.
 
 use std::collections::{HashMap, HashSet};
@@ -142,6 +143,9 @@ const SHARED_VALUES: f64 = 0.2;
 struct Shape {
     parts: Vec<Part>,
     count: usize,
+    /// 0 for a whole-line shape; else the words of the line before the text field that
+    /// takes the rest of it.
+    prefix: usize,
 }
 
 enum Part {
@@ -185,21 +189,32 @@ pub fn infer_dtd(sample: &[u8]) -> String {
         .max(MIN_LINES.min(total / 4))
         .max(2);
     let mut shapes = Vec::new();
+    let mut rare: Vec<&Cut> = Vec::new();
     for key in order {
         let cuts = &groups[&key];
         if cuts.len() < needed {
+            rare.extend(cuts);
             continue;
         }
-        split_shape(&key, cuts, needed, &mut shapes);
+        let refs: Vec<&Cut> = cuts.iter().collect();
+        rare.extend(split_shape(&key, &refs, needed, 0, &mut shapes));
     }
-    // Specific shapes first (a text field to the end of the line matches much), then the
-    // frequent ones.
+    prefix_shapes(&rare, needed, &mut shapes);
+    // Whole-line shapes before prefix shapes (a prefix shape would take their lines), longer
+    // prefixes before shorter ones; then the specific shapes (a text field to the end of the
+    // line matches much), then the frequent ones.
     shapes.sort_by_key(|s| {
         (
+            s.prefix > 0,
+            std::cmp::Reverse(s.prefix),
             s.parts.iter().filter(|p| matches!(p, Part::Text)).count(),
             std::cmp::Reverse(s.count),
         )
     });
+    // Prefix shapes of different lengths can spell the same pattern once their keywords are
+    // literal text: the first would take every line, so the others go.
+    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    shapes.retain(|s| seen.insert(signature(&s.parts)));
     shapes.truncate(MAX_RECORDS);
     if shapes.is_empty() {
         // No line shape repeats: one record holds each line's text, so that any text still
@@ -208,14 +223,111 @@ pub fn infer_dtd(sample: &[u8]) -> String {
         shapes.push(Shape {
             parts: vec![Part::Text],
             count,
+            prefix: 0,
         });
     }
     write_dtd(&shapes, total)
 }
 
-/// Splits one separator shape by its keyword columns and classifies the rest.
-fn split_shape(seps: &[&[u8]], cuts: &[Cut], needed: usize, out: &mut Vec<Shape>) {
-    let n = cuts[0].words.len();
+/// The pattern a shape's parts spell, as bytes: equal for equal patterns.
+fn signature(parts: &[Part]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in parts {
+        match p {
+            Part::Literal(l) => {
+                out.push(0);
+                out.extend_from_slice(&(l.len() as u32).to_le_bytes());
+                out.extend_from_slice(l);
+            }
+            Part::Number(spelling, _) => {
+                out.push(1);
+                out.extend_from_slice(&(spelling.len() as u32).to_le_bytes());
+                out.extend_from_slice(spelling.as_bytes());
+            }
+            Part::Text => out.push(2),
+        }
+    }
+    out
+}
+
+/// Most words a prefix shape holds before the text field that takes the rest of the line.
+const MAX_PREFIX_WORDS: usize = 12;
+
+/// Prefix shapes for the lines of rare whole-line shapes: lines whose first `k` words have
+/// the same separators around them, the rest of each line (from word `k` on) one text field.
+/// Why: lines of free text (argument lists, messages) rarely repeat their whole separator
+/// sequence, but often start alike (a process id, a time, a name), and those leading
+/// numbers cost far less as fields than as text. Each line joins the group of its longest
+/// frequent prefix.
+fn prefix_shapes(rare: &[&Cut], needed: usize, out: &mut Vec<Shape>) {
+    let key = |c: &Cut, k: usize| -> Vec<u8> {
+        let mut key = Vec::new();
+        for sep in &c.seps[..=k] {
+            key.extend_from_slice(&(sep.len() as u32).to_le_bytes());
+            key.extend_from_slice(sep);
+        }
+        key
+    };
+    // Each round, a line may use prefixes shorter than its limit; the lines of a group too
+    // small once split by its keywords try shorter prefixes in the next round.
+    let mut pool: Vec<(&Cut, usize)> = rare
+        .iter()
+        .map(|&c| (c, c.words.len().min(MAX_PREFIX_WORDS + 1)))
+        .collect();
+    while !pool.is_empty() {
+        let mut counts: HashMap<Vec<u8>, usize> = HashMap::new();
+        for &(c, limit) in &pool {
+            for k in 1..limit {
+                *counts.entry(key(c, k)).or_default() += 1;
+            }
+        }
+        let mut groups: HashMap<(usize, Vec<u8>), Vec<&Cut>> = HashMap::new();
+        let mut order = Vec::new();
+        for &(c, limit) in &pool {
+            let best = (1..limit).rev().find(|&k| counts[&key(c, k)] >= needed);
+            if let Some(k) = best {
+                let g = groups.entry((k, key(c, k))).or_default();
+                if g.is_empty() {
+                    order.push((k, key(c, k)));
+                }
+                g.push(c);
+            }
+        }
+        let mut next = Vec::new();
+        for id in order {
+            let members = &groups[&id];
+            let k = id.0;
+            if members.len() < needed {
+                next.extend(members.iter().map(|&c| (c, k)));
+                continue;
+            }
+            let from = out.len();
+            let dropped = split_shape(&members[0].seps[..=k], members, needed, k, out);
+            next.extend(dropped.into_iter().map(|c| (c, k)));
+            for shape in &mut out[from..] {
+                shape.parts.push(Part::Text);
+            }
+        }
+        pool = next;
+    }
+}
+
+/// Splits one separator shape by its keyword columns and classifies the rest: the first
+/// `prefix` words of each line when `prefix` > 0, else all of them. Returns the lines of the
+/// parts too rare to become records.
+fn split_shape<'c, 'a>(
+    seps: &[&[u8]],
+    cuts: &[&'c Cut<'a>],
+    needed: usize,
+    prefix: usize,
+    out: &mut Vec<Shape>,
+) -> Vec<&'c Cut<'a>> {
+    let mut dropped = Vec::new();
+    let n = if prefix > 0 {
+        prefix
+    } else {
+        cuts[0].words.len()
+    };
     // Columns with a few non-numeric values split the shape.
     let mut split_cols = Vec::new();
     for col in 0..n {
@@ -238,9 +350,9 @@ fn split_shape(seps: &[&[u8]], cuts: &[Cut], needed: usize, out: &mut Vec<Shape>
             split_cols.push(col);
         }
     }
-    let mut subgroups: HashMap<Vec<&[u8]>, Vec<&Cut>> = HashMap::new();
+    let mut subgroups: HashMap<Vec<&[u8]>, Vec<&Cut<'a>>> = HashMap::new();
     let mut order = Vec::new();
-    for c in cuts {
+    for &c in cuts {
         let key: Vec<&[u8]> = split_cols.iter().map(|&i| c.words[i]).collect();
         let e = subgroups.entry(key.clone()).or_default();
         if e.is_empty() {
@@ -251,6 +363,7 @@ fn split_shape(seps: &[&[u8]], cuts: &[Cut], needed: usize, out: &mut Vec<Shape>
     for key in order {
         let members = &subgroups[&key];
         if members.len() < needed {
+            dropped.extend(members);
             continue;
         }
         let mut parts: Vec<Part> = Vec::new();
@@ -285,8 +398,10 @@ fn split_shape(seps: &[&[u8]], cuts: &[Cut], needed: usize, out: &mut Vec<Shape>
         out.push(Shape {
             parts,
             count: members.len(),
+            prefix,
         });
     }
+    dropped
 }
 
 /// Up to [`MAX_VALUES`] distinct values of a numeric column.
@@ -362,8 +477,38 @@ fn field_names(shapes: &[Shape]) -> Vec<Vec<String>> {
             pairs.push((common as f64 / union as f64, a, b));
         }
     }
+    // Before them, columns in the same place of their lines: the same ordinal among the
+    // line's numbers, the same spelling and the same literal text just before (a time or an
+    // id at the start of every line, whatever follows), which value sets alone cannot tell
+    // when the values are few or spread thin.
+    let place = |c: (usize, usize)| -> Option<(usize, &str, &[u8])> {
+        let parts = &shapes[c.0].parts;
+        let Part::Number(spelling, _) = &parts[c.1] else {
+            return None;
+        };
+        let Some(Part::Literal(before)) = c.1.checked_sub(1).map(|j| &parts[j]) else {
+            return None;
+        };
+        let ordinal = parts[..c.1]
+            .iter()
+            .filter(|p| matches!(p, Part::Number(..)))
+            .count();
+        Some((ordinal, spelling.as_str(), before.as_slice()))
+    };
+    let mut same_place: Vec<(f64, usize, usize)> = Vec::new();
+    for a in 0..columns.len() {
+        for b in a + 1..columns.len() {
+            if columns[a].0 != columns[b].0
+                && place(columns[a]).is_some()
+                && place(columns[a]) == place(columns[b])
+            {
+                same_place.push((2.0, a, b));
+            }
+        }
+    }
     pairs.sort_by(|x, y| y.0.total_cmp(&x.0));
-    for (_, a, b) in pairs {
+    same_place.extend(pairs);
+    for (_, a, b) in same_place {
         {
             let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
             if ra == rb {
