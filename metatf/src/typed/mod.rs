@@ -89,6 +89,10 @@ pub trait Format: Sized {
     const VARIANTS: usize;
     /// Width of every record's tag in bytes.
     const TAG_WIDTH: u8;
+    /// Whether [`TypedWriter::new`] codes with the model engine (`#[metatf(model = "auto")]`
+    /// on the format's enum) instead of the paper's record layout. Readers need not know: a
+    /// trace's header says how it was coded.
+    const MODEL_ENGINE: bool = false;
     /// What the format's records are, section by section.
     fn spec() -> FormatSpec;
     /// The format's plan, built from its DTD on first use.
