@@ -404,7 +404,18 @@ mod tests {
         let code = super::generate(&schema, dtd);
         assert!(code.contains("interpretation = \"none\", model = \"last, reuse size\")]"));
         assert!(code.contains("model = \"none, live alloc.ptr\")]"));
-        assert_eq!(code.matches(", model = \"").count(), 2, "{code}");
+        // A DTD that fixes models asks for the model engine: both format enums (the section's
+        // and the whole DTD's) get the switch, unless the options say otherwise.
+        assert_eq!(code.matches(", model = \"auto\")]").count(), 2, "{code}");
+        assert_eq!(code.matches(", model = \"").count(), 4, "{code}");
+        let plain = super::generate_with(
+            &schema,
+            dtd,
+            &super::Options {
+                model_engine: Some(false),
+            },
+        );
+        assert_eq!(plain.matches(", model = \"").count(), 2, "{plain}");
     }
 
     #[test]
