@@ -1,7 +1,8 @@
 //! A real user of the DTD compiler's build-script API: compiles every DTD in `dtds/` into
 //! `$OUT_DIR/<stem>.rs` and writes `$OUT_DIR/dtd_codecs.rs`, which `src/lib.rs` includes: one
 //! module per DTD (`metatf::include_dtd!`), the list of formats, and the instructions for Cargo
-//! that were printed, so that a test can check that changing a DTD reruns this script.
+//! that were printed, so that a test can check that changing a DTD reruns this script. The
+//! example DTDs of `dtds/examples/` are compiled too, with the model engine switched on.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -52,8 +53,48 @@ fn main() {
             }
         }
     }
+    // The example DTDs of tools hatf has no front end for, compiled with the model engine
+    // switched on: the typed writers they give code like `hatf encode --from text --model auto`.
+    let examples = dtds.join("examples");
+    let model_dir = out_dir.join("model");
+    std::fs::create_dir_all(&model_dir).expect("OUT_DIR is writable");
+    let mut model_formats = String::new();
+    let mut model_paths: Vec<PathBuf> = std::fs::read_dir(&examples)
+        .expect("dtds/examples/ is readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "dtd"))
+        .collect();
+    model_paths.sort();
+    cargo.push(format!("cargo:rerun-if-changed={}", examples.display()));
+    let engine = metatf_dtd::codegen::Options {
+        model_engine: Some(true),
+    };
+    for path in &model_paths {
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("DTD file names are UTF-8");
+        let c = metatf_dtd::codegen::compile_dtd_to_with(path, &model_dir, &engine)
+            .unwrap_or_else(|e| panic!("dtds/examples/{stem}.dtd does not compile: {e}"));
+        cargo.extend(c.cargo);
+        let module = stem.replace('-', "_");
+        let _ = writeln!(
+            modules,
+            "/// Typed codecs generated from `dtds/examples/{stem}.dtd`, coding with the model engine.\n\
+             #[allow(missing_docs)]\npub mod {module} {{\n    metatf::include_dtd!(\"model/{stem}\");\n}}\n"
+        );
+        for f in &c.formats {
+            let _ = writeln!(model_formats, "        $m!({module}, {f});");
+        }
+    }
     let mut code = String::from("// Written by tests/build.rs. Do not edit.\n\n");
     code.push_str(&modules);
+    let _ = write!(
+        code,
+        "/// Calls `$m!(module, Format)` for every format enum generated from `dtds/examples/`\n\
+         /// with the model engine switched on.\n\
+         #[macro_export]\nmacro_rules! for_each_model_format {{\n    ($m:ident) => {{\n{model_formats}    }};\n}}\n\n"
+    );
     let _ = write!(
         code,
         "/// Calls `$m!(module, Format)` for every format enum generated from `dtds/`.\n\

@@ -68,7 +68,7 @@ pub const KEYWORDS: &[Keyword] = &[
     kw("dtd", &[Enum], Shape::Expr, Alone),
     kw("width", &[Field], Shape::Int, Alone),
     kw("count", &[Field], Shape::Str, Alone),
-    kw("model", &[Field], Shape::Str, Alone),
+    kw("model", &[Field, Enum], Shape::Str, Alone),
     kw("interpretation", &[Field], Shape::Str, Interp),
     kw("none", &[Field], Shape::Flag, Interp),
     kw("default", &[Field], Shape::Int, Interp),

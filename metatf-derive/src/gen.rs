@@ -370,10 +370,12 @@ pub fn format(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> Tok
     let count = model.variants.len();
     let source = source_tokens(&p, model);
     let plan = plan_fn(&p);
+    let engine = model.model_engine;
     quote! {
         impl #p::Format for #ident {
             const VARIANTS: usize = #count;
             const TAG_WIDTH: u8 = #tag_width;
+            const MODEL_ENGINE: bool = #engine;
 
             fn spec() -> #p::FormatSpec {
                 #p::one_group(#format, #tag_width, #section, #source, &[#(#specs),*])
@@ -475,10 +477,12 @@ pub fn sections(krate: &syn::Path, ident: &syn::Ident, model: &FormatModel) -> T
     let total = count(&types);
     let source = source_tokens(&p, model);
     let plan = plan_fn(&p);
+    let engine = model.model_engine;
     quote! {
         impl #p::Format for #ident {
             const VARIANTS: usize = #total;
             const TAG_WIDTH: u8 = <#first as #p::Format>::TAG_WIDTH;
+            const MODEL_ENGINE: bool = #engine;
 
             fn spec() -> #p::FormatSpec {
                 #p::join(

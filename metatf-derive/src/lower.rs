@@ -428,6 +428,22 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
         Some(Value::Expr(e)) => Some((**e).clone()),
         _ => None,
     };
+    let model_engine = match find(entries, "model").map(|e| &e.value) {
+        Some(Value::Str(s)) => match s.value().as_str() {
+            "auto" => true,
+            "none" => false,
+            other => {
+                errors.at(
+                    s.span(),
+                    format!(
+                        "`model = \"{other}\"` on a format: `auto` codes with the model engine, `none` (the default) with the record layout; fields' own models go on the fields"
+                    ),
+                );
+                false
+            }
+        },
+        _ => false,
+    };
     if data.variants.is_empty() {
         errors.at(
             input.ident.span(),
@@ -484,6 +500,7 @@ pub fn format(input: &DeriveInput, entries: &[Entry], errors: &mut Errors) -> Op
         variants,
         sections,
         source,
+        model_engine,
     })
 }
 

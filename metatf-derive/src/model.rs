@@ -66,6 +66,9 @@ pub struct FormatModel {
     pub sections: bool,
     /// `#[metatf(dtd = ...)]`: the DTD text traces embed, instead of one built from the records.
     pub source: Option<syn::Expr>,
+    /// `#[metatf(model = "auto")]`: the typed writer codes with the model engine by default
+    /// (`model = "none"`, the default: the paper's record layout).
+    pub model_engine: bool,
 }
 
 /// One variant of a format enum: a record type.

@@ -12,6 +12,13 @@
 //! the inputs only), `write-typed`, `write-universal`, `read-typed`, `read-universal`, each on
 //! the heap trace or, with the suffix `-values` (`write-typed-values`), on the event trace.
 //! Instructions per record = (count of the mode − count of `setup`) / 100 000.
+//!
+//! The groups `model-write-*` and `model-read-*` time both codecs with the model engine on the
+//! real foreign traces ([`foreign_traces`]); `METATF_PROFILE=model-write-typed-lackey` (and so
+//! on) runs one such operation once, for `perf`.
+
+#[path = "foreign_traces/mod.rs"]
+mod foreign_traces;
 
 use criterion::{black_box, criterion_group, Criterion, Throughput};
 use metatf::typed::{Format, TypedReader, TypedWriter};
@@ -275,10 +282,14 @@ fn groups<F: Format + PartialEq + std::fmt::Debug>(
 fn bench(c: &mut Criterion) {
     groups(c, "", &trace(), to_dyn);
     groups(c, "-values", &events(), events_to_dyn);
+    foreign_traces::bench(c);
 }
 
 /// One operation once, for `valgrind --tool=callgrind` (see the file's documentation).
 fn profile(mode: &str) {
+    if foreign_traces::profile(mode) {
+        return;
+    }
     match mode.strip_suffix("-values") {
         Some(base) => profile_one(base, &events(), events_to_dyn),
         None => profile_one(mode, &trace(), to_dyn),

@@ -1,7 +1,10 @@
-//! Shared helpers for the cross-crate integration tests: locating the real-trace corpus.
+//! Shared helpers for the cross-crate integration tests: locating the real-trace corpus, the
+//! typed codecs generated from the repository's DTDs, and random records for differential tests.
 #![warn(missing_docs)]
 
 use std::path::PathBuf;
+
+pub mod differential;
 
 /// The `../shared/corpus` folder beside the repository, if present.
 ///

@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Options;
+
 /// What [`compile_dtd_to`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compiled {
@@ -26,6 +28,17 @@ pub struct Compiled {
 /// The error is the DTD's diagnostics (file, line:column, caret) or the I/O error, as text.
 /// Cargo is told to watch the DTD even then, so fixing it reruns the build script.
 pub fn compile_dtd(path: impl AsRef<Path>) -> Result<PathBuf, String> {
+    compile_dtd_with(path, &Options::default())
+}
+
+/// [`compile_dtd`] with options, such as the switch to the model engine:
+///
+/// ```no_run
+/// use metatf_dtd::codegen::{compile_dtd_with, Options};
+///
+/// compile_dtd_with("dtds/lackey.dtd", &Options { model_engine: Some(true) }).unwrap();
+/// ```
+pub fn compile_dtd_with(path: impl AsRef<Path>, options: &Options) -> Result<PathBuf, String> {
     let path = path.as_ref();
     let out_dir = match std::env::var_os("OUT_DIR") {
         Some(d) => PathBuf::from(d),
@@ -34,7 +47,7 @@ pub fn compile_dtd(path: impl AsRef<Path>) -> Result<PathBuf, String> {
             return Err("OUT_DIR is not set: call compile_dtd from a build script".to_string());
         }
     };
-    match compile_dtd_to(path, &out_dir) {
+    match compile_dtd_to_with(path, &out_dir, options) {
         Ok(c) => {
             for line in &c.cargo {
                 println!("{line}");
@@ -54,6 +67,15 @@ pub fn compile_dtd_to(
     path: impl AsRef<Path>,
     out_dir: impl AsRef<Path>,
 ) -> Result<Compiled, String> {
+    compile_dtd_to_with(path, out_dir, &Options::default())
+}
+
+/// [`compile_dtd_to`] with options (see [`compile_dtd_with`]).
+pub fn compile_dtd_to_with(
+    path: impl AsRef<Path>,
+    out_dir: impl AsRef<Path>,
+    options: &Options,
+) -> Result<Compiled, String> {
     let path = path.as_ref();
     let source = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -64,7 +86,7 @@ pub fn compile_dtd_to(
         .ok_or_else(|| format!("{} has no file name", path.display()))?;
     let mut out = out_dir.as_ref().join(stem);
     out.set_extension("rs");
-    std::fs::write(&out, super::generate(&schema, &source))
+    std::fs::write(&out, super::generate_with(&schema, &source, options))
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(Compiled {
         path: out,

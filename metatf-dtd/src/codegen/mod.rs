@@ -20,10 +20,27 @@ mod build;
 mod names;
 mod render;
 
-pub use build::{compile_dtd, compile_dtd_to, Compiled};
-pub use render::{format_types, generate};
+pub use build::{compile_dtd, compile_dtd_to, compile_dtd_to_with, compile_dtd_with, Compiled};
+pub use render::{format_types, generate, generate_with};
 
-use crate::Interpretation;
+use crate::{Interpretation, Schema};
+
+/// How the DTD compiler generates code.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Whether the generated formats' typed writers code with the model engine (the formats
+    /// get `#[metatf(model = "auto")]`): `Some(true)` or `Some(false)` decides; `None`, the
+    /// default, follows the DTD: the model engine when it fixes any field's model
+    /// (`field.model = ...;`), which only the model engine reads.
+    pub model_engine: Option<bool>,
+}
+
+impl Options {
+    /// Whether code generated for `schema` codes with the model engine.
+    pub fn model_engine(&self, schema: &Schema) -> bool {
+        self.model_engine.unwrap_or(!schema.models.is_empty())
+    }
+}
 
 /// The DTD spelling of an interpretation: `none`, `delta 0`, `stride 1 8`, `sectionOffset 3`.
 pub fn interpretation_text(i: Interpretation) -> String {

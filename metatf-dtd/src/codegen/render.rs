@@ -3,8 +3,8 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
-use super::interpretation_text;
 use super::names::{field_name, safe_type_name};
+use super::{interpretation_text, Options};
 use crate::{FieldDef, FieldKind, Interpretation, RecordDef, Schema};
 
 /// One Rust field of a generated record struct.
@@ -35,17 +35,39 @@ const BUILTINS: &[&str] = &["comment", "section", "metadata"];
 /// other than `vfield`)
 /// become a `compile_error!` naming the record, so the problem shows where the code is used.
 pub fn generate(schema: &Schema, dtd_source: &str) -> String {
-    render(schema, dtd_source).0
+    generate_with(schema, dtd_source, &Options::default())
+}
+
+/// [`generate`] with options: whether the generated formats code with the model engine.
+///
+/// ```
+/// use metatf_dtd::codegen::{generate_with, Options};
+///
+/// let dtd = "size.width = 4; size.interpretation = none;\n\
+///            section heap 1 { alloc : (tag, size) { tag.value = 4; } }";
+/// let schema = metatf_dtd::parse_schema(dtd, "heap.dtd").unwrap();
+/// let rust = generate_with(&schema, dtd, &Options { model_engine: Some(true) });
+/// assert!(rust.contains("tag_width = 1, model = \"auto\")]"));
+/// assert!(!metatf_dtd::codegen::generate(&schema, dtd).contains("model = \"auto\""));
+/// ```
+pub fn generate_with(schema: &Schema, dtd_source: &str, options: &Options) -> String {
+    render(schema, dtd_source, options).0
 }
 
 /// The Rust names of the format enums [`generate`] defines for `schema`, in output order: one
 /// per section with records, and `Trace` first when the DTD has global records of its own.
 pub fn format_types(schema: &Schema) -> Vec<String> {
-    render(schema, "").1
+    render(schema, "", &Options::default()).1
 }
 
 /// The generated source and the names of its format enums.
-fn render(schema: &Schema, dtd_source: &str) -> (String, Vec<String>) {
+fn render(schema: &Schema, dtd_source: &str, options: &Options) -> (String, Vec<String>) {
+    // The attribute every format enum gets when its writer codes with the model engine.
+    let engine = if options.model_engine(schema) {
+        ", model = \"auto\""
+    } else {
+        ""
+    };
     let mut formats = Vec::new();
     let mut out = String::new();
     out.push_str(
@@ -70,7 +92,7 @@ fn render(schema: &Schema, dtd_source: &str) -> (String, Vec<String>) {
             &mut out,
             schema,
             None,
-            "trace",
+            ("trace", engine),
             &user_globals,
             &mut taken,
         ));
@@ -84,13 +106,13 @@ fn render(schema: &Schema, dtd_source: &str) -> (String, Vec<String>) {
             &mut out,
             schema,
             Some(s.number),
-            &s.name,
+            (&s.name, engine),
             &records,
             &mut taken,
         ));
     }
     if !formats.is_empty() {
-        formats.push(render_whole(&mut out, &formats, &mut taken));
+        formats.push(render_whole(&mut out, &formats, engine, &mut taken));
     }
     while out.ends_with("\n\n") {
         out.pop();
@@ -106,7 +128,7 @@ fn render_group(
     out: &mut String,
     schema: &Schema,
     section: Option<u8>,
-    name: &str,
+    (name, engine): (&str, &str),
     records: &[&RecordDef],
     taken: &mut Taken,
 ) -> String {
@@ -127,7 +149,7 @@ fn render_group(
     let section_attr = section.map_or(String::new(), |n| format!("section = {n}, "));
     let _ = writeln!(
         out,
-        "#[metatf({section_attr}name = \"{name}\", format = \"{name}\", tag_width = {})]",
+        "#[metatf({section_attr}name = \"{name}\", format = \"{name}\", tag_width = {}{engine})]",
         schema.tag_width
     );
     let _ = writeln!(out, "pub enum {enum_name} {{");
@@ -141,14 +163,17 @@ fn render_group(
 
 /// The format of the whole DTD: an enum over the section enums, whose traces embed
 /// `DTD_SOURCE` itself and may switch sections.
-fn render_whole(out: &mut String, formats: &[String], taken: &mut Taken) -> String {
+fn render_whole(out: &mut String, formats: &[String], engine: &str, taken: &mut Taken) -> String {
     let name = unique("Dtd".to_string(), taken);
     out.push_str(
         "/// Every record of the DTD, section by section: one reader and one writer for traces\n\
          /// that switch sections. The traces it writes embed `DTD_SOURCE`.\n",
     );
     out.push_str("#[derive(Debug, Clone, PartialEq, Eq, ::metatf::MetaTf)]\n");
-    out.push_str("#[metatf(sections, format = \"dtd\", dtd = DTD_SOURCE)]\n");
+    let _ = writeln!(
+        out,
+        "#[metatf(sections, format = \"dtd\", dtd = DTD_SOURCE{engine})]"
+    );
     let _ = writeln!(out, "pub enum {name} {{");
     for f in formats {
         let _ = writeln!(out, "    /// The records of [`{f}`].");
@@ -379,7 +404,18 @@ mod tests {
         let code = super::generate(&schema, dtd);
         assert!(code.contains("interpretation = \"none\", model = \"last, reuse size\")]"));
         assert!(code.contains("model = \"none, live alloc.ptr\")]"));
-        assert_eq!(code.matches(", model = \"").count(), 2, "{code}");
+        // A DTD that fixes models asks for the model engine: both format enums (the section's
+        // and the whole DTD's) get the switch, unless the options say otherwise.
+        assert_eq!(code.matches(", model = \"auto\")]").count(), 2, "{code}");
+        assert_eq!(code.matches(", model = \"").count(), 4, "{code}");
+        let plain = super::generate_with(
+            &schema,
+            dtd,
+            &super::Options {
+                model_engine: Some(false),
+            },
+        );
+        assert_eq!(plain.matches(", model = \"").count(), 2, "{plain}");
     }
 
     #[test]

@@ -201,48 +201,38 @@
 //! another record of the format is `record.field`. It becomes `field.model = ...;` in the
 //! record's DTD, parsed by the DTD front end like any other, so a misspelled predictor or a
 //! field the record lacks is a compile error, and a field of another record an error of
-//! [`Format::plan`](crate::typed::Format::plan). Files written by the model engine (header
-//! property `engine` = `model`) code the field with exactly these predictors; the typed
-//! writer itself writes the plain record stream, which has no predictors.
+//! [`Format::plan`](crate::typed::Format::plan). Traces coded by the model engine (a format
+//! with [`model = "auto"`](#model--auto-on-an-enum), or [`TypedWriter::modelled`]) code the
+//! field with exactly these predictors in every block; the other fields get the predictors
+//! that measure cheapest on the block. The record layout has no predictors and ignores them.
+//!
+//! [`TypedWriter::modelled`]: crate::typed::TypedWriter::modelled
 //! ```
-//! # use metatf::MetaTf; use metatf::typed::Format;
-//! # use metatf::{Codec, ContainerHeader, DynRecord, UniversalReader, UniversalWriter, Value};
-//! #[derive(MetaTf)]
+//! # use metatf::MetaTf; use metatf::typed::{Format, TypedReader, TypedWriter};
+//! #[derive(MetaTf, Debug, PartialEq)]
 //! #[metatf(tag = 4)]
 //! struct Alloc { size: u32, #[metatf(model = "last, reuse size, reuse")] ptr: u64 }
-//! #[derive(MetaTf)]
+//! #[derive(MetaTf, Debug, PartialEq)]
 //! #[metatf(tag = 5)]
 //! struct Free { #[metatf(model = "none, live alloc.ptr")] ptr: u64 }
-//! #[derive(MetaTf)]
+//! #[derive(MetaTf, Debug, PartialEq)]
 //! #[metatf(section = 1, name = "heap")]
 //! enum Heap { Alloc(Alloc), Free(Free) }
 //!
 //! let dtd = Heap::dtd()?;
 //! assert!(dtd.contains("ptr.model = none, live alloc.ptr;"));
 //! assert_eq!(Heap::plan()?.schema().models.len(), 2);
-//! let header = ContainerHeader {
-//!     dtd: dtd.to_string(),
-//!     format: "heap".into(),
-//!     properties: vec![("engine".into(), "model".into())],
-//! };
-//! let schema = Heap::plan()?.schema().clone();
-//! let mut w = UniversalWriter::new(Vec::new(), schema, &header, Codec::None, 0)?;
-//! let rec = |name: &str, tag, fields: &[u64]| DynRecord {
-//!     section: Some(1),
-//!     name: name.into(),
-//!     tag,
-//!     fields: fields.iter().map(|&v| Value::Uint(v)).collect(),
-//! };
-//! w.write(&rec("section", 2, &[1]))?;
-//! w.write(&rec("alloc", 4, &[16, 4096]))?;
-//! w.write(&rec("free", 5, &[4096]))?;
-//! let bytes = w.finish()?;
-//! let mut r = UniversalReader::new(&bytes[..])?;
-//! let mut names = Vec::new();
-//! while let Some(x) = r.next_record()? {
-//!     names.push(x.name);
+//! let trace = [
+//!     Heap::Alloc(Alloc { size: 16, ptr: 4096 }),
+//!     Heap::Free(Free { ptr: 4096 }),
+//! ];
+//! let mut w = TypedWriter::<Heap, _>::modelled(Vec::new())?;
+//! for r in &trace {
+//!     w.write(r)?;
 //! }
-//! assert_eq!(names, ["section", "alloc", "free"]);
+//! let bytes = w.finish()?;
+//! let back: Vec<Heap> = TypedReader::new(&bytes[..])?.collect::<Result<_, _>>()?;
+//! assert_eq!(back, trace);
 //! # Ok::<(), metatf::Error>(())
 //! ```
 //!
@@ -304,6 +294,34 @@
 //! let back: Vec<Lives> = TypedReader::new(&bytes[..])?.collect::<Result<_, _>>()?;
 //! assert_eq!(back, trace);
 //! assert_eq!(Lives::plan()?.sections(), &[1, 2]);
+//! # Ok::<(), metatf::Error>(())
+//! ```
+//!
+//! ## `model = "auto"` (on an enum)
+//! [`TypedWriter::new`](crate::typed::TypedWriter::new) codes the format's traces with the
+//! model engine (header property `engine` = `model`): per block, every field gets the
+//! predictors its `model` attribute fixes, or else those that measure cheapest on the block,
+//! and the block is range-coded (docs/FORMAT.md §7). The bytes are those
+//! [`UniversalWriter::for_format`](crate::UniversalWriter::for_format) writes from the same
+//! records. `model = "none"` (the default) keeps the record layout. On a `sections` format
+//! the attribute of the outer enum counts. Readers need no switch: the header says.
+//! ```
+//! # use metatf::MetaTf; use metatf::typed::{Format, TypedReader, TypedWriter};
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(tag = 4)]
+//! struct Alloc { size: u32 }
+//! #[derive(MetaTf, Debug, PartialEq)]
+//! #[metatf(section = 1, name = "heap", model = "auto")]
+//! enum Heap { Alloc(Alloc) }
+//!
+//! assert!(Heap::MODEL_ENGINE);
+//! let mut w = TypedWriter::<Heap, _>::new(Vec::new(), metatf::Codec::None, 0)?;
+//! w.write(&Heap::Alloc(Alloc { size: 16 }))?;
+//! let bytes = w.finish()?;
+//! let r = TypedReader::<Heap, _>::new(&bytes[..])?;
+//! assert_eq!(r.header().property("engine"), Some("model"));
+//! let back: Vec<Heap> = r.collect::<Result<_, _>>()?;
+//! assert_eq!(back, [Heap::Alloc(Alloc { size: 16 })]);
 //! # Ok::<(), metatf::Error>(())
 //! ```
 //!

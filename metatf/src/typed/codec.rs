@@ -6,6 +6,7 @@ use crate::container::ByteOrder;
 use crate::error::Error;
 use crate::field::bits::{read_uint, sign_extend, unsigned_width};
 use crate::field::{FieldState, Misfit, ValueSink, ValueSource, MAX_STRIDE_GAP};
+use crate::model::flat::FlatBlock;
 use metatf_dtd::Interpretation;
 
 use super::buf::StreamBuf;
@@ -36,6 +37,9 @@ pub struct Encoder<'a> {
     pub(crate) name: &'a str,
     /// Undo journal of the record being written, to restore if it must be written again.
     pub(crate) undo: &'a mut Undo,
+    /// For a trace coded by the model engine: the block's columns, which take every value
+    /// as it is (field states play no part; `fast` is false).
+    pub(crate) flat: Option<&'a mut FlatBlock>,
 }
 
 impl Encoder<'_> {
@@ -49,7 +53,9 @@ impl Encoder<'_> {
     #[inline(always)]
     pub fn vfield(&mut self, ordinal: usize, data: &[u8]) -> Result<(), Stop> {
         self.uint(ordinal, data.len() as u64)?;
-        if !data.is_empty() {
+        if let Some(flat) = self.flat.as_deref_mut() {
+            flat.bytes.extend_from_slice(data);
+        } else if !data.is_empty() {
             self.pos = self.out.extend_at(self.pos, data);
         }
         Ok(())
@@ -60,6 +66,10 @@ impl Encoder<'_> {
     /// misfits take the general (out-of-line) path, which answers as the universal writer does.
     #[inline(always)]
     fn uint(&mut self, ordinal: usize, value: u64) -> Result<(), Stop> {
+        if let Some(flat) = self.flat.as_deref_mut() {
+            flat.words.push(value);
+            return Ok(());
+        }
         let Some(state) = self.states.get_mut(ordinal) else {
             return Err(self.out_of_range(ordinal));
         };
@@ -413,6 +423,10 @@ pub struct Decoder<'a> {
     pub(crate) record: u64,
     pub(crate) block_offset: u64,
     pub(crate) name: &'a str,
+    /// For a trace coded by the model engine: the decoded block's columns, read from word
+    /// `pos` and byte `byte` on (field states play no part; `fast` is false).
+    pub(crate) flat: Option<&'a FlatBlock>,
+    pub(crate) byte: usize,
 }
 
 /// Where a decoding error happened: copied out of the decoder so that its address does not
@@ -471,6 +485,13 @@ impl Decoder<'_> {
     /// section are decided inline.
     #[inline(always)]
     fn value(&mut self, ordinal: usize, field: &str) -> Result<u64, Error> {
+        if let Some(flat) = self.flat {
+            let Some(&v) = flat.words.get(self.pos) else {
+                return Err(self.fail(field, "the block's columns end early".to_string()));
+            };
+            self.pos += 1;
+            return Ok(v);
+        }
         let Some(state) = self.states.get_mut(ordinal) else {
             return Err(self.fail(
                 field,
@@ -536,6 +557,22 @@ impl Decoder<'_> {
     #[inline(always)]
     pub fn vfield(&mut self, ordinal: usize, field: &str) -> Result<Vec<u8>, Error> {
         let len = self.value(ordinal, field)?;
+        if let Some(flat) = self.flat {
+            let start = self.byte;
+            return match usize::try_from(len)
+                .ok()
+                .and_then(|n| flat.bytes.get(start..start.checked_add(n)?))
+            {
+                Some(b) => {
+                    self.byte = start + b.len();
+                    Ok(b.to_vec())
+                }
+                None => Err(self.fail(
+                    field,
+                    format!("byte string of {len} bytes, but the block's columns end first"),
+                )),
+            };
+        }
         if len == 0 {
             return Ok(Vec::new());
         }

@@ -8,7 +8,10 @@
 //! byte layout of the universal codec ([`crate::UniversalWriter`], [`crate::UniversalReader`]):
 //! the same record stream in container section 0, the same value sections, the same metadata
 //! records when a value needs a wider field. A trace written by one is read by the other, and
-//! both write the same bytes from the same records.
+//! both write the same bytes from the same records. The same holds for the model engine
+//! (docs/FORMAT.md §7), which a format asks for with `#[metatf(model = "auto")]` (see
+//! [`attributes`]) and any writer with [`TypedWriter::modelled`]: the typed writer fills the
+//! universal writer's per-block columns and codes them with the same block encoder.
 //!
 //! The difference is speed: field positions are known at compile time, field states live in a
 //! flat array, and records are Rust values instead of lists of dynamic values. Each record type
@@ -89,6 +92,10 @@ pub trait Format: Sized {
     const VARIANTS: usize;
     /// Width of every record's tag in bytes.
     const TAG_WIDTH: u8;
+    /// Whether [`TypedWriter::new`] codes with the model engine (`#[metatf(model = "auto")]`
+    /// on the format's enum) instead of the paper's record layout. Readers need not know: a
+    /// trace's header says how it was coded.
+    const MODEL_ENGINE: bool = false;
     /// What the format's records are, section by section.
     fn spec() -> FormatSpec;
     /// The format's plan, built from its DTD on first use.

@@ -12,12 +12,19 @@ use crate::container::{Block, ByteOrder, ContainerHeader, ContainerReader};
 use crate::error::Error;
 use crate::field::bits::read_uint;
 use crate::field::{Change, MAX_WIDTH};
+use crate::model::flat::FlatBlock;
+use crate::model::{Streams, ENGINE_MODEL, PROPERTY_ENGINE};
+use crate::universal::modelled::decode_columns;
+use crate::universal::plan::Catalog;
 use crate::universal::RECORD_SECTION;
 
 /// Reads the records of a container as values of format `T`, one block in memory at a time.
 ///
 /// As an iterator it yields the format's records and applies the built-in records (comments are
 /// skipped); [`Self::next_event`] returns the built-ins too.
+///
+/// It reads traces in the paper's record layout and traces coded by the model engine (the
+/// header property `engine = model`), whichever writer wrote them.
 pub struct TypedReader<T: Format, R: Read> {
     plan: &'static FormatPlan,
     container: ContainerReader<R>,
@@ -41,7 +48,20 @@ pub struct TypedReader<T: Format, R: Read> {
     block_left: u64,
     record: u64,
     done: bool,
+    /// Set when the header names the model engine: each block is decoded whole into columns,
+    /// which records are then read from (`at` counts words, `byte` bytes).
+    model: Option<ModelReader>,
+    byte: usize,
     _format: PhantomData<fn() -> T>,
+}
+
+/// What a typed reader needs to decode the model engine's blocks: the universal plans of the
+/// trace's own DTD (the one its blocks were coded with) and the decoded block's columns.
+struct ModelReader {
+    schema: metatf_dtd::Schema,
+    catalog: Catalog,
+    streams: Streams,
+    flat: FlatBlock,
 }
 
 impl<T: Format, R: Read> TypedReader<T, R> {
@@ -81,6 +101,17 @@ impl<T: Format, R: Read> TypedReader<T, R> {
             .scopes
             .first()
             .ok_or_else(|| Error::invalid("the format has no section scope"))?;
+        let model = if container.header().property(PROPERTY_ENGINE) == Some(ENGINE_MODEL) {
+            let catalog = Catalog::new(&embedded)?;
+            Some(ModelReader {
+                streams: Streams::new(&catalog),
+                catalog,
+                schema: embedded,
+                flat: FlatBlock::default(),
+            })
+        } else {
+            None
+        };
         Ok(TypedReader {
             plan,
             container,
@@ -102,6 +133,8 @@ impl<T: Format, R: Read> TypedReader<T, R> {
             block_left: 0,
             record: 0,
             done: false,
+            model,
+            byte: 0,
             _format: PhantomData,
         })
     }
@@ -161,7 +194,14 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         if self.done {
             return Ok(false);
         }
-        if self.at != self.stream.len() {
+        if let Some(m) = &self.model {
+            if self.at != m.flat.words.len() || self.byte != m.flat.bytes.len() {
+                return Err(Error::Corrupt {
+                    offset: self.block_offset,
+                    message: "the modelled block holds values after its last record".into(),
+                });
+            }
+        } else if self.at != self.stream.len() {
             return Err(Error::Corrupt {
                 offset: self.block_offset,
                 message: format!(
@@ -187,6 +227,17 @@ impl<T: Format, R: Read> TypedReader<T, R> {
         self.block_left = block.record_count;
         self.stream.clear();
         self.at = 0;
+        self.byte = 0;
+        if let Some(m) = self.model.as_mut() {
+            return decode_columns(
+                &m.schema,
+                &m.catalog,
+                &m.streams,
+                block,
+                self.section,
+                &mut m.flat,
+            );
+        }
         self.values.clear();
         for states in self.states.iter_mut().flatten().chain([&mut self.current]) {
             for s in &mut states.fields {
@@ -217,6 +268,14 @@ impl<T: Format, R: Read> TypedReader<T, R> {
 
     #[inline(always)]
     fn uint(&mut self, width: u8, path: &str) -> Result<u64, Error> {
+        if let Some(m) = &self.model {
+            // The model engine's columns hold every tag and value as a word.
+            let Some(&v) = m.flat.words.get(self.at) else {
+                return Err(self.fail(path, "the block's columns end early"));
+            };
+            self.at += 1;
+            return Ok(v);
+        }
         let n = usize::from(width);
         let at = self.at;
         let v = match self.stream.get(at..at + 8) {
@@ -259,8 +318,10 @@ impl<T: Format, R: Read> TypedReader<T, R> {
             return Err(self.fail("", format!("record type {slot} does not exist")));
         };
         let states = &mut self.current;
-        // Fast flags are all false for a little-endian trace (see `fresh_states`).
-        let fast = states.fast.get(slot) == Some(&true);
+        let flat = self.model.as_ref().map(|m| &m.flat);
+        // Fast flags are all false for a little-endian trace (see `fresh_states`); the fast
+        // paths read the record layout, not the model engine's columns.
+        let fast = flat.is_none() && states.fast.get(slot) == Some(&true);
         // From the slot's first state on: generated code indexes by ordinal, and the plan
         // checked that the record has as many scalars as the generated code decodes.
         let Some(states) = states.fields.get_mut(offset..) else {
@@ -276,9 +337,12 @@ impl<T: Format, R: Read> TypedReader<T, R> {
             record: self.record,
             block_offset: self.block_offset,
             name,
+            flat,
+            byte: self.byte,
         };
         let v = f(&mut d)?;
         self.at = d.pos;
+        self.byte = d.byte;
         Ok(v)
     }
 
@@ -344,15 +408,40 @@ impl<T: Format, R: Read> TypedReader<T, R> {
 
     fn metadata(&mut self) -> Result<TypedEvent<T>, Error> {
         let plan = self.plan;
+        // The model engine's columns give a metadata record's number of fields first.
+        let fields = match self.model {
+            Some(_) => Some(self.uint(8, "metadata")?),
+            None => None,
+        };
         let record = self.uint(plan.schema.tag_width, "metadata.record")?;
-        let position = self.uint(1, "metadata.field")? as u16;
-        let property = self.uint(1, "metadata.property")? as u8;
+        // One byte each in the record layout; a word of the model engine's columns may hold more.
+        let position = self.uint(1, "metadata.field")?;
+        let position = u8::try_from(position).map_err(|_| {
+            self.fail(
+                "metadata.field",
+                format!("field position {position} exceeds 255"),
+            )
+        })?;
+        let position = u16::from(position);
+        let property = self.uint(1, "metadata.property")?;
+        let property = u8::try_from(property).map_err(|_| {
+            self.fail(
+                "metadata.property",
+                format!("property {property} exceeds 255"),
+            )
+        })?;
         let count = Change::value_count(property).ok_or_else(|| {
             self.fail(
                 "metadata.property",
                 format!("unknown metadata property code {property}"),
             )
         })?;
+        if let Some(n) = fields.filter(|&n| n != 3 + count as u64) {
+            return Err(self.fail(
+                "metadata",
+                format!("{n} fields, but property {property} takes {}", 3 + count),
+            ));
+        }
         let mut values = [0u64; 2];
         for v in values.iter_mut().take(count) {
             *v = self.uint(8, "metadata.value")?;

@@ -13,6 +13,9 @@ use super::{Format, TypedEvent};
 use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
 use crate::error::Error;
 use crate::field::{Change, Misfit, MAX_WIDTH};
+use crate::model::{ENGINE_MODEL, MODEL_BLOCK_RECORDS, PROPERTY_ENGINE};
+use crate::universal::modelled::ModelColumns;
+use crate::universal::plan::Catalog;
 use crate::universal::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
 
 /// Writes records of format `T` into a container, in blocks.
@@ -20,6 +23,12 @@ use crate::universal::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
 /// Before a record of a section other than the current one it writes the `section` record
 /// (a format spanning several sections switches between them this way); when a value does not fit a field's current state it writes the metadata
 /// record that makes it fit, exactly as [`crate::UniversalWriter`] does.
+///
+/// With the model engine (the header property `engine = model`: a format derived with
+/// `#[metatf(model = "auto")]`, [`Self::modelled`], or that property given to
+/// [`Self::with_properties`]) the writer collects each block's values into the columns the
+/// universal writer fills and codes them with the same block encoder: the same records give
+/// the same bytes as [`crate::UniversalWriter::for_format`].
 pub struct TypedWriter<T: Format, W: Write> {
     plan: &'static FormatPlan,
     container: ContainerWriter<W>,
@@ -43,16 +52,67 @@ pub struct TypedWriter<T: Format, W: Write> {
     record: u64,
     /// States a failed attempt must restore: only those whose encoding changed them.
     undo: Undo,
+    /// Set when the header names the model engine: each block's records are collected as
+    /// columns and coded by the model engine.
+    model: Option<ModelWriter>,
     _format: PhantomData<fn(&T)>,
 }
 
+/// What a typed writer needs to code blocks with the model engine: the universal writer's
+/// record plans of the format's DTD, and the block's columns.
+struct ModelWriter {
+    catalog: Catalog,
+    columns: ModelColumns,
+}
+
 impl<T: Format, W: Write> TypedWriter<T, W> {
-    /// Writes a container header carrying the format's DTD (big-endian trace data).
+    /// Writes a container header carrying the format's DTD (big-endian trace data), naming
+    /// the model engine when the format asks for it ([`Format::MODEL_ENGINE`]).
     pub fn new(out: W, codec: Codec, level: i32) -> Result<Self, Error> {
-        Self::with_properties(out, Vec::new(), codec, level)
+        let properties = if T::MODEL_ENGINE {
+            vec![(PROPERTY_ENGINE.to_string(), ENGINE_MODEL.to_string())]
+        } else {
+            Vec::new()
+        };
+        Self::with_properties(out, properties, codec, level)
     }
 
-    /// Like [`Self::new`], with header properties (`byteorder` = `little` selects little-endian).
+    /// A writer coding with the model engine whatever the format's default: per block, each
+    /// field gets the predictors its DTD fixes (`field.model = ...;`) or else those that
+    /// measure cheapest on the block. The engine codes its blocks itself (no section codec).
+    ///
+    /// ```
+    /// use metatf::typed::{TypedReader, TypedWriter};
+    /// use metatf::{Codec, DynRecord, MetaTf, UniversalWriter, Value};
+    ///
+    /// #[derive(MetaTf, Debug, Clone, PartialEq)]
+    /// #[metatf(tag = 4)]
+    /// struct Alloc {
+    ///     size: u32,
+    /// }
+    ///
+    /// #[derive(MetaTf, Debug, Clone, PartialEq)]
+    /// #[metatf(section = 1, name = "heap")]
+    /// enum Heap {
+    ///     Alloc(Alloc),
+    /// }
+    ///
+    /// let mut w = TypedWriter::<Heap, _>::modelled(Vec::new())?;
+    /// for size in [16, 32, 16, 32] {
+    ///     w.write(&Heap::Alloc(Alloc { size }))?;
+    /// }
+    /// let bytes = w.finish()?;
+    /// let back: Vec<Heap> = TypedReader::<Heap, _>::new(&bytes[..])?.collect::<Result<_, _>>()?;
+    /// assert_eq!(back[3], Heap::Alloc(Alloc { size: 32 }));
+    /// # Ok::<(), metatf::Error>(())
+    /// ```
+    pub fn modelled(out: W) -> Result<Self, Error> {
+        let properties = vec![(PROPERTY_ENGINE.to_string(), ENGINE_MODEL.to_string())];
+        Self::with_properties(out, properties, Codec::None, 0)
+    }
+
+    /// Like [`Self::new`], with header properties (`byteorder` = `little` selects
+    /// little-endian; `engine` = `model` the model engine, whatever the format's default).
     pub fn with_properties(
         out: W,
         properties: Vec<(String, String)>,
@@ -67,6 +127,13 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         };
         let order = header.byte_order()?;
         let container = ContainerWriter::new(out, &header)?;
+        let model = if header.property(PROPERTY_ENGINE) == Some(ENGINE_MODEL) {
+            let catalog = Catalog::new(&plan.schema)?;
+            let columns = ModelColumns::new(&plan.schema, &catalog)?;
+            Some(ModelWriter { catalog, columns })
+        } else {
+            None
+        };
         let states = vec![None; plan.scopes.len()];
         let heads = plan
             .slots
@@ -75,6 +142,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             .map(|(i, s)| RecordHead {
                 section: plan.variant_section(i),
                 tag: word(s.tag, plan.schema.tag_width, order),
+                tag_value: s.tag,
                 tag_width: usize::from(plan.schema.tag_width.min(8)),
                 tag_fits: s.tag_fits,
                 offset: s.offset,
@@ -92,13 +160,23 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             scope: 0,
             heads,
             section: None,
-            // Room for a default block of records of up to 16 bytes without growing.
-            stream: StreamBuf::with_capacity(DEFAULT_BLOCK_RECORDS as usize * 16),
+            // Room for a default block of records of up to 16 bytes without growing (the
+            // model engine's columns have their own buffers).
+            stream: StreamBuf::with_capacity(if model.is_some() {
+                0
+            } else {
+                DEFAULT_BLOCK_RECORDS as usize * 16
+            }),
             values: WriteValues::default(),
             block_records: 0,
-            block_limit: DEFAULT_BLOCK_RECORDS,
+            block_limit: if model.is_some() {
+                MODEL_BLOCK_RECORDS
+            } else {
+                DEFAULT_BLOCK_RECORDS
+            },
             record: 0,
             undo: Undo::default(),
+            model,
             _format: PhantomData,
         })
     }
@@ -221,6 +299,19 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
 
     /// Ends the current block (writing it even when it holds no records).
     pub fn end_block(&mut self) -> Result<(), Error> {
+        if let Some(m) = self.model.as_mut() {
+            let first = self.record - self.block_records;
+            m.columns.write_block(
+                &self.plan.schema,
+                &m.catalog,
+                &mut self.container,
+                self.block_records,
+                first,
+                self.section,
+            )?;
+            self.block_records = 0;
+            return Ok(());
+        }
         let values = self.values.take_sections(self.order);
         let mut sections = Vec::with_capacity(values.len() + 1);
         if !self.stream.is_empty() {
@@ -254,7 +345,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
 
     /// Writes the last block (if it holds records), the index and the trailer.
     pub fn finish(mut self) -> Result<W, Error> {
-        if self.block_records > 0 || !self.values.is_empty() {
+        if self.block_records > 0 || (self.model.is_none() && !self.values.is_empty()) {
             self.end_block()?;
         }
         self.container.finish()
@@ -342,6 +433,9 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         if !head.tag_fits {
             return Err(self.tag_misfit(slot));
         }
+        if self.model.is_some() {
+            return self.attempt_modelled(slot, encode);
+        }
         let mark = self.stream.len();
         let checkpoint = self.values.checkpoint();
         let states = &mut self.current;
@@ -365,6 +459,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             record: self.record,
             name,
             undo: &mut self.undo,
+            flat: None,
         };
         match encode(&mut e) {
             Ok(()) => {
@@ -379,6 +474,43 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
                 Err(stop)
             }
         }
+    }
+
+    /// One attempt at a record for the model engine: its tag and values appended to the
+    /// block's columns, or, on failure, nothing.
+    #[inline(always)]
+    fn attempt_modelled<F>(&mut self, slot: usize, encode: &mut F) -> Result<(), Stop>
+    where
+        F: FnMut(&mut Encoder<'_>) -> Result<(), Stop>,
+    {
+        let (Some(head), Some(m)) = (self.heads.get(slot), self.model.as_mut()) else {
+            return Err(self.stop("", format!("record type {slot} does not exist")));
+        };
+        let flat = &mut m.columns.flat;
+        let (words, bytes) = (flat.words.len(), flat.bytes.len());
+        flat.words.push(head.tag_value);
+        let mut e = Encoder {
+            states: &mut [],
+            out: &mut self.stream,
+            pos: 0,
+            fast: false,
+            values: &mut self.values,
+            order: self.order,
+            record: self.record,
+            name: head.name,
+            undo: &mut self.undo,
+            flat: Some(flat),
+        };
+        let result = encode(&mut e);
+        let flat = &mut m.columns.flat;
+        match result {
+            Ok(()) => flat.records += 1,
+            Err(_) => {
+                flat.words.truncate(words);
+                flat.bytes.truncate(bytes);
+            }
+        }
+        result
     }
 
     /// After a failed attempt: writes the metadata record the misfit asks for and tries again;
@@ -477,6 +609,18 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         };
         let tag_width = plan.schema.tag_width;
         let meta = plan.builtin(METADATA).tag;
+        if let Some(m) = self.model.as_mut() {
+            // The columns of a metadata record: its tag, its number of fields, the fields.
+            let values = change.values();
+            let flat = &mut m.columns.flat;
+            flat.words.extend([meta, 3 + values.len() as u64, record]);
+            flat.words
+                .extend([u64::from(position), u64::from(change.property_code())]);
+            flat.words.extend(values);
+            flat.records += 1;
+            self.count_record();
+            return Ok(());
+        }
         self.stream.put(meta, tag_width, self.order);
         self.stream.put(record, tag_width, self.order);
         self.stream.put(u64::from(position), 1, self.order);
@@ -504,6 +648,8 @@ struct RecordHead {
     section: Option<u8>,
     /// The tag as the 8 bytes [`StreamBuf::put_word`] stores (its first `tag_width` count).
     tag: [u8; 8],
+    /// The tag's value (the model engine's columns hold it as a word).
+    tag_value: u64,
     tag_width: usize,
     tag_fits: bool,
     /// Index of the slot's first state in [`ScopeStates::fields`].

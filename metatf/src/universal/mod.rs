@@ -9,6 +9,7 @@
 //! from the block's first element, and `sectionStride` cursors restart at 0 in every block.
 //! Records never span blocks.
 
+pub(crate) mod modelled;
 pub(crate) mod plan;
 mod reader;
 mod record;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use metatf_dtd::Schema;
 
+use super::modelled::decode_columns;
 use super::plan::{Builtin, Catalog, Leaf, RecordPlan};
 use super::record::{DynRecord, Event, Value};
 use super::values::BlockValues;
@@ -16,7 +17,7 @@ use crate::field::bits::read_uint;
 use crate::field::FieldState;
 use crate::field::{Change, MAX_WIDTH};
 use crate::model::flat::{FlatBlock, FlatCursor};
-use crate::model::{decode_block, Streams, ENGINE_MODEL, PROPERTY_ENGINE};
+use crate::model::{Streams, ENGINE_MODEL, PROPERTY_ENGINE};
 
 /// Reads the records of a container one at a time, holding one block in memory.
 pub struct UniversalReader<R: Read> {
@@ -265,30 +266,14 @@ impl<R: Read> UniversalReader<R> {
         let Some(m) = self.model.as_mut() else {
             return Ok(());
         };
-        let mut coded = Vec::new();
-        for s in block.sections {
-            if s.number != RECORD_SECTION {
-                return Err(Error::Corrupt {
-                    offset: block.offset,
-                    message: format!("modelled block has a section {}", s.number),
-                });
-            }
-            coded = s.bytes;
-        }
-        let schema = &self.schema;
-        let declared = |n: u8| schema.section(n).is_some();
-        let first = self.record;
-        let offset = block.offset;
-        let (flat, _) = decode_block(
+        decode_columns(
+            &self.schema,
             &self.catalog,
             &m.streams,
-            &coded,
-            block.record_count,
+            block,
             self.section,
-            &declared,
-        )
-        .map_err(|(r, message)| Error::record(Some(offset), first + r, "", message))?;
-        m.flat = flat;
+            &mut m.flat,
+        )?;
         m.cursor = FlatCursor::default();
         Ok(())
     }

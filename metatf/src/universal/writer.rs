@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use metatf_dtd::{Interpretation, Schema};
 
+use super::modelled::ModelColumns;
 use super::plan::{Builtin, Catalog, Leaf, RecordPlan};
 use super::reader::{lookup, metadata_target, section_name};
 use super::record::{DynRecord, Value};
@@ -16,11 +17,7 @@ use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, Secti
 use crate::error::Error;
 use crate::field::bits::{unsigned_width, write_uint};
 use crate::field::{Change, FieldState, Misfit};
-use crate::model::flat::FlatBlock;
-use crate::model::{
-    choose_block, encode_block, fixed_choices, Choice, Streams, ENGINE_MODEL, MODEL_BLOCK_RECORDS,
-    PROPERTY_ENGINE,
-};
+use crate::model::{ENGINE_MODEL, MODEL_BLOCK_RECORDS, PROPERTY_ENGINE};
 
 /// Why encoding a record stopped.
 enum Stop {
@@ -58,20 +55,10 @@ pub struct UniversalWriter<W: Write> {
     /// (position, value) of the scalars of the record being written, reused between records.
     scalars: Vec<(u16, u64)>,
     /// Set when the header names the model engine: records are collected and modelled per block.
-    model: Option<ModelBlock>,
+    model: Option<ModelColumns>,
     /// For a writer made by [`Self::for_format`]: the section, tag and name of each of the
     /// format's record types, so that the writer writes the `section` record a record needs.
     sections_of: Option<Vec<(u8, u64, String)>>,
-}
-
-/// The records of the block being written by the model engine.
-struct ModelBlock {
-    streams: Streams,
-    /// Per stream: the predictors the DTD fixes (`field.model = ...;`), else `None`.
-    fixed: Vec<Option<Choice>>,
-    flat: FlatBlock,
-    /// The section in force at the block's first record.
-    section: Option<u8>,
 }
 
 impl<W: Write> UniversalWriter<W> {
@@ -116,7 +103,8 @@ impl<W: Write> UniversalWriter<W> {
         Self::new(out, schema, &header, codec, level)
     }
 
-    /// A writer for the DTD of typed format `F` (see [`crate::typed`]), which writes the
+    /// A writer for the DTD of typed format `F` (see [`crate::typed`]), coding with the model
+    /// engine when `F` asks for it ([`crate::typed::Format::MODEL_ENGINE`]), which writes the
     /// `section` record a record of the format needs itself, where the typed writer does:
     /// before a record of a section other than the current one (the record's `section` says
     /// which, or, when `None`, the one section whose record has its tag and name). Both
@@ -158,10 +146,16 @@ impl<W: Write> UniversalWriter<W> {
         level: i32,
     ) -> Result<Self, Error> {
         let plan = F::plan()?;
+        // As the typed writer's `new`: the model engine when the format asks for it.
+        let properties = if F::MODEL_ENGINE {
+            vec![(PROPERTY_ENGINE.to_string(), ENGINE_MODEL.to_string())]
+        } else {
+            Vec::new()
+        };
         let header = ContainerHeader {
             dtd: plan.dtd().to_string(),
             format: plan.format().to_string(),
-            properties: Vec::new(),
+            properties,
         };
         let mut w = Self::new(out, plan.schema().clone(), &header, codec, level)?;
         let mut sections_of = Vec::new();
@@ -188,13 +182,7 @@ impl<W: Write> UniversalWriter<W> {
         let states = catalog.initial_states();
         let container = ContainerWriter::new(out, header)?;
         let model = if header.property(PROPERTY_ENGINE) == Some(ENGINE_MODEL) {
-            let streams = Streams::new(&catalog);
-            Some(ModelBlock {
-                fixed: fixed_choices(&schema, &catalog, &streams)?,
-                streams,
-                flat: FlatBlock::default(),
-                section: None,
-            })
+            Some(ModelColumns::new(&schema, &catalog)?)
         } else {
             None
         };
@@ -383,56 +371,15 @@ impl<W: Write> UniversalWriter<W> {
         let Some(m) = self.model.as_mut() else {
             return Ok(());
         };
-        let schema = &self.schema;
-        let declared = |n: u8| schema.section(n).is_some();
         let first = self.record - self.block_records;
-        let at = |(r, message): (u64, String)| Error::record(None, first + r, "", message);
-        let chosen = choose_block(
+        m.write_block(
+            &self.schema,
             &self.catalog,
-            &m.streams,
-            &m.flat,
-            m.section,
-            &declared,
-            &m.fixed,
-        )
-        .map_err(at)?;
-        let mut bytes = encode_block(
-            &self.catalog,
-            &m.streams,
-            &m.flat,
-            &chosen.choices,
-            chosen.tag_context,
-            m.section,
-            &declared,
-        )
-        .map_err(at)?;
-        if let Some(alternative) = &chosen.alternative {
-            let other = encode_block(
-                &self.catalog,
-                &m.streams,
-                &m.flat,
-                alternative,
-                chosen.tag_context,
-                m.section,
-                &declared,
-            )
-            .map_err(at)?;
-            if other.len() < bytes.len() {
-                bytes = other;
-            }
-        }
-        let sections = [SectionData {
-            number: RECORD_SECTION,
-            element_width: 0,
-            codec: Codec::None,
-            level: 0,
-            bytes: &bytes,
-        }];
-        let n = if m.flat.records == 0 { 0 } else { 1 };
-        self.container
-            .write_block(self.block_records, &sections[..n])?;
-        m.flat.clear();
-        m.section = self.section;
+            &mut self.container,
+            self.block_records,
+            first,
+            self.section,
+        )?;
         self.block_records = 0;
         Ok(())
     }

@@ -1,0 +1,288 @@
+//! The typed and universal codecs with the model engine (predictors chosen per block) on the
+//! real traces of tools hatf has no front end for (`../shared/corpus/foreign/`, README there):
+//! Valgrind lackey and heaptrack raw. Their record text form is made by the corpus's own
+//! `to_records.py` and parsed by the library before anything is timed; the groups are skipped,
+//! with a message, when the corpus or `python3` is absent.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use criterion::{black_box, Criterion, Throughput};
+use metatf::typed::{Format, TypedReader, TypedWriter};
+use metatf::{Codec, DynRecord, MetaTf, UniversalReader, UniversalWriter, Value};
+
+/// Valgrind lackey `--trace-mem=yes`, laid out as the corpus's `lackey.dtd`.
+#[derive(MetaTf, Debug, Clone, PartialEq)]
+#[metatf(section = 1, name = "mem", format = "lackey", model = "auto")]
+pub enum Lackey {
+    #[metatf(tag = 4)]
+    Instr { addr: u64, size: u8 },
+    #[metatf(tag = 5)]
+    Load { addr: u64, size: u8 },
+    #[metatf(tag = 6)]
+    Store { addr: u64, size: u8 },
+    #[metatf(tag = 7)]
+    Modify { addr: u64, size: u8 },
+    #[metatf(tag = 8)]
+    Other { vfield: Vec<u8> },
+}
+
+/// heaptrack `--raw`, laid out as the corpus's `heaptrack.dtd`.
+#[derive(MetaTf, Debug, Clone, PartialEq)]
+#[metatf(section = 1, name = "heap", format = "heaptrack", model = "auto")]
+pub enum Heaptrack {
+    #[metatf(tag = 4)]
+    Alloc {
+        #[metatf(width = 4)]
+        size: u64,
+        #[metatf(width = 4)]
+        trace: u64,
+        ptr: u64,
+    },
+    #[metatf(tag = 5)]
+    Free { ptr: u64 },
+    #[metatf(tag = 6)]
+    Node {
+        ip: u64,
+        #[metatf(width = 4)]
+        parent: u64,
+    },
+    #[metatf(tag = 7)]
+    Other { vfield: Vec<u8> },
+}
+
+/// The record's integers, and its byte string if any.
+fn parts(r: &DynRecord) -> (Vec<u64>, Vec<u8>) {
+    let mut ints = Vec::new();
+    let mut bytes = Vec::new();
+    for f in &r.fields {
+        match f {
+            Value::Uint(v) => ints.push(*v),
+            Value::Bytes(b) => bytes.clone_from(b),
+            Value::List(_) => {}
+        }
+    }
+    (ints, bytes)
+}
+
+fn lackey(r: &DynRecord) -> Option<Lackey> {
+    let (v, bytes) = parts(r);
+    let access = |i: usize| Some((*v.get(i)?, u8::try_from(*v.get(i + 1)?).ok()?));
+    Some(match r.name.as_str() {
+        "instr" => access(0).map(|(addr, size)| Lackey::Instr { addr, size })?,
+        "load" => access(0).map(|(addr, size)| Lackey::Load { addr, size })?,
+        "store" => access(0).map(|(addr, size)| Lackey::Store { addr, size })?,
+        "modify" => access(0).map(|(addr, size)| Lackey::Modify { addr, size })?,
+        "other" => Lackey::Other { vfield: bytes },
+        _ => return None,
+    })
+}
+
+fn heaptrack(r: &DynRecord) -> Option<Heaptrack> {
+    let (v, bytes) = parts(r);
+    Some(match (r.name.as_str(), v.as_slice()) {
+        ("alloc", &[size, trace, ptr]) => Heaptrack::Alloc { size, trace, ptr },
+        ("free", &[ptr]) => Heaptrack::Free { ptr },
+        ("node", &[ip, parent]) => Heaptrack::Node { ip, parent },
+        ("other", _) => Heaptrack::Other { vfield: bytes },
+        _ => return None,
+    })
+}
+
+fn foreign_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/foreign");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipping the foreign traces: {} is absent", dir.display());
+        None
+    }
+}
+
+/// The trace's records: its text decompressed, turned into the record text form by the
+/// corpus's converter, and parsed with its DTD by the library.
+fn records(dir: &Path, trace: &str, kind: &str, dtd: &str) -> Option<Vec<DynRecord>> {
+    let compressed = std::fs::read(dir.join(trace)).ok()?;
+    let text = zstd::decode_all(&compressed[..]).ok()?;
+    let mut child = Command::new("python3")
+        .arg(dir.join("to_records.py"))
+        .arg(kind)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| eprintln!("skipping {trace}: python3 cannot run to_records.py: {e}"))
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let feeder = std::thread::spawn(move || stdin.write_all(&text));
+    let output = child.wait_with_output().ok()?;
+    feeder.join().ok()?.ok()?;
+    let dtd_text = std::fs::read_to_string(dir.join(dtd)).ok()?;
+    let mut container = Vec::new();
+    metatf::encode_text(
+        &dtd_text,
+        dtd,
+        &output.stdout[..],
+        &mut container,
+        Codec::None,
+        0,
+    )
+    .map_err(|e| eprintln!("skipping {trace}: {e}"))
+    .ok()?;
+    let mut r = UniversalReader::new(&container[..]).ok()?;
+    let mut out = Vec::new();
+    while let Some(x) = r.next_record().ok()? {
+        if x.name != "section" {
+            out.push(x);
+        }
+    }
+    Some(out)
+}
+
+fn typed_write<F: Format>(records: &[F]) -> Vec<u8> {
+    let mut w = TypedWriter::<F, _>::new(Vec::new(), Codec::None, 0).expect("writer");
+    for r in records {
+        w.write(r).expect("write");
+    }
+    w.finish().expect("finish")
+}
+
+fn universal_write<F: Format>(records: &[DynRecord]) -> Vec<u8> {
+    let mut w = UniversalWriter::for_format::<F>(Vec::new(), Codec::None, 0).expect("writer");
+    for r in records {
+        w.write(r).expect("write");
+    }
+    w.finish().expect("finish")
+}
+
+fn typed_read<F: Format>(bytes: &[u8]) -> usize {
+    let r = TypedReader::<F, _>::new(black_box(bytes)).expect("reader");
+    let mut n = 0;
+    for x in r {
+        black_box(x.expect("record"));
+        n += 1;
+    }
+    n
+}
+
+fn universal_read(bytes: &[u8]) -> usize {
+    let mut r = UniversalReader::new(black_box(bytes)).expect("reader");
+    std::iter::from_fn(|| r.next_record().expect("record")).count()
+}
+
+/// The trace's records, typed and dynamic, and the file both writers write from them.
+pub struct Trace<F> {
+    typed: Vec<F>,
+    dynamic: Vec<DynRecord>,
+    bytes: Vec<u8>,
+}
+
+fn load<F: Format + PartialEq + std::fmt::Debug>(
+    trace: &str,
+    kind: &str,
+    dtd: &str,
+    convert: fn(&DynRecord) -> Option<F>,
+) -> Option<Trace<F>> {
+    let dir = foreign_dir()?;
+    let dynamic = records(&dir, trace, kind, dtd)?;
+    let typed = dynamic
+        .iter()
+        .map(convert)
+        .collect::<Option<Vec<F>>>()
+        .or_else(|| {
+            eprintln!("skipping {trace}: a record does not fit the bench's format");
+            None
+        })?;
+    let bytes = typed_write(&typed);
+    assert!(
+        bytes == universal_write::<F>(&dynamic),
+        "{trace}: both codecs write the same bytes"
+    );
+    let back: Vec<F> = TypedReader::<F, _>::new(&bytes[..])
+        .expect("reader")
+        .collect::<Result<_, _>>()
+        .expect("read back");
+    assert!(
+        back == typed,
+        "{trace}: the typed reader gives the records back"
+    );
+    eprintln!(
+        "{trace}: {} records, {} bytes with the model engine",
+        typed.len(),
+        bytes.len()
+    );
+    Some(Trace {
+        typed,
+        dynamic,
+        bytes,
+    })
+}
+
+fn groups<F: Format>(c: &mut Criterion, name: &str, t: &Trace<F>) {
+    let n = t.typed.len() as u64;
+    let mut g = c.benchmark_group(format!("model-write-{name}"));
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("typed", |b| b.iter(|| typed_write(black_box(&t.typed))));
+    g.bench_function("universal", |b| {
+        b.iter(|| universal_write::<F>(black_box(&t.dynamic)))
+    });
+    g.finish();
+    let mut g = c.benchmark_group(format!("model-read-{name}"));
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("typed", |b| b.iter(|| typed_read::<F>(&t.bytes)));
+    g.bench_function("universal", |b| b.iter(|| universal_read(&t.bytes)));
+    g.finish();
+}
+
+/// The `model-write-*` and `model-read-*` groups of both traces.
+pub fn bench(c: &mut Criterion) {
+    if let Some(t) = load("lackey-python-json.txt.zst", "lackey", "lackey.dtd", lackey) {
+        groups(c, "lackey", &t);
+    }
+    if let Some(t) = load(
+        "heaptrack-perl-hash.raw.zst",
+        "heaptrack",
+        "heaptrack.dtd",
+        heaptrack,
+    ) {
+        groups(c, "heaptrack", &t);
+    }
+}
+
+/// One operation once on one trace, for `perf` (`METATF_PROFILE=model-<op>-<trace>`, op one
+/// of `write-typed`, `write-universal`, `read-typed`, `read-universal`).
+pub fn profile(mode: &str) -> bool {
+    let Some(rest) = mode.strip_prefix("model-") else {
+        return false;
+    };
+    fn run<F: Format>(op: &str, t: &Trace<F>) {
+        let started = std::time::Instant::now();
+        match op {
+            "write-typed" => drop(black_box(typed_write(&t.typed))),
+            "write-universal" => drop(black_box(universal_write::<F>(&t.dynamic))),
+            "read-typed" => drop(black_box(typed_read::<F>(&t.bytes))),
+            "read-universal" => drop(black_box(universal_read(&t.bytes))),
+            other => panic!("unknown operation {other}"),
+        }
+        eprintln!("{op}: {:?}", started.elapsed());
+    }
+    if let Some(op) = rest.strip_suffix("-lackey") {
+        if let Some(t) = load("lackey-python-json.txt.zst", "lackey", "lackey.dtd", lackey) {
+            run(op, &t);
+        }
+    } else if let Some(op) = rest.strip_suffix("-heaptrack") {
+        if let Some(t) = load(
+            "heaptrack-perl-hash.raw.zst",
+            "heaptrack",
+            "heaptrack.dtd",
+            heaptrack,
+        ) {
+            run(op, &t);
+        }
+    } else {
+        panic!("unknown METATF_PROFILE mode {mode}");
+    }
+    true
+}

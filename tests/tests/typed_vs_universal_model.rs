@@ -1,0 +1,319 @@
+//! Differential tests of the model engine: the typed (derived and DTD-compiled) writers and the
+//! universal writer code the same records into the same bytes when the header names the model
+//! engine, with predictors chosen per block (`auto`) or fixed by the DTD (`field.model`), at
+//! any block size, with byte strings, comments, section switches and metadata records mid-stream;
+//! each reader reads the other's output; damaged input is an error, never a panic.
+
+use hatf_tests::differential::{dyn_records, every, header, with_metadata};
+use hatf_tests::dtd_codecs::{self, hatf10};
+use hatf_tests::{for_each_dtd_format, for_each_model_format};
+use metatf::typed::{Format, TypedEvent, TypedReader, TypedWriter};
+use metatf::{Codec, ContainerHeader, DynRecord, MetaTf, UniversalReader, UniversalWriter};
+use proptest::prelude::*;
+
+/// A heap format whose fields fix their models (object references, reuse of freed addresses).
+mod fixed {
+    use metatf::MetaTf;
+
+    #[derive(MetaTf, Debug, Clone, PartialEq, Eq)]
+    #[metatf(tag = 4)]
+    pub struct Alloc {
+        #[metatf(model = "none, mtf")]
+        pub size: u64,
+        #[metatf(model = "sum size, reuse size, reuse")]
+        pub ptr: u64,
+        pub site: Vec<u8>,
+    }
+
+    #[derive(MetaTf, Debug, Clone, PartialEq, Eq)]
+    #[metatf(tag = 5)]
+    pub struct Free {
+        #[metatf(model = "none, live alloc.ptr")]
+        pub ptr: u64,
+    }
+
+    #[derive(MetaTf, Debug, Clone, PartialEq, Eq)]
+    #[metatf(section = 1, name = "heap", model = "auto")]
+    pub enum Heap {
+        Alloc(Alloc),
+        Free(Free),
+    }
+}
+
+fn model_header<T: Format>() -> ContainerHeader {
+    let mut h = header::<T>();
+    h.properties.push(("engine".into(), "model".into()));
+    h
+}
+
+fn universal_write<T: Format>(records: &[DynRecord], block: u64) -> Vec<u8> {
+    let schema = T::plan().expect("plan").schema().clone();
+    let mut w = UniversalWriter::new(Vec::new(), schema, &model_header::<T>(), Codec::None, 0)
+        .expect("writer");
+    w.set_block_records(block);
+    for r in records {
+        w.write(r).expect("universal write");
+    }
+    w.finish().expect("finish")
+}
+
+fn typed_events<T: Format>(bytes: &[u8]) -> Vec<TypedEvent<T>> {
+    let mut r = TypedReader::<T, _>::new(bytes).expect("typed reader");
+    std::iter::from_fn(|| r.next_event().expect("typed read")).collect()
+}
+
+fn typed_write<T: Format>(events: &[TypedEvent<T>], block: u64) -> Vec<u8> {
+    let mut w = TypedWriter::<T, _>::modelled(Vec::new()).expect("typed writer");
+    w.set_block_records(block);
+    for e in events {
+        // The model engine adds no metadata of its own: every event is the input's.
+        w.write_event(e).expect("typed write");
+    }
+    w.finish().expect("finish")
+}
+
+fn universal_records(bytes: &[u8]) -> Vec<DynRecord> {
+    let mut r = UniversalReader::new(bytes).expect("universal reader");
+    std::iter::from_fn(|| r.next_record().expect("universal read")).collect()
+}
+
+/// A section record's own `section` is whatever the writer knew; compare without it.
+fn normalised(mut records: Vec<DynRecord>) -> Vec<DynRecord> {
+    for r in &mut records {
+        if r.name == "section" {
+            r.section = None;
+        }
+    }
+    records
+}
+
+/// The whole differential check for one format and one set of records; returns the bytes.
+fn check<T: Format + std::fmt::Debug + PartialEq>(input: &[DynRecord], block: u64) -> Vec<u8> {
+    let universal = universal_write::<T>(input, block);
+    let events = typed_events::<T>(&universal);
+    assert_eq!(
+        events.len(),
+        input.len(),
+        "the typed reader reads every record"
+    );
+    let typed = typed_write::<T>(&events, block);
+    assert!(typed == universal, "typed and universal writers disagree");
+    assert_eq!(
+        normalised(universal_records(&typed)),
+        normalised(input.to_vec()),
+        "the universal reader reads the typed output back"
+    );
+    assert_eq!(typed_events::<T>(&typed), events);
+    typed
+}
+
+fn input<T: Format>(choices: &[(usize, u64)], metadata_every: usize) -> Vec<DynRecord> {
+    with_metadata::<T>(dyn_records::<T>(choices), metadata_every)
+}
+
+// Every block sets up the engine's tables afresh (most of the time of a block of a few
+// records), so the cases are few and the blocks not too small.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    #[test]
+    fn every_dtd_generated_codec_agrees_with_universal_under_the_model_engine(
+        choices in prop::collection::vec((0usize..100, any::<u64>()), 0..40),
+        block in 8u64..40,
+        metadata_every in 1usize..12,
+    ) {
+        macro_rules! check_format {
+            ($module:ident, $format:ident) => {
+                check::<dtd_codecs::$module::$format>(
+                    &input::<dtd_codecs::$module::$format>(&choices, metadata_every),
+                    block,
+                );
+            };
+        }
+        for_each_dtd_format!(check_format);
+    }
+
+    #[test]
+    fn model_dtds_compiled_with_the_switch_agree_with_universal(
+        choices in prop::collection::vec((0usize..100, any::<u64>()), 0..60),
+        block in 4u64..40,
+        metadata_every in 1usize..12,
+    ) {
+        macro_rules! check_format {
+            ($module:ident, $format:ident) => {
+                prop_assert!(<dtd_codecs::$module::$format as Format>::MODEL_ENGINE);
+                check::<dtd_codecs::$module::$format>(
+                    &input::<dtd_codecs::$module::$format>(&choices, metadata_every),
+                    block,
+                );
+            };
+        }
+        for_each_model_format!(check_format);
+    }
+
+    #[test]
+    fn derived_formats_agree_with_universal_under_the_model_engine(
+        choices in prop::collection::vec((0usize..100, any::<u64>()), 0..80),
+        block in 1u64..40,
+        metadata_every in 1usize..12,
+    ) {
+        check::<every::Every>(&input::<every::Every>(&choices, metadata_every), block);
+        check::<every::Lives>(&input::<every::Lives>(&choices, metadata_every), block);
+        check::<fixed::Heap>(&input::<fixed::Heap>(&choices, metadata_every), block);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Any byte changed, or the file cut short: both readers give an error or records, and
+    /// never panic.
+    #[test]
+    fn damaged_model_engine_files_are_errors_not_panics(
+        choices in prop::collection::vec((0usize..100, any::<u64>()), 1..60),
+        block in 10u64..40,
+        at in any::<prop::sample::Index>(),
+        flip in 1u8..=255,
+        cut in any::<bool>(),
+    ) {
+        let bytes = universal_write::<every::Lives>(&dyn_records::<every::Lives>(&choices), block);
+        let mut damaged = bytes.clone();
+        let i = at.index(damaged.len());
+        if cut {
+            damaged.truncate(i);
+        } else {
+            damaged[i] ^= flip;
+        }
+        if let Ok(r) = TypedReader::<every::Lives, _>::new(&damaged[..]) {
+            for x in r.take(1 << 16) {
+                if x.is_err() {
+                    break;
+                }
+            }
+        }
+        if let Ok(mut r) = UniversalReader::new(&damaged[..]) {
+            for _ in 0..1 << 16 {
+                if !matches!(r.next_record(), Ok(Some(_))) {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_format_that_asks_for_the_model_engine_gets_it_from_both_writers() {
+    let trace: Vec<fixed::Heap> = (0..2000u64)
+        .map(|i| match i % 3 {
+            2 => fixed::Heap::Free(fixed::Free {
+                ptr: 0x1000 + 64 * (i - 2),
+            }),
+            _ => fixed::Heap::Alloc(fixed::Alloc {
+                size: 16 + i % 5 * 16,
+                ptr: 0x1000 + 64 * i,
+                site: format!("site{}", i % 7).into_bytes(),
+            }),
+        })
+        .collect();
+    let mut t = TypedWriter::<fixed::Heap, _>::new(Vec::new(), Codec::Zstd, 3).expect("writer");
+    for r in &trace {
+        t.write(r).expect("write");
+    }
+    let typed = t.finish().expect("finish");
+    let mut u =
+        UniversalWriter::for_format::<fixed::Heap>(Vec::new(), Codec::Zstd, 3).expect("writer");
+    let mut reader = TypedReader::<fixed::Heap, _>::new(&typed[..]).expect("reader");
+    assert_eq!(reader.header().property("engine"), Some("model"));
+    for r in universal_records(&typed) {
+        u.write(&r).expect("write");
+    }
+    assert!(u.finish().expect("finish") == typed, "same bytes");
+    let back: Vec<fixed::Heap> = reader.by_ref().collect::<Result<_, _>>().expect("read");
+    assert_eq!(back, trace);
+    // The model engine codes these 2000 records in far less than their record layout.
+    let mut plain =
+        TypedWriter::<fixed::Heap, _>::with_properties(Vec::new(), vec![], Codec::None, 0)
+            .expect("writer");
+    for r in &trace {
+        plain.write(r).expect("write");
+    }
+    let plain = plain.finish().expect("finish");
+    assert!(
+        typed.len() * 4 < plain.len(),
+        "model engine {} bytes, record layout {} bytes",
+        typed.len(),
+        plain.len()
+    );
+}
+
+#[test]
+fn the_typed_reader_reads_paper_layout_and_model_engine_files_of_one_format() {
+    let records: Vec<hatf10::Heap> = (0..300u64)
+        .map(|i| {
+            hatf10::Heap::Alloc(hatf10::Alloc {
+                size: 16 + i,
+                address: 0x1000 + 64 * i,
+                time: i,
+                thread: i % 2,
+                heap: 0,
+                vfield: vec![i as u8; (i % 5) as usize],
+            })
+        })
+        .collect();
+    let mut files = Vec::new();
+    for modelled in [false, true] {
+        let mut w = if modelled {
+            TypedWriter::<hatf10::Heap, _>::modelled(Vec::new())
+        } else {
+            TypedWriter::<hatf10::Heap, _>::new(Vec::new(), Codec::None, 0)
+        }
+        .expect("writer");
+        w.set_block_records(64);
+        for r in &records {
+            w.write(r).expect("write");
+        }
+        let bytes = w.finish().expect("finish");
+        let back: Vec<hatf10::Heap> = TypedReader::new(&bytes[..])
+            .expect("reader")
+            .collect::<Result<_, _>>()
+            .expect("read");
+        assert_eq!(back, records);
+        files.push(bytes);
+    }
+    assert!(files[1] != files[0], "two layouts");
+}
+
+#[test]
+fn a_repeat_count_that_disagrees_leaves_nothing_in_the_block() {
+    #[derive(MetaTf, Debug, Clone, PartialEq)]
+    #[metatf(tag = 4)]
+    struct Stack {
+        depth: u8,
+        #[metatf(count = "depth")]
+        frames: Vec<u64>,
+    }
+    #[derive(MetaTf, Debug, Clone, PartialEq)]
+    #[metatf(model = "auto")]
+    enum Stacks {
+        Stack(Stack),
+    }
+    let good = Stacks::Stack(Stack {
+        depth: 2,
+        frames: vec![0x4000, 0x4010],
+    });
+    let bad = Stacks::Stack(Stack {
+        depth: 3,
+        frames: vec![0x4000],
+    });
+    let mut w = TypedWriter::<Stacks, _>::new(Vec::new(), Codec::None, 0).expect("writer");
+    w.write(&good).expect("write");
+    let err = w.write(&bad).expect_err("count 3, one frame");
+    assert!(err.to_string().contains("repetitions"), "{err}");
+    w.write(&good).expect("write");
+    let bytes = w.finish().expect("finish");
+    let back: Vec<Stacks> = TypedReader::new(&bytes[..])
+        .expect("reader")
+        .collect::<Result<_, _>>()
+        .expect("read");
+    assert_eq!(back, [good.clone(), good]);
+}
