@@ -355,7 +355,10 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
     fn maybe_end_block(&mut self) -> Result<(), Error> {
         // A modelled block also ends once its values fill the bound the universal writer keeps
         // (`FlatBlock::is_full`), so both writers cut blocks at the same records.
-        let values_full = self.model.as_ref().is_some_and(|m| m.columns.flat.is_full());
+        let values_full = self
+            .model
+            .as_ref()
+            .is_some_and(|m| m.columns.flat.is_full());
         if values_full || self.block_records >= self.block_limit {
             self.end_block()?;
         }
