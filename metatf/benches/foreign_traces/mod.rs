@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use criterion::{black_box, Criterion, Throughput};
-use metatf::typed::{Format, TypedReader, TypedWriter};
-use metatf::{Codec, DynRecord, MetaTf, UniversalReader, UniversalWriter, Value};
+use metatf::typed::{Format, TypedReader};
+use metatf::{Codec, DynRecord, MetaTf, UniversalReader, Value};
+
+use super::{typed_read, typed_write, universal_read, universal_write};
 
 /// Valgrind lackey `--trace-mem=yes`, laid out as the corpus's `lackey.dtd`.
 #[derive(MetaTf, Debug, Clone, PartialEq)]
@@ -137,37 +139,6 @@ fn records(dir: &Path, trace: &str, kind: &str, dtd: &str) -> Option<Vec<DynReco
         }
     }
     Some(out)
-}
-
-fn typed_write<F: Format>(records: &[F]) -> Vec<u8> {
-    let mut w = TypedWriter::<F, _>::new(Vec::new(), Codec::None, 0).expect("writer");
-    for r in records {
-        w.write(r).expect("write");
-    }
-    w.finish().expect("finish")
-}
-
-fn universal_write<F: Format>(records: &[DynRecord]) -> Vec<u8> {
-    let mut w = UniversalWriter::for_format::<F>(Vec::new(), Codec::None, 0).expect("writer");
-    for r in records {
-        w.write(r).expect("write");
-    }
-    w.finish().expect("finish")
-}
-
-fn typed_read<F: Format>(bytes: &[u8]) -> usize {
-    let r = TypedReader::<F, _>::new(black_box(bytes)).expect("reader");
-    let mut n = 0;
-    for x in r {
-        black_box(x.expect("record"));
-        n += 1;
-    }
-    n
-}
-
-fn universal_read(bytes: &[u8]) -> usize {
-    let mut r = UniversalReader::new(black_box(bytes)).expect("reader");
-    std::iter::from_fn(|| r.next_record().expect("record")).count()
 }
 
 /// The trace's records, typed and dynamic, and the file both writers write from them.
