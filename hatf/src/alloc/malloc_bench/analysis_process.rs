@@ -220,8 +220,8 @@ mod tests {
     fn a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on() {
         if run_alone(
             "HATF_ANALYSIS_MEMORY_PROBE",
-            "alloc::malloc_bench::analysis_process::tests::\
-             a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on",
+            module_path!(),
+            "a_child_over_its_memory_limit_is_an_error_and_this_process_goes_on",
         ) {
             return;
         }

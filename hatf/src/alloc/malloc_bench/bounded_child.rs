@@ -207,17 +207,20 @@ pub fn limit_cpu(seconds: u64) {
 
 /// For a test of a child's memory limit, which must run alone in a fresh process: memory the
 /// parent freed but still maps is the child's to reuse uncounted, and tests running beside it
-/// free plenty. Unless the environment variable `probe` is set, runs test `name` (its full
-/// path) again in a new process of this test binary with `probe` set, checks that it passed to
+/// free plenty. Unless the environment variable `probe` is set, runs test `name` of module
+/// `module` (its `module_path!()`) again in a new process of this test binary with `probe` set, checks that it passed to
 /// its end ([`probe_passed`]), and returns true: the caller has nothing left to do. In that new
 /// process, returns false: the caller does the test.
 #[cfg(test)]
-pub(crate) fn run_alone(probe: &str, name: &str) -> bool {
+pub(crate) fn run_alone(probe: &str, module: &str, name: &str) -> bool {
     if std::env::var_os(probe).is_some() {
         return false;
     }
+    // The test harness names a test by its path without the crate's name.
+    let in_crate = module.split_once("::").map_or("", |(_, rest)| rest);
+    let full = format!("{in_crate}::{name}");
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--test-threads=1", "--nocapture"])
+        .args(["--exact", &full, "--test-threads=1", "--nocapture"])
         .env(probe, "1")
         .output()
         .unwrap();
