@@ -176,6 +176,23 @@ impl RecordFile {
         &self.blocks
     }
 
+    /// True when each of [`RecordFile::blocks`] decodes on its own, so that reading the
+    /// records of one block (a range within it) costs that block alone: the block-indexed
+    /// models of Elephant Tracks, `mtrace` and `memory-replay`. Readers on several threads,
+    /// each with its own handle on the file, may then read different blocks at once.
+    pub fn blocks_read_alone(&self) -> bool {
+        let alone = match self.source {
+            Source::Builtin(Parser::Et2 | Parser::Et3 | Parser::Mtrace) => true,
+            // Not a `memory-replay-zip` file, whose reading first finds the container nested
+            // in its archive.
+            Source::Builtin(Parser::MemoryReplay) => {
+                self.format == crate::alloc::memory_replay::FORMAT
+            }
+            _ => false,
+        };
+        alone && !self.blocks.is_empty()
+    }
+
     /// Visits records `range` (counted from 0, `end` exclusive, clipped to the trace) of
     /// `input`, the file [`RecordFile::open`] opened, with the [`Item::Block`] of each block
     /// before its records; returns how many records were visited. An error of the visitor

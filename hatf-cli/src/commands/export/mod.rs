@@ -4,23 +4,27 @@
 //! are computed from, and a wide table keeps it in one `index` column without joins (see
 //! [`columns`] for how the columns are made).
 //!
-//! Threads share the work: this one decodes the records and builds columns, batch after
-//! batch; a writer thread encodes and compresses each batch into the table while the next is
-//! built (a Parquet table's columns with a helper, see [`parquet_table`]). At most [`BATCHES_IN_FLIGHT`] batches wait between them, which bounds the memory
-//! whatever the length of the trace.
+//! Threads share the work. A Parquet table of a file whose blocks decode on their own is made
+//! a row group a block, each on whichever thread is free (see [`by_block`]). Otherwise this
+//! thread decodes the records and builds columns, batch after batch, and a writer thread
+//! encodes and compresses each batch into the table while the next is built (a Parquet
+//! table's columns with a helper, see [`parquet_table`]); at most [`BATCHES_IN_FLIGHT`]
+//! batches wait between them. Either way the memory is bounded whatever the length of the
+//! trace.
 
+mod by_block;
 mod columns;
 mod parquet_table;
 mod table;
 
-use std::io::{Read, Seek};
+use std::io::{BufReader, Read, Seek};
 use std::sync::mpsc;
 
 use arrow_array::ArrayRef;
 use hatf::format::EncodeOptions;
 use hatf::records::{Item, RecordFile};
 
-use crate::args::ExportArgs;
+use crate::args::{ExportArgs, TableFormat};
 use crate::error::{CliError, CliResult};
 use crate::io::{create_output, is_std, Content};
 use crate::progress;
@@ -34,11 +38,11 @@ use table::Table;
 /// below the allocator's threshold for mapping fresh pages, so the buffers of written
 /// batches are reused instead of being unmapped and faulted in again (that was a tenth of
 /// the time with 64 Ki rows), large enough that a batch's fixed cost is nothing.
-const BATCH_ROWS: usize = 1 << 13;
+pub(crate) const BATCH_ROWS: usize = 1 << 13;
 
 /// Rows a row group holds at most, whatever the blocks: bounds the memory of the row group
 /// the Parquet writer holds (encoded) until it is closed.
-const MAX_GROUP_ROWS: usize = 1 << 20;
+pub(crate) const MAX_GROUP_ROWS: usize = 1 << 20;
 
 /// Batches built and not yet written, at most.
 const BATCHES_IN_FLIGHT: usize = 8;
@@ -79,6 +83,32 @@ pub fn run(args: &ExportArgs, verbosity: Verbosity) -> CliResult {
     ];
     let schema = plan.schema(&metadata);
     let spinner = progress::spinner(verbosity, "exporting");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if args.to == TableFormat::Parquet && by_block::fits(&records, &(first..end), threads) {
+        let written = Table::new(args.to, output.send_writer(), schema)
+            .and_then(|mut table| {
+                let count = match table.parquet() {
+                    Some(parquet) => by_block::export(
+                        &records,
+                        file.get_ref(),
+                        &name,
+                        first..end,
+                        &plan,
+                        parquet,
+                        threads,
+                        spinner.as_ref(),
+                    )?,
+                    None => 0,
+                };
+                table.close().map(|()| count)
+            })
+            .map_err(CliError::input);
+        let count = match written {
+            Ok(count) => count,
+            Err(e) => return Err(output.blame(e)),
+        };
+        return finish(output, count, spinner, verbosity);
+    }
     let mut count = 0u64;
     let written = std::thread::scope(|scope| -> CliResult {
         let mut table =
@@ -162,6 +192,16 @@ pub fn run(args: &ExportArgs, verbosity: Verbosity) -> CliResult {
     if let Err(e) = written {
         return Err(output.blame(e));
     }
+    finish(output, count, spinner, verbosity)
+}
+
+/// Puts the written table in its place and says so when asked.
+fn finish(
+    output: crate::io::Output,
+    count: u64,
+    spinner: Option<indicatif::ProgressBar>,
+    verbosity: Verbosity,
+) -> CliResult {
     drop(spinner);
     let out_name = output.name.clone();
     let bytes = output.commit_counted()?;
@@ -173,10 +213,11 @@ pub fn run(args: &ExportArgs, verbosity: Verbosity) -> CliResult {
 
 /// A file of any kind, seekable: the binary trace itself, or a text trace encoded into an
 /// anonymous temporary file first (removed when it is closed).
-trait ReadSeek: Read + Seek {}
-impl<T: Read + Seek> ReadSeek for T {}
-
-fn binary_of(args: &ExportArgs, name: &str, verbosity: Verbosity) -> CliResult<Box<dyn ReadSeek>> {
+fn binary_of(
+    args: &ExportArgs,
+    name: &str,
+    verbosity: Verbosity,
+) -> CliResult<BufReader<std::fs::File>> {
     let mut file = super::dump::open_seekable(&args.file)?;
     let mut magic = [0u8; 4];
     let got = file
@@ -185,7 +226,7 @@ fn binary_of(args: &ExportArgs, name: &str, verbosity: Verbosity) -> CliResult<B
     file.rewind()
         .map_err(|e| CliError::input(format!("{name}: cannot seek: {e}")))?;
     if metatf::container::looks_like_container(&magic[..got]) {
-        return Ok(Box::new(file));
+        return Ok(file);
     }
     let input = crate::io::open_input(Some(&args.file), crate::io::TEXT_READ_AHEAD)?;
     let input = progress::track(input, verbosity, "encoding");
@@ -205,5 +246,5 @@ fn binary_of(args: &ExportArgs, name: &str, verbosity: Verbosity) -> CliResult<B
         .map_err(|e| CliError::input(format!("cannot write a temporary file: {e}")))?;
     temp.rewind()
         .map_err(|e| CliError::input(format!("cannot seek a temporary file: {e}")))?;
-    Ok(Box::new(std::io::BufReader::with_capacity(1 << 20, temp)))
+    Ok(BufReader::with_capacity(1 << 20, temp))
 }

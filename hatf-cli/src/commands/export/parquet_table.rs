@@ -9,7 +9,7 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::ArrayRef;
 use arrow_schema::SchemaRef;
@@ -24,7 +24,7 @@ use parquet::file::writer::SerializedFileWriter;
 pub struct ParquetTable<W: Write + Send> {
     schema: SchemaRef,
     file: SerializedFileWriter<W>,
-    factory: ArrowRowGroupWriterFactory,
+    factory: Arc<ArrowRowGroupWriterFactory>,
     /// The column writers of the row group being written; empty between row groups.
     columns: Vec<Mutex<ArrowColumnWriter>>,
     /// Row groups written so far.
@@ -45,7 +45,7 @@ impl<W: Write + Send> ParquetTable<W> {
         Ok(ParquetTable {
             schema,
             file,
-            factory,
+            factory: Arc::new(factory),
             columns: Vec::new(),
             groups: 0,
             threads,
@@ -123,10 +123,85 @@ impl<W: Write + Send> ParquetTable<W> {
         Ok(())
     }
 
+    /// What makes row groups on other threads, to be given back to [`ParquetTable::append`].
+    pub fn groups(&self) -> Groups {
+        Groups {
+            schema: self.schema.clone(),
+            factory: self.factory.clone(),
+        }
+    }
+
+    /// Appends row group `chunks` (one a column, in schema order), encoded by a [`Group`]
+    /// of [`ParquetTable::groups`], after the row groups written so far.
+    pub fn append(&mut self, chunks: Vec<ArrowColumnChunk>) -> Result<(), String> {
+        self.end_group()?;
+        let mut group = self.file.next_row_group().map_err(|e| e.to_string())?;
+        for chunk in chunks {
+            chunk
+                .append_to_row_group(&mut group)
+                .map_err(|e| e.to_string())?;
+        }
+        group.close().map_err(|e| e.to_string())?;
+        self.groups += 1;
+        Ok(())
+    }
+
     /// Closes the last row group and writes the footer.
     pub fn close(mut self) -> Result<(), String> {
         self.end_group()?;
         self.file.close().map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+/// Makes the row groups of a [`ParquetTable`] on any thread: each is encoded on its own,
+/// the column writers of the table's properties, and appended in order by the table.
+#[derive(Clone)]
+pub struct Groups {
+    schema: SchemaRef,
+    factory: Arc<ArrowRowGroupWriterFactory>,
+}
+
+impl Groups {
+    /// Starts row group number `ordinal` of the file.
+    pub fn start(&self, ordinal: usize) -> Result<Group, String> {
+        let columns = self
+            .factory
+            .create_column_writers(ordinal)
+            .map_err(|e| e.to_string())?;
+        Ok(Group {
+            schema: self.schema.clone(),
+            columns,
+        })
+    }
+}
+
+/// One row group being encoded, on the thread that owns it.
+pub struct Group {
+    schema: SchemaRef,
+    columns: Vec<ArrowColumnWriter>,
+}
+
+impl Group {
+    /// Encodes one batch of rows, one array a column in the schema's order.
+    pub fn write(&mut self, arrays: &[ArrayRef]) -> Result<(), String> {
+        let mut columns = self.columns.iter_mut();
+        for (field, array) in self.schema.fields().iter().zip(arrays) {
+            for leaf in compute_leaves(field, array).map_err(|e| e.to_string())? {
+                let writer = columns
+                    .next()
+                    .ok_or_else(|| "more columns given than the table has".to_string())?;
+                writer.write(&leaf).map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The encoded row group: its column chunks, for [`ParquetTable::append`].
+    pub fn finish(self) -> Result<Vec<ArrowColumnChunk>, String> {
+        self.columns
+            .into_iter()
+            .map(|w| w.close().map_err(|e| e.to_string()))
+            .collect()
     }
 }
 
@@ -166,7 +241,79 @@ fn share(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, StringArray, UInt64Array};
+    use arrow_schema::{DataType, Field, Schema};
+
     use super::*;
+
+    /// Three batches of a small table, `index` counting from `from`.
+    fn batches(from: u64) -> Vec<Vec<ArrayRef>> {
+        (0..3u64)
+            .map(|b| {
+                let rows = 100 + 50 * b;
+                let first = from + b * 1000;
+                let index: ArrayRef = Arc::new(UInt64Array::from_iter_values(first..first + rows));
+                let size: ArrayRef = Arc::new(Int64Array::from_iter(
+                    (0..rows).map(|i| (i % 3 != 0).then_some(i as i64 * 7 - 300)),
+                ));
+                let name: ArrayRef = Arc::new(StringArray::from_iter(
+                    (0..rows).map(|i| (i % 5 != 0).then(|| format!("site{}", i % 11))),
+                ));
+                vec![index, size, name]
+            })
+            .collect()
+    }
+
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("index", DataType::UInt64, false),
+            Field::new("size", DataType::Int64, true),
+            Field::new("name", DataType::Utf8, true),
+        ]))
+    }
+
+    #[test]
+    fn row_groups_encoded_on_other_threads_make_the_same_file() {
+        let properties = || WriterProperties::builder().build();
+        let mut one = Vec::new();
+        let mut table = ParquetTable::new(&mut one, schema(), properties()).unwrap();
+        for group in 0..2 {
+            for batch in batches(group * 10_000) {
+                table.write(&batch).unwrap();
+            }
+            table.end_group().unwrap();
+        }
+        table.close().unwrap();
+
+        let mut many = Vec::new();
+        let mut table = ParquetTable::new(&mut many, schema(), properties()).unwrap();
+        let groups = table.groups();
+        // Row group 1 is encoded before row group 0, each on a thread of its own.
+        let encoded: Vec<_> = std::thread::scope(|scope| {
+            let jobs: Vec<_> = [1u64, 0]
+                .into_iter()
+                .map(|k| {
+                    let groups = groups.clone();
+                    scope.spawn(move || {
+                        let mut group = groups.start(k as usize).unwrap();
+                        for batch in batches(k * 10_000) {
+                            group.write(&batch).unwrap();
+                        }
+                        group.finish().unwrap()
+                    })
+                })
+                .collect();
+            jobs.into_iter().map(|j| j.join().unwrap()).collect()
+        });
+        for chunks in encoded.into_iter().rev() {
+            table.append(chunks).unwrap();
+        }
+        table.close().unwrap();
+        assert!(one.len() > 1000);
+        assert_eq!(one, many);
+    }
 
     #[test]
     fn every_job_runs_once_whatever_the_threads() {
