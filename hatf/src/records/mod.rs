@@ -332,6 +332,29 @@ mod tests {
         }
     }
 
+    fn opened(format: &str, text: &[u8]) -> RecordFile {
+        let mut file = Vec::new();
+        crate::by_name(format)
+            .unwrap()
+            .encode(&mut &text[..], &mut file, &Default::default())
+            .unwrap();
+        RecordFile::open(&mut std::io::Cursor::new(file), "t").unwrap()
+    }
+
+    #[test]
+    fn only_block_indexed_models_say_their_blocks_read_alone() {
+        let mtrace = opened(
+            "mtrace",
+            b"= Start\n@ ./app:[0x401136] + 0x5581a0 0x20\n@ ./app:[0x40114f] - 0x5581a0\n= End\n",
+        );
+        assert!(!mtrace.blocks().is_empty());
+        assert!(mtrace.blocks_read_alone());
+        // wee_alloc's records are cut from its range decoder's text, whose blocks are not
+        // known to decode on their own.
+        let wee = opened("wee-alloc", b"Alloc(1),\nFree(0),\n");
+        assert!(!wee.blocks_read_alone());
+    }
+
     #[test]
     fn a_visitor_error_is_named_by_the_block_and_record_it_was_visiting() {
         let block = Item::Block {
