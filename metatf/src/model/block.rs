@@ -490,7 +490,7 @@ pub(crate) fn encode(
     let mut engine = Engine::new(streams, coding_table_bits(choices), false);
     let mut models = Models::new(catalog, choices, tag_context, &mut engine);
     let mut coder = Encoder::new();
-    models.encode_setup(&mut coder, block.bytes.len());
+    models.encode_setup(&mut coder, &block.bytes);
     let mut e = Encode {
         input: FlatReader {
             block,

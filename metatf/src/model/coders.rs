@@ -217,10 +217,10 @@ impl Models {
         Ok(v)
     }
 
-    /// Codes the block's first item: the table size of the byte-string model, for a block
-    /// whose strings hold `bytes` bytes.
-    pub(crate) fn encode_setup(&mut self, e: &mut Encoder, bytes: usize) {
-        let bits = super::strings::table_bits(bytes);
+    /// Codes the block's first item: the table cap of the byte-string model, for a block
+    /// whose strings, back to back, are `strings`.
+    pub(crate) fn encode_setup(&mut self, e: &mut Encoder, strings: &[u8]) {
+        let bits = super::strings::table_cap(strings);
         self.setup.encode(e, bits - MIN_TABLE_BITS);
         self.strings = Some(StringModel::new(bits));
     }

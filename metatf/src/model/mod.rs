@@ -24,6 +24,7 @@ mod predict;
 mod range;
 mod report;
 mod streams;
+mod string_slots;
 mod strings;
 mod tags;
 mod walk;

@@ -10,23 +10,27 @@
 //!    already coded, in its own field) are candidates, most recent first, and a string equal
 //!    to one of them is coded as its rank;
 //! 2. any other string byte by byte, each bit predicted by a **logistic mix** of hashed
-//!    contexts (orders 0–7 but 6 within the string, the current and previous word, the byte
-//!    at the same position of the field's previous string) and a **match model** (the byte
+//!    contexts (orders 0–5 within the string, the byte at the same position of the field's
+//!    previous string) and a **match model** (the byte
 //!    that followed the last occurrence of the preceding bytes, anywhere in the block's
 //!    strings, or at the start of a string the field's previous string), as in lpaq, then
 //!    refined by an order-1 SSE stage.
 //!
 //! Strings are identified by field name, so fields of the same name in different records (the
 //! same role in two line shapes) share a dictionary and contexts. All arithmetic is integer,
-//! so writer and reader agree on every machine. Memory is bounded: the tables have at most
-//! 2^[`MAX_TABLE_BITS`] slots per context, the match model remembers the last 2^[`RING_BITS`]
-//! bytes, and dictionaries keep strings of at most [`KEEP_MAX`] bytes.
+//! so writer and reader agree on every machine. Memory is bounded by what the block codes:
+//! the context tables grow with the bytes coded bit by bit up to 2^[`MAX_TABLE_BITS`] slots
+//! per context ([`Slots`]), the match model remembers the last 2^[`RING_BITS`] bytes, and
+//! dictionaries keep strings of at most [`KEEP_MAX`] bytes.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use super::numbers::SmallModel;
 use super::range::{Decoder, Encoder};
+pub(crate) use super::string_slots::{table_cap, MAX_TABLE_BITS, MIN_TABLE_BITS};
+use super::string_slots::{BucketAt, Slots, FRESH};
 use crate::container::context_mix::{squash, Tables};
 
 /// Distinct strings a field's dictionary keeps, most recent first.
@@ -37,8 +41,10 @@ const CANDIDATES: usize = 15;
 const NEW: u32 = 15;
 /// Longest string a dictionary keeps (and the column context looks at).
 pub(crate) const KEEP_MAX: usize = 1024;
-/// Hashed contexts of a bit.
-const CONTEXTS: usize = 10;
+/// Hashed contexts of a bit. Why these seven: each was measured by leaving it out on the
+/// strace, perf, valgrind, dmesg and dpkg traces; orders 6 and 7 and a word-pair context
+/// (tried beside them) gained nothing there, so they are not kept.
+const CONTEXTS: usize = 7;
 /// Mixer inputs: the contexts, the match model, a bias.
 const INPUTS: usize = CONTEXTS + 2;
 /// Mixer weight sets: by match state (4), then by the bits of the byte so far.
@@ -47,16 +53,11 @@ const WEIGHT_SETS: usize = 4 * 256;
 const MATCH_MIN: usize = 6;
 /// Longest agreement checked when a match candidate is found.
 const MATCH_CHECK: usize = 48;
-/// Bytes of strings the match model remembers.
-pub(crate) const RING_BITS: u32 = 24;
+/// Bytes of strings the match model remembers (4 MiB: more than the strings of most blocks,
+/// and a bound on the memory of those with more).
+pub(crate) const RING_BITS: u32 = 22;
 /// Slots of the match model's table of last occurrences.
 const LAST_SEEN_BITS: u32 = 20;
-/// Fewest and most slots (log2) of each context's table.
-pub(crate) const MIN_TABLE_BITS: u32 = 12;
-/// See [`MIN_TABLE_BITS`].
-pub(crate) const MAX_TABLE_BITS: u32 = 20;
-/// A fresh slot: probability ½, seen 0 times.
-const FRESH: u32 = 1 << 31;
 /// Mixer learning rate (the error times this, over 2^16).
 const LEARNING_RATE: i32 = 20;
 /// Slowest adaptation of a context slot: 1/`RATE_FLOOR` of the way per bit.
@@ -65,13 +66,6 @@ const RATE_FLOOR: u32 = 16;
 const APM_RATE: i32 = 5;
 /// Initial mixer weight (¼ in 16-bit fixed point).
 const INITIAL_WEIGHT: i32 = 1 << 14;
-
-/// Table bits for a block whose strings hold `bytes` bytes: about two slots per bit coded,
-/// within [`MIN_TABLE_BITS`]..=[`MAX_TABLE_BITS`].
-pub(crate) fn table_bits(bytes: usize) -> u32 {
-    let want = 64 - (bytes as u64).saturating_mul(16).leading_zeros();
-    want.clamp(MIN_TABLE_BITS, MAX_TABLE_BITS)
-}
 
 /// Adaptation rates of the context slots: a slot seen n times moves 1/(n + 1.5) of the way
 /// to each bit, down to 1/16 of the way. Why not §6.1's floor of 1/256: strings of a trace
@@ -137,6 +131,26 @@ impl BitIo for Decoder<'_> {
     #[inline]
     fn bit(&mut self, p1: u32, _: u32) -> u32 {
         u32::from(self.bit_p(p1))
+    }
+}
+
+/// Field ids are already hashes ([`field_id`]): the map uses them as they are.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) ^ u64::from(b) ^ (self.0 >> 56);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
     }
 }
 
@@ -213,30 +227,26 @@ fn apm_table() -> Vec<u16> {
 
 /// The byte-string model of a block.
 pub(crate) struct StringModel {
-    bits: u32,
-    /// `CONTEXTS` tables of 2^bits slots.
-    slots: Vec<u32>,
-    fields: HashMap<u64, Field>,
+    /// `CONTEXTS` tables of slots, growing with the bytes coded.
+    slots: Slots,
+    fields: HashMap<u64, Field, BuildHasherDefault<IdHasher>>,
     weights: Vec<[i32; INPUTS]>,
     /// The current string: field hash, bytes coded so far, the last 8 of them (last lowest),
     /// and the field's previous string (the column context).
     field: u64,
     at: usize,
     hist: u64,
-    /// Hashes of the current word (letters and digits so far, 0 outside one) and of the
-    /// word before it in this string.
-    word: u64,
-    prev_word: u64,
     column: Vec<u8>,
     base: [u64; CONTEXTS],
-    index: [usize; CONTEXTS],
+    bucket: [BucketAt; CONTEXTS],
     inputs: [i32; INPUTS],
     /// The match model: the last bytes of strings, positions of hashed contexts, the
     /// predicted position and how long the match has held, whether it is the field's previous
     /// string aligned to this one, and the probability that its bit is right per state.
     ring: Vec<u8>,
     pos: u64,
-    last_seen: Vec<u64>,
+    /// Positions modulo 2^32 (0: none).
+    last_seen: Vec<u32>,
     match_ptr: u64,
     match_len: usize,
     aligned: bool,
@@ -249,22 +259,19 @@ pub(crate) struct StringModel {
 }
 
 impl StringModel {
-    /// A fresh model with 2^`bits` slots per context.
+    /// A fresh model whose context tables may grow to 2^`bits` slots each.
     pub(crate) fn new(bits: u32) -> StringModel {
         let bits = bits.clamp(MIN_TABLE_BITS, MAX_TABLE_BITS);
         StringModel {
-            bits,
-            slots: vec![FRESH; CONTEXTS << bits],
-            fields: HashMap::new(),
+            slots: Slots::new(CONTEXTS, bits),
+            fields: HashMap::default(),
             weights: vec![[INITIAL_WEIGHT; INPUTS]; WEIGHT_SETS],
             field: 0,
             at: 0,
             hist: 0,
-            word: 0,
-            prev_word: 0,
             column: Vec::new(),
             base: [0; CONTEXTS],
-            index: [0; CONTEXTS],
+            bucket: [0; CONTEXTS],
             inputs: [0; INPUTS],
             ring: Vec::new(),
             pos: 0,
@@ -368,8 +375,6 @@ impl StringModel {
         self.field = field;
         self.at = 0;
         self.hist = 0;
-        self.word = 0;
-        self.prev_word = 0;
         // The match model starts on the field's previous string, aligned to this one.
         let ring = 1u64 << RING_BITS;
         if f.last_len > 0 && self.pos - f.last_at <= ring && self.match_len == 0 {
@@ -435,10 +440,7 @@ impl StringModel {
                 f ^ 6,
                 (col << 16) | (h & 0xFF) << 8 | (self.at.min(255) as u64),
             ),
-            mix(7, h & 0xFF_FFFF_FFFF_FFFF),
             mix(8, h & 0xFFFF_FFFF),
-            mix(9, h & 0xFFFF_FFFF_FFFF),
-            mix(f ^ 10, mix(self.word, self.prev_word)),
         ];
         let predicted = self.predicted();
         let state = self.match_state();
@@ -448,14 +450,22 @@ impl StringModel {
             (Some(_), 1..=15) => 2,
             _ => 3,
         };
-        let shift = 64 - self.bits;
+        let rate = rates();
         let mut c0 = 1u32;
         for k in (0..8).rev() {
-            for (i, (&base, index)) in self.base.iter().zip(&mut self.index).enumerate() {
-                let slot = (mix(base, u64::from(c0)) >> shift) as usize + (i << self.bits);
-                *index = slot;
-                self.inputs[i] = i32::from(t.stretch[(self.slots[slot] >> 20) as usize]);
+            // Each half-byte's bucket, from the bits before it; then the node of the bits of
+            // this half-byte so far, after a leading 1.
+            let done = (7 - k) & 3;
+            if done == 0 {
+                for (i, (&base, bucket)) in self.base.iter().zip(&mut self.bucket).enumerate() {
+                    *bucket = self.slots.bucket(i, mix(base, u64::from(c0)));
+                }
             }
+            let node = (1 << done) | (c0 as usize & ((1 << done) - 1));
+            for (input, &bucket) in self.inputs.iter_mut().zip(&self.bucket) {
+                *input = i32::from(t.stretch[(self.slots.get(bucket, node) >> 20) as usize]);
+            }
+
             // The match model: its predicted bit, if the byte so far agrees with it.
             self.expected = None;
             self.inputs[CONTEXTS] = 0;
@@ -501,8 +511,9 @@ impl StringModel {
             for (w, &x) in w.iter_mut().zip(&self.inputs) {
                 *w += (x * err * LEARNING_RATE + (1 << 15)) >> 16;
             }
-            for &i in &self.index {
-                self.slots[i] = adapt(self.slots[i], bit, rates());
+            for &bucket in &self.bucket {
+                let v = adapt(self.slots.get(bucket, node), bit, rate);
+                self.slots.set(bucket, node, v);
             }
             if let Some(e) = self.expected {
                 let s = &mut self.hit[state];
@@ -512,13 +523,8 @@ impl StringModel {
         }
         let b = (c0 & 0xFF) as u8;
         self.hist = (self.hist << 8) | u64::from(b);
-        if b.is_ascii_alphanumeric() {
-            self.word = mix(self.word, u64::from(b));
-        } else if self.word != 0 {
-            self.prev_word = self.word;
-            self.word = 0;
-        }
         self.at += 1;
+        self.slots.byte_coded();
         self.push(b);
         u32::from(b)
     }
@@ -557,8 +563,11 @@ impl StringModel {
         });
         let slot = (h >> (64 - self.last_seen.len().trailing_zeros())) as usize;
         if self.match_len < MATCH_MIN {
-            let cand = self.last_seen[slot];
-            if cand > 0 && self.pos - cand < mask {
+            // The position stored modulo 2^32, as a distance back (within the ring).
+            let seen = self.last_seen[slot];
+            let back = u64::from((self.pos as u32).wrapping_sub(seen));
+            if seen != 0 && back < self.pos && back < mask {
+                let cand = self.pos - back;
                 let mut len = 0;
                 while len < MATCH_CHECK
                     && (len as u64) < cand
@@ -574,6 +583,6 @@ impl StringModel {
                 }
             }
         }
-        self.last_seen[slot] = self.pos;
+        self.last_seen[slot] = self.pos as u32;
     }
 }
