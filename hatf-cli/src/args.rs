@@ -77,7 +77,8 @@ alone and the format-specific models\n\
   text gzip-9, text zstd-19-long27, text xz-9   general compressors on the trace's text; \
 text best = the smallest of the three\n\n\
 Every column is encoded, decoded again and checked equal to its input (the text byte for \
-byte, or the same records). The generic engine gets a trace's first --generic-lines lines \
+byte, or the same records). Lines the format does not parse are kept verbatim (`hatf encode \
+--keep-bad-lines`) unless --strict. The generic engine gets a trace's first --generic-lines lines \
 (1,000,000 unless told), as its auto model writes about 50,000 records a second; a note under \
 the table says what it had, and its hatf auto size on those lines.",
         after_help = "Examples:\n  hatf compare                                 the built-in sample trace\n  hatf compare a.mtrace b.zip --csv\n  hatf compare trace.bz2 --from et2             an Elephant Tracks trace\n  hatf compare --dtd my.dtd records.txt         the record text form (or a trace's own lines, with line patterns)\n  hatf compare a.mtrace --plot sizes.svg"
@@ -399,6 +400,10 @@ pub struct CompareArgs {
     /// Leave the generic engine out.
     #[arg(long)]
     pub no_generic: bool,
+    /// Fail on a line the format does not parse, as `hatf encode` does (by default compare
+    /// keeps such lines verbatim, as `hatf encode --keep-bad-lines`).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// `hatf verify`.

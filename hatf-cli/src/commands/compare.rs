@@ -15,6 +15,7 @@ pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
     let options = compare::Options {
         generic: !args.no_generic,
         generic_lines: (args.generic_lines > 0).then_some(args.generic_lines),
+        keep_bad_lines: !args.strict,
     };
     let from = match args.from.as_str() {
         "auto" => None,

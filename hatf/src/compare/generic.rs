@@ -156,9 +156,11 @@ mod tests {
     const DTD: &str = "// Meta-TF version 1.0
 tag.width = 1;
 address.width = 8;
+address.interpretation = none;
 size.width = 4;
+size.interpretation = none;
 op : (tag, address, size) {
-    tag.value = 1;
+    tag.value = 4;
 }
 ";
 

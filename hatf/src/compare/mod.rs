@@ -143,6 +143,9 @@ pub struct Options {
     /// trace's first this many lines; `None` for all of them. A format that reads a packed
     /// file (malloc-bench) is always measured whole.
     pub generic_lines: Option<u64>,
+    /// Keep lines that do not parse verbatim (`hatf encode --keep-bad-lines`) in the
+    /// format-specific layout, and so in the records the generic engine gets.
+    pub keep_bad_lines: bool,
 }
 
 impl Default for Options {
@@ -150,6 +153,7 @@ impl Default for Options {
         Options {
             generic: true,
             generic_lines: Some(DEFAULT_GENERIC_LINES),
+            keep_bad_lines: true,
         }
     }
 }
@@ -220,33 +224,21 @@ fn peer_times(run: &peers::Run) -> Times {
     }
 }
 
-/// The size of the format's own `auto` encoding of `text`, when it has one.
-pub fn auto_size(format: &dyn TraceFormat, text: &[u8], name: &str) -> Option<Result<u64, String>> {
-    auto_timed(format, text, name).map(|r| r.map(|(bytes, _)| bytes))
-}
-
-/// [`auto_size`], with the encode and decode times; fails when the file does not decode back
-/// to `text` byte for byte.
-pub fn auto_timed(
-    format: &dyn TraceFormat,
-    text: &[u8],
-    name: &str,
-) -> Option<Result<(u64, Times), String>> {
-    auto_file(format, text, name).map(|r| r.map(|(file, times)| (file.len() as u64, times)))
-}
-
-/// The file of the format's own `auto` encoding of `text`, with its encode and decode times;
-/// fails when the file does not decode back to `text` byte for byte.
+/// The file of the format's own `auto` encoding of `text` (`hatf encode`, default settings,
+/// lines that do not parse kept verbatim when `keep_bad_lines`), with its encode and decode
+/// times; fails when the file does not decode back to `text` byte for byte.
 pub fn auto_file(
     format: &dyn TraceFormat,
     text: &[u8],
     name: &str,
+    keep_bad_lines: bool,
 ) -> Option<Result<(Vec<u8>, Times), String>> {
     if !format.encodings().contains(&"auto") {
         return None;
     }
     let options = EncodeOptions {
         input_name: name.to_string(),
+        keep_bad_lines,
         ..EncodeOptions::default()
     };
     let run = || -> Result<(Vec<u8>, Times), String> {
@@ -359,7 +351,7 @@ pub fn compare_dtd(
         .collect();
     Ok(TraceRow {
         trace: name.to_string(),
-        format: format!("dtd {dtd_name}"),
+        format: "dtd".to_string(),
         records,
         cells,
         auto: None,
@@ -434,7 +426,7 @@ fn compare_with(
         })
         .collect();
     let textpeers = text_peers(name, text)?;
-    let auto = auto_file(format, source, name);
+    let auto = auto_file(format, source, name, options.keep_bad_lines);
     let auto_times = match &auto {
         Some(Ok((_, times))) => *times,
         _ => Times::default(),
@@ -493,7 +485,7 @@ fn generic_of(
     let prefix;
     let specific = match cut {
         Some(end) => {
-            prefix = auto_file(format, &source[..end], name);
+            prefix = auto_file(format, &source[..end], name, options.keep_bad_lines);
             &prefix
         }
         None => whole,

@@ -21,6 +21,12 @@ const RECORD_DTDS: &[(&str, &str, &str)] = &[
         "dtds/records/memory-replay.dtd",
         include_str!("../../../dtds/records/memory-replay.dtd"),
     ),
+    // A memory_replay trace kept in its zip has the same records as its text.
+    (
+        "memory-replay-zip",
+        "dtds/records/memory-replay.dtd",
+        include_str!("../../../dtds/records/memory-replay.dtd"),
+    ),
     (
         "wee-alloc",
         "dtds/records/wee-alloc.dtd",

@@ -44,7 +44,7 @@ fn ratio_text(g: Option<&Generic>) -> String {
 /// auto`), the generic engine plain and auto with the ratio of auto to the format-specific
 /// layout, and the text peers with the best of them.
 pub fn table(c: &Comparison) -> String {
-    let mut header: Vec<String> = vec!["trace".into(), "records".into()];
+    let mut header: Vec<String> = vec!["trace".into(), "format".into(), "records".into()];
     if let Some(r) = c.rows.first() {
         header.extend(r.cells.iter().map(|c| c.encoding.to_string()));
     }
@@ -64,7 +64,7 @@ pub fn table(c: &Comparison) -> String {
     );
     let mut lines = vec![header];
     for r in &c.rows {
-        let mut l = vec![r.trace.clone(), r.records.to_string()];
+        let mut l = vec![r.trace.clone(), r.format.clone(), r.records.to_string()];
         l.extend((0..r.cells.len()).map(|i| cell_text(r, i)));
         l.push(auto_text(r));
         let g = r.generic.as_ref();
@@ -86,7 +86,7 @@ pub fn table(c: &Comparison) -> String {
          hatf auto (the format-specific layout), the generic engine and the text peers \
          compressed; auto ÷ hatf = generic auto over hatf auto on the same records\n",
     );
-    out.push_str(&aligned(&lines, 1));
+    out.push_str(&aligned(&lines, 2));
     for r in &c.rows {
         if let Some(g) = &r.generic {
             let scope = match g.lines {
@@ -98,7 +98,7 @@ pub fn table(c: &Comparison) -> String {
                         _ => "-".to_string(),
                     }
                 ),
-                None => format!("all {} records", g.records),
+                None => format!("all {} records of its record text", g.records),
             };
             let _ = writeln!(
                 out,
@@ -113,9 +113,25 @@ pub fn table(c: &Comparison) -> String {
         }
     }
     for r in &c.rows {
-        for cell in &r.cells {
-            if let Err(e) = &cell.sizes {
-                let _ = writeln!(out, "note: {} on {}: {e}", cell.encoding, r.trace);
+        let errors: Vec<&String> = r
+            .cells
+            .iter()
+            .filter_map(|c| c.sizes.as_ref().err())
+            .collect();
+        if !errors.is_empty()
+            && errors.len() == r.cells.len()
+            && errors.iter().all(|e| *e == errors[0])
+        {
+            let _ = writeln!(
+                out,
+                "note: the paper's encodings on {}: {}",
+                r.trace, errors[0]
+            );
+        } else {
+            for cell in &r.cells {
+                if let Err(e) = &cell.sizes {
+                    let _ = writeln!(out, "note: {} on {}: {e}", cell.encoding, r.trace);
+                }
             }
         }
         if let Some(Err(e)) = &r.auto {
