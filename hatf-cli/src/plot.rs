@@ -10,7 +10,8 @@ use hatf::internal::compare::{millis, per_record, variants, Comparison, Times};
 /// One series: a legend label, and per trace its size and times (`None` = not measured).
 struct Series {
     label: String,
-    values: Vec<Option<(u64, Times)>>,
+    /// Per trace: bytes, times and the records the bytes hold.
+    values: Vec<Option<(u64, Times, u64)>>,
 }
 
 /// The compressed variants of every trace, in the order they are first met.
@@ -29,7 +30,7 @@ fn series(c: &Comparison) -> Vec<Series> {
                     out.len() - 1
                 }
             };
-            out[i].values[g] = v.bytes.zip(v.times);
+            out[i].values[g] = v.bytes.zip(v.times).map(|(b, t)| (b, t, v.records));
         }
     }
     out
@@ -125,10 +126,10 @@ fn panel(
     let group_w = series.len() as f64 * BAR_W + GROUP_GAP;
     let plot_w = c.rows.len().max(1) as f64 * group_w;
     let plot_top = top + PANEL_TOP;
-    let at = |g: usize, v: &Option<(u64, Times)>| v.map(|(b, t)| value(b, t, c.rows[g].records));
+    let at = |v: &Option<(u64, Times, u64)>| v.map(|(b, t, records)| value(b, t, records));
     let max = series
         .iter()
-        .flat_map(|se| se.values.iter().enumerate().filter_map(|(g, v)| at(g, v)))
+        .flat_map(|se| se.values.iter().filter_map(at))
         .fold(0.0f64, f64::max)
         .max(0.01);
     let step = tick_step(max);
@@ -170,7 +171,7 @@ fn panel(
     for (g, row) in c.rows.iter().enumerate() {
         let gx = LEFT + g as f64 * group_w + GROUP_GAP / 2.0;
         for (b, se) in series.iter().enumerate() {
-            let Some(val) = at(g, &se.values[g]) else {
+            let Some(val) = at(&se.values[g]) else {
                 continue;
             };
             let x = gx + b as f64 * BAR_W;

@@ -135,7 +135,7 @@ fn unknown_format_fails() {
     std::fs::write(&trace, "hello\nworld\n").unwrap();
     let out = hatf().arg("compare").arg(&trace).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no allocation trace format"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no trace format recognises"));
 }
 
 /// The milliseconds of a CSV line's last two fields; `None` when they are empty.
@@ -161,9 +161,9 @@ fn every_variant_is_timed_in_the_table_csv_and_json() {
         .unwrap();
     assert!(csv.status.success());
     let csv = String::from_utf8(csv.stdout).unwrap();
-    // 7 encodings x 3 variants, hatf auto, and the text with 3 peers.
+    // 7 encodings x 3 variants, hatf auto, generic plain and auto, and the text with 3 peers.
     let rows: Vec<&str> = csv.lines().skip(1).collect();
-    assert_eq!(rows.len(), 7 * 3 + 1 + 4, "{csv}");
+    assert_eq!(rows.len(), 7 * 3 + 1 + 2 + 4, "{csv}");
     for row in &rows {
         if row.contains(",text,none,") {
             assert!(row.ends_with(",,"), "{row}");
@@ -255,6 +255,8 @@ fn the_chart_draws_every_compressed_variant_in_its_own_colour_with_its_value() {
     expected.extend(
         [
             "hatf auto",
+            "generic plain",
+            "generic auto",
             "text + gzip-9",
             "text + zstd-19-long27",
             "text + xz-9",

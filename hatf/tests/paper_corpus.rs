@@ -40,7 +40,9 @@ fn check(rel: &str) {
         return;
     };
     let format = compare::input::detect(&text, rel).unwrap();
-    let events = compare::input::events(format, &text, rel).unwrap();
+    let events = compare::input::events(format, &text, rel)
+        .unwrap()
+        .expect("an allocation trace");
     assert!(events.len() > 7_500, "{rel}: {} events", events.len());
     let mut raw = std::collections::HashMap::new();
     for enc in Encoding::ALL {

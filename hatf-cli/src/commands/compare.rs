@@ -12,6 +12,31 @@ use std::path::Path;
 
 /// Runs `hatf compare`.
 pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
+    let options = compare::Options {
+        generic: !args.no_generic,
+        generic_lines: (args.generic_lines > 0).then_some(args.generic_lines),
+        keep_bad_lines: !args.strict,
+    };
+    let from = match args.from.as_str() {
+        "auto" => None,
+        name => Some(hatf::by_name(name).ok_or_else(|| {
+            CliError::usage(format!(
+                "--from {name}: compare reads a trace format (give the record text form with --dtd)"
+            ))
+        })?),
+    };
+    let dtd = match &args.dtd {
+        Some(path) => {
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::input(format!("{name}: cannot read: {e}")))?;
+            if args.inputs.is_empty() {
+                return Err(CliError::usage("--dtd needs the trace to compare"));
+            }
+            Some((text, name))
+        }
+        None => None,
+    };
     let mut comparison = Comparison::default();
     let spinner = progress::spinner(verbosity, "comparing");
     if args.inputs.is_empty() {
@@ -19,7 +44,9 @@ pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
         if verbosity.verbose {
             eprintln!("hatf: comparing the built-in sample {name}");
         }
-        comparison.rows.push(compare::compare_text(name, text)?);
+        comparison
+            .rows
+            .push(compare::compare_text_with(name, text, options)?);
     }
     for path in &args.inputs {
         let name = path.display().to_string();
@@ -34,7 +61,10 @@ pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
             .filter(|_| !is_std(Some(path)))
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_else(|| name.clone());
-        let mut row = compare::compare_loaded(&name, &loaded)?;
+        let mut row = match &dtd {
+            Some((dtd, dtd_name)) => compare::compare_dtd(&name, &loaded.text, dtd, dtd_name)?,
+            None => compare::compare_loaded_with(&name, &loaded, from, options)?,
+        };
         row.trace = label;
         if verbosity.verbose {
             eprintln!(

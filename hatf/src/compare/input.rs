@@ -1,5 +1,6 @@
 //! Loading a trace for `hatf compare`: the original text (unpacked from zip, zstd or gzip when the
-//! file is packed) and its allocation events, through the front end of the detected format.
+//! file is packed), the format that reads it, and its allocation events when it is an
+//! allocation trace.
 
 use crate::alloc::event::AllocEvent;
 use crate::format::{FormatError, TraceFormat};
@@ -89,30 +90,31 @@ pub fn load(path: &Path) -> Result<Vec<u8>, FormatError> {
     load_both(path).map(|l| l.text)
 }
 
-/// The allocation format that recognises `text`.
+/// The format that recognises `text` (any format hatf reads, as `hatf encode` detects it).
 pub fn detect(text: &[u8], file: &str) -> Result<&'static dyn TraceFormat, FormatError> {
     let head = &text[..text.len().min(64 * 1024)];
-    crate::alloc::formats()
-        .into_iter()
-        .find(|f| f.detect(head))
-        .ok_or_else(|| err(file, "no allocation trace format recognises this file"))
+    crate::detect(head).ok_or_else(|| {
+        err(
+            file,
+            "no trace format recognises this file (name one with --from, or give --dtd)",
+        )
+    })
 }
 
-/// The events of `text` through the front end of `format`.
+/// The allocation events of `text` through the front end of `format`; `None` for a format
+/// whose records are not allocation events (Elephant Tracks, JVM).
 pub fn events(
     format: &dyn TraceFormat,
     text: &[u8],
     file: &str,
-) -> Result<Vec<AllocEvent>, FormatError> {
+) -> Result<Option<Vec<AllocEvent>>, FormatError> {
     let mut input: &[u8] = text;
     match format.name() {
         "mtrace" => crate::alloc::mtrace::read_events(&mut input, file),
         "memory-replay" => crate::alloc::memory_replay::read_events(&mut input, file),
         "wee-alloc" => crate::alloc::wee_alloc::read_events(&mut input, file),
         "malloc-bench" => crate::alloc::malloc_bench::read_events(&mut input, file),
-        other => Err(err(
-            file,
-            format!("the {other} format has no event front end for compare yet"),
-        )),
+        _ => return Ok(None),
     }
+    .map(Some)
 }

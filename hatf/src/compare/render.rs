@@ -1,5 +1,6 @@
 //! The comparison as a Table 4-style text table followed by a table of times, CSV and JSON.
 
+use super::generic::{Generic, Measured};
 use super::{millis, per_record, variants, Comparison, Times, TraceRow};
 use std::fmt::Write as _;
 
@@ -23,42 +24,114 @@ fn auto_text(row: &TraceRow) -> String {
     }
 }
 
+fn generic_text(g: Option<&Generic>, pick: fn(&Generic) -> &Measured) -> String {
+    match g.map(|g| (g, pick(g))) {
+        Some((g, Ok((bytes, _)))) => format!("{:.2}", per_record(*bytes, g.records)),
+        Some((_, Err(_))) => "failed".to_string(),
+        None => "-".to_string(),
+    }
+}
+
+fn ratio_text(g: Option<&Generic>) -> String {
+    match g.and_then(Generic::auto_over_specific) {
+        Some(r) => format!("{r:.2}"),
+        None => "-".to_string(),
+    }
+}
+
 /// The paper's Table 4 layout: rows = traces, columns = encodings, cells
-/// "uncompressed / gzip / zstd" bytes per record, then our `auto` and the text peers.
+/// "uncompressed / gzip / zstd" bytes per record, then the format-specific layout (`hatf
+/// auto`), the generic engine plain and auto with the ratio of auto to the format-specific
+/// layout, and the text peers with the best of them.
 pub fn table(c: &Comparison) -> String {
-    let mut header: Vec<String> = vec!["trace".into(), "records".into()];
+    let mut header: Vec<String> = vec!["trace".into(), "format".into(), "records".into()];
     if let Some(r) = c.rows.first() {
         header.extend(r.cells.iter().map(|c| c.encoding.to_string()));
     }
     header.extend(
         [
             "hatf auto",
+            "generic plain",
+            "generic auto",
+            "auto ÷ hatf",
             "text gzip-9",
             "text zstd-19-long27",
             "text xz-9",
+            "text best",
         ]
         .iter()
         .map(|s| s.to_string()),
     );
     let mut lines = vec![header];
     for r in &c.rows {
-        let mut l = vec![r.trace.clone(), r.records.to_string()];
+        let mut l = vec![r.trace.clone(), r.format.clone(), r.records.to_string()];
         l.extend((0..r.cells.len()).map(|i| cell_text(r, i)));
         l.push(auto_text(r));
-        for b in [r.text.gzip9, r.text.zstd19_long27, r.text.xz9] {
+        let g = r.generic.as_ref();
+        l.push(generic_text(g, |g| &g.plain));
+        l.push(generic_text(g, |g| &g.auto));
+        l.push(ratio_text(g));
+        for b in [
+            r.text.gzip9,
+            r.text.zstd19_long27,
+            r.text.xz9,
+            r.text.best(),
+        ] {
             l.push(format!("{:.2}", per_record(b, r.records)));
         }
         lines.push(l);
     }
     let mut out = String::from(
         "Bytes per record: encodings as uncompressed / gzip -9 / zstd -19; \
-         hatf auto and the text peers compressed\n",
+         hatf auto (the format-specific layout), the generic engine and the text peers \
+         compressed; auto ÷ hatf = generic auto over hatf auto on the same records\n",
     );
-    out.push_str(&aligned(&lines, 1));
+    out.push_str(&aligned(&lines, 2));
     for r in &c.rows {
-        for cell in &r.cells {
-            if let Err(e) = &cell.sizes {
-                let _ = writeln!(out, "note: {} on {}: {e}", cell.encoding, r.trace);
+        if let Some(g) = &r.generic {
+            let scope = match g.lines {
+                Some(n) => format!(
+                    "the first {n} lines ({} records; hatf auto on them: {})",
+                    g.records,
+                    match &g.specific {
+                        Some(Ok(b)) => format!("{b} bytes"),
+                        _ => "-".to_string(),
+                    }
+                ),
+                None => format!("all {} records of its record text", g.records),
+            };
+            let _ = writeln!(
+                out,
+                "note: generic engine on {}: {}, {scope}",
+                r.trace, g.dtd
+            );
+            for (name, m) in [("plain", &g.plain), ("auto", &g.auto)] {
+                if let Err(e) = m {
+                    let _ = writeln!(out, "note: generic {name} on {}: {e}", r.trace);
+                }
+            }
+        }
+    }
+    for r in &c.rows {
+        let errors: Vec<&String> = r
+            .cells
+            .iter()
+            .filter_map(|c| c.sizes.as_ref().err())
+            .collect();
+        if !errors.is_empty()
+            && errors.len() == r.cells.len()
+            && errors.iter().all(|e| *e == errors[0])
+        {
+            let _ = writeln!(
+                out,
+                "note: the paper's encodings on {}: {}",
+                r.trace, errors[0]
+            );
+        } else {
+            for cell in &r.cells {
+                if let Err(e) = &cell.sizes {
+                    let _ = writeln!(out, "note: {} on {}: {e}", cell.encoding, r.trace);
+                }
             }
         }
         if let Some(Err(e)) = &r.auto {
@@ -96,7 +169,7 @@ pub fn times_table(c: &Comparison) -> String {
                 r.trace.clone(),
                 v.label(),
                 bytes.to_string(),
-                format!("{:.2}", per_record(bytes, r.records)),
+                format!("{:.2}", per_record(bytes, v.records)),
                 encode,
                 decode,
             ]);
@@ -152,7 +225,8 @@ fn csv_field(s: &str) -> String {
 
 /// One line per (trace, column, compressor):
 /// `trace,format,records,column,compressor,bytes,bytes_per_record,encode_ms,decode_ms` (the
-/// times are empty for the text as it is).
+/// times are empty for the text as it is; `records` is what the bytes hold, fewer than the
+/// trace's for the generic engine on a prefix).
 pub fn csv(c: &Comparison) -> String {
     let mut out = String::from(
         "trace,format,records,column,compressor,bytes,bytes_per_record,encode_ms,decode_ms\n",
@@ -171,11 +245,11 @@ pub fn csv(c: &Comparison) -> String {
                 "{},{},{},{},{},{},{:.4},{times}",
                 csv_field(&r.trace),
                 csv_field(&r.format),
-                r.records,
+                v.records,
                 v.column,
                 v.compressor,
                 bytes,
-                per_record(bytes, r.records)
+                per_record(bytes, v.records)
             );
         }
     }
@@ -188,8 +262,10 @@ fn times_json(t: Times) -> serde_json::Value {
 
 /// The comparison as JSON: `{"traces": [{trace, format, records, encodings: {name: {bytes, gzip,
 /// zstd, times_ms: {bytes, gzip, zstd}} | {error}}, auto: {bytes, times_ms} | {error} | null,
-/// text: {bytes, gzip9, zstd19_long27, xz9, times_ms: {gzip9, zstd19_long27, xz9}}}]}`, each
-/// `times_ms` entry being `{encode_ms, decode_ms}`.
+/// text: {bytes, gzip9, zstd19_long27, xz9, best, times_ms: {gzip9, zstd19_long27, xz9}},
+/// generic: {dtd, lines, records, specific, plain, auto, auto_over_specific} | null}]}`, each
+/// `times_ms` entry being `{encode_ms, decode_ms}`, `plain` and `auto` `{bytes, times_ms} |
+/// {error}`, `lines` null when the generic engine had the whole trace.
 pub fn json(c: &Comparison) -> serde_json::Value {
     use serde_json::{json, Map, Value};
     let rows: Vec<Value> = c
@@ -218,6 +294,26 @@ pub fn json(c: &Comparison) -> serde_json::Value {
                 Some(Err(e)) => json!({"error": e}),
                 None => Value::Null,
             };
+            let measured = |m: &Measured| match m {
+                Ok((b, t)) => json!({"bytes": b, "times_ms": times_json(*t)}),
+                Err(e) => json!({"error": e}),
+            };
+            let generic = match &r.generic {
+                Some(g) => json!({
+                    "dtd": g.dtd,
+                    "lines": g.lines,
+                    "records": g.records,
+                    "specific": match &g.specific {
+                        Some(Ok(b)) => json!(b),
+                        Some(Err(e)) => json!({"error": e}),
+                        None => Value::Null,
+                    },
+                    "plain": measured(&g.plain),
+                    "auto": measured(&g.auto),
+                    "auto_over_specific": g.auto_over_specific(),
+                }),
+                None => Value::Null,
+            };
             json!({
                 "trace": r.trace,
                 "format": r.format,
@@ -229,12 +325,14 @@ pub fn json(c: &Comparison) -> serde_json::Value {
                     "gzip9": r.text.gzip9,
                     "zstd19_long27": r.text.zstd19_long27,
                     "xz9": r.text.xz9,
+                    "best": r.text.best(),
                     "times_ms": {
                         "gzip9": times_json(r.text.times.gzip9),
                         "zstd19_long27": times_json(r.text.times.zstd19_long27),
                         "xz9": times_json(r.text.times.xz9),
                     },
                 },
+                "generic": generic,
             })
         })
         .collect();

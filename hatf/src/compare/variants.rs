@@ -7,12 +7,17 @@ use super::{Times, TraceRow};
 /// compressor (`none` for the column's own bytes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
-    /// The table's column: an encoding's name, `hatf-auto` or `text`.
+    /// The table's column: an encoding's name, `hatf-auto` (the format-specific layout),
+    /// `generic-plain`, `generic-auto` or `text`.
     pub column: &'static str,
-    /// `none`, `gzip-9`, `zstd-19`, `zstd-19-long27`, `xz-9`, or `hatf` for `hatf-auto`.
+    /// `none`, `gzip-9`, `zstd-19`, `zstd-19-long27`, `xz-9`, `hatf` for `hatf-auto`, or
+    /// `metatf` for the generic engine.
     pub compressor: &'static str,
     /// Size in bytes; `None` when the variant could not be measured on this trace.
     pub bytes: Option<u64>,
+    /// The records those bytes hold (fewer than the row's when the generic engine had a
+    /// prefix of the trace), for bytes per record.
+    pub records: u64,
     /// Write and read-back times; `None` for the text as it is, which takes no work.
     pub times: Option<Times>,
 }
@@ -22,6 +27,8 @@ impl Variant {
     pub fn label(&self) -> String {
         match (self.column, self.compressor) {
             ("hatf-auto", _) => "hatf auto".to_string(),
+            ("generic-plain", _) => "generic plain".to_string(),
+            ("generic-auto", _) => "generic auto".to_string(),
             (column, "none") => column.to_string(),
             (column, compressor) => format!("{column} + {compressor}"),
         }
@@ -35,7 +42,9 @@ impl Variant {
 }
 
 /// The variants of `row`: each encoding alone, with gzip -9 and with zstd -19; `hatf auto`
-/// when the format has it; the text alone, with gzip -9, zstd -19 --long=27 and xz -9.
+/// when the format has it; the generic engine plain and auto when it ran (its sizes may be
+/// of a prefix of the trace, [`super::generic::Generic::lines`]); the text alone, with gzip -9,
+/// zstd -19 --long=27 and xz -9.
 pub fn of(row: &TraceRow) -> Vec<Variant> {
     let mut out = Vec::new();
     for cell in &row.cells {
@@ -50,6 +59,7 @@ pub fn of(row: &TraceRow) -> Vec<Variant> {
                 column: cell.encoding,
                 compressor,
                 bytes,
+                records: row.records,
                 times: measured.then_some(times),
             });
         }
@@ -59,14 +69,27 @@ pub fn of(row: &TraceRow) -> Vec<Variant> {
             column: "hatf-auto",
             compressor: "hatf",
             bytes: auto.as_ref().ok().copied(),
+            records: row.records,
             times: auto.is_ok().then_some(row.auto_times),
         });
+    }
+    if let Some(g) = &row.generic {
+        for (column, measured) in [("generic-plain", &g.plain), ("generic-auto", &g.auto)] {
+            out.push(Variant {
+                column,
+                compressor: "metatf",
+                bytes: measured.as_ref().ok().map(|(bytes, _)| *bytes),
+                records: g.records,
+                times: measured.as_ref().ok().map(|(_, times)| *times),
+            });
+        }
     }
     let t = &row.text;
     out.push(Variant {
         column: "text",
         compressor: "none",
         bytes: Some(t.raw),
+        records: row.records,
         times: None,
     });
     for (compressor, bytes, times) in [
@@ -78,6 +101,7 @@ pub fn of(row: &TraceRow) -> Vec<Variant> {
             column: "text",
             compressor,
             bytes: Some(bytes),
+            records: row.records,
             times: Some(times),
         });
     }
