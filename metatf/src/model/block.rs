@@ -16,7 +16,9 @@ use super::walk::{walk, Side};
 use crate::universal::plan::Catalog;
 use crate::varint::zigzag;
 
-/// Samples kept per stream for the choice; values beyond are sampled evenly.
+/// Samples kept per stream for the choice: a stream samples every value until it has this
+/// many, then every second, fourth, ... value ([`Samples::halve`]), so its samples spread
+/// over the whole block whatever its length and whatever share of the records the stream has.
 const SAMPLES_PER_STREAM: u64 = 1 << 15;
 /// Bytes the samples of all streams may take together (a sample is a byte per candidate):
 /// DTDs with many fields sample each of them less often.
@@ -75,7 +77,10 @@ struct Measure<'a> {
     rank: Vec<Vec<bool>>,
     samples: Vec<Samples>,
     seen: Vec<u64>,
-    every: u64,
+    /// Per stream: the sampling period (a power of two).
+    every: Vec<u64>,
+    /// Samples a stream keeps before its period doubles.
+    cap: usize,
     alphabet: TagAlphabet,
     tags: Vec<TagModel>,
     tag_costs: Vec<u64>,
@@ -97,7 +102,11 @@ impl Side for Measure<'_> {
     fn scalar(&mut self, s: usize) -> Result<u64, String> {
         let v = self.input.word()?;
         self.seen[s] += 1;
-        if self.seen[s].is_multiple_of(self.every) {
+        if self.seen[s].is_multiple_of(self.every[s]) && self.samples[s].len() >= self.cap {
+            self.samples[s].halve();
+            self.every[s] *= 2;
+        }
+        if self.seen[s].is_multiple_of(self.every[s]) {
             let sample = &mut self.samples[s];
             let mut mask = 0u64;
             for (c, &i) in self.candidates[s].iter().enumerate() {
@@ -300,11 +309,16 @@ impl Side for Decode<'_> {
     }
 }
 
-/// What [`choose`] found: the choice by sampled costs, possibly an alternative the writer codes
-/// too (keeping the shorter), and the tag context.
+/// What [`choose`] found: the choice by sampled costs, possibly an alternative with keyed
+/// `reuse` first, further runners-up, and the tag context. The writer codes the block with
+/// each ([`super::trials`]) and keeps, per stream, the one that coded it smallest.
 pub(crate) struct Chosen {
     pub(crate) choices: Vec<Choice>,
     pub(crate) alternative: Option<Vec<Choice>>,
+    /// Runners-up by sampled cost: the greedy choice taking the second best at its first,
+    /// second or third listed predictor, the greedy choice without the primary of `choices`,
+    /// and the primary predictor alone.
+    pub(crate) others: Vec<Vec<Choice>>,
     pub(crate) tag_context: TagContext,
 }
 
@@ -410,7 +424,7 @@ pub(crate) fn choose(
         rank.push(c.iter().map(|p| p.kind.is_rank()).collect());
         specs.push(c);
     }
-    let every = (block.records / samples_per_stream(specs.iter().map(Vec::len).sum())).max(1);
+    let cap = samples_per_stream(specs.iter().map(Vec::len).sum()) as usize;
     let alphabet = TagAlphabet::new(catalog);
     let tag_candidates = TagContext::candidates(streams.len());
     let context_bits = measure_context_bits(tag_candidates.len(), alphabet.bits);
@@ -426,7 +440,8 @@ pub(crate) fn choose(
         candidates: cands,
         rank,
         seen: vec![0; streams.len()],
-        every,
+        every: vec![1; streams.len()],
+        cap,
         tag_costs: vec![0; tag_candidates.len()],
         tags: tag_candidates
             .into_iter()
@@ -442,18 +457,43 @@ pub(crate) fn choose(
         },
         |i| m.tags[i].context,
     );
-    let choices = (0..streams.len())
-        .map(|s| {
-            if let Some(Some(c)) = fixed.get(s) {
-                return c.clone();
-            }
-            let (primary, list) = m.samples[s].choose(&m.rank[s]);
+    // Per stream, a choice among its candidates outside `ban` with at most `max_list` listed
+    // predictors; fixed streams keep the DTD's.
+    let pick = |s: usize, ban: &[usize], max_list: usize, detour| match fixed.get(s) {
+        Some(Some(c)) => c.clone(),
+        _ => {
+            let (primary, list) = m.samples[s].choose(&m.rank[s], ban, max_list, detour);
             Choice {
                 primary: specs[s][primary],
                 list: list.iter().map(|&c| specs[s][c]).collect(),
             }
-        })
-        .collect::<Vec<Choice>>();
+        }
+    };
+    let choices: Vec<Choice> = (0..streams.len())
+        .map(|s| pick(s, &[], MAX_LIST, None))
+        .collect();
+    // Runners-up: the sampled costs are an estimate (fixed-cost residuals, on a sample), so
+    // the writer codes these too and the exact coded size decides per stream. Each takes a
+    // runner-up at one step of the greedy choice, bans its primary, or drops its list.
+    let variant = |ban: &dyn Fn(&Choice) -> Vec<Spec>, max_list: usize, detour| {
+        (0..streams.len())
+            .map(|s| {
+                let banned = ban(&choices[s]);
+                let ban: Vec<usize> = (0..specs[s].len())
+                    .filter(|&i| banned.contains(&specs[s][i]))
+                    .collect();
+                pick(s, &ban, max_list, detour)
+            })
+            .collect::<Vec<Choice>>()
+    };
+    let none = |_: &Choice| Vec::new();
+    let others = vec![
+        variant(&none, MAX_LIST, Some(0)),
+        variant(&none, MAX_LIST, Some(1)),
+        variant(&none, MAX_LIST, Some(2)),
+        variant(&|c| vec![c.primary], MAX_LIST, None),
+        variant(&none, 0, None),
+    ];
     // The alternative: every stream with a keyed `reuse` candidate puts the cheapest one
     // first (its ranks are coded by key, which the sampled costs do not see).
     let mut alternative = choices.clone();
@@ -473,11 +513,15 @@ pub(crate) fn choose(
     Ok(Chosen {
         choices,
         alternative: any.then_some(alternative),
+        others,
         tag_context: best_tag,
     })
 }
 
-/// Codes `block` with `choices`: the model table, then the range-coded records.
+/// Codes `block` with `choices`: the model table, then the range-coded records; prints where
+/// the bytes went if the environment asks ([`Costs::wanted`]). Writers go through
+/// [`super::trials`], which picks the choice; tests code a given one.
+#[cfg(test)]
 pub(crate) fn encode(
     catalog: &Catalog,
     streams: &Streams,
@@ -487,6 +531,35 @@ pub(crate) fn encode(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Vec<u8>, (u64, String)> {
+    let costs = Costs::wanted(streams.len());
+    let (bytes, costs) = encode_costed(
+        catalog,
+        streams,
+        block,
+        choices,
+        tag_context,
+        section,
+        declared,
+        costs,
+    )?;
+    if let Some(c) = &costs {
+        c.print(catalog, streams, choices);
+    }
+    Ok(bytes)
+}
+
+/// [`encode`], adding the bits coded per item class to `costs` when given.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encode_costed(
+    catalog: &Catalog,
+    streams: &Streams,
+    block: &FlatBlock,
+    choices: &[Choice],
+    tag_context: TagContext,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+    costs: Option<Costs>,
+) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
     let mut engine = Engine::new(streams, coding_table_bits(choices), false);
     let mut models = Models::new(catalog, choices, tag_context, &mut engine);
     let mut coder = Encoder::new();
@@ -501,16 +574,13 @@ pub(crate) fn encode(
         engine,
         models,
         coder,
-        costs: Costs::wanted(streams.len()),
+        costs,
     };
     walk(catalog, streams, &mut e, block.records, section, declared)?;
-    if let Some(c) = &e.costs {
-        c.print(catalog, streams, choices);
-    }
     let mut out = write_tag_context(catalog, streams, tag_context);
     out.extend(write_choices(catalog, streams, choices));
     out.extend_from_slice(&e.coder.finish());
-    Ok(out)
+    Ok((out, e.costs))
 }
 
 /// Decodes `records` records from a modelled block.

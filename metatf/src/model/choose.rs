@@ -88,8 +88,23 @@ impl Samples {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.masks.len()
+    }
+
+    /// Drops every other sample (keeping the second, fourth, ...): the samples that a sampling
+    /// period twice as long would have taken, so that a stream's samples stay spread over all
+    /// of its values however many there are.
+    pub(crate) fn halve(&mut self) {
+        let n = self.candidates;
+        let kept = self.len() / 2;
+        for i in 0..kept {
+            let from = 2 * i + 1;
+            self.masks[i] = self.masks[from];
+            self.costs.copy_within(from * n..(from + 1) * n, i * n);
+        }
+        self.masks.truncate(kept);
+        self.costs.truncate(kept * n);
     }
 
     /// Total sampled cost of candidate `c`.
@@ -129,8 +144,8 @@ impl Samples {
         symbols + payload as f64
     }
 
-    /// The cheapest value predictor for the samples no predictor in `list` hits.
-    fn best_primary(&self, list: &[usize], is_rank: &[bool]) -> usize {
+    /// The cheapest value predictor outside `ban` for the samples no predictor in `list` hits.
+    fn best_primary(&self, list: &[usize], is_rank: &[bool], ban: &[usize]) -> usize {
         let mut totals = vec![0u64; self.candidates];
         for i in 0..self.len() {
             let m = self.masks[i];
@@ -142,32 +157,47 @@ impl Samples {
             }
         }
         (0..self.candidates)
-            .filter(|&c| !is_rank[c])
+            .filter(|&c| !is_rank[c] && !ban.contains(&c))
             .min_by_key(|&c| totals[c])
             .unwrap_or(0)
     }
 
-    /// Greedy choice: the primary predictor, then up to [`MAX_LIST`] predictors whose hit
-    /// indices save the most. Returns (primary, list) as candidate indices.
-    pub(crate) fn choose(&self, is_rank: &[bool]) -> (usize, Vec<usize>) {
+    /// Greedy choice among the candidates outside `ban`: the primary predictor, then up to
+    /// `max_list` (at most [`MAX_LIST`]) predictors whose hit indices save the most, except
+    /// that the `detour`-th pick (from 0) takes the runner-up. Returns (primary, list) as
+    /// candidate indices.
+    pub(crate) fn choose(
+        &self,
+        is_rank: &[bool],
+        ban: &[usize],
+        max_list: usize,
+        detour: Option<usize>,
+    ) -> (usize, Vec<usize>) {
         if self.len() == 0 {
             return (0, Vec::new());
         }
-        let mut primary = self.best_primary(&[], is_rank);
+        let mut primary = self.best_primary(&[], is_rank, ban);
         let mut list: Vec<usize> = Vec::new();
         let mut best = self.estimate(&list, primary, is_rank);
-        while list.len() < MAX_LIST {
+        while list.len() < max_list.min(MAX_LIST) {
             let mut pick = None;
+            let mut runner_up: Option<(usize, f64)> = None;
             for c in 0..self.candidates {
-                if list.contains(&c) {
+                if list.contains(&c) || ban.contains(&c) {
                     continue;
                 }
                 list.push(c);
                 let e = self.estimate(&list, primary, is_rank);
                 list.pop();
                 if e < best - 8.0 && pick.is_none_or(|(_, b)| e < b) {
+                    runner_up = pick;
                     pick = Some((c, e));
+                } else if e < best - 8.0 && runner_up.is_none_or(|(_, b)| e < b) {
+                    runner_up = Some((c, e));
                 }
+            }
+            if detour == Some(list.len()) && runner_up.is_some() {
+                pick = runner_up;
             }
             match pick {
                 Some((c, e)) => {
@@ -176,7 +206,7 @@ impl Samples {
                 }
                 None => break,
             }
-            let p = self.best_primary(&list, is_rank);
+            let p = self.best_primary(&list, is_rank, ban);
             let e = self.estimate(&list, p, is_rank);
             if e < best {
                 primary = p;

@@ -4,8 +4,9 @@
 //! whole record stream of a block: per-field histories, tables keyed by other fields, live-object
 //! recency lists, move-to-front lists ([`predict`]). Every scalar field of every record is a
 //! stream ([`streams`]); per block, each stream gets the predictors that measure cheapest on
-//! that block ([`choose`]) unless the DTD fixes them (`field.model = ...;`, [`fixed`]), written
-//! at the block's start as model metadata entries ([`choice`]).
+//! that block ([`choose`] ranks candidates on a sample, [`trials`] codes the block with the
+//! best few and keeps each stream's smallest) unless the DTD fixes them (`field.model = ...;`,
+//! [`fixed`]), written at the block's start as model metadata entries ([`choice`]).
 //! Each value is then coded as the index of the first listed predictor that hits, else the
 //! residual against the primary predictor, by an adaptive binary range coder ([`range`],
 //! [`numbers`], [`coders`]). The layout is specified in docs/FORMAT.md ("Model engine").
@@ -27,12 +28,16 @@ mod streams;
 mod string_slots;
 mod strings;
 mod tags;
+mod trials;
 mod walk;
 
-pub(crate) use block::{choose as choose_block, decode as decode_block, encode as encode_block};
+pub(crate) use block::decode as decode_block;
+#[cfg(test)]
+use block::{choose as choose_block, encode as encode_block};
 pub(crate) use choice::Choice;
 pub(crate) use fixed::fixed_choices;
 pub(crate) use streams::Streams;
+pub(crate) use trials::encode_best as encode_block_best;
 
 /// Header property naming the engine that coded the record streams.
 pub const PROPERTY_ENGINE: &str = "engine";

@@ -20,14 +20,19 @@ pub(crate) struct Costs {
 }
 
 impl Costs {
-    /// A report for `streams` streams if the environment asks for one.
-    pub(crate) fn wanted(streams: usize) -> Option<Costs> {
-        std::env::var_os(REPORT_VARIABLE).map(|_| Costs {
+    /// No bits yet, for `streams` streams.
+    pub(crate) fn new(streams: usize) -> Costs {
+        Costs {
             streams: vec![0.0; streams],
             tags: 0.0,
             strings: 0.0,
             meta: 0.0,
-        })
+        }
+    }
+
+    /// A report for `streams` streams if the environment asks for one.
+    pub(crate) fn wanted(streams: usize) -> Option<Costs> {
+        std::env::var_os(REPORT_VARIABLE).map(|_| Costs::new(streams))
     }
 
     /// Prints the costs in bytes, largest stream first, with each stream's predictors.

@@ -15,7 +15,7 @@ use super::RECORD_SECTION;
 use crate::container::{Block, Codec, ContainerWriter, SectionData};
 use crate::error::Error;
 use crate::model::flat::FlatBlock;
-use crate::model::{choose_block, decode_block, encode_block, fixed_choices, Choice, Streams};
+use crate::model::{decode_block, encode_block_best, fixed_choices, Choice, Streams};
 
 /// The records of the block being written, and what the engine needs to code them.
 pub(crate) struct ModelColumns {
@@ -56,27 +56,8 @@ impl ModelColumns {
         let declared = |n: u8| schema.section(n).is_some();
         let at = |(r, message): (u64, String)| Error::record(None, first_record + r, "", message);
         let (streams, flat, section) = (&self.streams, &self.flat, self.section);
-        let chosen =
-            choose_block(catalog, streams, flat, section, &declared, &self.fixed).map_err(at)?;
-        let code = |choices: &[Choice]| {
-            encode_block(
-                catalog,
-                streams,
-                flat,
-                choices,
-                chosen.tag_context,
-                section,
-                &declared,
-            )
-            .map_err(at)
-        };
-        let mut bytes = code(&chosen.choices)?;
-        if let Some(alternative) = &chosen.alternative {
-            let other = code(alternative)?;
-            if other.len() < bytes.len() {
-                bytes = other;
-            }
-        }
+        let bytes = encode_block_best(catalog, streams, flat, section, &declared, &self.fixed)
+            .map_err(at)?;
         let sections = [SectionData {
             number: RECORD_SECTION,
             element_width: 0,
