@@ -33,16 +33,3 @@ mod text_sink;
 pub mod wee_alloc;
 
 pub use event::{AllocEvent, AllocKind};
-
-use crate::format::TraceFormat;
-
-/// The allocation-trace formats, in detection order.
-pub fn formats() -> Vec<&'static dyn TraceFormat> {
-    vec![
-        &mtrace::Mtrace,
-        &memory_replay::MemoryReplayZip,
-        &memory_replay::MemoryReplay,
-        &wee_alloc::WeeAlloc,
-        &malloc_bench::MallocBench,
-    ]
-}

@@ -92,7 +92,7 @@ pub fn load(path: &Path) -> Result<Vec<u8>, FormatError> {
 /// The allocation format that recognises `text`.
 pub fn detect(text: &[u8], file: &str) -> Result<&'static dyn TraceFormat, FormatError> {
     let head = &text[..text.len().min(64 * 1024)];
-    crate::alloc::formats()
+    crate::registry::allocation_formats()
         .into_iter()
         .find(|f| f.detect(head))
         .ok_or_else(|| err(file, "no allocation trace format recognises this file"))

@@ -63,11 +63,6 @@ pub static ET3: EtFormat = EtFormat {
     description: "Elephant Tracks 3 text trace (U src target field thread)",
 };
 
-/// The Java heap trace formats, in detection order.
-pub fn formats() -> Vec<&'static dyn TraceFormat> {
-    vec![&ET2, &ET3]
-}
-
 /// How many lines of the head decide whether a text is an ET trace and vote on its `U` order.
 const SNIFF_LINES: usize = 2000;
 

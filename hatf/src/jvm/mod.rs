@@ -111,11 +111,6 @@ pub struct Jvm;
 /// The ZIP archive holding a JVM trace.
 pub struct JvmZip;
 
-/// The JVM trace formats, in detection order.
-pub fn formats() -> Vec<&'static dyn TraceFormat> {
-    vec![&JvmZip, &Jvm]
-}
-
 impl TraceFormat for Jvm {
     fn name(&self) -> &'static str {
         FORMAT
