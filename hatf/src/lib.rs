@@ -53,8 +53,8 @@ pub mod records;
 mod registry;
 pub mod seek;
 
-// The internal modules by their short names, for the crate's own paths (`crate::alloc::...`).
-use internal::{alloc, et, jvm, shared};
+// The internal modules by their short names, for the crate's own paths (`crate::formats::...`).
+use internal::{formats, paper, shared};
 
 pub use format::{
     At, Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, ProblemSink,

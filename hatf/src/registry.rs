@@ -4,16 +4,16 @@
 //! which implement the trait, do not depend on a module that names them all.
 
 use crate::format::TraceFormat;
-use crate::internal::{alloc, et, jvm};
+use crate::internal::formats::{et, jvm, malloc_bench, memory_replay, mtrace, wee_alloc};
 
 /// The allocation-trace formats, in detection order (most specific first).
 pub fn allocation_formats() -> Vec<&'static dyn TraceFormat> {
     vec![
-        &alloc::mtrace::Mtrace,
-        &alloc::memory_replay::MemoryReplayZip,
-        &alloc::memory_replay::MemoryReplay,
-        &alloc::wee_alloc::WeeAlloc,
-        &alloc::malloc_bench::MallocBench,
+        &mtrace::Mtrace,
+        &memory_replay::MemoryReplayZip,
+        &memory_replay::MemoryReplay,
+        &wee_alloc::WeeAlloc,
+        &malloc_bench::MallocBench,
     ]
 }
 
@@ -23,8 +23,8 @@ pub fn registry() -> Vec<&'static dyn TraceFormat> {
     formats.extend([
         &et::ET2 as &'static dyn TraceFormat,
         &et::ET3,
-        &jvm::JvmZip,
-        &jvm::Jvm,
+        &jvm::JVM_ZIP,
+        &jvm::JVM,
     ]);
     formats
 }

@@ -1,8 +1,8 @@
 //! Loading a trace for `hatf compare`: the original text (unpacked from zip, zstd or gzip when the
 //! file is packed) and its allocation events, through the front end of the detected format.
 
-use crate::alloc::event::AllocEvent;
 use crate::format::{FormatError, TraceFormat};
+use crate::shared::allocation::event::AllocEvent;
 use std::io::Read;
 use std::path::Path;
 
@@ -106,10 +106,10 @@ pub fn events(
 ) -> Result<Vec<AllocEvent>, FormatError> {
     let mut input: &[u8] = text;
     match format.name() {
-        "mtrace" => crate::alloc::mtrace::read_events(&mut input, file),
-        "memory-replay" => crate::alloc::memory_replay::read_events(&mut input, file),
-        "wee-alloc" => crate::alloc::wee_alloc::read_events(&mut input, file),
-        "malloc-bench" => crate::alloc::malloc_bench::read_events(&mut input, file),
+        "mtrace" => crate::formats::mtrace::read_events(&mut input, file),
+        "memory-replay" => crate::formats::memory_replay::read_events(&mut input, file),
+        "wee-alloc" => crate::formats::wee_alloc::read_events(&mut input, file),
+        "malloc-bench" => crate::formats::malloc_bench::read_events(&mut input, file),
         other => Err(err(
             file,
             format!("the {other} format has no event front end for compare yet"),
