@@ -4,7 +4,7 @@
 //! which implement the trait, do not depend on a module that names them all.
 
 use crate::format::TraceFormat;
-use crate::internal::formats::{et, jvm, malloc_bench, memory_replay, mtrace, wee_alloc};
+use crate::formats::{et, jvm, malloc_bench, memory_replay, mtrace, wee_alloc};
 
 /// The allocation-trace formats, in detection order (most specific first).
 pub fn allocation_formats() -> Vec<&'static dyn TraceFormat> {

@@ -430,39 +430,6 @@ mod tests {
         }
     }
 
-    /// Encodes `text` with `format` and decodes it on two threads with the worker printing
-    /// as each `pattern` says; every decode must give `text` back.
-    fn check_sharing(format: &dyn crate::format::TraceFormat, text: &[u8]) {
-        let options = crate::format::EncodeOptions {
-            input_name: "t".into(),
-            keep_bad_lines: true,
-            ..crate::format::EncodeOptions::default()
-        };
-        let mut bin = Vec::new();
-        format.encode(&mut &text[..], &mut bin, &options).unwrap();
-        for pattern in [
-            0,
-            u64::MAX,
-            0x5555_5555_5555_5555,
-            0x0f0f_3c3c_00ff_ff00,
-            0x9e37_79b9_7f4a_7c15,
-        ] {
-            let mut reader = blocks::open(&bin[..], FORMAT, "t").unwrap();
-            let mut out = Vec::new();
-            let records = decode_pipeline::decode_blocks_sharing(
-                &mut reader,
-                &ReplayKinds,
-                "t",
-                &mut out,
-                &|drain| Box::new(text_sink("t", drain)),
-                pattern,
-            )
-            .unwrap();
-            assert!(records > 8 * decode_pipeline::BATCH as u64);
-            assert!(out == text, "pattern {pattern:#x}: text differs");
-        }
-    }
-
     /// A small xorshift generator for test traces.
     fn next(x: &mut u64) -> u64 {
         *x ^= *x << 13;
@@ -491,6 +458,11 @@ mod tests {
                 text.extend_from_slice(b"a line that is not memory_replay\n");
             }
         }
-        check_sharing(&super::super::MemoryReplay, &text);
+        decode_pipeline::check_sharing(
+            &super::super::MemoryReplay,
+            &ReplayKinds,
+            &|drain| Box::new(text_sink("t", drain)),
+            &text,
+        );
     }
 }

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use metatf::container::Block;
 
-use crate::internal::shared::allocation_model::{stream, KindTable, Shape, Streams};
+use crate::shared::allocation_model::{stream, KindTable, Shape, Streams};
 use crate::shared::container::blocks;
 use metatf::hash::FastState;
 use metatf::varint::{put_u64, zigzag, Cursor};

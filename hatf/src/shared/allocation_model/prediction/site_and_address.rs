@@ -6,13 +6,11 @@
 //! different threads over the same records (see `threads/encode_worker.rs`). A decoder runs the site half of a
 //! record first: the address half needs the decoded site and size.
 
-use crate::internal::shared::allocation_model::{
-    stream, Cursors, KindTable, ModelRecord, Shape, Streams,
-};
 use crate::shared::allocation_model::packing::record_shapes::{Entry, FreeValues, ShapeReader};
 use crate::shared::allocation_model::prediction::addresses::{self, AddrPredictor};
 use crate::shared::allocation_model::prediction::live_blocks::LiveSet;
 use crate::shared::allocation_model::prediction::sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
+use crate::shared::allocation_model::{stream, Cursors, KindTable, ModelRecord, Shape, Streams};
 use metatf::varint::{put_u64, zigzag, Cursor};
 
 /// The model's read cursors, one per stream.

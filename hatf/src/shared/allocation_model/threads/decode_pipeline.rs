@@ -14,7 +14,7 @@ use std::sync::Arc;
 use metatf::container::{Block, ContainerReader};
 
 use crate::format::FormatError;
-use crate::internal::shared::allocation_model::{
+use crate::shared::allocation_model::{
     packing::record_shapes, Cursors, KindTable, ModelRecord, State,
 };
 use crate::shared::container::blocks::container_error;
@@ -343,6 +343,46 @@ pub(crate) fn decode_blocks_sharing<'a, R: Read, K: KindTable + Sync + ?Sized>(
         make_sink,
         Some(pattern),
     )
+}
+
+/// Encodes `text` with `format` and decodes it with [`decode_blocks_sharing`] and each of a
+/// few patterns, the sinks made by `make_sink`; every decode must give `text` back.
+#[cfg(test)]
+pub(crate) fn check_sharing<K: KindTable + Sync + ?Sized>(
+    format: &dyn crate::format::TraceFormat,
+    kinds: &K,
+    make_sink: &(dyn for<'a> Fn(Drain<'a>) -> Box<dyn RecordSink + 'a> + Sync),
+    text: &[u8],
+) {
+    let options = crate::format::EncodeOptions {
+        input_name: "t".into(),
+        keep_bad_lines: true,
+        ..crate::format::EncodeOptions::default()
+    };
+    let mut bin = Vec::new();
+    format.encode(&mut &text[..], &mut bin, &options).unwrap();
+    for pattern in [
+        0,
+        u64::MAX,
+        0x5555_5555_5555_5555,
+        0x0f0f_3c3c_00ff_ff00,
+        0x9e37_79b9_7f4a_7c15,
+    ] {
+        let mut reader =
+            crate::shared::container::blocks::open(&bin[..], format.name(), "t").unwrap();
+        let mut out = Vec::new();
+        let records = decode_blocks_sharing(
+            &mut reader,
+            kinds,
+            "t",
+            &mut out,
+            &|d| make_sink(d),
+            pattern,
+        )
+        .unwrap();
+        assert!(records > 8 * BATCH as u64);
+        assert!(out == text, "pattern {pattern:#x}: text differs");
+    }
 }
 
 /// Reads the blocks and hands each to the worker (as a message `T`): the calling side of a

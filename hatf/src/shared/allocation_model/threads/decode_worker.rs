@@ -33,11 +33,11 @@ use std::time::Instant;
 use metatf::container::{Block, ContainerReader};
 
 use crate::format::FormatError;
-use crate::internal::shared::allocation_model::{KindTable, ModelRecord};
 use crate::shared::allocation_model::threads::decode_pipeline::{
     check_count, model_error, stopped, BlockModel, Drain, Feeder, Gather, HandOff, Msg, RecordSink,
     SinkMaker, Stop, IN_FLIGHT,
 };
+use crate::shared::allocation_model::{KindTable, ModelRecord};
 use crate::shared::threads::spin_recv::{recv_spinning, SPIN};
 
 /// Messages the worker may send ahead of the caller's thread.

@@ -32,9 +32,9 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use crate::format::FormatError;
-use crate::internal::shared::allocation_model::{stream, KindTable, ModelRecord, State, Streams};
 use crate::shared::allocation_model::packing::record_shapes::Packer;
 use crate::shared::allocation_model::prediction::site_and_address::{AddrHalf, SiteHalf};
+use crate::shared::allocation_model::{stream, KindTable, ModelRecord, State, Streams};
 
 /// Records per batch handed to the worker.
 const BATCH: usize = 1 << 12;

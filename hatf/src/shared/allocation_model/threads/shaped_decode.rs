@@ -39,7 +39,6 @@ use std::sync::Arc;
 use metatf::container::{Block, ContainerReader};
 
 use crate::format::FormatError;
-use crate::internal::shared::allocation_model::{stream, Cursors, KindTable, ModelRecord, State};
 use crate::shared::allocation_model::packing::record_shapes::{
     self, Entry, FreeValues, ShapePlace, ShapeReader,
 };
@@ -50,6 +49,7 @@ use crate::shared::allocation_model::threads::decode_pipeline::{
 use crate::shared::allocation_model::threads::decode_worker::{
     self, model_blocks, thread_cpu_ns, Busy, Printer, WorkerOut, WorkerText,
 };
+use crate::shared::allocation_model::{stream, Cursors, KindTable, ModelRecord, State};
 use crate::shared::container::blocks;
 use crate::shared::threads::spin_recv::{recv_spinning, SPIN};
 use metatf::varint::Cursor;
