@@ -38,8 +38,8 @@
 //! # Ok::<(), hatf::FormatError>(())
 //! ```
 //!
-//! Everything else — the formats' own modules (`alloc`, `et`, `jvm`, `shared`) and the
-//! paper's comparison (`compare`) — is under the hidden module `internal`, reachable for this
+//! Everything else — a folder per format (`formats`), what they share (`shared`), the paper's
+//! encodings (`paper`) and its comparison (`compare`) — is under the hidden module `internal`, reachable for this
 //! workspace's binary, tests, benchmarks and fuzz targets only (its docs say why a hidden
 //! module and not a cargo feature); it may change in any release.
 #![warn(missing_docs)]
