@@ -3,7 +3,7 @@
 //! main and an address stream) without panicking, and a stream it reads completely is written
 //! back byte for byte by the writer.
 
-use hatf::internal::alloc::native::{self, NativeReader, NativeWriter, Record};
+use hatf::internal::formats::native::{self, NativeReader, NativeWriter, Record};
 
 /// Reads `data` as one HATF stream, then as a main and an address stream.
 pub fn check(data: &[u8]) {

@@ -8,8 +8,8 @@
 
 use hatf::by_name;
 use hatf::format::{Compression, DecodeOptions, EncodeOptions, FormatError};
-use hatf::internal::alloc::paper::{self, Encoding};
-use hatf::internal::alloc::AllocEvent;
+use hatf::internal::paper::{self, Encoding};
+use hatf::internal::shared::allocation::event::AllocEvent;
 
 /// A front end's "text → allocation events" reader, where it has one.
 pub type ReadEvents = fn(&mut dyn std::io::Read, &str) -> Result<Vec<AllocEvent>, FormatError>;
@@ -64,7 +64,7 @@ fn paper_encodings_keep(events: &[AllocEvent]) {
 /// that is gzipped first, so the fuzzer reaches the protobuf reader behind the gzip layer.
 pub fn check_malloc_bench(data: &[u8]) {
     use std::io::Write;
-    let read = Some(hatf::internal::alloc::malloc_bench::read_events as ReadEvents);
+    let read = Some(hatf::internal::formats::malloc_bench::read_events as ReadEvents);
     match data.split_first() {
         Some((&flags, message)) if flags & 0x80 != 0 => {
             let mut gz = flate2::write::GzEncoder::new(vec![flags & 0x7f], Default::default());

@@ -7,5 +7,5 @@ mod check;
 libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(
     "memory-replay",
     data,
-    Some(hatf::internal::alloc::memory_replay::read_events)
+    Some(hatf::internal::formats::memory_replay::read_events)
 ));

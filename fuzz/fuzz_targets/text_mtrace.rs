@@ -7,5 +7,5 @@ mod check;
 libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(
     "mtrace",
     data,
-    Some(hatf::internal::alloc::mtrace::read_events)
+    Some(hatf::internal::formats::mtrace::read_events)
 ));

@@ -7,5 +7,5 @@ mod check;
 libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(
     "wee-alloc",
     data,
-    Some(hatf::internal::alloc::wee_alloc::read_events)
+    Some(hatf::internal::formats::wee_alloc::read_events)
 ));

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 #[path = "../checks/format_sections.rs"]
 mod format_sections;
 
-use hatf::internal::alloc::paper::{self, Encoding};
+use hatf::internal::paper::{self, Encoding};
 use hatf::by_name;
 use hatf::format::{Compression, EncodeOptions};
 use metatf::container::{Codec, ContainerHeader};
@@ -141,7 +141,7 @@ fn main() {
                 }
             }
         }
-        if let Ok(e) = hatf::internal::alloc::mtrace::read_events(&mut &owned[0][..], "seed") {
+        if let Ok(e) = hatf::internal::formats::mtrace::read_events(&mut &owned[0][..], "seed") {
             events.extend(e);
         }
     }

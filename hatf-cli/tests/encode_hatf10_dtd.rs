@@ -74,7 +74,7 @@ fn dump_reads_the_generated_writers_records_through_the_embedded_dtd() {
 /// `hatf10.dtd`) dumps the same again. The files are not compared byte for byte here: the
 /// generated writer embeds the DTD text the derive renders from the generated types, this
 /// path the file's own text (comments and all); the byte-for-byte agreement of the two writers
-/// under one DTD text is `hatf::internal::alloc::hatf10_dtd::tests`.
+/// under one DTD text is `hatf::internal::formats::hatf10_dtd::tests`.
 #[test]
 fn the_universal_text_path_reads_the_dump_back_to_the_same_records() {
     let dir = tempfile::tempdir().unwrap();

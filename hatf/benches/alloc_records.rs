@@ -16,13 +16,15 @@ use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use hatf::format::TraceFormat;
-use hatf::internal::alloc::memory_replay::{self, kinds::ReplayKinds};
-use hatf::internal::alloc::model::shapes::Packer;
-use hatf::internal::alloc::model::{
-    pipeline, stream, Cursors, KindTable, ModelRecord, State, Streams,
+use hatf::internal::formats::memory_replay::{self, kinds::ReplayKinds};
+use hatf::internal::formats::mtrace::{self, kinds::MtraceKinds};
+use hatf::internal::formats::native;
+use hatf::internal::shared::allocation::AllocEvent;
+use hatf::internal::shared::allocation_model::packing::record_shapes::Packer;
+use hatf::internal::shared::allocation_model::threads::decode_pipeline;
+use hatf::internal::shared::allocation_model::{
+    stream, Cursors, KindTable, ModelRecord, State, Streams,
 };
-use hatf::internal::alloc::mtrace::{self, kinds::MtraceKinds};
-use hatf::internal::alloc::{native, AllocEvent};
 
 mod support;
 
@@ -133,7 +135,7 @@ fn model_decode<K: KindTable + ?Sized>(kinds: &K, packed: &(Streams, Packer)) ->
     (n, sum)
 }
 
-/// Decodes every record of `streams` in batches of `pipeline::BATCH` typed records (what the
+/// Decodes every record of `streams` in batches of `decode_pipeline::BATCH` typed records (what the
 /// text decoders do); returns how many and a checksum.
 fn model_decode_batches<K: KindTable + ?Sized>(
     kinds: &K,
@@ -142,12 +144,12 @@ fn model_decode_batches<K: KindTable + ?Sized>(
     let mut c = shaped_cursors(packed);
     // What a decoder of the files the encoders write uses (live blocks by rank only).
     let mut state = State::for_decoding();
-    let mut batch = Vec::with_capacity(pipeline::BATCH);
+    let mut batch = Vec::with_capacity(decode_pipeline::BATCH);
     let (mut n, mut sum) = (0u64, 0u64);
     loop {
         batch.clear();
         let more = state
-            .decode_into(kinds, &mut c, &mut batch, pipeline::BATCH)
+            .decode_into(kinds, &mut c, &mut batch, decode_pipeline::BATCH)
             .expect("decodes");
         n += batch.len() as u64;
         for r in &batch {

@@ -11,11 +11,11 @@ use std::hint::black_box;
 use std::io::{BufRead, BufReader};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use hatf::internal::et::encode::BLOCK_LINES;
-use hatf::internal::et::line::{LineReader, Record};
-use hatf::internal::et::model::{Model, RecordSink, UOrder};
-use hatf::internal::et::streams::{id, Packer, StreamReader, StreamWriter};
-use hatf::internal::et::ET3;
+use hatf::internal::formats::et::encode::BLOCK_LINES;
+use hatf::internal::formats::et::line::{LineReader, Record};
+use hatf::internal::formats::et::model::{Model, RecordSink, UOrder};
+use hatf::internal::formats::et::streams::{id, Packer, StreamReader, StreamWriter};
+use hatf::internal::formats::et::ET3;
 
 mod support;
 

@@ -17,8 +17,9 @@ use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hatf::format::{FormatError, TraceFormat};
-use hatf::internal::alloc::{malloc_bench, wee_alloc, AllocEvent};
-use hatf::internal::jvm::{line, Jvm};
+use hatf::internal::formats::jvm::{line, JVM};
+use hatf::internal::formats::{malloc_bench, wee_alloc};
+use hatf::internal::shared::allocation::AllocEvent;
 
 #[path = "../tests/jvm_support/mod.rs"]
 mod jvm_support;
@@ -91,7 +92,7 @@ fn jvm(c: &mut Criterion) {
     let mut g = c.benchmark_group("jvm generated");
     g.throughput(Throughput::Elements(lines));
     g.bench_function("text to Record", |b| b.iter(|| jvm_parse(black_box(&text))));
-    support::container_round_trip(&mut g, &Jvm, &text, "text", "the generated JVM trace");
+    support::container_round_trip(&mut g, &JVM, &text, "text", "the generated JVM trace");
     g.finish();
 }
 

@@ -1,5 +1,5 @@
-//! The formats' own modules and the paper's comparison, for this workspace's binary, tests,
-//! benchmarks and fuzz targets only.
+//! The formats' own modules, what they share, and the paper's comparison, for this workspace's
+//! binary, tests, benchmarks and fuzz targets only.
 //!
 //! They are `pub` because Rust has no visibility between "this crate" and "everyone": the
 //! `hatf` binary, the integration tests and the fuzz targets (a separate workspace) are other
@@ -8,13 +8,11 @@
 //! while a library user meets them under a name that says what they are. Nothing here is
 //! documented or stable: it may change in any release.
 
-#[path = "alloc/mod.rs"]
-pub mod alloc;
 #[path = "compare/mod.rs"]
 pub mod compare;
-#[path = "et/mod.rs"]
-pub mod et;
-#[path = "jvm/mod.rs"]
-pub mod jvm;
+#[path = "formats/mod.rs"]
+pub mod formats;
+#[path = "paper/mod.rs"]
+pub mod paper;
 #[path = "shared/mod.rs"]
 pub mod shared;

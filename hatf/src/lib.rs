@@ -5,7 +5,7 @@
 //! - [`records`]: the records of any file hatf writes, typed, streamed block by block, a
 //!   range of them read through the file's index;
 //! - [`TraceFormat`] (in [`mod@format`]) with its options, reports and errors: each format's
-//!   encode, decode, decode of a record range, statistics and validation; [`registry`],
+//!   encode, decode, decode of a record range, statistics and validation; [`registry()`],
 //!   [`by_name`] and [`detect`] find a format;
 //! - [`events`]: the allocation formats' text traces read into allocation events;
 //! - [`dtds`]: the DTDs that ship with hatf; [`seek`]: the input a range decoder seeks in.
@@ -38,8 +38,8 @@
 //! # Ok::<(), hatf::FormatError>(())
 //! ```
 //!
-//! Everything else — the formats' own modules (`alloc`, `et`, `jvm`, `shared`) and the
-//! paper's comparison (`compare`) — is under the hidden module `internal`, reachable for this
+//! Everything else — a folder per format (`formats`), what they share (`shared`), the paper's
+//! encodings (`paper`) and its comparison (`compare`) — is under the hidden module `internal`, reachable for this
 //! workspace's binary, tests, benchmarks and fuzz targets only (its docs say why a hidden
 //! module and not a cargo feature); it may change in any release.
 #![warn(missing_docs)]
@@ -50,30 +50,14 @@ pub mod format;
 #[doc(hidden)]
 pub mod internal;
 pub mod records;
+mod registry;
 pub mod seek;
 
-// The internal modules by their short names, for the crate's own paths (`crate::alloc::...`).
-use internal::{alloc, et, jvm, shared};
+// The internal modules by their short names, for the crate's own paths (`crate::formats::...`).
+use internal::{formats, paper, shared};
 
 pub use format::{
     At, Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError, Problem, ProblemSink,
     StatsReport, TraceFormat,
 };
-
-/// Every format this build knows, in detection order (most specific first).
-pub fn registry() -> Vec<&'static dyn TraceFormat> {
-    let mut formats = alloc::formats();
-    formats.extend(et::formats());
-    formats.extend(jvm::formats());
-    formats
-}
-
-/// Finds a format by its name.
-pub fn by_name(name: &str) -> Option<&'static dyn TraceFormat> {
-    registry().into_iter().find(|f| f.name() == name)
-}
-
-/// Picks the first format whose detector accepts `head`.
-pub fn detect(head: &[u8]) -> Option<&'static dyn TraceFormat> {
-    registry().into_iter().find(|f| f.detect(head))
-}
+pub use registry::{by_name, detect, registry};

@@ -5,11 +5,12 @@
 //! The containers are written here block by block with the library's model and block writer,
 //! so blocks can be small (many blocks, batches spanning block ends) and one can be damaged.
 
-use hatf::internal::alloc::blocks::{model_properties, BlockWriter};
-use hatf::internal::alloc::memory_replay::{self, MemoryReplay};
-use hatf::internal::alloc::model::{shapes, ModelRecord, State, Streams};
-use hatf::internal::alloc::mtrace::line::{render, Op, OpLine};
-use hatf::internal::alloc::mtrace::{self, kinds, Mtrace};
+use hatf::internal::formats::memory_replay::{self, MemoryReplay};
+use hatf::internal::formats::mtrace::line::{render, Op, OpLine};
+use hatf::internal::formats::mtrace::{self, kinds, Mtrace};
+use hatf::internal::shared::allocation_model::packing::record_shapes;
+use hatf::internal::shared::allocation_model::{ModelRecord, State, Streams};
+use hatf::internal::shared::container::blocks::{model_properties, BlockWriter};
 use hatf::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
 use metatf::container::ContainerHeader;
 use metatf::varint::put_u64;
@@ -102,7 +103,7 @@ fn container(lines: &[Line], per_block: usize, lie: Option<u64>) -> Vec<u8> {
     let mut out = Vec::new();
     let mut w = BlockWriter::new(&mut out, &header, &options).expect("header");
     let mut streams = Streams::default();
-    let mut packer = shapes::Packer::default();
+    let mut packer = record_shapes::Packer::default();
     let mut strings = Vec::new();
     let mut sites: Vec<Option<u32>> = Vec::new();
     let records: Vec<Option<&Line>> = std::iter::once(None)

@@ -4,11 +4,13 @@
 //! The texts in `tests/data/` are synthetic (`python3 make_relive.py` there writes them).
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::internal::alloc::memory_replay::kinds::ReplayKinds;
-use hatf::internal::alloc::memory_replay::MemoryReplay;
-use hatf::internal::alloc::model::{addr, shapes, stream, KindTable};
-use hatf::internal::alloc::mtrace::kinds::MtraceKinds;
-use hatf::internal::alloc::mtrace::Mtrace;
+use hatf::internal::formats::memory_replay::kinds::ReplayKinds;
+use hatf::internal::formats::memory_replay::MemoryReplay;
+use hatf::internal::formats::mtrace::kinds::MtraceKinds;
+use hatf::internal::formats::mtrace::Mtrace;
+use hatf::internal::shared::allocation_model::packing::record_shapes;
+use hatf::internal::shared::allocation_model::prediction::addresses;
+use hatf::internal::shared::allocation_model::{stream, KindTable};
 use metatf::container::{ContainerReader, PROPERTY_LAYOUT};
 
 const MTRACE: &[u8] = include_bytes!("data/relive.mtrace");
@@ -42,12 +44,12 @@ fn layout(bin: &[u8]) -> String {
 fn flags(bin: &[u8], kinds: &dyn KindTable) -> (usize, usize) {
     let mut r = ContainerReader::new(bin).unwrap();
     let block = r.next_block().unwrap().expect("a block");
-    let mut unpacker = shapes::Unpacker::default();
-    let (streams, error) = shapes::block_streams(kinds, &block, &mut unpacker);
+    let mut unpacker = record_shapes::Unpacker::default();
+    let (streams, error) = record_shapes::block_streams(kinds, &block, &mut unpacker);
     assert_eq!(error, None);
     let flagged = streams[stream::ADDR as usize]
         .iter()
-        .filter(|&&b| b & addr::guess::RELIVE != 0)
+        .filter(|&&b| b & addresses::guess::RELIVE != 0)
         .count();
     (flagged, streams[stream::RELIVE as usize].len())
 }

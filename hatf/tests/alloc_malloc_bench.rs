@@ -1,7 +1,7 @@
 //! malloc-bench `.trace.gz`: byte-for-byte round trips and the protobuf event reader.
 
-use hatf::internal::alloc::malloc_bench::{read_events, MallocBench};
-use hatf::internal::alloc::AllocKind;
+use hatf::internal::formats::malloc_bench::{read_events, MallocBench};
+use hatf::internal::shared::allocation::event::AllocKind;
 use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
 use std::io::Write;
 

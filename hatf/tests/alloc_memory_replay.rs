@@ -1,6 +1,6 @@
 //! Android memory_replay: text and zip round trips on the corpus and on odd inputs.
 
-use hatf::internal::alloc::memory_replay::{read_events, zip, MemoryReplay, MemoryReplayZip};
+use hatf::internal::formats::memory_replay::{read_events, zip, MemoryReplay, MemoryReplayZip};
 use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
@@ -91,7 +91,7 @@ fn bad_lines_are_errors_unless_kept() {
 fn events_keep_threads_and_kinds() {
     let text = b"7: calloc 0x20 3 4\n8: memalign 0x40 16 100\n7: realloc 0x50 0x20 9\n8: thread_done 0x0\n";
     let ev = read_events(&mut &text[..], "t").unwrap();
-    use hatf::internal::alloc::AllocKind::*;
+    use hatf::internal::shared::allocation::event::AllocKind::*;
     let k: Vec<_> = ev.iter().map(|e| (e.kind, e.thread)).collect();
     assert_eq!(
         k,

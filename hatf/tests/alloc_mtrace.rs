@@ -1,7 +1,7 @@
 //! glibc mtrace: byte-for-byte round trips on the corpus, odd inputs and generated text, and
 //! error positions.
 
-use hatf::internal::alloc::mtrace::{read_events, Mtrace};
+use hatf::internal::formats::mtrace::{read_events, Mtrace};
 use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
 use proptest::prelude::*;
 
@@ -113,7 +113,7 @@ fn bad_lines_are_errors_with_line_and_column_unless_kept() {
 fn events_pair_realloc_halves() {
     let text = b"= Start\n@ a + 0x10 0x20\n@ a < 0x10\n@ a > 0x40 0x80\n@ b - 0x40\n";
     let ev = read_events(&mut &text[..], "t").unwrap();
-    use hatf::internal::alloc::AllocKind::*;
+    use hatf::internal::shared::allocation::event::AllocKind::*;
     let kinds: Vec<_> = ev.iter().map(|e| e.kind).collect();
     assert_eq!(kinds, vec![Malloc, Realloc, Free]);
     assert_eq!(

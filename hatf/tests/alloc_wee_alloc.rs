@@ -1,6 +1,6 @@
 //! wee_alloc traces: corpus and odd-input round trips, events, errors.
 
-use hatf::internal::alloc::wee_alloc::{read_events, WeeAlloc};
+use hatf::internal::formats::wee_alloc::{read_events, WeeAlloc};
 use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");

@@ -3,8 +3,8 @@
 //! one encoded fails to decode, with an error naming both CRC-32s.
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::internal::alloc::malloc_bench::MallocBench;
-use hatf::internal::alloc::memory_replay::MemoryReplayZip;
+use hatf::internal::formats::malloc_bench::MallocBench;
+use hatf::internal::formats::memory_replay::MemoryReplayZip;
 use metatf::container::{Codec, ContainerHeader, ContainerReader, SectionData};
 use metatf::ContainerWriter;
 

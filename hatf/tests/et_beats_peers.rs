@@ -9,7 +9,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use et_support::*;
-use hatf::internal::et::{ET2, ET3};
+use hatf::internal::formats::et::{ET2, ET3};
 
 /// Size of `tool args` run on `text`, or `None` (with the reason printed) if the tool is absent.
 fn peer_size(tool: &str, args: &[&str], text: &[u8]) -> Option<usize> {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use et_support::*;
 use hatf::format::TraceFormat;
-use hatf::internal::et::{ET2, ET3};
+use hatf::internal::formats::et::{ET2, ET3};
 
 fn all_traces() -> Vec<Trace> {
     let mut v: Vec<Trace> = trace_paths("et3-merlin")

@@ -4,7 +4,7 @@ mod et_support;
 
 use et_support::*;
 use hatf::format::TraceFormat;
-use hatf::internal::et::{ET2, ET3};
+use hatf::internal::formats::et::{ET2, ET3};
 
 fn round_trip(format: &dyn TraceFormat, text: &[u8], keep: bool) -> usize {
     let (bin, _) = encode(format, text, "t", keep, None).unwrap_or_else(|e| panic!("{e}"));
@@ -69,7 +69,7 @@ fn large_synthetic_trace_spans_blocks() {
     // More lines than one block holds, so block boundaries and model resets are exercised.
     let mut text = Vec::new();
     let mut x: u64 = 12345;
-    let lines = hatf::internal::et::encode::BLOCK_LINES + 1000;
+    let lines = hatf::internal::formats::et::encode::BLOCK_LINES + 1000;
     for i in 0..lines {
         x ^= x << 13;
         x ^= x >> 7;

@@ -7,7 +7,7 @@ mod et_support;
 
 use et_support::*;
 use hatf::format::{EncodeOptions, TraceFormat};
-use hatf::internal::et::ET3;
+use hatf::internal::formats::et::ET3;
 
 const TEXT: &[u8] = include_bytes!("data/et3-model-1.trace");
 const OLD: &[u8] = include_bytes!("data/et3-model-1.hatf");

@@ -12,12 +12,13 @@ fn print_stream_sizes() {
     };
     for f in files.split(',') {
         let t = et_support::read_trace(std::path::Path::new(f));
-        let fl = hatf::internal::et::encode::Flavour {
+        let fl = hatf::internal::formats::et::encode::Flavour {
             format: "et3",
             dtd: "",
-            default_order: hatf::internal::et::model::UOrder::HolderValueField,
+            default_order: hatf::internal::formats::et::model::UOrder::HolderValueField,
         };
-        let sizes = hatf::internal::et::encode::stream_sizes(&fl, &t.text, 19).expect("sizes");
+        let sizes =
+            hatf::internal::formats::et::encode::stream_sizes(&fl, &t.text, 19).expect("sizes");
         let total: usize = sizes.iter().map(|s| s.2).sum();
         eprintln!("== {f}: {} bytes text, streams {total}", t.text.len());
         for (name, raw, z) in sizes {
@@ -39,9 +40,9 @@ fn print_corpus_sizes() {
     for p in paths {
         let t = et_support::read_trace(&p);
         let format: &dyn hatf::format::TraceFormat = if p.to_string_lossy().contains("et2-java") {
-            &hatf::internal::et::ET2
+            &hatf::internal::formats::et::ET2
         } else {
-            &hatf::internal::et::ET3
+            &hatf::internal::formats::et::ET3
         };
         let (bin, _) = et_support::encode(format, &t.text, "t", true, None).expect("encodes");
         let mut r = metatf::ContainerReader::new(&bin[..]).expect("container");

@@ -6,8 +6,8 @@ use std::io::{Read, Seek};
 use std::sync::Arc;
 
 use hatf::format::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
-use hatf::internal::et::encode::{BLOCK_LINES, TEXT_LEN_SECTION};
-use hatf::internal::et::{ET3, ET3_DTD};
+use hatf::internal::formats::et::encode::{BLOCK_LINES, TEXT_LEN_SECTION};
+use hatf::internal::formats::et::{ET3, ET3_DTD};
 use metatf::container::{Codec, ContainerReader, ContainerWriter, SectionData};
 
 /// Two and a half blocks of ET3 records: allocations, calls and returns, field updates and

@@ -3,7 +3,7 @@
 mod et_support;
 
 use et_support::*;
-use hatf::internal::et::{ET2, ET3};
+use hatf::internal::formats::et::{ET2, ET3};
 
 #[test]
 fn et3_merlin_traces_round_trip() {

@@ -3,7 +3,7 @@
 mod et_support;
 
 use et_support::*;
-use hatf::internal::et::{ET2, ET3};
+use hatf::internal::formats::et::{ET2, ET3};
 
 #[test]
 fn damaged_et2_java_traces_are_refused_at_their_first_bad_line() {

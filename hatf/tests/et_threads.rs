@@ -5,8 +5,8 @@ mod et_support;
 
 use et_support::*;
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::internal::et::encode::BLOCK_LINES;
-use hatf::internal::et::ET3;
+use hatf::internal::formats::et::encode::BLOCK_LINES;
+use hatf::internal::formats::et::ET3;
 
 #[test]
 fn the_thread_count_does_not_change_the_output() {

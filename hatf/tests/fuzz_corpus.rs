@@ -34,7 +34,7 @@ fn mtrace_corpus_replays() {
         text_front_end::check(
             "mtrace",
             d,
-            Some(hatf::internal::alloc::mtrace::read_events),
+            Some(hatf::internal::formats::mtrace::read_events),
         )
     });
 }
@@ -45,7 +45,7 @@ fn memory_replay_corpus_replays() {
         text_front_end::check(
             "memory-replay",
             d,
-            Some(hatf::internal::alloc::memory_replay::read_events),
+            Some(hatf::internal::formats::memory_replay::read_events),
         )
     });
 }
@@ -56,7 +56,7 @@ fn wee_alloc_corpus_replays() {
         text_front_end::check(
             "wee-alloc",
             d,
-            Some(hatf::internal::alloc::wee_alloc::read_events),
+            Some(hatf::internal::formats::wee_alloc::read_events),
         )
     });
 }

@@ -6,14 +6,14 @@
 
 mod hostile_support;
 
-use hatf::internal::alloc::native::{NativeReader, NativeWriter, Record};
-use hatf::internal::alloc::paper::{self, Encoding};
-use hatf::internal::alloc::AllocEvent;
+use hatf::internal::formats::native::{NativeReader, NativeWriter, Record};
+use hatf::internal::paper::{self, Encoding};
+use hatf::internal::shared::allocation::event::AllocEvent;
 use hostile_support::trace;
 
 fn events() -> Vec<AllocEvent> {
     let text = trace("memory-replay", 25);
-    hatf::internal::alloc::memory_replay::read_events(&mut &text[..], "t")
+    hatf::internal::formats::memory_replay::read_events(&mut &text[..], "t")
         .expect("generated trace reads")
 }
 
@@ -64,7 +64,7 @@ fn native_flips_never_panic_or_loop() {
             let mut damaged = bytes.clone();
             damaged[at] ^= 1 << bit;
             let _ = read(&damaged);
-            let _ = hatf::internal::alloc::native::read_events(&damaged[..]);
+            let _ = hatf::internal::formats::native::read_events(&damaged[..]);
         }
     }
 }
@@ -111,7 +111,7 @@ fn paper_encodings_survive_every_truncation_and_flip() {
 #[test]
 fn random_damage_to_a_large_native_stream_never_panics_and_cuts_give_prefixes() {
     let text = trace("memory-replay", 3000);
-    let events = hatf::internal::alloc::memory_replay::read_events(&mut &text[..], "t").unwrap();
+    let events = hatf::internal::formats::memory_replay::read_events(&mut &text[..], "t").unwrap();
     let bytes = paper::encode(Encoding::HatfBest, &events).unwrap()[0]
         .bytes
         .clone();

@@ -3,13 +3,13 @@
 mod jvm_support;
 
 use hatf::format::TraceFormat;
-use hatf::internal::jvm::{Jvm, JvmZip};
+use hatf::internal::formats::jvm::{JVM, JVM_ZIP};
 use jvm_support::{trace, zip_of, Ends};
 
 #[test]
 fn stats_match_the_generators_counts() {
     let (text, counts) = trace(21, 20_000, 3, Ends::Mixed);
-    let s = Jvm
+    let s = JVM
         .stats(&mut text.as_bytes(), "t")
         .expect("has stats")
         .expect("stats");
@@ -28,7 +28,7 @@ fn stats_match_the_generators_counts() {
         );
     }
     let z = zip_of(&text, zip::CompressionMethod::Deflated, None);
-    let sz = JvmZip
+    let sz = JVM_ZIP
         .stats(&mut z.as_slice(), "z")
         .expect("has stats")
         .expect("stats");
@@ -38,7 +38,7 @@ fn stats_match_the_generators_counts() {
 #[test]
 fn a_generated_trace_validates_and_injected_faults_are_found() {
     let (text, _) = trace(22, 20_000, 3, Ends::Lf);
-    let problems = hatf::format::problems(&Jvm, &mut text.as_bytes(), "t")
+    let problems = hatf::format::problems(&JVM, &mut text.as_bytes(), "t")
         .expect("validates")
         .expect("ok");
     assert!(problems.is_empty(), "{problems:?}");
@@ -58,7 +58,7 @@ fn a_generated_trace_validates_and_injected_faults_are_found() {
     lines.insert(n / 2 + 3, format!("MX:{t}:99:Nope:nope"));
     lines.insert(n / 2 + 4, again);
     let damaged = lines.join("\n") + "\n";
-    let problems = hatf::format::problems(&Jvm, &mut damaged.as_bytes(), "t")
+    let problems = hatf::format::problems(&JVM, &mut damaged.as_bytes(), "t")
         .expect("validates")
         .expect("ok");
     let at = |line: usize, word: &str| {
@@ -76,7 +76,7 @@ fn a_generated_trace_validates_and_injected_faults_are_found() {
 #[test]
 fn unbalanced_calls_and_vm_order_are_reported() {
     let text = "VI:1\nVS:2\nMN:3:1:A:f:0\nMN:4:1:A:g:0\nMX:5:1:A:f\nVD:6\nTB:7:1\n";
-    let problems = hatf::format::problems(&Jvm, &mut text.as_bytes(), "t")
+    let problems = hatf::format::problems(&JVM, &mut text.as_bytes(), "t")
         .expect("validates")
         .expect("ok");
     let lines: Vec<u64> = problems.iter().map(|p| p.at.number()).collect();

@@ -9,8 +9,8 @@ use std::io::Cursor;
 use std::ops::Range;
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::internal::jvm::text::BlockPlan;
-use hatf::internal::jvm::{encode_text, Jvm, JvmZip};
+use hatf::internal::formats::jvm::text::BlockPlan;
+use hatf::internal::formats::jvm::{encode_text, JVM, JVM_ZIP};
 use jvm_support::{trace, zip_of, Ends};
 
 /// Lines per block in these tests: small, so that a short trace has many blocks.
@@ -48,7 +48,8 @@ fn encode_jvm(text: &[u8], plan: BlockPlan) -> Vec<u8> {
 
 fn encode_zip(zip: &[u8], plan: BlockPlan) -> Vec<u8> {
     let mut bin = Vec::new();
-    hatf::internal::jvm::zip::encode(&mut &zip[..], &mut bin, &options(), plan).expect("encodes");
+    hatf::internal::formats::jvm::zip::encode(&mut &zip[..], &mut bin, &options(), plan)
+        .expect("encodes");
     bin
 }
 
@@ -144,8 +145,8 @@ fn check_ranges(f: &dyn TraceFormat, bin: &[u8], text: &[u8]) {
 fn ranges_of_a_bare_trace_are_its_lines() {
     let text = text();
     let bin = encode_jvm(&text, plan());
-    assert!(whole(&Jvm, &bin).unwrap() == text);
-    check_ranges(&Jvm, &bin, &text);
+    assert!(whole(&JVM, &bin).unwrap() == text);
+    check_ranges(&JVM, &bin, &text);
 }
 
 #[test]
@@ -153,8 +154,8 @@ fn ranges_of_a_zipped_trace_are_lines_of_its_member() {
     let text = String::from_utf8(text()).unwrap();
     let zip = zip_of(&text, zip::CompressionMethod::Deflated, Some(6));
     let bin = encode_zip(&zip, plan());
-    assert!(whole(&JvmZip, &bin).unwrap() == zip);
-    check_ranges(&JvmZip, &bin, text.as_bytes());
+    assert!(whole(&JVM_ZIP, &bin).unwrap() == zip);
+    check_ranges(&JVM_ZIP, &bin, text.as_bytes());
 }
 
 #[test]
@@ -166,8 +167,8 @@ fn only_the_blocks_of_the_range_are_read() {
         None,
     );
     for (f, bin, first_block) in [
-        (&Jvm as &dyn TraceFormat, encode_jvm(&text, plan()), 0),
-        (&JvmZip, encode_zip(&zip, plan()), 1),
+        (&JVM as &dyn TraceFormat, encode_jvm(&text, plan()), 0),
+        (&JVM_ZIP, encode_zip(&zip, plan()), 1),
     ] {
         // Records 2990..3010 are in blocks 2 and 3 of the text (blocks 3 and 4 of a zip's file).
         let keep = first_block + 2..first_block + 4;
@@ -193,11 +194,11 @@ fn a_zip_stored_as_its_bytes_has_no_lines_to_select() {
         zip[at] = 99;
     }
     let mut bin = Vec::new();
-    JvmZip
+    JVM_ZIP
         .encode(&mut &zip[..], &mut bin, &options())
         .expect("stored as is");
-    assert!(whole(&JvmZip, &bin).unwrap() == zip);
-    let e = records(&JvmZip, &bin, 0..2).unwrap_err();
+    assert!(whole(&JVM_ZIP, &bin).unwrap() == zip);
+    let e = records(&JVM_ZIP, &bin, 0..2).unwrap_err();
     assert!(e.contains("no lines to select"), "{e}");
 }
 
@@ -219,7 +220,7 @@ fn each_block_lists_its_threads_again() {
     let lists = lists.expect("the index lists threads");
     assert!(lists.len() > 5);
     let mut r = metatf::container::ContainerReader::new(&bin[..]).unwrap();
-    let mut lister = Jvm.thread_lister(r.header(), "t").expect("a lister");
+    let mut lister = JVM.thread_lister(r.header(), "t").expect("a lister");
     let mut listed = Vec::new();
     while let Some(b) = r.next_block().unwrap() {
         listed.push(lister(&b).unwrap_or_else(|e| panic!("{e}")));

@@ -4,7 +4,7 @@
 mod jvm_support;
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::internal::jvm::{Jvm, JvmZip};
+use hatf::internal::formats::jvm::{JVM, JVM_ZIP};
 use jvm_support::{trace, zip_of, Ends};
 use proptest::prelude::*;
 
@@ -49,7 +49,7 @@ fn property(bin: &[u8], key: &str) -> Option<String> {
 fn text_round_trips_with_every_line_end() {
     for (seed, ends) in [(1, Ends::Lf), (2, Ends::CrLf), (3, Ends::Mixed)] {
         let (text, _) = trace(seed, 20_000, 3, ends);
-        let bin = round_trip(&Jvm, text.as_bytes());
+        let bin = round_trip(&JVM, text.as_bytes());
         assert!(
             bin.len() * 5 < text.len(),
             "{ends:?}: {} -> {}",
@@ -58,12 +58,12 @@ fn text_round_trips_with_every_line_end() {
         );
         // Without the final line end, and with a non-canonical but legal record.
         let cut = text.trim_end();
-        round_trip(&Jvm, cut.as_bytes());
+        round_trip(&JVM, cut.as_bytes());
         let odd = format!("{}OA:007:A:01\nMX:1:1:A:m\r", text);
-        round_trip(&Jvm, odd.as_bytes());
+        round_trip(&JVM, odd.as_bytes());
     }
-    round_trip(&Jvm, b"");
-    round_trip(&Jvm, b"VS:0");
+    round_trip(&JVM, b"");
+    round_trip(&JVM, b"VS:0");
 }
 
 #[test]
@@ -77,11 +77,11 @@ fn zips_stored_and_deflated_by_the_zip_crate_are_modelled_and_come_back() {
     ] {
         let z = zip_of(&text, method, level);
         assert!(hatf::detect(&z[..z.len().min(65536)]).is_some_and(|f| f.name() == "jvm-zip"));
-        let bin = round_trip(&JvmZip, &z);
+        let bin = round_trip(&JVM_ZIP, &z);
         assert_eq!(property(&bin, "deflate").as_deref(), Some(expect));
         assert_eq!(
             property(&bin, "layout").as_deref(),
-            Some(hatf::internal::jvm::LAYOUT)
+            Some(hatf::internal::formats::jvm::LAYOUT)
         );
         assert!(
             bin.len() * 2 < z.len().min(text.len()),
@@ -97,7 +97,7 @@ fn a_zip_deflated_by_another_deflater_is_stored_as_is() {
     let (text, _) = trace(8, 3_000, 2, Ends::Lf);
     // zip's levels above 9 use zopfli, whose output flate2 does not reproduce.
     let z = zip_of(&text, zip::CompressionMethod::Deflated, Some(15));
-    let bin = round_trip(&JvmZip, &z);
+    let bin = round_trip(&JVM_ZIP, &z);
     assert_eq!(property(&bin, "layout").as_deref(), Some("original-bytes"));
     assert!(property(&bin, "deflate-reason").is_some_and(|r| r.contains("flate2")));
 }
@@ -124,7 +124,7 @@ fn a_damaged_line_is_an_error_at_its_line_and_column_unless_kept() {
     lines[100] = "OA:123:java/lang/String:12x4";
     lines[200] = "ZZ:1";
     let damaged = lines.join("\n") + "\n";
-    let e = encode(&Jvm, damaged.as_bytes(), &EncodeOptions::default()).unwrap_err();
+    let e = encode(&JVM, damaged.as_bytes(), &EncodeOptions::default()).unwrap_err();
     assert_eq!(e.position, "101:25", "{e}");
     assert!(
         e.message.contains("12x4") && e.message.contains("--keep-bad-lines"),
@@ -135,18 +135,18 @@ fn a_damaged_line_is_an_error_at_its_line_and_column_unless_kept() {
         ..EncodeOptions::default()
     };
     let mut out = Vec::new();
-    let report = Jvm
+    let report = JVM
         .encode(&mut damaged.as_bytes(), &mut out, &keep)
         .expect("kept");
     assert_eq!(report.bad_lines, 2);
-    assert_eq!(decode(&Jvm, &out), damaged.as_bytes());
+    assert_eq!(decode(&JVM, &out), damaged.as_bytes());
     // Inside a zip the error names the member.
     let z = zip_of(&damaged, zip::CompressionMethod::Deflated, None);
-    let e = encode(&JvmZip, &z, &EncodeOptions::default()).unwrap_err();
+    let e = encode(&JVM_ZIP, &z, &EncodeOptions::default()).unwrap_err();
     assert_eq!(e.position, "101:25");
     assert!(e.file.ends_with("!trace"), "{e}");
-    let bin = encode(&JvmZip, &z, &keep).expect("kept");
-    assert_eq!(decode(&JvmZip, &bin), z);
+    let bin = encode(&JVM_ZIP, &z, &keep).expect("kept");
+    assert_eq!(decode(&JVM_ZIP, &bin), z);
 }
 
 fn line_strategy() -> impl Strategy<Value = String> {
@@ -198,7 +198,7 @@ proptest! {
     ) {
         let text: String = lines.iter().map(|(l, e)| format!("{l}{e}")).collect();
         let keep = EncodeOptions { keep_bad_lines: true, ..EncodeOptions::default() };
-        let bin = encode(&Jvm, text.as_bytes(), &keep).expect("encodes");
-        prop_assert_eq!(decode(&Jvm, &bin), text.as_bytes());
+        let bin = encode(&JVM, text.as_bytes(), &keep).expect("encodes");
+        prop_assert_eq!(decode(&JVM, &bin), text.as_bytes());
     }
 }

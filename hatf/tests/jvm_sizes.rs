@@ -7,7 +7,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use hatf::format::{EncodeOptions, TraceFormat};
-use hatf::internal::jvm::{Jvm, JvmZip};
+use hatf::internal::formats::jvm::{JVM, JVM_ZIP};
 use jvm_support::{trace, zip_of, Ends};
 
 fn compressed_len(program: &str, args: &[&str], input: &[u8]) -> Option<usize> {
@@ -30,11 +30,11 @@ fn compressed_len(program: &str, args: &[&str], input: &[u8]) -> Option<usize> {
 fn encoded_trace_is_smaller_than_xz_and_zstd_of_its_text() {
     let (text, _) = trace(31, 100_000, 4, Ends::Lf);
     let mut bin = Vec::new();
-    Jvm.encode(&mut text.as_bytes(), &mut bin, &EncodeOptions::default())
+    JVM.encode(&mut text.as_bytes(), &mut bin, &EncodeOptions::default())
         .expect("encodes");
     let z = zip_of(&text, zip::CompressionMethod::Deflated, None);
     let mut zbin = Vec::new();
-    JvmZip
+    JVM_ZIP
         .encode(&mut z.as_slice(), &mut zbin, &EncodeOptions::default())
         .expect("encodes");
     eprintln!(

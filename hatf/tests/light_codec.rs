@@ -6,8 +6,8 @@
 //! `mtrace-alloc-model-4-light.hatf` file was written by the commit that added codec 4.
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::internal::alloc::memory_replay::MemoryReplay;
-use hatf::internal::alloc::mtrace::Mtrace;
+use hatf::internal::formats::memory_replay::MemoryReplay;
+use hatf::internal::formats::mtrace::Mtrace;
 use metatf::container::{Codec, ContainerReader};
 
 const MTRACE: &[u8] = include_bytes!("data/relive.mtrace");

@@ -1,6 +1,6 @@
 //! HATF 1.0 native reader: bad input gives errors with byte offset, record number and field.
 
-use hatf::internal::alloc::native::{NativeError, NativeReader, Record};
+use hatf::internal::formats::native::{NativeError, NativeReader, Record};
 
 fn read_err(bytes: &[u8]) -> NativeError {
     let r: Result<Vec<Record>, NativeError> = NativeReader::new(bytes).collect();

@@ -1,6 +1,6 @@
 //! HATF 1.0 native: byte layouts from Appendix A and the decisions in docs/FORMAT.md §3.
 
-use hatf::internal::alloc::native::{
+use hatf::internal::formats::native::{
     DataRecord, Field, Interpretation, Metadata, NativeReader, NativeWriter, Record, RecordKind,
     Width,
 };

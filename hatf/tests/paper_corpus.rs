@@ -1,8 +1,8 @@
 //! The paper's encodings on the first lines of real traces from the shared corpus (skipped when the
 //! corpus is absent).
 
-use hatf::internal::alloc::paper::{self, Encoding};
 use hatf::internal::compare;
+use hatf::internal::paper::{self, Encoding};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 

@@ -1,8 +1,8 @@
 //! The paper's encodings: events → encode → decode == events, and native events mapping.
 
-use hatf::internal::alloc::native::{self, NativeReader, NativeWriter, Record};
-use hatf::internal::alloc::paper::{self, Encoding};
-use hatf::internal::alloc::{AllocEvent, AllocKind};
+use hatf::internal::formats::native::{self, NativeReader, NativeWriter, Record};
+use hatf::internal::paper::{self, Encoding};
+use hatf::internal::shared::allocation::{AllocEvent, AllocKind};
 use proptest::prelude::*;
 
 fn kind() -> impl Strategy<Value = AllocKind> {

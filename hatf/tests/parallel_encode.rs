@@ -4,8 +4,8 @@
 //! compression policy: traces under a block of records are compressed at least as well as at
 //! level 19, longer ones at the fast level.
 
-use hatf::internal::alloc::memory_replay::MemoryReplay;
-use hatf::internal::alloc::mtrace::Mtrace;
+use hatf::internal::formats::memory_replay::MemoryReplay;
+use hatf::internal::formats::mtrace::Mtrace;
 use hatf::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
 
 /// Records per block of the mtrace and memory_replay encoders.
@@ -175,7 +175,7 @@ fn traces_take_the_fast_level_and_tiny_blocks_the_context_mixer() {
             replay_text(BLOCK + 1000, false),
         ),
     ] {
-        let fast = Some(hatf::internal::alloc::blocks::FAST_ZSTD_LEVEL);
+        let fast = Some(hatf::internal::shared::container::blocks::FAST_ZSTD_LEVEL);
         for text in [&tiny, &long] {
             let default = encode(f, text, 2, None, false).unwrap();
             let at_fast_level = encode(f, text, 2, fast, false).unwrap();

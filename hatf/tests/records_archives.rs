@@ -7,8 +7,8 @@ use std::io::{Cursor, Write};
 use std::ops::Range;
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::internal::alloc::malloc_bench::MallocBench;
-use hatf::internal::alloc::memory_replay::MemoryReplayZip;
+use hatf::internal::formats::malloc_bench::MallocBench;
+use hatf::internal::formats::memory_replay::MemoryReplayZip;
 
 fn encode(f: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();

@@ -7,8 +7,8 @@ mod jvm_support;
 use std::collections::BTreeSet;
 
 use hatf::format::{EncodeOptions, TraceFormat};
-use hatf::internal::alloc::memory_replay::MemoryReplay;
-use hatf::internal::jvm::{Jvm, JvmZip};
+use hatf::internal::formats::jvm::{JVM, JVM_ZIP};
+use hatf::internal::formats::memory_replay::MemoryReplay;
 use jvm_support::{trace, zip_of, Ends};
 use metatf::container::{read_index_threads, ContainerReader};
 
@@ -57,14 +57,14 @@ fn jvm_index_lists_the_threads_of_its_records() {
     let (text, _) = trace(11, 3000, 4, Ends::Mixed);
     let want = jvm_threads(&text);
     assert_eq!(want.len(), 4, "the generator ran 4 threads");
-    let bin = encode(&Jvm, text.as_bytes());
-    let (lists, listed) = index_and_listed(&Jvm, &bin);
+    let bin = encode(&JVM, text.as_bytes());
+    let (lists, listed) = index_and_listed(&JVM, &bin);
     assert_eq!(lists, vec![want.clone()]);
     assert_eq!(listed, lists);
     // The zip's first block is the archive's bytes: no records, no threads.
     let z = zip_of(&text, zip::CompressionMethod::Deflated, Some(6));
-    let bin = encode(&JvmZip, &z);
-    let (lists, listed) = index_and_listed(&JvmZip, &bin);
+    let bin = encode(&JVM_ZIP, &z);
+    let (lists, listed) = index_and_listed(&JVM_ZIP, &bin);
     assert_eq!(lists, vec![vec![], want]);
     assert_eq!(listed, lists);
 }
@@ -74,8 +74,8 @@ fn jvm_verbatim_records_and_negative_ids_are_listed() {
     // `MN` spelled with a leading zero is kept verbatim but still names thread 5; a negative
     // thread id is listed as its two's complement; `OA` names no thread.
     let text = "VS:1\nTB:2:3\nMN:3:05:A:m:0\nMX:4:5:A:m\nTB:5:-2\nOA:6:A:9\n";
-    let bin = encode(&Jvm, text.as_bytes());
-    let (lists, listed) = index_and_listed(&Jvm, &bin);
+    let bin = encode(&JVM, text.as_bytes());
+    let (lists, listed) = index_and_listed(&JVM, &bin);
     assert_eq!(lists, vec![vec![3, 5, (-2i64) as u64]]);
     assert_eq!(listed, lists);
 }
@@ -94,8 +94,8 @@ fn et_lister_agrees_with_the_index() {
     // Canonical records on threads 1 and 3, a spelled one (extra blank) on thread 8 that the
     // encoder keeps verbatim and does not list, a comment.
     let text = b"N 10 16 2 5 0 1\nM 4 10 3\n# note\nE 4  8\nE 4 3\nD 10 1 7\n";
-    let bin = encode(&hatf::internal::et::ET3, text);
-    let (lists, listed) = index_and_listed(&hatf::internal::et::ET3, &bin);
+    let bin = encode(&hatf::internal::formats::et::ET3, text);
+    let (lists, listed) = index_and_listed(&hatf::internal::formats::et::ET3, &bin);
     assert_eq!(lists, vec![vec![1, 3]]);
     assert_eq!(listed, lists);
 }

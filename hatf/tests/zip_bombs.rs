@@ -5,8 +5,8 @@
 
 use std::io::Write;
 
-use hatf::internal::alloc::memory_replay::MemoryReplayZip;
-use hatf::internal::jvm::JvmZip;
+use hatf::internal::formats::jvm::JVM_ZIP;
+use hatf::internal::formats::memory_replay::MemoryReplayZip;
 use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
 use metatf::container::ContainerReader;
 
@@ -102,7 +102,7 @@ fn with_declared_size(z: &[u8], size: u32) -> Vec<u8> {
 fn valid_lines_then_zeros_are_stored_as_the_archive_and_refused_by_stats() {
     let formats: [(&dyn TraceFormat, &str, Vec<u8>); 2] = [
         (&MemoryReplayZip, "dump.txt", memory_replay_lines()),
-        (&JvmZip, "trace", jvm_lines()),
+        (&JVM_ZIP, "trace", jvm_lines()),
     ];
     for (format, name, lines) in formats {
         // The lines alone are taken apart or modelled; with 8 MiB of zeros after them (a line
@@ -130,7 +130,7 @@ fn valid_lines_then_zeros_are_stored_as_the_archive_and_refused_by_stats() {
 fn an_entry_unlike_its_declared_size_is_stored_as_the_archive_and_refused_by_stats() {
     let formats: [(&dyn TraceFormat, &str, Vec<u8>); 2] = [
         (&MemoryReplayZip, "dump.txt", memory_replay_lines()),
-        (&JvmZip, "trace", jvm_lines()),
+        (&JVM_ZIP, "trace", jvm_lines()),
     ];
     for (format, name, lines) in formats {
         let z = bomb(name, &lines, 0);
@@ -167,7 +167,7 @@ fn a_gigabyte_of_zeros_after_the_lines_is_stored_as_the_archive() {
             "dump.txt",
             memory_replay_lines(),
         ),
-        (&JvmZip, "trace", jvm_lines()),
+        (&JVM_ZIP, "trace", jvm_lines()),
     ] {
         let z = bomb(name, &lines, 1 << 30);
         let bin = encode(format, &z);

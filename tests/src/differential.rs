@@ -2,8 +2,8 @@
 //! random records of any format, built from its DTD, as the universal writer takes them.
 
 use metatf::dtd::{FieldDef, FieldKind, RecordDef};
-use metatf::typed::Format;
-use metatf::{ContainerHeader, DynRecord, Value};
+use metatf::typed::{Format, TypedEvent, TypedReader, TypedWriter};
+use metatf::{Codec, ContainerHeader, DynRecord, UniversalWriter, Value};
 
 /// A hand-written format using every interpretation, value sections included, alone
 /// ([`every::Every`], global records) and spanning two sections ([`every::Lives`]).
@@ -232,4 +232,46 @@ pub fn with_metadata<T: Format>(records: Vec<DynRecord>, every: usize) -> Vec<Dy
         }
     }
     out
+}
+
+/// Writes `records` with the universal writer under `header`, `block` records to a block.
+pub fn universal_write<T: Format>(
+    records: &[DynRecord],
+    block: u64,
+    header: &ContainerHeader,
+    codec: Codec,
+    level: i32,
+) -> Vec<u8> {
+    let schema = T::plan().expect("plan").schema().clone();
+    let mut w = UniversalWriter::new(Vec::new(), schema, header, codec, level).expect("writer");
+    w.set_block_records(block);
+    for r in records {
+        w.write(r).expect("universal write");
+    }
+    w.finish().expect("finish")
+}
+
+/// Every event of `bytes`, read by the typed reader of `T`.
+pub fn typed_events<T: Format>(bytes: &[u8]) -> Vec<TypedEvent<T>> {
+    let mut r = TypedReader::<T, _>::new(bytes).expect("typed reader");
+    std::iter::from_fn(|| r.next_event().expect("typed read")).collect()
+}
+
+/// Writes `records` with `w`, `block` records to a block, reads the file back with the typed
+/// reader and checks it gives `records`; returns the file.
+pub fn typed_round_trip<T>(mut w: TypedWriter<T, Vec<u8>>, block: u64, records: &[T]) -> Vec<u8>
+where
+    T: Format + PartialEq + std::fmt::Debug,
+{
+    w.set_block_records(block);
+    for r in records {
+        w.write(r).expect("write");
+    }
+    let bytes = w.finish().expect("finish");
+    let back: Vec<T> = TypedReader::new(&bytes[..])
+        .expect("reader")
+        .collect::<Result<_, _>>()
+        .expect("read");
+    assert_eq!(back, records);
+    bytes
 }

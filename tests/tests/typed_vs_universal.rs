@@ -4,27 +4,12 @@
 //! metadata records that widen fields or switch them to `none`, comments, value sections and
 //! block boundaries.
 
-use hatf_tests::differential::{dyn_records, every, header};
+use hatf_tests::differential::{dyn_records, every, header, typed_events, universal_write};
 use hatf_tests::dtd_codecs::{self, hatf10};
 use hatf_tests::for_each_dtd_format;
 use metatf::typed::{Format, TypedEvent, TypedReader, TypedWriter};
 use metatf::{Codec, ContainerHeader, DynRecord, UniversalReader, UniversalWriter, Value};
 use proptest::prelude::*;
-
-fn universal_write<T: Format>(records: &[DynRecord], block: u64, codec: Codec) -> Vec<u8> {
-    let schema = T::plan().expect("plan").schema().clone();
-    let mut w = UniversalWriter::new(Vec::new(), schema, &header::<T>(), codec, 1).expect("writer");
-    w.set_block_records(block);
-    for r in records {
-        w.write(r).expect("universal write");
-    }
-    w.finish().expect("finish")
-}
-
-fn typed_events<T: Format>(bytes: &[u8]) -> Vec<TypedEvent<T>> {
-    let mut r = TypedReader::<T, _>::new(bytes).expect("typed reader");
-    std::iter::from_fn(|| r.next_event().expect("typed read")).collect()
-}
 
 fn typed_write<T: Format>(events: &[TypedEvent<T>], block: u64, codec: Codec) -> Vec<u8> {
     let mut w = TypedWriter::<T, _>::new(Vec::new(), codec, 1).expect("typed writer");
@@ -48,7 +33,7 @@ fn universal_records(bytes: &[u8]) -> Vec<DynRecord> {
 /// The whole differential check for one format and one set of records.
 fn check<T: Format + std::fmt::Debug + PartialEq>(choices: &[(usize, u64)], block: u64) {
     let input = dyn_records::<T>(choices);
-    let universal = universal_write::<T>(&input, block, Codec::None);
+    let universal = universal_write::<T>(&input, block, &header::<T>(), Codec::None, 1);
     let events = typed_events::<T>(&universal);
     let typed = typed_write::<T>(&events, block, Codec::None);
     assert_eq!(typed, universal, "typed and universal writers disagree");
@@ -202,7 +187,7 @@ fn typed_reader_reads_a_trace_written_with_the_original_hatf10_dtd() {
 
 #[test]
 fn typed_reader_refuses_a_trace_of_another_format() {
-    let bytes = universal_write::<every::Every>(&[], 10, Codec::None);
+    let bytes = universal_write::<every::Every>(&[], 10, &header::<every::Every>(), Codec::None, 1);
     let err = TypedReader::<hatf10::Heap, _>::new(&bytes[..])
         .err()
         .expect("every is not hatf10");

@@ -4,7 +4,9 @@
 //! any block size, with byte strings, comments, section switches and metadata records mid-stream;
 //! each reader reads the other's output; damaged input is an error, never a panic.
 
-use hatf_tests::differential::{dyn_records, every, header, with_metadata};
+use hatf_tests::differential::{
+    dyn_records, every, header, typed_events, typed_round_trip, universal_write, with_metadata,
+};
 use hatf_tests::dtd_codecs::{self, hatf10};
 use hatf_tests::{for_each_dtd_format, for_each_model_format};
 use metatf::typed::{Format, TypedEvent, TypedReader, TypedWriter};
@@ -46,22 +48,6 @@ fn model_header<T: Format>() -> ContainerHeader {
     h
 }
 
-fn universal_write<T: Format>(records: &[DynRecord], block: u64) -> Vec<u8> {
-    let schema = T::plan().expect("plan").schema().clone();
-    let mut w = UniversalWriter::new(Vec::new(), schema, &model_header::<T>(), Codec::None, 0)
-        .expect("writer");
-    w.set_block_records(block);
-    for r in records {
-        w.write(r).expect("universal write");
-    }
-    w.finish().expect("finish")
-}
-
-fn typed_events<T: Format>(bytes: &[u8]) -> Vec<TypedEvent<T>> {
-    let mut r = TypedReader::<T, _>::new(bytes).expect("typed reader");
-    std::iter::from_fn(|| r.next_event().expect("typed read")).collect()
-}
-
 fn typed_write<T: Format>(events: &[TypedEvent<T>], block: u64) -> Vec<u8> {
     let mut w = TypedWriter::<T, _>::modelled(Vec::new()).expect("typed writer");
     w.set_block_records(block);
@@ -89,7 +75,7 @@ fn normalised(mut records: Vec<DynRecord>) -> Vec<DynRecord> {
 
 /// The whole differential check for one format and one set of records; returns the bytes.
 fn check<T: Format + std::fmt::Debug + PartialEq>(input: &[DynRecord], block: u64) -> Vec<u8> {
-    let universal = universal_write::<T>(input, block);
+    let universal = universal_write::<T>(input, block, &model_header::<T>(), Codec::None, 0);
     let events = typed_events::<T>(&universal);
     assert_eq!(
         events.len(),
@@ -176,7 +162,13 @@ proptest! {
         flip in 1u8..=255,
         cut in any::<bool>(),
     ) {
-        let bytes = universal_write::<every::Lives>(&dyn_records::<every::Lives>(&choices), block);
+        let bytes = universal_write::<every::Lives>(
+            &dyn_records::<every::Lives>(&choices),
+            block,
+            &model_header::<every::Lives>(),
+            Codec::None,
+            0,
+        );
         let mut damaged = bytes.clone();
         let i = at.index(damaged.len());
         if cut {
@@ -262,23 +254,13 @@ fn the_typed_reader_reads_paper_layout_and_model_engine_files_of_one_format() {
         .collect();
     let mut files = Vec::new();
     for modelled in [false, true] {
-        let mut w = if modelled {
+        let w = if modelled {
             TypedWriter::<hatf10::Heap, _>::modelled(Vec::new())
         } else {
             TypedWriter::<hatf10::Heap, _>::new(Vec::new(), Codec::None, 0)
         }
         .expect("writer");
-        w.set_block_records(64);
-        for r in &records {
-            w.write(r).expect("write");
-        }
-        let bytes = w.finish().expect("finish");
-        let back: Vec<hatf10::Heap> = TypedReader::new(&bytes[..])
-            .expect("reader")
-            .collect::<Result<_, _>>()
-            .expect("read");
-        assert_eq!(back, records);
-        files.push(bytes);
+        files.push(typed_round_trip(w, 64, &records));
     }
     assert!(files[1] != files[0], "two layouts");
 }

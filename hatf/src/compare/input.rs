@@ -2,8 +2,8 @@
 //! file is packed), the format that reads it, and its allocation events when it is an
 //! allocation trace.
 
-use crate::alloc::event::AllocEvent;
 use crate::format::{FormatError, TraceFormat};
+use crate::shared::allocation::event::AllocEvent;
 use std::io::Read;
 use std::path::Path;
 
@@ -110,10 +110,10 @@ pub fn events(
 ) -> Result<Option<Vec<AllocEvent>>, FormatError> {
     let mut input: &[u8] = text;
     match format.name() {
-        "mtrace" => crate::alloc::mtrace::read_events(&mut input, file),
-        "memory-replay" => crate::alloc::memory_replay::read_events(&mut input, file),
-        "wee-alloc" => crate::alloc::wee_alloc::read_events(&mut input, file),
-        "malloc-bench" => crate::alloc::malloc_bench::read_events(&mut input, file),
+        "mtrace" => crate::formats::mtrace::read_events(&mut input, file),
+        "memory-replay" => crate::formats::memory_replay::read_events(&mut input, file),
+        "wee-alloc" => crate::formats::wee_alloc::read_events(&mut input, file),
+        "malloc-bench" => crate::formats::malloc_bench::read_events(&mut input, file),
         _ => return Ok(None),
     }
     .map(Some)

@@ -20,9 +20,9 @@ pub mod record_text;
 pub mod render;
 pub mod variants;
 
-use crate::alloc::event::AllocEvent;
-use crate::alloc::paper::{self, Encoding};
 use crate::format::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
+use crate::paper::{self, Encoding};
+use crate::shared::allocation::event::AllocEvent;
 use std::time::{Duration, Instant};
 
 /// Sizes in bytes of one encoding of one trace.

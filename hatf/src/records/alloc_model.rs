@@ -11,12 +11,12 @@ use metatf::container::Block;
 use super::builtin;
 use super::value::{Fields, Item, Record};
 use super::Visitor;
-use crate::alloc::entries::EntrySink;
-use crate::alloc::memory_replay::entries as replay;
-use crate::alloc::memory_replay::zip as replay_zip;
-use crate::alloc::mtrace::entries as mtrace;
 use crate::format::FormatError;
+use crate::formats::memory_replay::entries as replay;
+use crate::formats::memory_replay::zip as replay_zip;
+use crate::formats::mtrace::entries as mtrace;
 use crate::seek::ReadSeek;
+use crate::shared::container::entries::EntrySink;
 
 /// Visits records `range` of the `mtrace` file `input`.
 pub(crate) fn read_mtrace(
@@ -275,7 +275,7 @@ mod tests {
         };
         let zip = std::fs::read(path).unwrap();
         let mut bin = Vec::new();
-        crate::by_name(crate::alloc::memory_replay::zip::FORMAT)
+        crate::by_name(crate::formats::memory_replay::zip::FORMAT)
             .unwrap()
             .encode(&mut &zip[..], &mut bin, &Default::default())
             .unwrap();

@@ -4,12 +4,14 @@
 //! no layout is decoded a second time here.
 
 use super::value::{FieldSpec, FieldType, Fields, RecordType, Value};
-use crate::alloc::malloc_bench::proto;
-use crate::alloc::memory_replay::line::{self as replay_line, Action, ReplayLine};
-use crate::alloc::mtrace::line::{self as mtrace_line, Line as MtraceLine, Op, OpLine};
-use crate::alloc::wee_alloc::{self, WeeLine};
-use crate::et::line::{self as et_line, Kind as EtKind, Line as EtLine, Record as EtRecord};
-use crate::jvm::line::{self as jvm_line, Field as JvmField, Kind as JvmKind, Parsed};
+use crate::formats::et::line::{
+    self as et_line, Kind as EtKind, Line as EtLine, Record as EtRecord,
+};
+use crate::formats::jvm::line::{self as jvm_line, Field as JvmField, Kind as JvmKind, Parsed};
+use crate::formats::malloc_bench::proto;
+use crate::formats::memory_replay::line::{self as replay_line, Action, ReplayLine};
+use crate::formats::mtrace::line::{self as mtrace_line, Line as MtraceLine, Op, OpLine};
+use crate::formats::wee_alloc::{self, WeeLine};
 
 use FieldType::{Bytes, I64, U64};
 

@@ -10,10 +10,10 @@ use metatf::container::Block;
 use super::builtin;
 use super::value::{Fields, Item, Record};
 use super::Visitor;
-use crate::et::decode::{visit_records, BlockVisitor};
-use crate::et::line::Record as EtRecord;
-use crate::et::model::RecordSink;
 use crate::format::FormatError;
+use crate::formats::et::decode::{visit_records, BlockVisitor};
+use crate::formats::et::line::Record as EtRecord;
+use crate::formats::et::model::RecordSink;
 use crate::seek::ReadSeek;
 
 /// Visits records `range` of the Elephant Tracks file `input`.

@@ -9,8 +9,8 @@ use metatf::container::IndexEntry;
 use super::builtin::{Framing, Parser};
 use super::value::{Fields, Item, Record};
 use super::Visitor;
-use crate::alloc::malloc_bench::proto;
 use crate::format::FormatError;
+use crate::formats::malloc_bench::proto;
 
 /// A [`Write`] that turns text into [`Item`]s.
 pub(crate) struct RecordSink<'v, 'w, 'b> {

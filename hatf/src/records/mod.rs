@@ -186,7 +186,7 @@ impl RecordFile {
             // Not a `memory-replay-zip` file, whose reading first finds the container nested
             // in its archive.
             Source::Builtin(Parser::MemoryReplay) => {
-                self.format == crate::alloc::memory_replay::FORMAT
+                self.format == crate::formats::memory_replay::FORMAT
             }
             _ => false,
         };
@@ -239,14 +239,14 @@ impl RecordFile {
                 alloc_model::read_mtrace(input, name, range, visitor)
             }
             Source::Builtin(Parser::MemoryReplay)
-                if self.format == crate::alloc::memory_replay::FORMAT =>
+                if self.format == crate::formats::memory_replay::FORMAT =>
             {
                 alloc_model::read_memory_replay(input, name, range, visitor)
             }
             // A `memory-replay-zip` file nests a `memory-replay` container among the archive's
             // parts: its records are that container's.
             Source::Builtin(Parser::MemoryReplay)
-                if self.format == crate::alloc::memory_replay::zip::FORMAT =>
+                if self.format == crate::formats::memory_replay::zip::FORMAT =>
             {
                 alloc_model::read_memory_replay_zip(input, name, range, visitor)
             }

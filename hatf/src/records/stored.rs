@@ -13,7 +13,7 @@ use super::value::Item;
 use super::Visitor;
 use crate::format::{DecodeOptions, FormatError, TraceFormat};
 use crate::seek::ReadSeek;
-use crate::shared::zip_entry::{self, Wanted};
+use crate::shared::archive::zip_entry::{self, Wanted};
 
 /// The `layout` property of a file that keeps the archive's bytes.
 pub(crate) const ORIGINAL_BYTES: &str = "original-bytes";
@@ -85,8 +85,8 @@ pub(crate) fn read(
 /// ([`zip_entry::with_entry`]: local headers one after another, so a damaged or cut archive is
 /// read up to the damage, and the text held to the size its header declares).
 fn zip_trace(archive: &mut impl Read, format: &str, out: &mut impl Write) -> io::Result<u64> {
-    let wanted = if format == crate::jvm::zip::FORMAT {
-        Wanted::Named(crate::jvm::zip::MEMBER)
+    let wanted = if format == crate::formats::jvm::zip::FORMAT {
+        Wanted::Named(crate::formats::jvm::zip::MEMBER)
     } else {
         Wanted::FirstFile
     };

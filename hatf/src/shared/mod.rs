@@ -1,4 +1,11 @@
 //! What several formats share, one of each, named for what it is.
 
+pub mod allocation;
+pub mod allocation_model;
+pub mod archive;
+pub mod coding;
+pub mod container;
+pub mod huge_pages;
 pub mod stats_schema;
-pub mod zip_entry;
+pub mod text;
+pub mod threads;

@@ -1,0 +1,266 @@
+//! Writing and reading the blocks of an allocation-trace container: one section per stream,
+//! each compressed on its own.
+
+use std::io::{Read, Write};
+
+use metatf::container::{
+    Block, Codec, ContainerHeader, ContainerReader, ContainerWriter, SectionData,
+};
+
+use crate::format::{Compression, EncodeOptions, FormatError};
+
+/// Default zstd level for the `auto` encoding: the streams are small, so a high level is cheap.
+pub const DEFAULT_ZSTD_LEVEL: i32 = 19;
+/// Default zstd level of the encoders that ask for it ([`BlockWriter::fast_level`]), those of
+/// the allocation model's layout `alloc-model-4`: since the model packs each record's symbols
+/// into one shape, level 3 keeps every corpus trace under half the size of the best of
+/// `xz -9` and `zstd -19 --long=27` (memory-replay systemui, the closest, at 0.475), while
+/// level 19 costs about a second of CPU per million records, several times the cost of
+/// parsing them (`--level 19` still gives the smallest files).
+pub const FAST_ZSTD_LEVEL: i32 = 3;
+/// Blocks whose streams total at most this many bytes, written at the default level (small
+/// traces, where the size target is hardest), store their sections with the context-mixing
+/// codec 3 instead of zstd: it learns from the first byte on, where zstd pays for its frame and
+/// tables (measured on a fresh 7,146-record python mtrace log, 42 KB of streams: 10,675 bytes
+/// against 13,136). It codes about 2 MB/s each way, so the bound keeps its cost per block under
+/// about 30 ms; larger blocks keep zstd, which decodes hundreds of times faster.
+pub const CONTEXT_MIX_BLOCK: usize = 64 << 10;
+/// [`CONTEXT_MIX_BLOCK`] for the first block of the encoders at [`FAST_ZSTD_LEVEL`], whose
+/// sections then use the light context mixer (codec 4): traces this small (a few thousand
+/// records) still need a context mixer to stay under half the size of the best general-purpose
+/// compressor (a 7,000-record python log, 26,784 bytes of streams: 10,726 bytes, 0.46 of
+/// the best of `xz -9` and `zstd -19 --long=27`, against 12,455 at zstd level 3 and 12,038 at
+/// level 19), while a block of twice that is well under it at level 3 (the repository's sample,
+/// 63 KB of streams: 13,545 bytes, 0.22), where even the light mixer would cost more than zstd.
+/// Codec 3 was used here before: 10,301 bytes, in about six times the light mixer's time.
+pub const FAST_CONTEXT_MIX_BLOCK: usize = 32 << 10;
+/// Streams shorter than this are stored uncompressed.
+pub const SMALL_STREAM: usize = 24;
+
+/// The `layout` property of the files of the allocation model: each block starts a fresh
+/// model (prediction state, site strings, thread ids), so any block decodes without the blocks
+/// before it and memory is bounded by the block size; allocations at addresses that are still
+/// live are flagged, so decoders keep no address map; each record's small symbols are one
+/// shape id ([`crate::shared::allocation_model::packing::record_shapes`]).
+pub const LAYOUT: &str = "alloc-model-4";
+
+/// Checks that `header`'s file has the allocation model's layout ([`LAYOUT`]); an error naming
+/// `file` for any other.
+pub fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
+    match header.property(metatf::container::PROPERTY_LAYOUT) {
+        Some(LAYOUT) => Ok(()),
+        other => Err(FormatError {
+            file: file.to_string(),
+            position: String::new(),
+            message: format!("layout {other:?} is not one this hatf decodes (`{LAYOUT}`)"),
+        }),
+    }
+}
+
+/// The header properties every allocation-model file carries.
+pub fn model_properties() -> Vec<(String, String)> {
+    vec![
+        ("encoding".to_string(), "auto".to_string()),
+        (
+            metatf::container::PROPERTY_LAYOUT.to_string(),
+            LAYOUT.to_string(),
+        ),
+    ]
+}
+
+/// Turns a container error into a format error naming the file.
+pub fn container_error(file: &str, e: metatf::Error) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message: e.to_string(),
+    }
+}
+
+/// Writes blocks of streams with the codec and level chosen in the options.
+pub struct BlockWriter<W: Write> {
+    inner: ContainerWriter<W>,
+    codec: Codec,
+    level: i32,
+    /// True when the level came from the options (`--level`), which then hold for every block.
+    level_chosen: bool,
+    /// True when default-level blocks use [`FAST_ZSTD_LEVEL`] (and the context mixer only
+    /// for a small first block).
+    fast: bool,
+    /// True until the first block is written: a small first block is a small trace (blocks
+    /// end at a fixed record count), where a small last block of a long trace is not.
+    first_block: bool,
+    file: String,
+}
+
+impl<W: Write> BlockWriter<W> {
+    /// Writes the header.
+    pub fn new(
+        out: W,
+        header: &ContainerHeader,
+        options: &EncodeOptions,
+    ) -> Result<Self, FormatError> {
+        let (codec, level) = match options.compression {
+            Compression::None => (Codec::None, 0),
+            Compression::Gzip => (Codec::Gzip, options.level.unwrap_or(9)),
+            Compression::Zstd => (Codec::Zstd, options.level.unwrap_or(DEFAULT_ZSTD_LEVEL)),
+        };
+        let mut inner = ContainerWriter::new(out, header)
+            .map_err(|e| container_error(&options.input_name, e))?;
+        inner.set_threads(options.threads);
+        Ok(BlockWriter {
+            inner,
+            codec,
+            level,
+            level_chosen: options.level.is_some(),
+            fast: false,
+            first_block: true,
+            file: options.input_name.clone(),
+        })
+    }
+
+    /// Asks for the default policy of the text encoders: with no level chosen in the options,
+    /// zstd blocks are compressed at [`FAST_ZSTD_LEVEL`].
+    pub fn fast_level(&mut self) {
+        self.fast = true;
+    }
+
+    /// The level of the blocks.
+    fn level_now(&self) -> i32 {
+        if self.fast && !self.level_chosen && self.codec == Codec::Zstd {
+            FAST_ZSTD_LEVEL
+        } else {
+            self.level
+        }
+    }
+
+    /// The codec of a section of `len` bytes in a block of `block_len` bytes of streams
+    /// compressed at `level`.
+    fn codec_for(&self, len: usize, block_len: usize, level: i32) -> Codec {
+        if len < SMALL_STREAM {
+            // A compressed frame costs more than it saves on a few bytes.
+            Codec::None
+        } else if self.codec != Codec::Zstd || self.level_chosen {
+            self.codec
+        } else if self.fast && self.first_block && block_len <= FAST_CONTEXT_MIX_BLOCK {
+            Codec::LightContextMix
+        } else if level == DEFAULT_ZSTD_LEVEL && block_len <= CONTEXT_MIX_BLOCK {
+            Codec::ContextMix
+        } else {
+            self.codec
+        }
+    }
+
+    /// The sections of the non-empty `streams` of a block of `block_len` bytes of streams, at
+    /// the level of the block about to be written.
+    fn sections<'s>(&self, streams: &[(u8, &'s [u8])], block_len: usize) -> Vec<SectionData<'s>> {
+        let level = self.level_now();
+        streams
+            .iter()
+            .filter(|(_, b)| !b.is_empty())
+            .map(|&(number, bytes)| SectionData {
+                number,
+                element_width: 1,
+                codec: self.codec_for(bytes.len(), block_len, level),
+                level,
+                bytes,
+            })
+            .collect()
+    }
+
+    /// Writes one block of `records` records; empty streams are left out.
+    pub fn block(&mut self, records: u64, streams: &[(u8, &[u8])]) -> Result<(), FormatError> {
+        let block_len: usize = streams.iter().map(|(_, b)| b.len()).sum();
+        let sections = self.sections(streams, block_len);
+        self.inner
+            .write_block(records, &sections)
+            .map_err(|e| container_error(&self.file, e))?;
+        self.first_block = false;
+        Ok(())
+    }
+
+    /// Starts compressing `streams`, some of the next block's (empty ones are left out), on
+    /// the container writer's worker threads, before [`BlockWriter::block`] writes the block
+    /// with the same streams among its others (see `ContainerWriter::compress_ahead`). Does
+    /// nothing when the codec of a stream could still depend on the block's other streams
+    /// (the context mixers are chosen for small blocks only, and these streams alone do not
+    /// show the block is too large for them), nor with one thread.
+    pub fn block_ahead(&mut self, streams: &[(u8, &[u8])]) -> Result<(), FormatError> {
+        let known_len: usize = streams.iter().map(|(_, b)| b.len()).sum();
+        if known_len <= CONTEXT_MIX_BLOCK.max(FAST_CONTEXT_MIX_BLOCK) {
+            return Ok(());
+        }
+        // The block holds more than `known_len` bytes, so the codec of each section is that
+        // of any block of its size.
+        let sections = self.sections(streams, known_len);
+        self.inner
+            .compress_ahead(&sections)
+            .map_err(|e| container_error(&self.file, e))
+    }
+
+    /// The input's name, for errors.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Asks for the compact container form when the file has one (see
+    /// [`ContainerWriter::prefer_compact`]).
+    pub fn prefer_compact(&mut self) {
+        self.inner.prefer_compact();
+    }
+
+    /// Names the thread ids of the next block's records, for formats whose records have
+    /// threads (the container's index lists them).
+    pub fn set_block_threads(&mut self, threads: &[u64]) {
+        self.inner.set_block_threads(threads);
+    }
+
+    /// Writes the index and trailer.
+    pub fn finish(self) -> Result<(), FormatError> {
+        let mut out = self
+            .inner
+            .finish()
+            .map_err(|e| container_error(&self.file, e))?;
+        out.flush().map_err(|e| FormatError {
+            file: self.file.clone(),
+            position: String::new(),
+            message: format!("cannot write the output: {e}"),
+        })
+    }
+}
+
+/// Opens a container and checks that it holds `format`.
+pub fn open<R: Read>(
+    input: R,
+    format: &str,
+    file: &str,
+) -> Result<ContainerReader<R>, FormatError> {
+    let reader = ContainerReader::new(input).map_err(|e| container_error(file, e))?;
+    if reader.header().format != format {
+        return Err(FormatError {
+            file: file.to_string(),
+            position: String::new(),
+            message: format!(
+                "this file holds `{}`, not `{format}`",
+                reader.header().format
+            ),
+        });
+    }
+    Ok(reader)
+}
+
+/// The bytes of section `number` in `block`, empty when the block has none.
+pub fn section(block: &Block, number: u8) -> &[u8] {
+    block
+        .section(number)
+        .map_or(&[][..], |s| s.bytes.as_slice())
+}
+
+/// An I/O error while writing decoded text.
+pub fn write_error(file: &str, e: std::io::Error) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: String::new(),
+        message: format!("cannot write the output: {e}"),
+    }
+}

@@ -1,0 +1,113 @@
+//! The sink that prints the model's records as a format's text, shared by the formats whose
+//! blocks the model decodes: it holds the text buffer, sends it on at flush points and block
+//! ends, drops the text of a batch that failed, and keeps the records a range asks for; the
+//! format's [`BatchPrinter`] prints the lines.
+
+use std::ops::Range;
+
+use metatf::container::Block;
+
+use crate::format::FormatError;
+use crate::shared::allocation_model::threads::decode_pipeline::{self, Drain, RecordSink};
+use crate::shared::allocation_model::ModelRecord;
+use crate::shared::container::blocks::write_error;
+use crate::shared::container::kept_records::KeepingSink;
+use crate::shared::text::out::{Filled, TextOut};
+
+/// How one format prints batches of the model's records.
+pub(crate) trait BatchPrinter {
+    /// A block begins: its tables and streams start afresh (every block decodes on its own).
+    fn block_start(&mut self);
+
+    /// Prints into `text` the records of `records` (of `block`, the first of them record
+    /// `first` of the block) whose numbers in the block are in `keep`, and follows the others;
+    /// `all` says that every one is in `keep`, so that none needs its own test.
+    fn print(
+        &mut self,
+        text: &mut TextOut,
+        block: &Block,
+        first: u64,
+        records: &[ModelRecord],
+        keep: &Range<u64>,
+        all: bool,
+    ) -> Result<(), FormatError>;
+}
+
+/// Prints decoded records as text with a format's [`BatchPrinter`].
+pub(crate) struct TextSink<'f, 'o, P> {
+    file: &'f str,
+    out: Drain<'o>,
+    /// The records of each block (counted from its first) whose text is written.
+    keep: Range<u64>,
+    text: TextOut,
+    printer: P,
+}
+
+impl<'f, 'o, P: BatchPrinter> TextSink<'f, 'o, P> {
+    /// A sink printing with `printer` into a buffer of `room` bytes to start with, sent on
+    /// through `out`; errors name `file`.
+    pub(crate) fn new(file: &'f str, out: Drain<'o>, room: usize, printer: P) -> Self {
+        TextSink {
+            file,
+            out,
+            keep: 0..u64::MAX,
+            text: TextOut::new(room),
+            printer,
+        }
+    }
+}
+
+impl<P: BatchPrinter> KeepingSink for TextSink<'_, '_, P> {
+    fn keep(&mut self, keep: Range<u64>) {
+        self.keep = keep;
+    }
+}
+
+/// No record: what a batch that is only followed keeps.
+const NONE: Range<u64> = 0..0;
+
+impl<P: BatchPrinter> RecordSink for TextSink<'_, '_, P> {
+    fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
+        self.printer.block_start();
+        Ok(())
+    }
+
+    fn records(
+        &mut self,
+        block: &Block,
+        first: u64,
+        records: &[ModelRecord],
+        print: bool,
+    ) -> Result<(), FormatError> {
+        let keep = if print { &self.keep } else { &NONE };
+        // Every record of the batch is kept when printing a whole block (the common case).
+        let end = first.saturating_add(records.len() as u64);
+        let all = print && keep.start <= first && end <= keep.end;
+        let start = self.text.len();
+        let printed = self
+            .printer
+            .print(&mut self.text, block, first, records, keep, all);
+        if let Err(e) = printed {
+            self.text.truncate(start);
+            return Err(e);
+        }
+        if decode_pipeline::flush_point(end) {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn take_printed(&mut self, text: Filled) {
+        self.out.take_printed(&mut self.text, text);
+    }
+
+    fn flush(&mut self) -> Result<(), FormatError> {
+        self.out
+            .drain(&mut self.text)
+            .map_err(|e| write_error(self.file, e))
+    }
+
+    fn block_end(&mut self, _block: &Block) -> Result<(), FormatError> {
+        self.flush()
+    }
+}

@@ -1,0 +1,3 @@
+//! Handing work between threads.
+
+pub mod spin_recv;
