@@ -4,7 +4,7 @@
 use std::io::BufReader;
 use std::path::Path;
 
-use hatf::records::{Item, RecordFile, RecordType, Value};
+use hatf::records::{text_line, Item, RecordFile, RecordType, Value};
 
 use crate::args::DumpArgs;
 use crate::error::{CliError, CliResult};
@@ -118,27 +118,6 @@ pub fn open_seekable(path: &Path) -> CliResult<BufReader<std::fs::File>> {
     std::io::Seek::rewind(&mut temp)
         .map_err(|e| CliError::input(format!("cannot seek a temporary file: {e}")))?;
     Ok(BufReader::with_capacity(BINARY_READ_AHEAD, temp))
-}
-
-/// `name field=value ...`, as the text form prints records; byte strings quoted.
-fn text_line(t: &RecordType, values: &[Value<'_>], out: &mut Vec<u8>) {
-    out.extend_from_slice(t.name.as_bytes());
-    for (f, v) in t.fields.iter().zip(values) {
-        out.push(b' ');
-        out.extend_from_slice(f.name.as_bytes());
-        out.push(b'=');
-        match v {
-            Value::Null => out.extend_from_slice(b"-"),
-            Value::U64(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-            Value::I64(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-            Value::Bytes(b) => {
-                out.push(b'"');
-                out.extend(b.escape_ascii());
-                out.push(b'"');
-            }
-        }
-    }
-    out.push(b'\n');
 }
 
 /// `{"record":"free","index":7,"address":...}`: one object per record, fields by name,

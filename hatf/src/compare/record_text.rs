@@ -3,7 +3,7 @@
 //! strings quoted, a byte string's length field left out (the string implies it).
 
 use crate::format::FormatError;
-use crate::records::{Item, RecordFile, RecordType, Value};
+use crate::records::{text_line, Item, RecordFile};
 use std::io::Cursor;
 
 /// The record text of the binary trace `file` and its number of records.
@@ -15,7 +15,7 @@ pub fn of_file(file: &[u8], name: &str) -> Result<(Vec<u8>, u64), FormatError> {
     let mut text = Vec::with_capacity(file.len().saturating_mul(8));
     let count = records.read(&mut input, name, 0..u64::MAX, &mut |item| {
         if let Item::Record(r) = item {
-            line(&types[r.record_type], r.values, &mut text);
+            text_line(&types[r.record_type], r.values, &mut text);
         }
         Ok(())
     })?;
@@ -27,25 +27,4 @@ pub fn count(file: &[u8], name: &str) -> Result<u64, FormatError> {
     let mut input = Cursor::new(file);
     let records = RecordFile::open(&mut input, name)?;
     records.read(&mut input, name, 0..u64::MAX, &mut |_| Ok(()))
-}
-
-/// Appends one record's line, as `hatf dump` prints it.
-pub fn line(t: &RecordType, values: &[Value<'_>], out: &mut Vec<u8>) {
-    out.extend_from_slice(t.name.as_bytes());
-    for (f, v) in t.fields.iter().zip(values) {
-        out.push(b' ');
-        out.extend_from_slice(f.name.as_bytes());
-        out.push(b'=');
-        match v {
-            Value::Null => out.push(b'-'),
-            Value::U64(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-            Value::I64(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-            Value::Bytes(b) => {
-                out.push(b'"');
-                out.extend(b.escape_ascii());
-                out.push(b'"');
-            }
-        }
-    }
-    out.push(b'\n');
 }

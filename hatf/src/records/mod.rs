@@ -47,6 +47,7 @@ mod builtin;
 mod et_model;
 mod framing;
 mod stored;
+mod text_line;
 mod universal;
 mod value;
 
@@ -54,6 +55,7 @@ use std::ops::Range;
 
 use metatf::container::{load_index, ContainerReader, IndexEntry, PROPERTY_LAYOUT};
 
+pub use text_line::text_line;
 pub use value::{FieldSpec, FieldType, Item, Record, RecordType, Value};
 
 use crate::format::{DecodeOptions, FormatError};
