@@ -165,6 +165,25 @@ pub enum CompressArg {
     Zstd,
 }
 
+impl CompressArg {
+    /// `--compress`'s default: the codec DTD-driven traces are written with
+    /// ([`metatf::DEFAULT_CODEC`]); the context mixers are not a `--compress` choice.
+    pub const DEFAULT: CompressArg = match metatf::DEFAULT_CODEC {
+        metatf::Codec::None => CompressArg::None,
+        metatf::Codec::Gzip => CompressArg::Gzip,
+        _ => CompressArg::Zstd,
+    };
+
+    /// The container codec of this choice.
+    pub fn codec(self) -> metatf::Codec {
+        match self {
+            CompressArg::None => metatf::Codec::None,
+            CompressArg::Gzip => metatf::Codec::Gzip,
+            CompressArg::Zstd => metatf::Codec::Zstd,
+        }
+    }
+}
+
 /// Options common to commands that write a file.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
@@ -222,7 +241,7 @@ pub struct EncodeArgs {
     #[arg(long, value_name = "ENC", default_value = "auto", value_parser = encoding_values())]
     pub encoding: String,
     /// Compression of each section.
-    #[arg(long, value_enum, default_value_t = CompressArg::Zstd)]
+    #[arg(long, value_enum, default_value_t = CompressArg::DEFAULT)]
     pub compress: CompressArg,
     /// Compression level (codec-specific; default chosen per codec). zstd's default is 19,
     /// except that mtrace and memory_replay traces get level 3, tens of times faster for

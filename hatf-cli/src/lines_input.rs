@@ -42,10 +42,10 @@ pub fn encode(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
             (dtd, format!("{name} (inferred DTD)"))
         }
     };
-    let (codec, level) = match args.compress {
-        CompressArg::None => (metatf::Codec::None, 0),
-        CompressArg::Gzip => (metatf::Codec::Gzip, args.level.unwrap_or(6)),
-        CompressArg::Zstd => (metatf::Codec::Zstd, args.level.unwrap_or(3)),
+    let codec = args.compress.codec();
+    let level = match args.compress {
+        CompressArg::None => 0,
+        _ => args.level.unwrap_or(metatf::default_level(codec)),
     };
     let options = metatf::lines::LineOptions {
         strict: args.strict,

@@ -13,7 +13,6 @@ mod malloc_tuning;
 mod output_name;
 mod partial;
 mod peek;
-mod plot;
 mod progress;
 mod record_range;
 mod runtime_error;

@@ -113,6 +113,14 @@ fn inspect_prints_the_embedded_dtd_verbatim_and_json() {
         .assert()
         .success()
         .stdout(predicate::eq(dtd.as_slice()));
+    // The text description names the totals and every section with its codec.
+    hatf()
+        .arg("inspect")
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1 blocks, 9 records"))
+        .stdout(predicate::str::contains("  section 0: element width"));
     let json = hatf()
         .args(["inspect", "--json"])
         .arg(&file)

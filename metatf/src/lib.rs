@@ -6,7 +6,8 @@
 //! - [`field`]: widths, byte order and the seven interpretations as state machines.
 //! - [`universal`]: [`UniversalWriter`] and [`UniversalReader`] code [`DynRecord`]s with any
 //!   [`dtd::Schema`], adding metadata records when a value needs a wider field.
-//! - [`tools`]: what the `hatf` command line calls — [`inspect`], [`dump`], [`encode_text`].
+//! - [`inspect()`]: what a container holds; [`dump`] and [`encode_text`]: its records in the text
+//!   form and back.
 //!
 //! The byte layout is specified in `docs/FORMAT.md` (section "Container").
 //!
@@ -35,11 +36,11 @@ pub mod container;
 pub mod error;
 pub mod field;
 pub mod hash;
+mod inspect;
 pub mod lines;
 pub mod memory;
 pub mod model;
 mod text;
-pub mod tools;
 pub mod typed;
 pub mod universal;
 pub mod varint;
@@ -49,10 +50,12 @@ pub use container::{
     DecodedSection, SectionData,
 };
 pub use error::Error;
+pub use inspect::{inspect, BlockInfo, Inspection};
 pub use metatf_derive::MetaTf;
 pub use metatf_dtd as dtd;
-pub use tools::{
-    dump, encode_text, encode_text_with, inspect, print_records, BlockInfo, Inspection, TextModel,
+pub use text::{
+    default_level, dump, encode_text, encode_text_with, print_records, TextModel, DEFAULT_CODEC,
+    MAX_TEXT_LINE,
 };
 #[doc(hidden)]
 pub use typed::private as __private;

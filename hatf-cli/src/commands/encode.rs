@@ -187,15 +187,8 @@ fn encode_text(args: &EncodeArgs) -> CliResult {
     let dtd_name = dtd_path.display().to_string();
     let dtd = std::fs::read_to_string(dtd_path)
         .map_err(|e| CliError::input(format!("{dtd_name}: cannot read: {e}")))?;
-    let codec = match args.compress {
-        CompressArg::None => metatf::Codec::None,
-        CompressArg::Gzip => metatf::Codec::Gzip,
-        CompressArg::Zstd => metatf::Codec::Zstd,
-    };
-    let level = args.level.unwrap_or(match codec {
-        metatf::Codec::Gzip => 6,
-        _ => 3,
-    });
+    let codec = args.compress.codec();
+    let level = args.level.unwrap_or(metatf::default_level(codec));
     let model = match args.model.as_str() {
         "auto" => metatf::TextModel::Auto,
         "plain" => metatf::TextModel::Plain,

@@ -1,5 +1,9 @@
 //! `hatf inspect`: header, blocks, sections and their sizes.
 
+use std::fmt::Write as _;
+
+use metatf::Inspection;
+
 use crate::args::InspectArgs;
 use crate::error::{CliError, CliResult};
 use crate::io::{create_output, open_input, Content, BINARY_READ_AHEAD};
@@ -28,7 +32,7 @@ pub fn run(args: &InspectArgs, _verbosity: Verbosity) -> CliResult {
         json.push('\n');
         json
     } else {
-        inspection.to_string()
+        describe(&inspection).map_err(|e| CliError::input(format!("cannot print: {e}")))?
     };
     let mut out = create_output(None, false, Content::Text)?;
     match out.writer().write_all(text.as_bytes()) {
@@ -36,4 +40,66 @@ pub fn run(args: &InspectArgs, _verbosity: Verbosity) -> CliResult {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(CliError::input(format!("<stdout>: cannot write: {e}"))),
     }
+}
+
+/// The human-readable description `hatf inspect` prints: header, DTD, then each block with its
+/// records and sections.
+fn describe(i: &Inspection) -> Result<String, std::fmt::Error> {
+    let mut f = String::new();
+    writeln!(f, "format: {}", i.format)?;
+    writeln!(f, "byte order: {:?}", i.byte_order)?;
+    for (k, v) in &i.properties {
+        writeln!(f, "property {k} = {v}")?;
+    }
+    match (i.dtd_reference, i.dtd.is_empty()) {
+        (Some(id), true) => writeln!(
+            f,
+            "DTD: referenced, not carried ({} bytes, CRC-32 {:08x}); unknown to this reader",
+            id.length, id.crc32
+        )?,
+        _ => writeln!(
+            f,
+            "DTD: {} bytes, {} lines, stored {}",
+            i.dtd.len(),
+            i.dtd.lines().count(),
+            i.dtd_storage.name()
+        )?,
+    }
+    if let Some(n) = i.compact_bytes {
+        writeln!(
+            f,
+            "compact form (container version 3): {n} bytes on disk; the sizes and offsets \
+             below are those of the full form it encodes"
+        )?;
+    }
+    writeln!(
+        f,
+        "{} blocks, {} records, {} bytes",
+        i.blocks.len(),
+        i.total_records,
+        i.total_bytes
+    )?;
+    for b in &i.blocks {
+        writeln!(
+            f,
+            "block {} at byte {}: records {}..{} ({})",
+            b.index,
+            b.offset,
+            b.first_record,
+            b.first_record + b.record_count,
+            b.record_count
+        )?;
+        if !b.threads.is_empty() {
+            let ids: Vec<String> = b.threads.iter().map(u64::to_string).collect();
+            writeln!(f, "  threads: {}", ids.join(", "))?;
+        }
+        for s in &b.sections {
+            writeln!(
+                f,
+                "  section {}: element width {}, {}, {} bytes stored, {} uncompressed",
+                s.number, s.element_width, s.codec, s.stored_len, s.uncompressed_len
+            )?;
+        }
+    }
+    Ok(f)
 }

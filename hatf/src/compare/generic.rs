@@ -8,9 +8,8 @@ use metatf::lines::LineOptions;
 use metatf::{Codec, TextModel, UniversalReader};
 use std::time::Instant;
 
-/// The codec and level of `--model plain`, as `hatf encode --from text` defaults them.
-const PLAIN_CODEC: Codec = Codec::Zstd;
-const PLAIN_LEVEL: i32 = 3;
+/// The codec of `--model plain`, as `hatf encode --from text` defaults it.
+const PLAIN_CODEC: Codec = metatf::DEFAULT_CODEC;
 
 /// A size in bytes with the times of writing it and reading it back, or why there is none.
 pub type Measured = Result<(u64, Times), String>;
@@ -75,7 +74,7 @@ pub fn of_record_text(dtd: &str, dtd_name: &str, text: &[u8]) -> (Measured, Meas
             text,
             &mut file,
             PLAIN_CODEC,
-            PLAIN_LEVEL,
+            metatf::default_level(PLAIN_CODEC),
             model,
         )
         .map_err(|e| e.to_string())?;
@@ -101,7 +100,7 @@ pub fn of_lines(dtd: &str, dtd_name: &str, text: &[u8]) -> (Measured, Measured, 
             strict: false,
             model,
             codec: PLAIN_CODEC,
-            level: PLAIN_LEVEL,
+            level: metatf::default_level(PLAIN_CODEC),
         };
         let mut file = Vec::new();
         let started = Instant::now();

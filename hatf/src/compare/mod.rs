@@ -10,15 +10,14 @@
 //!
 //! Every variant is also timed both ways (wall clock, one thread): writing it (the encoding, then
 //! its compressor) and reading it back (the decompressor, then the decoding). Each is checked to
-//! give back what it was given.
+//! give back what it was given. Printing the results (table, CSV, JSON, chart) is the command
+//! line's.
 
 pub mod generic;
 pub mod input;
 pub mod peers;
 pub mod record_dtds;
 pub mod record_text;
-pub mod render;
-pub mod variants;
 
 use crate::format::{DecodeOptions, EncodeOptions, FormatError, TraceFormat};
 use crate::paper::{self, Encoding};

@@ -13,9 +13,16 @@
 //!
 //! See `docs/FORMAT.md §5` for the grammar.
 
+mod dump;
+mod encode;
 mod parse;
 mod print;
 mod quote;
+
+pub use dump::{dump, print_records};
+pub use encode::{
+    default_level, encode_text, encode_text_with, TextModel, DEFAULT_CODEC, MAX_TEXT_LINE,
+};
 
 pub(crate) use parse::{parse_line, Line};
 pub(crate) use print::{record_json, record_line};

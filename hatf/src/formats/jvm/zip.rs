@@ -338,15 +338,7 @@ pub fn decode(
         message,
     };
     if is_stored_as_is(r.header()) {
-        let mut n = 0;
-        while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
-            output
-                .write_all(blocks::section(&b, raw_store::RAW))
-                .map_err(|e| write_error(file, e))?;
-            n += 1;
-        }
-        output.flush().map_err(|e| write_error(file, e))?;
-        return Ok(n);
+        return raw_store::write_blocks(&mut r, output, file);
     }
     let first = r
         .next_block()

@@ -253,6 +253,9 @@ pub fn decode(
         .property(PROPERTY_LAYOUT)
         .unwrap_or("")
         .to_string();
+    if !is_split(Some(&layout)) {
+        return raw_store::write_blocks(&mut r, output, file);
+    }
     let archive_crc = r
         .header()
         .property(rebuilt_check::PROPERTY)
@@ -262,13 +265,6 @@ pub fn decode(
     let mut n = 0;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
         n += 1;
-        if !is_split(Some(&layout)) {
-            // Stored as is (raw_store layout).
-            output
-                .write_all(blocks::section(&b, raw_store::RAW))
-                .map_err(|e| write_error(file, e))?;
-            continue;
-        }
         let bad = |m: String| FormatError {
             file: file.to_string(),
             position: format!("block {}", b.index),

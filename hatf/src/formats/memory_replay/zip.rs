@@ -263,15 +263,7 @@ pub fn decode(
         .unwrap_or("")
         .to_string();
     if layout != LAYOUT {
-        let mut n = 0;
-        while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
-            output
-                .write_all(blocks::section(&b, raw_store::RAW))
-                .map_err(|e| write_error(file, e))?;
-            n += 1;
-        }
-        output.flush().map_err(|e| write_error(file, e))?;
-        return Ok(n);
+        return raw_store::write_blocks(&mut r, output, file);
     }
     let archive_crc = r
         .header()

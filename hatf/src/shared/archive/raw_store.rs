@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 
-use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData};
+use metatf::container::{Codec, ContainerHeader, ContainerReader, ContainerWriter, SectionData};
 
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::container::blocks::{self, container_error, write_error};
@@ -82,6 +82,17 @@ pub fn decode(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     let mut r = blocks::open(input, format, file)?;
+    write_blocks(&mut r, output, file)
+}
+
+/// Writes the stored bytes of every remaining block of `r` (a container whose header says its
+/// sections hold the original bytes) to `output`; returns the number of blocks. The archive
+/// formats call it when their header says the archive was stored as is.
+pub fn write_blocks<R: Read>(
+    r: &mut ContainerReader<R>,
+    output: &mut dyn Write,
+    file: &str,
+) -> Result<u64, FormatError> {
     let mut n = 0;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
         output

@@ -1,7 +1,8 @@
 //! The comparison as a Table 4-style text table followed by a table of times, CSV and JSON.
 
-use super::generic::{Generic, Measured};
-use super::{millis, per_record, variants, Comparison, Times, TraceRow};
+use super::variants;
+use hatf::internal::compare::generic::{Generic, Measured};
+use hatf::internal::compare::{millis, per_record, Comparison, Times, TraceRow};
 use std::fmt::Write as _;
 
 fn cell_text(row: &TraceRow, i: usize) -> String {

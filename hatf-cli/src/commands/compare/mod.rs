@@ -1,4 +1,9 @@
-//! `hatf compare`.
+//! `hatf compare`: the measuring is the library's (`hatf::internal::compare`); printing the
+//! table, CSV, JSON and chart is here.
+
+mod plot;
+mod render;
+mod variants;
 
 use crate::args::CompareArgs;
 use crate::compressed::Wrapper;
@@ -77,21 +82,21 @@ pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
 
     drop(spinner);
     let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&compare::render::json(&comparison))
+        let mut s = serde_json::to_string_pretty(&render::json(&comparison))
             .map_err(|e| CliError::input(format!("cannot write JSON: {e}")))?;
         s.push('\n');
         s
     } else if args.csv {
-        compare::render::csv(&comparison)
+        render::csv(&comparison)
     } else {
-        compare::render::table(&comparison)
+        render::table(&comparison)
     };
     if let Some(plot) = &args.plot {
         // The chart goes to a file next to the printed table; an existing file is replaced, as
         // asking for a plot by name is asking for that file.
         let mut out = create_output(Some(plot), true, Content::Text)?;
         out.writer()
-            .write_all(crate::plot::svg(&comparison).as_bytes())
+            .write_all(plot::svg(&comparison).as_bytes())
             .map_err(|e| CliError::input(format!("{}: cannot write: {e}", out.name)))?;
         out.commit()?;
         if verbosity.verbose {

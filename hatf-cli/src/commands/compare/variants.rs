@@ -1,7 +1,7 @@
 //! Every stored form of one trace that `hatf compare` measures, in one list, so the table of
 //! times, the CSV, the JSON and the chart all show the same variants in the same order.
 
-use super::{Times, TraceRow};
+use hatf::internal::compare::{Times, TraceRow};
 
 /// One variant: a column of the table (an encoding, `hatf-auto` or `text`) with one
 /// compressor (`none` for the column's own bytes).

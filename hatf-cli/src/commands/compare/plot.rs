@@ -5,7 +5,8 @@
 
 use std::fmt::Write as _;
 
-use hatf::internal::compare::{millis, per_record, variants, Comparison, Times};
+use super::variants;
+use hatf::internal::compare::{millis, per_record, Comparison, Times};
 
 /// One series: a legend label, and per trace its size and times (`None` = not measured).
 struct Series {
