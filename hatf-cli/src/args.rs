@@ -408,7 +408,8 @@ pub struct CompareArgs {
     /// lines. Only the generic engine and the text peers apply.
     #[arg(long, value_name = "FILE")]
     pub dtd: Option<PathBuf>,
-    /// Lines of each trace the generic engine gets (0: all of them).
+    /// Lines of each trace the generic engine gets (at least 1; a trace with fewer is taken
+    /// whole). The generic engine holds their records in memory.
     #[arg(
         long,
         value_name = "N",

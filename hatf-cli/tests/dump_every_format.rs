@@ -136,7 +136,7 @@ fn small_files_of_every_format_dump_their_records() {
 }
 
 #[test]
-fn malloc_bench_protobuf_records_dump_with_absent_fields_null() {
+fn malloc_bench_protobuf_records_dump_with_absent_fields_zero_and_named() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     // lines { malloc { result_id: 1 input_size: 24 } }, lines { free { input_id: 1 } },
@@ -155,11 +155,38 @@ fn malloc_bench_protobuf_records_dump_with_absent_fields_null() {
     assert_eq!(
         shown,
         [
-            r#"{"alignment":null,"id":1,"index":0,"record":"malloc","size":24}"#,
-            r#"{"alignment":null,"id":1,"index":1,"record":"free","size":null}"#,
+            // `absent`: bit 2 (alignment) left out; bits 1 and 2 (size, alignment).
+            r#"{"absent":4,"alignment":0,"id":1,"index":0,"record":"malloc","size":24}"#,
+            r#"{"absent":6,"alignment":0,"id":1,"index":1,"record":"free","size":0}"#,
             r#"{"index":2,"record":"maxSimultaneousAllocs","value":1}"#,
         ]
     );
+    // The record text form carries them, and reads back through the record DTD.
+    let text = stdout(&["dump"], &file);
+    assert!(
+        text.starts_with(
+            "malloc id=1 size=24 alignment=0 absent=4\nfree id=1 size=0 alignment=0 absent=6\n"
+        ),
+        "{text}"
+    );
+    let dtd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dtds/records/malloc-bench.dtd");
+    let records = dir.path().join("mb.rec");
+    std::fs::write(&records, &text).unwrap();
+    let back = dir.path().join("mb-generic.hatf");
+    hatf()
+        .args(["encode", "--from", "text", "--dtd"])
+        .arg(&dtd)
+        .arg("-o")
+        .arg(&back)
+        .arg(&records)
+        .assert()
+        .success();
+    let again: String = stdout(&["dump"], &back)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(again, text);
 }
 
 #[test]

@@ -87,10 +87,34 @@ const WEE_ALLOC: Table = &[
 ];
 
 const MALLOC_BENCH: Table = &[
-    ("malloc", &[("id", U64), ("size", U64), ("alignment", U64)]),
-    ("free", &[("id", U64), ("size", U64), ("alignment", U64)]),
-    ("realloc", &[("id", U64), ("old_id", U64), ("size", U64)]),
-    ("calloc", &[("id", U64), ("nmemb", U64), ("size", U64)]),
+    // `absent`: bit k set when the protobuf leaves out the k-th field (from 0); that field is
+    // then 0. A number, so the record text form and every reader carry it alike.
+    (
+        "malloc",
+        &[
+            ("id", U64),
+            ("size", U64),
+            ("alignment", U64),
+            ("absent", U64),
+        ],
+    ),
+    (
+        "free",
+        &[
+            ("id", U64),
+            ("size", U64),
+            ("alignment", U64),
+            ("absent", U64),
+        ],
+    ),
+    (
+        "realloc",
+        &[("id", U64), ("old_id", U64), ("size", U64), ("absent", U64)],
+    ),
+    (
+        "calloc",
+        &[("id", U64), ("nmemb", U64), ("size", U64), ("absent", U64)],
+    ),
     // Not trace lines, but top-level fields of the message that records count too.
     ("maxSimultaneousAllocs", &[("value", U64)]),
     ("verbatim", &[("text", Bytes)]),
@@ -417,9 +441,12 @@ fn wee<'a>(line: &'a [u8], last: bool, out: &mut Fields<'a>) -> usize {
 fn malloc_bench<'a>(field: &'a [u8], out: &mut Fields<'a>) -> usize {
     match proto::parse_top_level(field) {
         Some(proto::TopLevel::Line(l)) => {
-            for (v, present) in l.fields.iter().zip(l.present) {
-                out.push(if present { Value::U64(*v) } else { Value::Null });
+            let mut absent = 0;
+            for (k, (v, present)) in l.fields.iter().zip(l.present).enumerate() {
+                out.u64(if present { *v } else { 0 });
+                absent |= u64::from(!present) << k;
             }
+            out.u64(absent);
             (l.case as usize).saturating_sub(1)
         }
         Some(proto::TopLevel::MaxSimultaneousAllocs(n)) => {

@@ -17,9 +17,17 @@ use std::path::Path;
 
 /// Runs `hatf compare`.
 pub fn run(args: &CompareArgs, verbosity: Verbosity) -> CliResult {
+    if args.generic_lines == 0 {
+        // The generic engine holds the record text of its lines and every file it writes in
+        // memory: the whole of a large trace would not fit.
+        return Err(CliError::usage(
+            "--generic-lines 0: give how many lines of each trace the generic engine gets (at \
+             least 1; a trace with fewer lines is taken whole), or --no-generic",
+        ));
+    }
     let options = compare::Options {
         generic: !args.no_generic,
-        generic_lines: (args.generic_lines > 0).then_some(args.generic_lines),
+        generic_lines: Some(args.generic_lines),
         keep_bad_lines: !args.strict,
     };
     let from = match args.from.as_str() {

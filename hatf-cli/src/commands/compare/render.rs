@@ -85,21 +85,23 @@ pub fn table(c: &Comparison) -> String {
     let mut out = String::from(
         "Bytes per record: encodings as uncompressed / gzip -9 / zstd -19; \
          hatf auto (the format-specific layout), the generic engine and the text peers \
-         compressed; auto ÷ hatf = generic auto over hatf auto on the same records\n",
+         compressed; auto ÷ hatf = generic auto over hatf auto on the same records; records = \
+         allocation events for an allocation trace (a realloc is one), else the records of \
+         `hatf dump`'s text\n",
     );
     out.push_str(&aligned(&lines, 2));
     for r in &c.rows {
         if let Some(g) = &r.generic {
             let scope = match g.lines {
                 Some(n) => format!(
-                    "the first {n} lines ({} records; hatf auto on them: {})",
+                    "the first {n} lines ({} records of `hatf dump`'s text; hatf auto on them: {})",
                     g.records,
                     match &g.specific {
                         Some(Ok(b)) => format!("{b} bytes"),
                         _ => "-".to_string(),
                     }
                 ),
-                None => format!("all {} records of its record text", g.records),
+                None => format!("all {} records of `hatf dump`'s text", g.records),
             };
             let _ = writeln!(
                 out,
