@@ -53,4 +53,6 @@ mod fixed_tests;
 #[cfg(test)]
 mod string_key_tests;
 #[cfg(test)]
+mod string_model_tests;
+#[cfg(test)]
 mod tests;
