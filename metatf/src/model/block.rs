@@ -7,6 +7,7 @@ use super::coders::Models;
 use super::engine::Engine;
 use super::flat::FlatBlock;
 use super::numbers::estimate;
+use super::order::{read_orders, write_orders, Orders};
 use super::predict::{Kind, Predictor, Spec, MEASURE_TABLE_BITS, TABLE_BITS};
 use super::range::{Decoder, Encoder};
 use super::report::Costs;
@@ -43,6 +44,8 @@ struct FlatReader<'a> {
     word: usize,
     byte: usize,
     budget: u64,
+    /// First word of the record being coded out of walking order.
+    base: usize,
 }
 
 impl FlatReader<'_> {
@@ -54,6 +57,29 @@ impl FlatReader<'_> {
             .ok_or("flat block ends early")?;
         self.word += 1;
         Ok(w)
+    }
+
+    /// A record of `n` scalar words begins, to be read out of order.
+    fn open(&mut self, n: usize) -> Result<(), String> {
+        if self.word.saturating_add(n) > self.block.words.len() {
+            return Err("flat block ends early".to_string());
+        }
+        self.base = self.word;
+        Ok(())
+    }
+
+    /// Word `slot` of the open record.
+    fn word_at(&self, slot: usize) -> Result<u64, String> {
+        self.block
+            .words
+            .get(self.base + slot)
+            .copied()
+            .ok_or_else(|| "flat block ends early".to_string())
+    }
+
+    /// The open record's `n` words are read.
+    fn close(&mut self, n: usize) {
+        self.word = self.base + n;
     }
 
     fn bytes(&mut self, len: u64) -> Result<&[u8], String> {
@@ -86,21 +112,9 @@ struct Measure<'a> {
     tag_costs: Vec<u64>,
 }
 
-impl Side for Measure<'_> {
-    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
-        let t = self.input.word()?;
-        let plan = catalog
-            .plan_in_scope(scope, t)
-            .ok_or_else(|| format!("tag {t} names no record"))?;
-        let symbol = self.alphabet.symbol(plan);
-        for (m, c) in self.tags.iter_mut().zip(&mut self.tag_costs) {
-            *c += m.measure(&self.engine.history, symbol);
-        }
-        Ok(t)
-    }
-
-    fn scalar(&mut self, s: usize) -> Result<u64, String> {
-        let v = self.input.word()?;
+impl Measure<'_> {
+    /// Samples the candidates' costs for value `v` of stream `s`, then lets them observe it.
+    fn measure(&mut self, s: usize, v: u64) {
         self.seen[s] += 1;
         if self.seen[s].is_multiple_of(self.every[s]) && self.samples[s].len() >= self.cap {
             self.samples[s].halve();
@@ -135,7 +149,40 @@ impl Side for Measure<'_> {
             sample.masks.push(mask);
         }
         self.engine.observe(s, v);
+    }
+}
+
+impl Side for Measure<'_> {
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
+        let t = self.input.word()?;
+        let plan = catalog
+            .plan_in_scope(scope, t)
+            .ok_or_else(|| format!("tag {t} names no record"))?;
+        let symbol = self.alphabet.symbol(plan);
+        for (m, c) in self.tags.iter_mut().zip(&mut self.tag_costs) {
+            *c += m.measure(&self.engine.history, symbol);
+        }
+        Ok(t)
+    }
+
+    fn scalar(&mut self, s: usize) -> Result<u64, String> {
+        let v = self.input.word()?;
+        self.measure(s, v);
         Ok(v)
+    }
+
+    fn open(&mut self, n: usize) -> Result<(), String> {
+        self.input.open(n)
+    }
+
+    fn scalar_at(&mut self, s: usize, slot: usize) -> Result<u64, String> {
+        let v = self.input.word_at(slot)?;
+        self.measure(s, v);
+        Ok(v)
+    }
+
+    fn close(&mut self, n: usize) {
+        self.input.close(n);
     }
 
     fn bytes(&mut self, _: u64, len: u64, key: Option<usize>) -> Result<(), String> {
@@ -182,6 +229,14 @@ impl Encode<'_> {
         }
     }
 
+    /// Codes value `v` of stream `s`.
+    fn code(&mut self, s: usize, v: u64) {
+        let before = self.start();
+        self.models
+            .encode_scalar(&mut self.coder, &mut self.engine, s, v);
+        self.spent(before, |c| &mut c.streams[s]);
+    }
+
     fn start(&self) -> f64 {
         if self.costs.is_some() {
             self.coder.bits()
@@ -203,11 +258,22 @@ impl Side for Encode<'_> {
 
     fn scalar(&mut self, s: usize) -> Result<u64, String> {
         let v = self.input.word()?;
-        let before = self.start();
-        self.models
-            .encode_scalar(&mut self.coder, &mut self.engine, s, v);
-        self.spent(before, |c| &mut c.streams[s]);
+        self.code(s, v);
         Ok(v)
+    }
+
+    fn open(&mut self, n: usize) -> Result<(), String> {
+        self.input.open(n)
+    }
+
+    fn scalar_at(&mut self, s: usize, slot: usize) -> Result<u64, String> {
+        let v = self.input.word_at(slot)?;
+        self.code(s, v);
+        Ok(v)
+    }
+
+    fn close(&mut self, n: usize) {
+        self.input.close(n);
     }
 
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
@@ -253,6 +319,8 @@ struct Decode<'a> {
     models: Models,
     coder: Decoder<'a>,
     budget: u64,
+    /// First word of the record being decoded out of walking order.
+    base: usize,
 }
 
 impl Side for Decode<'_> {
@@ -271,6 +339,27 @@ impl Side for Decode<'_> {
         self.output.words.push(v);
         Ok(v)
     }
+
+    fn open(&mut self, n: usize) -> Result<(), String> {
+        self.base = self.output.words.len();
+        self.output.words.resize(self.base + n, 0);
+        Ok(())
+    }
+
+    fn scalar_at(&mut self, s: usize, slot: usize) -> Result<u64, String> {
+        let v = self
+            .models
+            .decode_scalar(&mut self.coder, &mut self.engine, s)?;
+        let w = self
+            .output
+            .words
+            .get_mut(self.base + slot)
+            .ok_or("field outside its record")?;
+        *w = v;
+        Ok(v)
+    }
+
+    fn close(&mut self, _: usize) {}
 
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
         let start = self.output.bytes.len();
@@ -395,7 +484,9 @@ fn measure_context_bits(candidates: usize, alphabet_bits: u32) -> u32 {
 }
 
 /// Chooses predictors for `block` by measuring every candidate on it, except for the streams
-/// whose predictors `fixed` gives (the DTD's `model` properties), which keep them.
+/// whose predictors `fixed` gives (the DTD's `model` properties), which keep them; every
+/// record in walking order.
+#[cfg(test)]
 pub(crate) fn choose(
     catalog: &Catalog,
     streams: &Streams,
@@ -403,6 +494,20 @@ pub(crate) fn choose(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
     fixed: &[Option<Choice>],
+) -> Result<Chosen, (u64, String)> {
+    let orders = Orders::plain(catalog);
+    choose_ordered(catalog, streams, block, section, declared, fixed, &orders)
+}
+
+/// [`choose`], with the records' fields coded in `orders`.
+pub(crate) fn choose_ordered(
+    catalog: &Catalog,
+    streams: &Streams,
+    block: &FlatBlock,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+    fixed: &[Option<Choice>],
+    orders: &Orders,
 ) -> Result<Chosen, (u64, String)> {
     let is_fixed = |s: usize| fixed.get(s).is_some_and(Option::is_some);
     let all: Vec<Vec<Spec>> = (0..streams.len())
@@ -434,6 +539,7 @@ pub(crate) fn choose(
             word: 0,
             byte: 0,
             budget: u64::MAX,
+            base: 0,
         },
         engine,
         samples: specs.iter().map(|c| Samples::new(c.len())).collect(),
@@ -449,7 +555,15 @@ pub(crate) fn choose(
             .collect(),
         alphabet,
     };
-    walk(catalog, streams, &mut m, block.records, section, declared)?;
+    walk(
+        catalog,
+        streams,
+        &mut m,
+        block.records,
+        section,
+        declared,
+        orders,
+    )?;
     let best_tag = (0..m.tags.len()).min_by_key(|&i| m.tag_costs[i]).map_or(
         TagContext {
             order: 1,
@@ -540,6 +654,7 @@ pub(crate) fn encode(
         tag_context,
         section,
         declared,
+        &Orders::plain(catalog),
         costs,
     )?;
     if let Some(c) = &costs {
@@ -548,7 +663,8 @@ pub(crate) fn encode(
     Ok(bytes)
 }
 
-/// [`encode`], adding the bits coded per item class to `costs` when given.
+/// [`encode`] with the records' fields coded in `orders`, adding the bits coded per item class
+/// to `costs` when given.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn encode_costed(
     catalog: &Catalog,
@@ -558,6 +674,7 @@ pub(crate) fn encode_costed(
     tag_context: TagContext,
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
+    orders: &Orders,
     costs: Option<Costs>,
 ) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
     let mut engine = Engine::new(streams, coding_table_bits(choices), false);
@@ -570,15 +687,25 @@ pub(crate) fn encode_costed(
             word: 0,
             byte: 0,
             budget: u64::MAX,
+            base: 0,
         },
         engine,
         models,
         coder,
         costs,
     };
-    walk(catalog, streams, &mut e, block.records, section, declared)?;
+    walk(
+        catalog,
+        streams,
+        &mut e,
+        block.records,
+        section,
+        declared,
+        orders,
+    )?;
     let mut out = write_tag_context(catalog, streams, tag_context);
     out.extend(write_choices(catalog, streams, choices));
+    out.extend(write_orders(catalog, orders));
     out.extend_from_slice(&e.coder.finish());
     Ok((out, e.costs))
 }
@@ -595,6 +722,7 @@ pub(crate) fn decode(
     let mut at = 0;
     let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
     let choices = read_choices(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
+    let orders = read_orders(catalog, bytes, &mut at).map_err(|m| (0, m))?;
     let mut engine = Engine::new(streams, coding_table_bits(&choices), false);
     let mut models = Models::new(catalog, &choices, tag_context, &mut engine);
     let coded = &bytes[at..];
@@ -608,7 +736,10 @@ pub(crate) fn decode(
         budget: (coded.len() as u64 + 1)
             .saturating_mul(FIELDS_PER_CODED_BYTE)
             .saturating_add(records),
+        base: 0,
     };
-    let end = walk(catalog, streams, &mut d, records, section, declared)?;
+    let end = walk(
+        catalog, streams, &mut d, records, section, declared, &orders,
+    )?;
     Ok((d.output, end))
 }

@@ -21,8 +21,10 @@ pub(crate) mod flat;
 mod keyed;
 mod live;
 mod numbers;
+mod order;
 mod predict;
 mod range;
+mod reorder;
 mod report;
 mod streams;
 mod string_slots;
@@ -36,8 +38,8 @@ pub(crate) use block::decode as decode_block;
 use block::{choose as choose_block, encode as encode_block};
 pub(crate) use choice::Choice;
 pub(crate) use fixed::fixed_choices;
+pub(crate) use reorder::encode_best as encode_block_best;
 pub(crate) use streams::Streams;
-pub(crate) use trials::encode_best as encode_block_best;
 
 /// Header property naming the engine that coded the record streams.
 pub const PROPERTY_ENGINE: &str = "engine";
@@ -50,6 +52,8 @@ pub const MODEL_BLOCK_RECORDS: u64 = 1 << 20;
 
 #[cfg(test)]
 mod fixed_tests;
+#[cfg(test)]
+mod order_tests;
 #[cfg(test)]
 mod string_key_tests;
 #[cfg(test)]

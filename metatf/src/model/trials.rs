@@ -8,16 +8,21 @@
 //! choices set together).
 //! Memory stays that of coding one block; the time grows by one coding per distinct trial.
 
-use super::block::{choose, encode_costed};
+use super::block::{choose_ordered, encode_costed};
 use super::choice::Choice;
 use super::flat::FlatBlock;
+use super::order::Orders;
 use super::report::Costs;
 use super::streams::Streams;
 use crate::universal::plan::Catalog;
 
-/// Chooses predictors for `block` (the DTD's `fixed` ones kept): codes it with each proposed
-/// choice, and returns its coding with each stream's cheapest proposal. So a stream's choice
-/// does not depend on which other streams the DTD fixes.
+/// A block's coding, the bits each item class took in it, and the predictors it was coded with.
+pub(crate) type Best = (Vec<u8>, Costs, Vec<Choice>);
+
+/// Chooses predictors for `block` (the DTD's `fixed` ones kept) with its records' fields
+/// coded in `orders`: codes it with each proposed choice, and returns its coding with each
+/// stream's cheapest proposal, the bits each item class took, and that choice. So a stream's
+/// choice does not depend on which other streams the DTD fixes.
 pub(crate) fn encode_best(
     catalog: &Catalog,
     streams: &Streams,
@@ -25,8 +30,9 @@ pub(crate) fn encode_best(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
     fixed: &[Option<Choice>],
-) -> Result<Vec<u8>, (u64, String)> {
-    let chosen = choose(catalog, streams, block, section, declared, fixed)?;
+    orders: &Orders,
+) -> Result<Best, (u64, String)> {
+    let chosen = choose_ordered(catalog, streams, block, section, declared, fixed, orders)?;
     let mut trials: Vec<Vec<Choice>> = vec![chosen.choices];
     for t in chosen.alternative.into_iter().chain(chosen.others) {
         if !trials.contains(&t) {
@@ -42,6 +48,7 @@ pub(crate) fn encode_best(
             chosen.tag_context,
             section,
             declared,
+            orders,
             Some(Costs::new(streams.len())),
         )
         .map(|(bytes, costs)| (bytes, costs.unwrap_or_else(|| Costs::new(0))))
@@ -64,8 +71,5 @@ pub(crate) fn encode_best(
         Some(i) => coded.swap_remove(i),
         None => code(&merged)?,
     };
-    if Costs::wanted(0).is_some() {
-        costs.print(catalog, streams, &merged);
-    }
-    Ok(bytes)
+    Ok((bytes, costs, merged))
 }

@@ -1,8 +1,11 @@
 //! Walks the records of a block in the order the engine codes them: tag, then each field
 //! (scalars, byte strings, repeated groups) as the record plan lays them out. The same walk
-//! drives measuring, encoding and decoding, so the three cannot disagree on the order.
+//! drives measuring, encoding and decoding, so the three cannot disagree on the order. A record
+//! with a coding order ([`super::order`]) is walked in that order; its scalar values keep their
+//! places in the flat block ([`Side::open`]).
 
 use super::flat::lookup;
+use super::order::{Orders, RecordOrder};
 use crate::universal::plan::{Builtin, Catalog, Leaf};
 
 /// One direction of coding; each call either codes the next item or reports why not.
@@ -11,6 +14,13 @@ pub(crate) trait Side {
     fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String>;
     /// The next value of stream `s`.
     fn scalar(&mut self, s: usize) -> Result<u64, String>;
+    /// A record coded out of walking order begins: its `n` scalar values take the next `n`
+    /// places, filled by [`Side::scalar_at`] in coding order.
+    fn open(&mut self, n: usize) -> Result<(), String>;
+    /// The value of stream `s` at place `slot` of the open record.
+    fn scalar_at(&mut self, s: usize, slot: usize) -> Result<u64, String>;
+    /// The open record's `n` places are done.
+    fn close(&mut self, n: usize);
     /// The next `len` bytes of a byte string of the field whose name hashes to `field`
     /// ([`super::strings::field_id`]); the string's hash is then the value of stream `key`
     /// ([`super::streams::string_key`]).
@@ -33,6 +43,7 @@ pub(crate) fn walk<S: Side>(
     records: u64,
     mut section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
+    orders: &Orders,
 ) -> Result<Option<u8>, (u64, String)> {
     let mut scalars = Vec::new();
     for r in 0..records {
@@ -54,6 +65,9 @@ pub(crate) fn walk<S: Side>(
             for i in 0..n {
                 side.meta_value(i).map_err(fail)?;
             }
+        } else if let Some(order) = orders.of(pi) {
+            ordered(streams, side, pi, &plan.leaves, order, &mut scalars)
+                .map_err(|m| fail(format!("{}: {m}", plan.name)))?;
         } else {
             leaves(streams, side, pi, &plan.leaves, &mut scalars)
                 .map_err(|m| fail(format!("{}: {m}", plan.name)))?;
@@ -120,5 +134,44 @@ fn leaves<S: Side>(
             }
         }
     }
+    Ok(())
+}
+
+/// The leaves of a record (with no repeated group, [`super::order::check`]) in `order`.
+fn ordered<S: Side>(
+    streams: &super::streams::Streams,
+    side: &mut S,
+    plan: usize,
+    leaves_: &[Leaf],
+    order: &RecordOrder,
+    scalars: &mut Vec<(u16, u64)>,
+) -> Result<(), String> {
+    spend(side, leaves_.len() as u64)?;
+    side.open(order.scalars)?;
+    for &i in &order.leaves {
+        match &leaves_[i] {
+            Leaf::Scalar { position, .. } => {
+                let s = streams
+                    .of(plan, *position)
+                    .ok_or("field without a stream")?;
+                let v = side.scalar_at(s, order.slot[i])?;
+                scalars.push((*position, v));
+            }
+            Leaf::Bytes {
+                length_position,
+                name,
+            } => {
+                let len = lookup(scalars, *length_position)
+                    .ok_or_else(|| format!("{name}: length field has no value"))?;
+                spend(side, len)?;
+                let key = streams.string_key_of(plan, *length_position);
+                side.bytes(super::strings::field_id(name), len, key)?;
+            }
+            Leaf::Repeated { name, .. } => {
+                return Err(format!("{name}: a repeated group in a reordered record"));
+            }
+        }
+    }
+    side.close(order.scalars);
     Ok(())
 }
