@@ -84,6 +84,8 @@ struct Measure<'a> {
     alphabet: TagAlphabet,
     tags: Vec<TagModel>,
     tag_costs: Vec<u64>,
+    /// Per tag model: its context for the current record ([`TagModel::touch`]).
+    tag_bases: Vec<usize>,
 }
 
 impl Side for Measure<'_> {
@@ -93,8 +95,16 @@ impl Side for Measure<'_> {
             .plan_in_scope(scope, t)
             .ok_or_else(|| format!("tag {t} names no record"))?;
         let symbol = self.alphabet.symbol(plan);
-        for (m, c) in self.tags.iter_mut().zip(&mut self.tag_costs) {
-            *c += m.measure(&self.engine.history, symbol);
+        self.tag_bases.clear();
+        let h = &self.engine.history;
+        self.tag_bases.extend(self.tags.iter().map(|m| m.touch(h)));
+        for ((m, c), &base) in self
+            .tags
+            .iter_mut()
+            .zip(&mut self.tag_costs)
+            .zip(&self.tag_bases)
+        {
+            *c += m.measure_at(base, symbol);
         }
         Ok(t)
     }
@@ -171,8 +181,8 @@ struct Encode<'a> {
     coder: Encoder,
     /// Bits per item class, when a report is wanted ([`Costs::wanted`]).
     costs: Option<Costs>,
-    /// Whether the byte strings are coded (not in a trial).
-    strings: bool,
+    /// Whether tags and byte strings are coded: not in a trial.
+    whole: bool,
     /// Per stream: whether it is coded (a skipped stream's values are only observed).
     coded: Vec<bool>,
 }
@@ -198,6 +208,11 @@ impl Encode<'_> {
 impl Side for Encode<'_> {
     fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
         let t = self.input.word()?;
+        if !self.whole {
+            // A trial: only the streams' bits count, and they read the tags, not their bits.
+            self.models.pass_tag(catalog, scope, t)?;
+            return Ok(t);
+        }
         let before = self.start();
         self.models
             .encode_tag(&mut self.coder, &self.engine, catalog, scope, t)?;
@@ -221,7 +236,7 @@ impl Side for Encode<'_> {
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
         let before = self.start();
         let b = self.input.bytes(len)?;
-        if self.strings {
+        if self.whole {
             self.models.encode_bytes(&mut self.coder, field, b);
         }
         if let Some(k) = key {
@@ -461,6 +476,7 @@ pub(crate) fn choose(
         every: vec![1; streams.len()],
         cap,
         tag_costs: vec![0; tag_candidates.len()],
+        tag_bases: Vec::with_capacity(tag_candidates.len()),
         tags: tag_candidates
             .into_iter()
             .map(|c| TagModel::new(c, alphabet.bits, context_bits))
@@ -602,8 +618,9 @@ pub(crate) fn encode_costed(
 /// The bits each stream that `coded` names takes when `block` is coded with `choices`, as the
 /// coder's probabilities say ([`Encoder::meter`]); the other streams get 0. A stream's bits
 /// depend only on its own predictors and models, so they are the same whatever else is
-/// coded: the other streams are left out, and so are the byte strings, whose model reads only
-/// the strings (and the string keys, which are observed all the same), never the choice.
+/// coded: the other streams are left out, and so are the tags (whose history the streams'
+/// models read is kept) and the byte strings, whose model reads only the strings (and the
+/// string keys, which are observed all the same), never the choice.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn stream_costs(
     catalog: &Catalog,
@@ -667,7 +684,7 @@ fn code<'a>(
         models,
         coder,
         costs,
-        strings: trial.is_none(),
+        whole: trial.is_none(),
         coded: (0..streams.len()).map(coded).collect(),
     };
     walk(catalog, streams, &mut e, block.records, section, declared)?;

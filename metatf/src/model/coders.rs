@@ -151,6 +151,20 @@ impl Models {
         Ok(())
     }
 
+    /// Records `tag` as [`Models::encode_tag`] would, without coding it.
+    pub(crate) fn pass_tag(
+        &mut self,
+        catalog: &Catalog,
+        scope: usize,
+        tag: u64,
+    ) -> Result<(), String> {
+        let plan = catalog
+            .plan_in_scope(scope, tag)
+            .ok_or_else(|| format!("tag {tag} names no record"))?;
+        self.tags.pass(self.alphabet.symbol(plan));
+        Ok(())
+    }
+
     pub(crate) fn decode_tag(
         &mut self,
         d: &mut Decoder<'_>,
