@@ -15,7 +15,7 @@
 //!
 //! The groups `model-write-*` and `model-read-*` time both codecs with the model engine on the
 //! real foreign traces ([`foreign_traces`]); `METATF_PROFILE=model-write-typed-lackey` (and so
-//! on) runs one such operation once, for `perf`.
+//! on) runs one such operation once, for `perf`, and prints its wall and CPU time.
 
 #[path = "foreign_traces/mod.rs"]
 mod foreign_traces;

@@ -230,6 +230,7 @@ pub fn profile(mode: &str) -> bool {
     };
     fn run<F: Format>(op: &str, t: &Trace<F>) {
         let started = std::time::Instant::now();
+        let cpu = cpu_seconds();
         match op {
             "write-typed" => drop(black_box(typed_write(&t.typed))),
             "write-universal" => drop(black_box(universal_write::<F>(&t.dynamic))),
@@ -237,7 +238,12 @@ pub fn profile(mode: &str) -> bool {
             "read-universal" => drop(black_box(universal_read(&t.bytes))),
             other => panic!("unknown operation {other}"),
         }
-        eprintln!("{op}: {:?}", started.elapsed());
+        let cpu = cpu_seconds().zip(cpu).map(|(after, before)| after - before);
+        eprintln!(
+            "{op}: {:?} wall, {} s CPU",
+            started.elapsed(),
+            cpu.map_or("?".to_string(), |c| format!("{c:.2}"))
+        );
     }
     if let Some(op) = rest.strip_suffix("-lackey") {
         if let Some(t) = load("lackey-python-json.txt.zst", "lackey", "lackey.dtd", lackey) {
@@ -256,4 +262,13 @@ pub fn profile(mode: &str) -> bool {
         panic!("unknown METATF_PROFILE mode {mode}");
     }
     true
+}
+
+/// CPU seconds the calling thread has run, from Linux's `/proc/thread-self/schedstat` (its
+/// first field, in nanoseconds); `None` elsewhere. Why CPU time: the machines these run on are
+/// shared, and wall time then measures the other jobs as much as the operation.
+fn cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
 }

@@ -110,6 +110,8 @@ struct Measure<'a> {
     alphabet: TagAlphabet,
     tags: Vec<TagModel>,
     tag_costs: Vec<u64>,
+    /// Per tag model: its context for the current record ([`TagModel::touch`]).
+    tag_bases: Vec<usize>,
 }
 
 impl Measure<'_> {
@@ -159,8 +161,16 @@ impl Side for Measure<'_> {
             .plan_in_scope(scope, t)
             .ok_or_else(|| format!("tag {t} names no record"))?;
         let symbol = self.alphabet.symbol(plan);
-        for (m, c) in self.tags.iter_mut().zip(&mut self.tag_costs) {
-            *c += m.measure(&self.engine.history, symbol);
+        self.tag_bases.clear();
+        let h = &self.engine.history;
+        self.tag_bases.extend(self.tags.iter().map(|m| m.touch(h)));
+        for ((m, c), &base) in self
+            .tags
+            .iter_mut()
+            .zip(&mut self.tag_costs)
+            .zip(&self.tag_bases)
+        {
+            *c += m.measure_at(base, symbol);
         }
         Ok(t)
     }
@@ -218,6 +228,10 @@ struct Encode<'a> {
     coder: Encoder,
     /// Bits per item class, when a report is wanted ([`Costs::wanted`]).
     costs: Option<Costs>,
+    /// Whether tags and byte strings are coded: not in a trial.
+    whole: bool,
+    /// Per stream: whether it is coded (a skipped stream's values are only observed).
+    coded: Vec<bool>,
 }
 
 impl Encode<'_> {
@@ -231,6 +245,10 @@ impl Encode<'_> {
 
     /// Codes value `v` of stream `s`.
     fn code(&mut self, s: usize, v: u64) {
+        if !self.coded[s] {
+            self.engine.observe(s, v);
+            return;
+        }
         let before = self.start();
         self.models
             .encode_scalar(&mut self.coder, &mut self.engine, s, v);
@@ -249,6 +267,11 @@ impl Encode<'_> {
 impl Side for Encode<'_> {
     fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
         let t = self.input.word()?;
+        if !self.whole {
+            // A trial: only the streams' bits count, and they read the tags, not their bits.
+            self.models.pass_tag(catalog, scope, t)?;
+            return Ok(t);
+        }
         let before = self.start();
         self.models
             .encode_tag(&mut self.coder, &self.engine, catalog, scope, t)?;
@@ -279,7 +302,9 @@ impl Side for Encode<'_> {
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
         let before = self.start();
         let b = self.input.bytes(len)?;
-        self.models.encode_bytes(&mut self.coder, field, b);
+        if self.whole {
+            self.models.encode_bytes(&mut self.coder, field, b);
+        }
         if let Some(k) = key {
             self.engine.observe(k, string_key(b));
         }
@@ -398,17 +423,25 @@ impl Side for Decode<'_> {
     }
 }
 
-/// What [`choose`] found: the choice by sampled costs, possibly an alternative with keyed
-/// `reuse` first, further runners-up, and the tag context. The writer codes the block with
-/// each ([`super::trials`]) and keeps, per stream, the one that coded it smallest.
+/// What [`choose`] found: the proposals of choices and the tag context. The writer codes the
+/// block's streams with each proposal ([`super::trials`]) and keeps, per stream, the one that
+/// coded it smallest.
 pub(crate) struct Chosen {
-    pub(crate) choices: Vec<Choice>,
-    pub(crate) alternative: Option<Vec<Choice>>,
-    /// Runners-up by sampled cost: the greedy choice taking the second best at its first,
-    /// second or third listed predictor, the greedy choice without the primary of `choices`,
-    /// and the primary predictor alone.
-    pub(crate) others: Vec<Vec<Choice>>,
+    /// The greedy choice by sampled costs first; then, if some stream has a keyed `reuse`
+    /// candidate, that choice with the cheapest keyed `reuse` listed first; then the
+    /// runners-up by sampled cost: the greedy choice taking the second best at its first,
+    /// second or third listed predictor, the greedy choice without its primary, and the
+    /// primary predictor alone. No proposal appears twice.
+    pub(crate) proposals: Vec<Vec<Choice>>,
     pub(crate) tag_context: TagContext,
+}
+
+impl Chosen {
+    /// The greedy choice by sampled costs.
+    #[cfg(test)]
+    pub(crate) fn choices(&self) -> &[Choice] {
+        &self.proposals[0]
+    }
 }
 
 /// Bytes the hashed tables of all measured candidates may take together.
@@ -549,6 +582,7 @@ pub(crate) fn choose_ordered(
         every: vec![1; streams.len()],
         cap,
         tag_costs: vec![0; tag_candidates.len()],
+        tag_bases: Vec::with_capacity(tag_candidates.len()),
         tags: tag_candidates
             .into_iter()
             .map(|c| TagModel::new(c, alphabet.bits, context_bits))
@@ -601,7 +635,7 @@ pub(crate) fn choose_ordered(
             .collect::<Vec<Choice>>()
     };
     let none = |_: &Choice| Vec::new();
-    let others = vec![
+    let runners_up = [
         variant(&none, MAX_LIST, Some(0)),
         variant(&none, MAX_LIST, Some(1)),
         variant(&none, MAX_LIST, Some(2)),
@@ -624,10 +658,14 @@ pub(crate) fn choose_ordered(
             any = true;
         }
     }
+    let mut proposals = vec![choices];
+    for p in any.then_some(alternative).into_iter().chain(runners_up) {
+        if !proposals.contains(&p) {
+            proposals.push(p);
+        }
+    }
     Ok(Chosen {
-        choices,
-        alternative: any.then_some(alternative),
-        others,
+        proposals,
         tag_context: best_tag,
     })
 }
@@ -677,10 +715,86 @@ pub(crate) fn encode_costed(
     orders: &Orders,
     costs: Option<Costs>,
 ) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
+    let e = code(
+        catalog,
+        streams,
+        block,
+        choices,
+        tag_context,
+        section,
+        declared,
+        orders,
+        None,
+        costs,
+    )?;
+    let mut out = write_tag_context(catalog, streams, tag_context);
+    out.extend(write_choices(catalog, streams, choices));
+    out.extend(write_orders(catalog, orders));
+    out.extend_from_slice(&e.coder.finish());
+    Ok((out, e.costs))
+}
+
+/// The bits each stream that `coded` names takes when `block` is coded with `choices` and
+/// `orders`, as the coder's probabilities say ([`Encoder::meter`]); the other streams get 0.
+/// A stream's bits depend only on its own predictors and models, so they are the same
+/// whatever else is coded: the other streams are left out, and so are the tags (whose history
+/// the streams' models read is kept) and the byte strings, whose model reads only the strings
+/// (and the string keys, which are observed all the same), never the choice.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stream_costs(
+    catalog: &Catalog,
+    streams: &Streams,
+    block: &FlatBlock,
+    choices: &[Choice],
+    coded: &[bool],
+    tag_context: TagContext,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+    orders: &Orders,
+) -> Result<Costs, (u64, String)> {
+    let e = code(
+        catalog,
+        streams,
+        block,
+        choices,
+        tag_context,
+        section,
+        declared,
+        orders,
+        Some(coded),
+        Some(Costs::new(streams.len())),
+    )?;
+    Ok(e.costs.unwrap_or_else(|| Costs::new(streams.len())))
+}
+
+/// Runs the coder over `block` with `choices` and `orders`; returns it with the coded bits. A
+/// `trial` names the streams to cost: the coder is a meter, and the byte strings and the other
+/// streams are not coded.
+#[allow(clippy::too_many_arguments)]
+fn code<'a>(
+    catalog: &Catalog,
+    streams: &Streams,
+    block: &'a FlatBlock,
+    choices: &[Choice],
+    tag_context: TagContext,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+    orders: &Orders,
+    trial: Option<&[bool]>,
+    costs: Option<Costs>,
+) -> Result<Encode<'a>, (u64, String)> {
+    // The tables are sized by the whole choice, as the reader sizes them.
     let mut engine = Engine::new(streams, coding_table_bits(choices), false);
-    let mut models = Models::new(catalog, choices, tag_context, &mut engine);
-    let mut coder = Encoder::new();
-    models.encode_setup(&mut coder, &block.bytes);
+    let coded = |s: usize| trial.is_none_or(|t| t.get(s).copied().unwrap_or(false));
+    let mut models = Models::new_for(catalog, choices, tag_context, &mut engine, &coded);
+    let mut coder = if trial.is_some() {
+        Encoder::meter()
+    } else {
+        Encoder::new()
+    };
+    if trial.is_none() {
+        models.encode_setup(&mut coder, &block.bytes);
+    }
     let mut e = Encode {
         input: FlatReader {
             block,
@@ -693,6 +807,8 @@ pub(crate) fn encode_costed(
         models,
         coder,
         costs,
+        whole: trial.is_none(),
+        coded: (0..streams.len()).map(coded).collect(),
     };
     walk(
         catalog,
@@ -703,11 +819,7 @@ pub(crate) fn encode_costed(
         declared,
         orders,
     )?;
-    let mut out = write_tag_context(catalog, streams, tag_context);
-    out.extend(write_choices(catalog, streams, choices));
-    out.extend(write_orders(catalog, orders));
-    out.extend_from_slice(&e.coder.finish());
-    Ok((out, e.costs))
+    Ok(e)
 }
 
 /// Decodes `records` records from a modelled block.

@@ -37,6 +37,21 @@ const PAYLOAD_CONTEXTS: usize = 16;
 const INDEX_TAG_CONTEXTS: usize = 16;
 
 impl StreamModels {
+    /// Models of a stream that is not coded: empty, allocating nothing.
+    fn unused() -> StreamModels {
+        StreamModels {
+            primary: 0,
+            list: Vec::new(),
+            kinds: Vec::new(),
+            index: Vec::new(),
+            numbers: Vec::new(),
+            primary_zero: true,
+            prev: 0,
+            last_payload: 0,
+            keyed: Vec::new(),
+        }
+    }
+
     fn payload(&mut self, hit: usize) -> &mut NumberModel {
         &mut self.numbers[hit * PAYLOAD_CONTEXTS + self.last_payload]
     }
@@ -66,11 +81,26 @@ impl Models {
         tag_context: TagContext,
         engine: &mut Engine,
     ) -> Models {
+        Models::new_for(catalog, choices, tag_context, engine, &|_| true)
+    }
+
+    /// [`Models::new`] for coding only the streams `coded` accepts: the others get neither
+    /// models nor predictors, and must not be coded.
+    pub(crate) fn new_for(
+        catalog: &Catalog,
+        choices: &[Choice],
+        tag_context: TagContext,
+        engine: &mut Engine,
+        coded: &dyn Fn(usize) -> bool,
+    ) -> Models {
         let alphabet = TagAlphabet::new(catalog);
         let streams = choices
             .iter()
             .enumerate()
             .map(|(s, c)| {
+                if !coded(s) {
+                    return StreamModels::unused();
+                }
                 let primary = engine.instance(s, c.primary);
                 let list: Vec<usize> = c.list.iter().map(|&p| engine.instance(s, p)).collect();
                 let kinds = c.list.iter().map(|p: &Spec| p.kind).collect();
@@ -118,6 +148,20 @@ impl Models {
             .ok_or_else(|| format!("tag {tag} names no record"))?;
         self.tags
             .encode(e, &engine.history, self.alphabet.symbol(plan));
+        Ok(())
+    }
+
+    /// Records `tag` as [`Models::encode_tag`] would, without coding it.
+    pub(crate) fn pass_tag(
+        &mut self,
+        catalog: &Catalog,
+        scope: usize,
+        tag: u64,
+    ) -> Result<(), String> {
+        let plan = catalog
+            .plan_in_scope(scope, tag)
+            .ok_or_else(|| format!("tag {tag} names no record"))?;
+        self.tags.pass(self.alphabet.symbol(plan));
         Ok(())
     }
 

@@ -19,6 +19,12 @@ pub(crate) struct Engine {
     enders: Vec<Vec<usize>>,
 }
 
+/// Whether predictors of `kind` predict from the history alone (their `observe_own` does
+/// nothing and they watch no other stream).
+fn reads_only_history(kind: Kind) -> bool {
+    matches!(kind, Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum)
+}
+
 impl Engine {
     /// An engine for `streams` streams whose hashed tables have 2^`table_bits` entries, for
     /// measuring candidates or for coding.
@@ -44,8 +50,11 @@ impl Engine {
         let p = Predictor::new(own, spec, self.table_bits, self.measuring);
         let i = self.predictors.len();
         // Predictors read only the history, which changes after all of them have observed a
-        // value, so the order of followers does not matter.
-        self.followers[own].push((i, true));
+        // value, so the order of followers does not matter. Those that read nothing but the
+        // history keep no state of their own and need not follow their stream.
+        if !reads_only_history(spec.kind) {
+            self.followers[own].push((i, true));
+        }
         if let Some(w) = p.watches() {
             self.followers[w].push((i, false));
         }

@@ -198,7 +198,7 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
         &catalog,
         &streams,
         &s.flat,
-        &chosen.choices,
+        chosen.choices(),
         chosen.tag_context,
         None,
         &declared,
@@ -207,7 +207,7 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
     )
     .unwrap();
     let mut head = write_tag_context(&catalog, &streams, chosen.tag_context);
-    head.extend(write_choices(&catalog, &streams, &chosen.choices));
+    head.extend(write_choices(&catalog, &streams, chosen.choices()));
     let records = &bytes[head.len() + write_orders(&catalog, &orders).len()..];
     head.extend_from_slice(table);
     head.extend_from_slice(records);

@@ -1,5 +1,6 @@
 //! The adaptive binary range coder of the entropy stage (the LZMA design: 11-bit
-//! probabilities, 32-bit range, carry propagation through a cached byte).
+//! probabilities, 32-bit range, carry propagation through a cached byte), and its meter: the
+//! same models driven without writing bytes, adding up what each bit would cost.
 
 /// Bits of precision of a probability.
 const PROB_BITS: u32 = 11;
@@ -12,13 +13,33 @@ const TOP: u32 = 1 << 24;
 /// Adaptive probability that the next bit is 0, in units of 2^-11.
 pub(crate) type Prob = u16;
 
-/// Writes bits coded with adaptive probabilities.
+/// Fractional bits of a metered cost.
+const COST_SHIFT: u32 = 16;
+
+/// -log2(p / 2^PROB_BITS) in 2^-COST_SHIFT bits, for p below 2^PROB_BITS.
+fn cost_table() -> &'static [u32; 1 << PROB_BITS] {
+    static T: std::sync::OnceLock<[u32; 1 << PROB_BITS]> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        let mut t = [0u32; 1 << PROB_BITS];
+        for (p, c) in t.iter_mut().enumerate() {
+            let p = (p.max(1) as f64) / f64::from(1u32 << PROB_BITS);
+            *c = (-p.log2() * f64::from(1u32 << COST_SHIFT)).round() as u32;
+        }
+        t
+    })
+}
+
+/// Writes bits coded with adaptive probabilities, or, made by [`Encoder::meter`], only adds up
+/// their cost.
 pub(crate) struct Encoder {
     low: u64,
     range: u32,
     cache: u8,
     cache_size: u64,
     out: Vec<u8>,
+    /// The meter's table and the cost so far in 2^-[`COST_SHIFT`] bits.
+    meter: Option<&'static [u32; 1 << PROB_BITS]>,
+    cost: u64,
 }
 
 impl Encoder {
@@ -29,12 +50,37 @@ impl Encoder {
             cache: 0,
             cache_size: 1,
             out: Vec::new(),
+            meter: None,
+            cost: 0,
+        }
+    }
+
+    /// An encoder that writes nothing and counts what each bit costs under its probability:
+    /// -log2 of it, rounded to 2^-16 bits. Why not the coder's own length: that depends, in its
+    /// last fractions of a bit, on everything coded before (the range's rounding), so the cost
+    /// of one stream would change with what else is coded beside it; the metered cost of a
+    /// stream depends only on its own bits and models.
+    pub(crate) fn meter() -> Encoder {
+        Encoder {
+            meter: Some(cost_table()),
+            ..Encoder::new()
         }
     }
 
     /// Codes `bit` with probability `p` of a 0, then adapts `p`.
     #[inline]
     pub(crate) fn bit(&mut self, p: &mut Prob, bit: bool) {
+        if let Some(t) = self.meter {
+            let p0 = usize::from(*p);
+            if bit {
+                self.cost += u64::from(t[(1 << PROB_BITS) - p0]);
+                *p -= *p >> ADAPT;
+            } else {
+                self.cost += u64::from(t[p0]);
+                *p += ((1 << PROB_BITS) - *p) >> ADAPT;
+            }
+            return;
+        }
         let bound = (self.range >> PROB_BITS) * u32::from(*p);
         if bit {
             self.low += u64::from(bound);
@@ -54,6 +100,12 @@ impl Encoder {
     /// adapts elsewhere (the byte-string mixer).
     #[inline]
     pub(crate) fn bit_p(&mut self, p1: u32, bit: bool) {
+        if let Some(t) = self.meter {
+            // The table is in 2^-11: halve the 12-bit probability.
+            let p1 = (p1.clamp(2, 4094) >> 1) as usize;
+            self.cost += u64::from(if bit { t[p1] } else { t[(1 << PROB_BITS) - p1] });
+            return;
+        }
         let bound = (self.range >> 12) * (4096 - p1.clamp(1, 4095));
         if bit {
             self.low += u64::from(bound);
@@ -68,8 +120,12 @@ impl Encoder {
     }
 
     /// Bits written so far, counting the pending bytes and the part of a byte the range has
-    /// narrowed: differences between two calls give the cost of what was coded in between.
+    /// narrowed (a meter: the cost counted so far): differences between two calls give the
+    /// cost of what was coded in between.
     pub(crate) fn bits(&self) -> f64 {
+        if self.meter.is_some() {
+            return self.cost as f64 / f64::from(1u32 << COST_SHIFT);
+        }
         (self.out.len() as u64 + self.cache_size) as f64 * 8.0 - f64::from(self.range).log2()
     }
 

@@ -90,7 +90,7 @@ fn size_keyed_by_site_is_chosen_codes_smaller_and_round_trips() {
         kind: Kind::Key,
         arg: key as u32,
     };
-    let c = &chosen.choices[size];
+    let c = &chosen.choices()[size];
     assert!(
         c.primary == by_site || c.list.contains(&by_site),
         "size predicted by its site: {c:?}"
@@ -107,8 +107,8 @@ fn size_keyed_by_site_is_chosen_codes_smaller_and_round_trips() {
         )
         .unwrap()
     };
-    let with = encode(&chosen.choices);
-    let mut without = chosen.choices.clone();
+    let with = encode(chosen.choices());
+    let mut without = chosen.choices().to_vec();
     without[size] = Choice {
         primary: Spec {
             kind: Kind::Last,

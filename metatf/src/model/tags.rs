@@ -133,6 +133,12 @@ impl TagModel {
         (a * 4 + b) as usize
     }
 
+    /// Records `symbol` as the next tag without coding it (a trial codes no tags, but its
+    /// streams read [`Self::recent`]).
+    pub(crate) fn pass(&mut self, symbol: u32) {
+        self.push(symbol);
+    }
+
     fn push(&mut self, symbol: u32) {
         self.history = (self.history << 8) | u64::from(symbol & 0xFF);
     }
@@ -160,10 +166,19 @@ impl TagModel {
         symbol
     }
 
-    /// Cost in 1/256 bits of coding `symbol` (and adapts, as coding would).
-    pub(crate) fn measure(&mut self, h: &History, symbol: u32) -> u64 {
-        let table = cost_table();
+    /// Where the probabilities of the context of `h` start, with the first of them read now:
+    /// a writer measuring many models finds every model's context first, so that their cache
+    /// misses overlap rather than follow one another, then measures each ([`Self::measure_at`]).
+    pub(crate) fn touch(&self, h: &History) -> usize {
         let base = self.base(h);
+        std::hint::black_box(self.probs.get(base + 1).copied());
+        base
+    }
+
+    /// Cost in 1/256 bits of coding `symbol` in the context that [`Self::touch`] found (and
+    /// adapts, as coding would).
+    pub(crate) fn measure_at(&mut self, base: usize, symbol: u32) -> u64 {
+        let table = cost_table();
         let mut node = 1usize;
         let mut cost = 0u64;
         for i in (0..self.bits).rev() {

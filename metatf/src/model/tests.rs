@@ -175,7 +175,8 @@ proptest! {
             flat.push(plan, &r.fields).unwrap();
         }
         let chosen = choose_block(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
-        let choices = chosen.alternative.unwrap_or(chosen.choices);
+        // The keyed alternative where there is one (it exercises the keyed ranks).
+        let choices = chosen.proposals.get(1).unwrap_or(&chosen.proposals[0]).clone();
         let bytes = encode_block(&catalog, &streams, &flat, &choices, chosen.tag_context, None, &declared).unwrap();
         // Undamaged, the block decodes to exactly its records.
         let (back, _) = decode_block(&catalog, &streams, &bytes, flat.records, None, &declared).unwrap();
@@ -282,8 +283,12 @@ fn keyed_reuse_is_chosen_and_codes_reused_addresses_small() {
         kind: Kind::Reuse,
         arg: size as u32,
     };
-    let alternative = chosen.alternative.expect("a keyed reuse alternative");
-    assert_eq!(alternative[alloc_ptr].list.first(), Some(&keyed));
+    let alternative = chosen
+        .proposals
+        .iter()
+        .find(|p| p[alloc_ptr].list.first() == Some(&keyed))
+        .expect("a keyed reuse alternative")
+        .clone();
     let with = encode_block(
         &catalog,
         &streams,
@@ -346,7 +351,7 @@ proptest! {
         let chosen = choose_block(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
         let alloc_ptr = stream_of(&catalog, &streams, 4, "ptr");
         let key = if keyed { stream_of(&catalog, &streams, 4, "size") } else { alloc_ptr };
-        let mut choices = chosen.choices.clone();
+        let mut choices = chosen.choices().to_vec();
         choices[alloc_ptr] = Choice {
             primary: Spec { kind: Kind::Last, arg: alloc_ptr as u32 },
             list: vec![Spec { kind: Kind::Reuse, arg: key as u32 }],
