@@ -6,7 +6,7 @@
 //! it, including the string keys of its byte strings), fields of other records with the same
 //! name (their last value, and rank among the values they created: an object reference), the
 //! values other records ended (reuse, unkeyed and keyed by each field of the record), and last
-//! every field of the other records of the scope (keyed by it, keyed stride, keyed shift).
+//! every field of the other records of the scope (keyed by it, keyed stride).
 
 use super::predict::{Kind, Spec};
 use super::streams::Streams;
@@ -66,41 +66,10 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
             c.push(own(Kind::Key, t32));
             if !key {
                 c.push(own(Kind::KeyStride, t32));
-                c.push(own(Kind::KeyShift, t32));
             }
         }
     }
     c
-}
-
-/// Distinct sampled costs ([`super::numbers::estimate`]: 1 to 65 bits) a histogram tells apart.
-const COST_CLASSES: usize = 66;
-
-fn class(cost: u32) -> usize {
-    (cost as usize).min(COST_CLASSES - 1)
-}
-
-/// Estimated bits of the payloads (residuals or ranks) whose sampled costs `histogram` counts:
-/// the mantissa bits each cost implies (cost − 2, none for 0 and 1) plus the empirical entropy of the costs,
-/// which stands for the bit length the coder codes adaptively. Why not the costs themselves:
-/// they charge every bit length alike, so a residual that is always 3 bits long looked as
-/// dear as one whose length varies, and a stream of small values (instruction sizes) chose a
-/// primary that made them small but irregular.
-fn payload_bits(histogram: &[u32; COST_CLASSES]) -> f64 {
-    let n: u32 = histogram.iter().sum();
-    if n == 0 {
-        return 0.0;
-    }
-    let n = f64::from(n);
-    histogram
-        .iter()
-        .enumerate()
-        .filter(|&(_, &k)| k > 0)
-        .map(|(cost, &k)| {
-            let k = f64::from(k);
-            k * (cost.saturating_sub(2) as f64) - k * (k / n).log2()
-        })
-        .sum()
 }
 
 /// Per-stream measurements: for sampled values, which candidates hit and what each costs.
@@ -150,19 +119,19 @@ impl Samples {
     /// Estimated bits for coding the samples with `list` and `primary`.
     fn estimate(&self, list: &[usize], primary: usize, is_rank: &[bool]) -> f64 {
         let mut counts = [0u32; MAX_LIST + 1];
-        let mut payloads = [[0u32; COST_CLASSES]; MAX_LIST + 1];
+        let mut payload = 0u64;
         for i in 0..self.len() {
             let m = self.masks[i];
             match list.iter().position(|&c| m >> c & 1 == 1) {
                 Some(k) => {
                     counts[k] += 1;
                     if is_rank[list[k]] {
-                        payloads[k][class(self.cost(i, list[k]))] += 1;
+                        payload += u64::from(self.cost(i, list[k]));
                     }
                 }
                 None => {
                     counts[list.len()] += 1;
-                    payloads[list.len()][class(self.cost(i, primary))] += 1;
+                    payload += u64::from(self.cost(i, primary));
                 }
             }
         }
@@ -172,26 +141,25 @@ impl Samples {
             .filter(|&&k| k > 0)
             .map(|&k| -(k as f64) * (k as f64 / n).log2())
             .sum();
-        symbols + payloads.iter().map(payload_bits).sum::<f64>()
+        symbols + payload as f64
     }
 
     /// The cheapest value predictor outside `ban` for the samples no predictor in `list` hits.
     fn best_primary(&self, list: &[usize], is_rank: &[bool], ban: &[usize]) -> usize {
-        let mut payloads = vec![[0u32; COST_CLASSES]; self.candidates];
+        let mut totals = vec![0u64; self.candidates];
         for i in 0..self.len() {
             let m = self.masks[i];
             if list.iter().any(|&c| m >> c & 1 == 1) {
                 continue;
             }
-            for (c, p) in payloads.iter_mut().enumerate() {
-                p[class(self.cost(i, c))] += 1;
+            for (c, t) in totals.iter_mut().enumerate() {
+                *t += u64::from(self.cost(i, c));
             }
         }
         (0..self.candidates)
             .filter(|&c| !is_rank[c] && !ban.contains(&c))
-            .map(|c| (c, payload_bits(&payloads[c])))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or(0, |(c, _)| c)
+            .min_by_key(|&c| totals[c])
+            .unwrap_or(0)
     }
 
     /// Greedy choice among the candidates outside `ban`: the primary predictor, then up to

@@ -129,9 +129,9 @@ impl NumberModel {
     }
 }
 
-/// Estimated bits to code `v` with a [`NumberModel`] that has seen similar values: its bit
-/// length plus one (0 costs 1), so that every bit length has its own estimate.
+/// Estimated bits to code `v` with a [`NumberModel`] that has seen similar values.
 #[inline]
 pub(crate) fn estimate(v: u64) -> u8 {
-    (65 - v.leading_zeros()) as u8
+    let n = 64 - v.leading_zeros();
+    (n.saturating_sub(1) + 2) as u8
 }
