@@ -83,6 +83,9 @@ pub enum Predictor {
     Key(FieldRef),
     /// `keystride F`: as `key F`, plus the difference seen the last two times under that key.
     KeyStride(FieldRef),
+    /// `keyshift F`: as `key F`, plus the last nonzero difference from that guess under any
+    /// key (a shift every key undergoes alike).
+    KeyShift(FieldRef),
     /// `live F` (rank): rank among the live values field F created; a hit ends the value.
     Live(FieldRef),
     /// `mtf` (rank): rank in the move-to-front list of the field's own values.
@@ -107,6 +110,7 @@ impl Predictor {
             Predictor::Dfcm(_) => "dfcm",
             Predictor::Key(_) => "key",
             Predictor::KeyStride(_) => "keystride",
+            Predictor::KeyShift(_) => "keyshift",
             Predictor::Live(_) => "live",
             Predictor::Mtf => "mtf",
             Predictor::LiveNext(_) => "livenext",
@@ -129,6 +133,7 @@ impl Predictor {
             Predictor::Sum(f)
             | Predictor::Key(f)
             | Predictor::KeyStride(f)
+            | Predictor::KeyShift(f)
             | Predictor::Live(f)
             | Predictor::LiveNext(f) => Some(f),
             Predictor::None | Predictor::Stride | Predictor::Fcm(_) | Predictor::Dfcm(_) => None,

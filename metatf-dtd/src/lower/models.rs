@@ -141,6 +141,7 @@ fn predictor(
         "dfcm" => Predictor::Dfcm(c.order),
         "key" => Predictor::Key(field.clone()?),
         "keystride" => Predictor::KeyStride(field.clone()?),
+        "keyshift" => Predictor::KeyShift(field.clone()?),
         "live" => Predictor::Live(field.clone()?),
         "mtf" => Predictor::Mtf,
         "livenext" => Predictor::LiveNext(field.clone()?),

@@ -509,7 +509,8 @@ const MEASURE_MIN_CONTEXT_BITS: u32 = 4;
 /// DTDs with many fields and records. Only the choice depends on it.
 fn measure_context_bits(candidates: usize, alphabet_bits: u32) -> u32 {
     let mut bits = MEASURE_CONTEXT_BITS;
-    let bytes = |bits: u32| candidates.saturating_mul(2usize << (bits + alphabet_bits));
+    let slot = std::mem::size_of::<super::counter::Counter>();
+    let bytes = |bits: u32| candidates.saturating_mul(slot << (bits + alphabet_bits));
     while bits > MEASURE_MIN_CONTEXT_BITS && bytes(bits) > MEASURE_TAG_BYTES {
         bits -= 1;
     }

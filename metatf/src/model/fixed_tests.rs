@@ -37,7 +37,7 @@ fn dtd(alloc: &str, free: &str, load: &str) -> String {
 }
 
 /// One model per predictor kind, on the field it suits: (record, property).
-const ONE_KIND_EACH: [(&str, &str); 12] = [
+const ONE_KIND_EACH: [(&str, &str); 13] = [
     ("load", "size.model = none;"),
     ("load", "addr.model = last;"),
     ("load", "pc.model = stride;"),
@@ -46,6 +46,7 @@ const ONE_KIND_EACH: [(&str, &str); 12] = [
     ("load", "addr.model = dfcm 1;"),
     ("load", "addr.model = key pc;"),
     ("load", "addr.model = keystride pc;"),
+    ("load", "addr.model = keyshift pc;"),
     ("free", "ptr.model = none, live alloc.ptr;"),
     ("alloc", "site.model = none, mtf;"),
     ("free", "ptr.model = last, livenext alloc.ptr;"),
@@ -57,7 +58,7 @@ fn all_kinds() -> String {
     dtd(
         "ptr.model = stride, reuse size, reuse, last free.ptr; site.model = none, mtf, fcm 1;",
         "ptr.model = none, live alloc.ptr, livenext alloc.ptr;",
-        "pc.model = dfcm 2, keystride size, last; addr.model = sum size, key pc, last;",
+        "pc.model = dfcm 2, keystride size, last; addr.model = sum size, key pc, keyshift pc, last;",
     )
 }
 
@@ -231,7 +232,11 @@ fn the_model_table_holds_what_the_dtd_fixed() {
             addr,
             Choice {
                 primary: spec(Kind::Sum, load_size),
-                list: vec![spec(Kind::Key, pc), spec(Kind::Last, addr)],
+                list: vec![
+                    spec(Kind::Key, pc),
+                    spec(Kind::KeyShift, pc),
+                    spec(Kind::Last, addr),
+                ],
             },
         ),
     ];

@@ -4,9 +4,10 @@
 //! own pattern of reuse), so ranks are coded per (hash of the key's value, previous symbol),
 //! with a 16-symbol tree small enough to have thousands of such contexts.
 
+use super::counter::{self, Counter, FRESH};
 use super::numbers::NumberModel;
 use super::predict::REUSE_KEY_CAP;
-use super::range::{Decoder, Encoder, Prob, HALF};
+use super::range::{Decoder, Encoder};
 
 /// Bits of the key's hash in the context.
 const KEY_HASH_BITS: u32 = 10;
@@ -19,7 +20,7 @@ const DIRECT: u64 = 7;
 /// Adaptive models of the ranks of one keyed `reuse` list entry.
 pub(crate) struct KeyedRanks {
     /// Per context: a bit tree over [`SYMBOLS`] symbols.
-    probs: Vec<Prob>,
+    probs: Vec<Counter>,
     /// The rest of an escaped rank: in the key's list, among all ended values.
     escape: [NumberModel; 2],
     /// The previous symbol of this entry (0 at the start).
@@ -29,7 +30,7 @@ pub(crate) struct KeyedRanks {
 impl KeyedRanks {
     pub(crate) fn new() -> KeyedRanks {
         KeyedRanks {
-            probs: vec![HALF; (SYMBOLS << KEY_HASH_BITS) * SYMBOLS],
+            probs: vec![FRESH; (SYMBOLS << KEY_HASH_BITS) * SYMBOLS],
             escape: [NumberModel::default(), NumberModel::default()],
             last: 0,
         }
@@ -53,7 +54,7 @@ impl KeyedRanks {
         let mut node = 1usize;
         for i in (0..4).rev() {
             let bit = (symbol >> i) & 1 == 1;
-            e.bit(&mut self.probs[base + node], bit);
+            counter::encode(e, &mut self.probs[base + node], bit);
             node = (node << 1) | usize::from(bit);
         }
         if r >= DIRECT {
@@ -67,7 +68,7 @@ impl KeyedRanks {
         let base = self.context(key);
         let mut node = 1usize;
         for _ in 0..4 {
-            let bit = d.bit(&mut self.probs[base + node]);
+            let bit = counter::decode(d, &mut self.probs[base + node]);
             node = (node << 1) | usize::from(bit);
         }
         let symbol = node - SYMBOLS;

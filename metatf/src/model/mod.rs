@@ -15,6 +15,7 @@ mod block;
 mod choice;
 mod choose;
 mod coders;
+mod counter;
 mod engine;
 mod fixed;
 pub(crate) mod flat;

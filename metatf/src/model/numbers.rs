@@ -1,25 +1,26 @@
 //! Binarisations of the entropy stage: how a symbol becomes bits, and which adaptive
 //! probability codes each bit.
 //!
-//! - [`SmallModel`]: a symbol below 2^BITS as a bit tree (one probability per tree node).
+//! - [`SmallModel`]: a symbol below 2^BITS as a bit tree (one counter per tree node).
 //! - [`NumberModel`]: any u64 as its bit length (a 7-level bit tree) and then the bits below the
-//!   leading one, the three highest in a tree per length, the rest one probability per (length,
+//!   leading one, the three highest in a tree per length, the rest one counter per (length,
 //!   bit position).
 
-use super::range::{Decoder, Encoder, Prob, HALF};
+use super::counter::{self, Counter, FRESH};
+use super::range::{Decoder, Encoder};
 
 /// A symbol below `1 << bits`, coded as a bit tree, most significant bit first.
 #[derive(Clone)]
 pub(crate) struct SmallModel {
     bits: u32,
-    probs: Vec<Prob>,
+    probs: Vec<Counter>,
 }
 
 impl SmallModel {
     pub(crate) fn new(bits: u32) -> SmallModel {
         SmallModel {
             bits,
-            probs: vec![HALF; 1 << bits],
+            probs: vec![FRESH; 1 << bits],
         }
     }
 
@@ -28,7 +29,7 @@ impl SmallModel {
         let mut node = 1usize;
         for i in (0..self.bits).rev() {
             let bit = (symbol >> i) & 1 == 1;
-            e.bit(&mut self.probs[node], bit);
+            counter::encode(e, &mut self.probs[node], bit);
             node = (node << 1) | usize::from(bit);
         }
     }
@@ -37,7 +38,7 @@ impl SmallModel {
     pub(crate) fn decode(&mut self, d: &mut Decoder<'_>) -> u32 {
         let mut node = 1usize;
         for _ in 0..self.bits {
-            let bit = d.bit(&mut self.probs[node]);
+            let bit = counter::decode(d, &mut self.probs[node]);
             node = (node << 1) | usize::from(bit);
         }
         (node - (1 << self.bits)) as u32
@@ -52,9 +53,9 @@ const TREE_BITS: u32 = 3;
 pub(crate) struct NumberModel {
     length: SmallModel,
     /// Per bit length: the tree of the highest mantissa bits.
-    high: Vec<Prob>,
+    high: Vec<Counter>,
     /// Per (bit length, bit position): the remaining mantissa bits.
-    low: Vec<Prob>,
+    low: Vec<Counter>,
 }
 
 impl Default for NumberModel {
@@ -75,8 +76,8 @@ impl NumberModel {
     #[inline]
     fn mantissa_tables(&mut self) {
         if self.high.is_empty() {
-            self.high = vec![HALF; 65 << TREE_BITS];
-            self.low = vec![HALF; 65 * 64];
+            self.high = vec![FRESH; 65 << TREE_BITS];
+            self.low = vec![FRESH; 65 * 64];
         }
     }
 
@@ -93,11 +94,12 @@ impl NumberModel {
         let mut node = 1usize;
         for i in 0..t {
             let bit = (v >> (m - 1 - i)) & 1 == 1;
-            e.bit(&mut self.high[base + node], bit);
+            counter::encode(e, &mut self.high[base + node], bit);
             node = (node << 1) | usize::from(bit);
         }
         for i in (0..m - t).rev() {
-            e.bit(
+            counter::encode(
+                e,
                 &mut self.low[n as usize * 64 + i as usize],
                 (v >> i) & 1 == 1,
             );
@@ -115,12 +117,12 @@ impl NumberModel {
         let base = (n as usize) << TREE_BITS;
         let mut node = 1usize;
         for _ in 0..t {
-            let bit = d.bit(&mut self.high[base + node]);
+            let bit = counter::decode(d, &mut self.high[base + node]);
             node = (node << 1) | usize::from(bit);
         }
         let mut v = node as u64; // the leading one and the tree bits
         for i in (0..m - t).rev() {
-            let bit = d.bit(&mut self.low[n as usize * 64 + i as usize]);
+            let bit = counter::decode(d, &mut self.low[n as usize * 64 + i as usize]);
             v = (v << 1) | u64::from(bit);
         }
         v

@@ -50,10 +50,14 @@ pub(crate) enum Kind {
     /// first among those created with the current value of key stream `arg`, then among all
     /// (`arg` = the own stream: among all only).
     Reuse,
+    /// As `Key`, plus the last nonzero difference between a value and the `Key` guess under
+    /// any key: a shift that many keys undergo together (a stack that moved since a key's last
+    /// visit moves the addresses of every later key alike).
+    KeyShift,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 12] = [
+    pub(crate) const ALL: [Kind; 13] = [
         Kind::Zero,
         Kind::Last,
         Kind::Stride,
@@ -66,6 +70,7 @@ impl Kind {
         Kind::Mtf,
         Kind::LiveNext,
         Kind::Reuse,
+        Kind::KeyShift,
     ];
 
     pub(crate) fn code(self) -> u8 {
@@ -91,6 +96,7 @@ impl Kind {
                 | Kind::Live
                 | Kind::LiveNext
                 | Kind::Reuse
+                | Kind::KeyShift
         )
     }
 
@@ -108,6 +114,7 @@ impl Kind {
             Kind::Mtf => "mtf",
             Kind::LiveNext => "livenext",
             Kind::Reuse => "reuse",
+            Kind::KeyShift => "keyshift",
         }
     }
 }
@@ -165,6 +172,8 @@ pub(crate) struct Predictor {
     /// Last `arg` values (fcm) or differences (dfcm), newest first.
     recent: [u64; MAX_ORDER as usize],
     live: Option<Box<LiveList>>,
+    /// `KeyShift`: the last nonzero difference from the keyed guess.
+    shift: u64,
     /// `LiveNext`: position the last ended value had.
     last_position: u64,
     table_bits: u32,
@@ -180,7 +189,7 @@ impl Predictor {
     /// the measurement caps.
     pub(crate) fn new(own: usize, spec: Spec, table_bits: u32, measuring: bool) -> Predictor {
         let tables = match spec.kind {
-            Kind::Fcm | Kind::Dfcm | Kind::Key => 1,
+            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift => 1,
             Kind::KeyStride => 2,
             _ => 0,
         };
@@ -207,6 +216,7 @@ impl Predictor {
                 };
                 Box::new(LiveList::new(cap))
             }),
+            shift: 0,
             last_position: 0,
             table_bits,
             created: if spec.kind == Kind::Reuse && spec.arg as usize != own {
@@ -231,7 +241,7 @@ impl Predictor {
     /// 2^table_bits slots): what bounds the engine's memory.
     pub(crate) fn slot_bytes(own: usize, spec: Spec) -> usize {
         match spec.kind {
-            Kind::Fcm | Kind::Dfcm | Kind::Key => 8,
+            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift => 8,
             Kind::KeyStride => 16,
             // `created` and `by_key`, plus the values a key list holds.
             Kind::Reuse if spec.arg as usize != own => 16 + 24 + 8,
@@ -295,6 +305,7 @@ impl Predictor {
             Kind::Fcm => self.table[self.history_slot()],
             Kind::Dfcm => last.wrapping_add(self.table[self.history_slot()]),
             Kind::Key => self.table[self.key_slot(h)],
+            Kind::KeyShift => self.table[self.key_slot(h)].wrapping_add(self.shift),
             Kind::KeyStride => {
                 let i = self.key_slot(h);
                 self.table[i].wrapping_add(self.deltas[i])
@@ -359,6 +370,14 @@ impl Predictor {
             Kind::KeyStride => {
                 let i = self.key_slot(h);
                 self.deltas[i] = v.wrapping_sub(self.table[i]);
+                self.table[i] = v;
+            }
+            Kind::KeyShift => {
+                let i = self.key_slot(h);
+                let d = v.wrapping_sub(self.table[i]);
+                if d != 0 {
+                    self.shift = d;
+                }
                 self.table[i] = v;
             }
             Kind::Live => {

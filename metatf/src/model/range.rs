@@ -1,17 +1,12 @@
-//! The adaptive binary range coder of the entropy stage (the LZMA design: 11-bit
-//! probabilities, 32-bit range, carry propagation through a cached byte), and its meter: the
-//! same models driven without writing bytes, adding up what each bit would cost.
+//! The binary range coder of the entropy stage (the LZMA design: 32-bit range, carry
+//! propagation through a cached byte), coding each bit with a 12-bit probability that the
+//! caller's model adapts ([`super::counter`], the byte-string mixer), and its meter: the same
+//! models driven without writing bytes, adding up what each bit would cost.
 
-/// Bits of precision of a probability.
-const PROB_BITS: u32 = 11;
-/// A probability of one half.
-pub(crate) const HALF: u16 = 1 << (PROB_BITS - 1);
-/// How fast a probability follows the data: it moves 1/2^ADAPT of the way per bit.
-pub(crate) const ADAPT: u32 = 4;
 const TOP: u32 = 1 << 24;
 
-/// Adaptive probability that the next bit is 0, in units of 2^-11.
-pub(crate) type Prob = u16;
+/// Bits of precision of a coded probability.
+const PROB_BITS: u32 = 12;
 
 /// Fractional bits of a metered cost.
 const COST_SHIFT: u32 = 16;
@@ -67,42 +62,12 @@ impl Encoder {
         }
     }
 
-    /// Codes `bit` with probability `p` of a 0, then adapts `p`.
-    #[inline]
-    pub(crate) fn bit(&mut self, p: &mut Prob, bit: bool) {
-        if let Some(t) = self.meter {
-            let p0 = usize::from(*p);
-            if bit {
-                self.cost += u64::from(t[(1 << PROB_BITS) - p0]);
-                *p -= *p >> ADAPT;
-            } else {
-                self.cost += u64::from(t[p0]);
-                *p += ((1 << PROB_BITS) - *p) >> ADAPT;
-            }
-            return;
-        }
-        let bound = (self.range >> PROB_BITS) * u32::from(*p);
-        if bit {
-            self.low += u64::from(bound);
-            self.range -= bound;
-            *p -= *p >> ADAPT;
-        } else {
-            self.range = bound;
-            *p += ((1 << PROB_BITS) - *p) >> ADAPT;
-        }
-        while self.range < TOP {
-            self.range <<= 8;
-            self.shift_low();
-        }
-    }
-
     /// Codes `bit` with a fixed probability `p1` (of 4096) that it is a 1, from a model that
-    /// adapts elsewhere (the byte-string mixer).
+    /// adapts elsewhere (a counter, the byte-string mixer).
     #[inline]
     pub(crate) fn bit_p(&mut self, p1: u32, bit: bool) {
         if let Some(t) = self.meter {
-            // The table is in 2^-11: halve the 12-bit probability.
-            let p1 = (p1.clamp(2, 4094) >> 1) as usize;
+            let p1 = p1.clamp(1, 4095) as usize;
             self.cost += u64::from(if bit { t[p1] } else { t[(1 << PROB_BITS) - p1] });
             return;
         }
@@ -189,27 +154,6 @@ impl<'a> Decoder<'a> {
     /// How many bytes past the end of the input the decoder has read.
     pub(crate) fn overrun(&self) -> usize {
         self.at.saturating_sub(self.input.len() + 4)
-    }
-
-    /// Decodes one bit with probability `p` of a 0, then adapts `p`.
-    #[inline]
-    pub(crate) fn bit(&mut self, p: &mut Prob) -> bool {
-        let bound = (self.range >> PROB_BITS) * u32::from(*p);
-        let bit = if self.code < bound {
-            self.range = bound;
-            *p += ((1 << PROB_BITS) - *p) >> ADAPT;
-            false
-        } else {
-            self.code -= bound;
-            self.range -= bound;
-            *p -= *p >> ADAPT;
-            true
-        };
-        while self.range < TOP {
-            self.range <<= 8;
-            self.code = (self.code << 8) | u32::from(self.byte());
-        }
-        bit
     }
 
     /// Decodes a bit coded by [`Encoder::bit_p`] with the same `p1`.

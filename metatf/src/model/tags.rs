@@ -3,8 +3,9 @@
 //! indices and, optionally, of the last value of one stream. The context is chosen per block by
 //! simulating the coder's cost for every candidate.
 
+use super::counter::{self, Counter, FRESH};
 use super::predict::History;
-use super::range::{Decoder, Encoder, Prob, ADAPT, HALF};
+use super::range::{Decoder, Encoder};
 use crate::universal::plan::Catalog;
 
 /// Contexts of the tag model (hashed).
@@ -83,21 +84,8 @@ pub(crate) struct TagModel {
     pub(crate) context: TagContext,
     bits: u32,
     context_bits: u32,
-    probs: Vec<Prob>,
+    probs: Vec<Counter>,
     history: u64,
-}
-
-/// -log2(p / 2048) in 1/256 bits, for simulating the coder.
-fn cost_table() -> &'static [u32; 2048] {
-    static T: std::sync::OnceLock<[u32; 2048]> = std::sync::OnceLock::new();
-    T.get_or_init(|| {
-        let mut t = [0u32; 2048];
-        for (p, c) in t.iter_mut().enumerate().skip(1) {
-            *c = (-(p as f64 / 2048.0).log2() * 256.0) as u32;
-        }
-        t[0] = t[1];
-        t
-    })
 }
 
 impl TagModel {
@@ -106,7 +94,7 @@ impl TagModel {
             context,
             bits,
             context_bits,
-            probs: vec![HALF; 1 << (context_bits + bits)],
+            probs: vec![FRESH; 1 << (context_bits + bits)],
             history: 0,
         }
     }
@@ -148,7 +136,7 @@ impl TagModel {
         let mut node = 1usize;
         for i in (0..self.bits).rev() {
             let bit = (symbol >> i) & 1 == 1;
-            e.bit(&mut self.probs[base + node], bit);
+            counter::encode(e, &mut self.probs[base + node], bit);
             node = (node << 1) | usize::from(bit);
         }
         self.push(symbol);
@@ -158,7 +146,7 @@ impl TagModel {
         let base = self.base(h);
         let mut node = 1usize;
         for _ in 0..self.bits {
-            let bit = d.bit(&mut self.probs[base + node]);
+            let bit = counter::decode(d, &mut self.probs[base + node]);
             node = (node << 1) | usize::from(bit);
         }
         let symbol = (node - (1 << self.bits)) as u32;
@@ -166,8 +154,8 @@ impl TagModel {
         symbol
     }
 
-    /// Where the probabilities of the context of `h` start, with the first of them read now:
-    /// a writer measuring many models finds every model's context first, so that their cache
+    /// Where the counters of the context of `h` start, with the first of them read now: a
+    /// writer measuring many models finds every model's context first, so that their cache
     /// misses overlap rather than follow one another, then measures each ([`Self::measure_at`]).
     pub(crate) fn touch(&self, h: &History) -> usize {
         let base = self.base(h);
@@ -178,19 +166,13 @@ impl TagModel {
     /// Cost in 1/256 bits of coding `symbol` in the context that [`Self::touch`] found (and
     /// adapts, as coding would).
     pub(crate) fn measure_at(&mut self, base: usize, symbol: u32) -> u64 {
-        let table = cost_table();
         let mut node = 1usize;
         let mut cost = 0u64;
         for i in (0..self.bits).rev() {
             let bit = (symbol >> i) & 1 == 1;
-            let p = &mut self.probs[base + node];
-            let p0 = usize::from(*p);
-            cost += u64::from(if bit { table[2048 - p0] } else { table[p0] });
-            if bit {
-                *p -= *p >> ADAPT;
-            } else {
-                *p += (2048 - *p) >> ADAPT;
-            }
+            let c = &mut self.probs[base + node];
+            cost += u64::from(counter::cost(*c, bit));
+            counter::update(c, bit);
             node = (node << 1) | usize::from(bit);
         }
         self.push(symbol);
