@@ -6,6 +6,7 @@ use super::choose::{candidates, Samples, MAX_LIST};
 use super::coders::Models;
 use super::engine::Engine;
 use super::flat::FlatBlock;
+use super::live::MEASURE_LIVE_CAP;
 use super::numbers::estimate;
 use super::order::{read_orders, write_orders, Orders};
 use super::predict::{Kind, Predictor, Spec, MEASURE_TABLE_BITS, TABLE_BITS};
@@ -470,6 +471,34 @@ fn measure_table_bits(specs: &[Vec<Spec>], records: u64) -> u32 {
     bits
 }
 
+/// Bytes the recency lists of all measured rank candidates may take together, at
+/// [`LIST_VALUE_BYTES`] a value.
+const MEASURE_LIST_BYTES: usize = 24 << 20;
+/// What a recency list takes per value it can hold: its hash map entry, and two sequence
+/// slots of a value and a tree count each.
+const LIST_VALUE_BYTES: usize = 64;
+/// Fewest values a measured list holds.
+const MEASURE_MIN_LIVE_CAP: usize = 1 << 8;
+
+/// Values a measured rank candidate's list holds: [`MEASURE_LIVE_CAP`], halved (down to
+/// [`MEASURE_MIN_LIVE_CAP`]) until the lists of all of `specs`' rank candidates fit
+/// [`MEASURE_LIST_BYTES`]. Why: a DTD of many record shapes has hundreds of streams, each with
+/// several rank candidates, and at full size their lists alone took over 100 MB. Only the
+/// choice depends on it, so files stay readable whatever it is.
+fn measure_live_cap(specs: &[Vec<Spec>]) -> usize {
+    let lists = specs
+        .iter()
+        .flatten()
+        .filter(|p| p.kind.is_rank())
+        .count()
+        .max(1);
+    let mut cap = MEASURE_LIVE_CAP;
+    while cap > MEASURE_MIN_LIVE_CAP && lists * cap * LIST_VALUE_BYTES > MEASURE_LIST_BYTES {
+        cap /= 2;
+    }
+    cap
+}
+
 /// Bytes the hashed tables of the chosen predictors may take together while coding.
 const CODING_TABLE_BYTES: usize = 16 << 20;
 /// Smallest table of a chosen predictor.
@@ -555,6 +584,7 @@ pub(crate) fn choose_ordered(
         })
         .collect();
     let mut engine = Engine::new(streams, measure_table_bits(&all, block.records), true);
+    engine.cap_lists(measure_live_cap(&all));
     let mut specs: Vec<Vec<Spec>> = Vec::new();
     let mut cands = Vec::new();
     let mut rank = Vec::new();

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::live::{LIVE_CAP, MEASURE_LIVE_CAP};
 use super::predict::{History, Kind, Predictor, Spec};
 use super::streams::Streams;
 
@@ -15,6 +16,8 @@ pub(crate) struct Engine {
     table_bits: u32,
     /// Whether the engine measures candidates (smaller lists) rather than codes.
     measuring: bool,
+    /// Most values the list of a rank predictor created from now on holds.
+    live_cap: usize,
     /// Per stream: the streams that end its values for `reuse` ([`Streams::enders`]).
     enders: Vec<Vec<usize>>,
 }
@@ -38,8 +41,19 @@ impl Engine {
             index: HashMap::new(),
             table_bits,
             measuring,
+            live_cap: if measuring {
+                MEASURE_LIVE_CAP
+            } else {
+                LIVE_CAP
+            },
             enders,
         }
+    }
+
+    /// Holds the lists of the rank predictors created from now on to `cap` values (a power
+    /// of two), so that measuring many of them stays within a memory bound.
+    pub(crate) fn cap_lists(&mut self, cap: usize) {
+        self.live_cap = cap;
     }
 
     /// The predictor `spec` of stream `own`, created on first use.
@@ -47,7 +61,7 @@ impl Engine {
         if let Some(&i) = self.index.get(&(own, spec)) {
             return i;
         }
-        let p = Predictor::new(own, spec, self.table_bits, self.measuring);
+        let p = Predictor::new(own, spec, self.table_bits, self.measuring, self.live_cap);
         let i = self.predictors.len();
         // Predictors read only the history, which changes after all of them have observed a
         // value, so the order of followers does not matter. Those that read nothing but the

@@ -4,7 +4,7 @@
 //! only on the values coded so far, never on which predictors were chosen, so the writer can
 //! measure all candidates in one pass and the reader keeps only the chosen ones.
 
-use super::live::{LiveList, LIVE_CAP, MEASURE_LIVE_CAP};
+use super::live::LiveList;
 use crate::varint::{unzigzag, zigzag};
 
 /// Entries of a hashed table (fcm, dfcm, key, key-stride) when coding.
@@ -185,9 +185,16 @@ pub(crate) struct Predictor {
 }
 
 impl Predictor {
-    /// A predictor whose tables have 2^`table_bits` slots; `measuring`: its lists are held to
-    /// the measurement caps.
-    pub(crate) fn new(own: usize, spec: Spec, table_bits: u32, measuring: bool) -> Predictor {
+    /// A predictor whose tables have 2^`table_bits` slots and whose recency list (of a rank
+    /// kind) holds at most `live_cap` values; `measuring`: its key lists are held to the
+    /// measurement cap.
+    pub(crate) fn new(
+        own: usize,
+        spec: Spec,
+        table_bits: u32,
+        measuring: bool,
+        live_cap: usize,
+    ) -> Predictor {
         let tables = match spec.kind {
             Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift => 1,
             Kind::KeyStride => 2,
@@ -207,15 +214,10 @@ impl Predictor {
                 Vec::new()
             },
             recent: [0; MAX_ORDER as usize],
-            live: spec.kind.is_rank().then(|| {
-                // Lists are bounded like tables: smaller while measuring.
-                let cap = if measuring {
-                    MEASURE_LIVE_CAP
-                } else {
-                    LIVE_CAP
-                };
-                Box::new(LiveList::new(cap))
-            }),
+            live: spec
+                .kind
+                .is_rank()
+                .then(|| Box::new(LiveList::new(live_cap))),
             shift: 0,
             last_position: 0,
             table_bits,
