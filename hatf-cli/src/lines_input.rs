@@ -35,10 +35,14 @@ pub fn encode(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         }
         None => {
             let sample = read_sample(&mut text, &name)?;
-            let dtd = metatf::lines::infer::infer_dtd(&sample);
+            let dtd = metatf::lines::infer::infer_dtd_bare(&sample);
             // The sample goes back in front of the rest.
             let rest = std::mem::replace(&mut text, Box::new(std::io::empty()));
-            text = Box::new(std::io::Cursor::new(sample).chain(rest));
+            text = Box::new(BufReader::new(SampleThenRest {
+                sample,
+                at: 0,
+                rest,
+            }));
             (dtd, format!("{name} (inferred DTD)"))
         }
     };
@@ -99,6 +103,31 @@ pub fn unwrap_text(
         None => Box::new(whole),
     };
     Ok((text, wrapper))
+}
+
+/// The sample a DTD was inferred from, then the rest of the text. Why not a `Cursor` chained
+/// to the rest: the sample's memory (up to [`SAMPLE_BYTES`]) is freed as soon as it is read,
+/// not held while the model codes the blocks, when memory peaks.
+struct SampleThenRest<R> {
+    sample: Vec<u8>,
+    at: usize,
+    rest: R,
+}
+
+impl<R: Read> Read for SampleThenRest<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at >= self.sample.len() {
+            return self.rest.read(buf);
+        }
+        let n = (self.sample.len() - self.at).min(buf.len());
+        buf[..n].copy_from_slice(&self.sample[self.at..self.at + n]);
+        self.at += n;
+        if self.at == self.sample.len() {
+            self.sample = Vec::new();
+            self.at = 0;
+        }
+        Ok(n)
+    }
 }
 
 /// The first [`SAMPLE_BYTES`] of the text, cut after the last whole line (or all of it).

@@ -1,7 +1,11 @@
 //! Text traces through line patterns: every input comes back byte for byte, hostile input is
 //! kept or refused with an error, and strict mode says where a line stops matching.
 
-use metatf::lines::{decode_lines, encode_lines, infer::infer_dtd, LineOptions, MAX_LINE};
+use metatf::lines::{
+    decode_lines, encode_lines,
+    infer::{infer_dtd, infer_dtd_bare},
+    LineOptions, MAX_LINE,
+};
 use proptest::prelude::*;
 
 const HEAP_DTD: &str = r#"
@@ -206,6 +210,27 @@ fn an_inferred_dtd_parses_and_covers_regular_lines() {
     let r = round_trip(&dtd, &text, LineOptions::default());
     assert_eq!(r.records, 1000, "{dtd}");
     assert_eq!(r.verbatim, 1);
+}
+
+#[test]
+fn the_stored_dtd_is_the_inferred_one_without_comments() {
+    let mut text = Vec::new();
+    for i in 0..300u64 {
+        text.extend_from_slice(format!("open(\"/tmp/f{i}\") = {}\n", i % 5).as_bytes());
+        text.extend_from_slice(format!("// read {i} bytes\n").as_bytes());
+    }
+    let full = infer_dtd(&text);
+    let bare = infer_dtd_bare(&text);
+    assert!(full.contains("// ") && !bare.contains("\n// ") && !bare.starts_with("//"));
+    let kept: Vec<&str> = full
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//") && !l.is_empty())
+        .collect();
+    assert_eq!(kept, bare.lines().collect::<Vec<_>>());
+    // A literal `//` in a pattern stays (only comment lines go).
+    assert!(bare.contains("\"// read \""), "{bare}");
+    let r = round_trip(&bare, &text, LineOptions::default());
+    assert_eq!(r.records, 600, "{bare}");
 }
 
 /// A random pattern: literals from a small alphabet and numeric fields of random spellings.

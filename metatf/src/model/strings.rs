@@ -28,10 +28,11 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
+use super::counter::FRESH;
 use super::numbers::SmallModel;
 use super::range::{Decoder, Encoder};
+use super::string_slots::{self, BucketAt, Slots};
 pub(crate) use super::string_slots::{table_cap, MAX_TABLE_BITS, MIN_TABLE_BITS};
-use super::string_slots::{BucketAt, Slots, FRESH};
 use crate::container::context_mix::{squash, Tables};
 
 /// Distinct strings a field's dictionary keeps, most recent first.
@@ -499,7 +500,7 @@ impl StringModel {
             }
             let node = (1 << done) | (c0 as usize & ((1 << done) - 1));
             for (input, &bucket) in self.inputs.iter_mut().zip(&self.bucket) {
-                *input = i32::from(t.stretch[(self.slots.get(bucket, node) >> 20) as usize]);
+                *input = i32::from(t.stretch[(self.slots.get(bucket, node) >> 4) as usize]);
             }
 
             // The match model: its predicted bit, if the byte so far agrees with it.
@@ -546,7 +547,7 @@ impl StringModel {
             learn(w, &self.inputs, bit, st_1);
             learn(w_2, &self.inputs, bit, st_2);
             for &bucket in &self.bucket {
-                let v = adapt(self.slots.get(bucket, node), bit, rate);
+                let v = string_slots::adapt(self.slots.get(bucket, node), bit, rate);
                 self.slots.set(bucket, node, v);
             }
             if let Some(e) = self.expected {
