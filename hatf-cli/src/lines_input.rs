@@ -35,7 +35,7 @@ pub fn encode(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
         }
         None => {
             let sample = read_sample(&mut text, &name)?;
-            let dtd = metatf::lines::infer::infer_dtd_bare(&sample);
+            let dtd = metatf::lines::infer::infer_dtd_to_store(&sample);
             // The sample goes back in front of the rest.
             let rest = std::mem::replace(&mut text, Box::new(std::io::empty()));
             text = Box::new(BufReader::new(SampleThenRest {

@@ -3,7 +3,7 @@
 
 use metatf::lines::{
     decode_lines, encode_lines,
-    infer::{infer_dtd, infer_dtd_bare},
+    infer::{infer_dtd, infer_dtd_bare, infer_dtd_to_store, stored_len},
     LineOptions, MAX_LINE,
 };
 use proptest::prelude::*;
@@ -231,6 +231,10 @@ fn the_stored_dtd_is_the_inferred_one_without_comments() {
     assert!(bare.contains("\"// read \""), "{bare}");
     let r = round_trip(&bare, &text, LineOptions::default());
     assert_eq!(r.records, 600, "{bare}");
+    // The stored one is whichever of the two the header stores in fewer bytes.
+    let stored = infer_dtd_to_store(&text);
+    assert!(stored == bare || stored == full);
+    assert!(stored_len(&stored) <= stored_len(&bare).min(stored_len(&full)));
 }
 
 /// A random pattern: literals from a small alphabet and numeric fields of random spellings.
