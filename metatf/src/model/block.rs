@@ -6,7 +6,7 @@ use super::choose::{candidates, Samples, MAX_LIST};
 use super::coders::Models;
 use super::engine::Engine;
 use super::flat::FlatBlock;
-use super::live::MEASURE_LIVE_CAP;
+use super::live::{LIVE_CAP, MEASURE_LIVE_CAP};
 use super::numbers::estimate;
 use super::order::{read_orders, write_orders, Orders};
 use super::predict::{Kind, Predictor, Spec, MEASURE_TABLE_BITS, TABLE_BITS};
@@ -95,9 +95,100 @@ impl FlatReader<'_> {
     }
 }
 
-/// Measures all candidates.
-struct Measure<'a> {
+/// What the writer does with the items of a flat block: measure the candidates on them, or
+/// code them. [`Reading`] reads the items in walking (or coding) order and hands them over,
+/// so both sides share the reading and differ only in what they do with a value.
+trait Consumer {
+    /// Record tag `t`, in scope number `scope`.
+    fn tag(&mut self, catalog: &Catalog, scope: usize, t: u64) -> Result<(), String>;
+    /// Value `v` of stream `s`.
+    fn scalar(&mut self, s: usize, v: u64);
+    /// Byte string `b` of the field whose name hashes to `field`, its key stream `key`.
+    fn bytes(&mut self, field: u64, b: &[u8], key: Option<usize>);
+    /// A metadata record's field count (`i` is `None`) or its field `i`.
+    fn meta(&mut self, i: Option<u64>, v: u64);
+    /// The engine whose history counts the records.
+    fn engine(&mut self) -> &mut Engine;
+}
+
+/// A [`Side`] that reads a flat block and hands each item to a [`Consumer`].
+struct Reading<'a, C> {
     input: FlatReader<'a>,
+    consumer: C,
+}
+
+impl<'a, C> Reading<'a, C> {
+    /// Reads `block` from its start into `consumer`.
+    fn new(block: &'a FlatBlock, consumer: C) -> Self {
+        Reading {
+            input: FlatReader {
+                block,
+                word: 0,
+                byte: 0,
+                budget: u64::MAX,
+                base: 0,
+            },
+            consumer,
+        }
+    }
+}
+
+impl<C: Consumer> Side for Reading<'_, C> {
+    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
+        let t = self.input.word()?;
+        self.consumer.tag(catalog, scope, t)?;
+        Ok(t)
+    }
+
+    fn scalar(&mut self, s: usize) -> Result<u64, String> {
+        let v = self.input.word()?;
+        self.consumer.scalar(s, v);
+        Ok(v)
+    }
+
+    fn open(&mut self, n: usize) -> Result<(), String> {
+        self.input.open(n)
+    }
+
+    fn scalar_at(&mut self, s: usize, slot: usize) -> Result<u64, String> {
+        let v = self.input.word_at(slot)?;
+        self.consumer.scalar(s, v);
+        Ok(v)
+    }
+
+    fn close(&mut self, n: usize) {
+        self.input.close(n);
+    }
+
+    fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
+        let b = self.input.bytes(len)?;
+        self.consumer.bytes(field, b, key);
+        Ok(())
+    }
+
+    fn meta_count(&mut self) -> Result<u64, String> {
+        let n = self.input.word()?;
+        self.consumer.meta(None, n);
+        Ok(n)
+    }
+
+    fn meta_value(&mut self, i: u64) -> Result<u64, String> {
+        let v = self.input.word()?;
+        self.consumer.meta(Some(i), v);
+        Ok(v)
+    }
+
+    fn end_record(&mut self) {
+        self.consumer.engine().history.record += 1;
+    }
+
+    fn budget(&mut self) -> &mut u64 {
+        &mut self.input.budget
+    }
+}
+
+/// Measures all candidates.
+struct Measure {
     engine: Engine,
     /// Per stream: candidate predictor instances, whether each is a rank list, and samples.
     candidates: Vec<Vec<usize>>,
@@ -115,9 +206,28 @@ struct Measure<'a> {
     tag_bases: Vec<usize>,
 }
 
-impl Measure<'_> {
+impl Consumer for Measure {
+    fn tag(&mut self, catalog: &Catalog, scope: usize, t: u64) -> Result<(), String> {
+        let plan = catalog
+            .plan_in_scope(scope, t)
+            .ok_or_else(|| format!("tag {t} names no record"))?;
+        let symbol = self.alphabet.symbol(plan);
+        self.tag_bases.clear();
+        let h = &self.engine.history;
+        self.tag_bases.extend(self.tags.iter().map(|m| m.touch(h)));
+        for ((m, c), &base) in self
+            .tags
+            .iter_mut()
+            .zip(&mut self.tag_costs)
+            .zip(&self.tag_bases)
+        {
+            *c += m.measure_at(base, symbol);
+        }
+        Ok(())
+    }
+
     /// Samples the candidates' costs for value `v` of stream `s`, then lets them observe it.
-    fn measure(&mut self, s: usize, v: u64) {
+    fn scalar(&mut self, s: usize, v: u64) {
         self.seen[s] += 1;
         if self.seen[s].is_multiple_of(self.every[s]) && self.samples[s].len() >= self.cap {
             self.samples[s].halve();
@@ -153,77 +263,22 @@ impl Measure<'_> {
         }
         self.engine.observe(s, v);
     }
-}
 
-impl Side for Measure<'_> {
-    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
-        let t = self.input.word()?;
-        let plan = catalog
-            .plan_in_scope(scope, t)
-            .ok_or_else(|| format!("tag {t} names no record"))?;
-        let symbol = self.alphabet.symbol(plan);
-        self.tag_bases.clear();
-        let h = &self.engine.history;
-        self.tag_bases.extend(self.tags.iter().map(|m| m.touch(h)));
-        for ((m, c), &base) in self
-            .tags
-            .iter_mut()
-            .zip(&mut self.tag_costs)
-            .zip(&self.tag_bases)
-        {
-            *c += m.measure_at(base, symbol);
-        }
-        Ok(t)
-    }
-
-    fn scalar(&mut self, s: usize) -> Result<u64, String> {
-        let v = self.input.word()?;
-        self.measure(s, v);
-        Ok(v)
-    }
-
-    fn open(&mut self, n: usize) -> Result<(), String> {
-        self.input.open(n)
-    }
-
-    fn scalar_at(&mut self, s: usize, slot: usize) -> Result<u64, String> {
-        let v = self.input.word_at(slot)?;
-        self.measure(s, v);
-        Ok(v)
-    }
-
-    fn close(&mut self, n: usize) {
-        self.input.close(n);
-    }
-
-    fn bytes(&mut self, _: u64, len: u64, key: Option<usize>) -> Result<(), String> {
-        let b = self.input.bytes(len)?;
+    fn bytes(&mut self, _: u64, b: &[u8], key: Option<usize>) {
         if let Some(k) = key {
             self.engine.observe(k, string_key(b));
         }
-        Ok(())
     }
 
-    fn meta_count(&mut self) -> Result<u64, String> {
-        self.input.word()
-    }
+    fn meta(&mut self, _: Option<u64>, _: u64) {}
 
-    fn meta_value(&mut self, _: u64) -> Result<u64, String> {
-        self.input.word()
-    }
-
-    fn end_record(&mut self) {
-        self.engine.history.record += 1;
-    }
-
-    fn budget(&mut self) -> &mut u64 {
-        &mut self.input.budget
+    fn engine(&mut self) -> &mut Engine {
+        &mut self.engine
     }
 }
 
 /// Codes the records with the chosen predictors.
-struct Encode<'a> {
-    input: FlatReader<'a>,
+struct Encode {
     engine: Engine,
     models: Models,
     coder: Encoder,
@@ -235,25 +290,13 @@ struct Encode<'a> {
     coded: Vec<bool>,
 }
 
-impl Encode<'_> {
+impl Encode {
     /// Adds the bits coded since `before` to the class `pick` selects, if reporting.
     fn spent(&mut self, before: f64, pick: impl FnOnce(&mut Costs) -> &mut f64) {
         let now = self.coder.bits();
         if let Some(c) = &mut self.costs {
             *pick(c) += now - before;
         }
-    }
-
-    /// Codes value `v` of stream `s`.
-    fn code(&mut self, s: usize, v: u64) {
-        if !self.coded[s] {
-            self.engine.observe(s, v);
-            return;
-        }
-        let before = self.start();
-        self.models
-            .encode_scalar(&mut self.coder, &mut self.engine, s, v);
-        self.spent(before, |c| &mut c.streams[s]);
     }
 
     fn start(&self) -> f64 {
@@ -265,44 +308,33 @@ impl Encode<'_> {
     }
 }
 
-impl Side for Encode<'_> {
-    fn tag(&mut self, catalog: &Catalog, scope: usize) -> Result<u64, String> {
-        let t = self.input.word()?;
+impl Consumer for Encode {
+    fn tag(&mut self, catalog: &Catalog, scope: usize, t: u64) -> Result<(), String> {
         if !self.whole {
             // A trial: only the streams' bits count, and they read the tags, not their bits.
-            self.models.pass_tag(catalog, scope, t)?;
-            return Ok(t);
+            return self.models.pass_tag(catalog, scope, t);
         }
         let before = self.start();
         self.models
             .encode_tag(&mut self.coder, &self.engine, catalog, scope, t)?;
         self.spent(before, |c| &mut c.tags);
-        Ok(t)
+        Ok(())
     }
 
-    fn scalar(&mut self, s: usize) -> Result<u64, String> {
-        let v = self.input.word()?;
-        self.code(s, v);
-        Ok(v)
-    }
-
-    fn open(&mut self, n: usize) -> Result<(), String> {
-        self.input.open(n)
-    }
-
-    fn scalar_at(&mut self, s: usize, slot: usize) -> Result<u64, String> {
-        let v = self.input.word_at(slot)?;
-        self.code(s, v);
-        Ok(v)
-    }
-
-    fn close(&mut self, n: usize) {
-        self.input.close(n);
-    }
-
-    fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
+    /// Codes value `v` of stream `s`.
+    fn scalar(&mut self, s: usize, v: u64) {
+        if !self.coded[s] {
+            self.engine.observe(s, v);
+            return;
+        }
         let before = self.start();
-        let b = self.input.bytes(len)?;
+        self.models
+            .encode_scalar(&mut self.coder, &mut self.engine, s, v);
+        self.spent(before, |c| &mut c.streams[s]);
+    }
+
+    fn bytes(&mut self, field: u64, b: &[u8], key: Option<usize>) {
+        let before = self.start();
         if self.whole {
             self.models.encode_bytes(&mut self.coder, field, b);
         }
@@ -310,31 +342,16 @@ impl Side for Encode<'_> {
             self.engine.observe(k, string_key(b));
         }
         self.spent(before, |c| &mut c.strings);
-        Ok(())
     }
 
-    fn meta_count(&mut self) -> Result<u64, String> {
-        let n = self.input.word()?;
+    fn meta(&mut self, i: Option<u64>, v: u64) {
         let before = self.start();
-        self.models.encode_meta(&mut self.coder, None, n);
+        self.models.encode_meta(&mut self.coder, i, v);
         self.spent(before, |c| &mut c.meta);
-        Ok(n)
     }
 
-    fn meta_value(&mut self, i: u64) -> Result<u64, String> {
-        let v = self.input.word()?;
-        let before = self.start();
-        self.models.encode_meta(&mut self.coder, Some(i), v);
-        self.spent(before, |c| &mut c.meta);
-        Ok(v)
-    }
-
-    fn end_record(&mut self) {
-        self.engine.history.record += 1;
-    }
-
-    fn budget(&mut self) -> &mut u64 {
-        &mut self.input.budget
+    fn engine(&mut self) -> &mut Engine {
+        &mut self.engine
     }
 }
 
@@ -527,6 +544,47 @@ pub(crate) fn coding_table_bits(choices: &[Choice]) -> u32 {
     bits
 }
 
+/// Bytes the recency lists of the chosen rank predictors may take together while coding, at
+/// [`LIST_VALUE_BYTES`] a value.
+const CODING_LIST_BYTES: usize = 32 << 20;
+/// Fewest values a coding list holds.
+const CODING_MIN_LIVE_CAP: usize = 1 << 10;
+
+/// Values the list of each chosen rank predictor holds when coding: [`LIVE_CAP`], halved (down
+/// to [`CODING_MIN_LIVE_CAP`]) while the lists of all distinct rank predictors of `choices`
+/// together would take more than [`CODING_LIST_BYTES`]. Why: a DTD of many record shapes
+/// chooses a rank predictor for many streams, and at 2^16 values each their lists had no
+/// bound. The reader computes it from the choices it reads.
+pub(crate) fn coding_live_cap(choices: &[Choice]) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let lists = choices
+        .iter()
+        .enumerate()
+        .flat_map(|(s, c)| {
+            std::iter::once(&c.primary)
+                .chain(&c.list)
+                .map(move |p| (s, *p))
+        })
+        .filter(|(_, p)| p.kind.is_rank())
+        .filter(|k| seen.insert(*k))
+        .count();
+    let mut cap = LIVE_CAP;
+    while cap > CODING_MIN_LIVE_CAP
+        && lists.saturating_mul(cap * LIST_VALUE_BYTES) > CODING_LIST_BYTES
+    {
+        cap /= 2;
+    }
+    cap
+}
+
+/// The engine that codes (or decodes) a block with `choices`: its tables and lists sized by
+/// the whole choice, as the reader sizes them.
+fn coding_engine(streams: &Streams, choices: &[Choice]) -> Engine {
+    let mut engine = Engine::new(streams, coding_table_bits(choices), false);
+    engine.cap_lists(coding_live_cap(choices));
+    engine
+}
+
 /// Bytes the measured tag models may take together (one per tag context candidate, two per
 /// stream).
 const MEASURE_TAG_BYTES: usize = 8 << 20;
@@ -597,29 +655,25 @@ pub(crate) fn choose_ordered(
     let alphabet = TagAlphabet::new(catalog);
     let tag_candidates = TagContext::candidates(streams.len());
     let context_bits = measure_context_bits(tag_candidates.len(), alphabet.bits);
-    let mut m = Measure {
-        input: FlatReader {
-            block,
-            word: 0,
-            byte: 0,
-            budget: u64::MAX,
-            base: 0,
+    let mut m = Reading::new(
+        block,
+        Measure {
+            engine,
+            samples: specs.iter().map(|c| Samples::new(c.len())).collect(),
+            candidates: cands,
+            rank,
+            seen: vec![0; streams.len()],
+            every: vec![1; streams.len()],
+            cap,
+            tag_costs: vec![0; tag_candidates.len()],
+            tag_bases: Vec::with_capacity(tag_candidates.len()),
+            tags: tag_candidates
+                .into_iter()
+                .map(|c| TagModel::new(c, alphabet.bits, context_bits))
+                .collect(),
+            alphabet,
         },
-        engine,
-        samples: specs.iter().map(|c| Samples::new(c.len())).collect(),
-        candidates: cands,
-        rank,
-        seen: vec![0; streams.len()],
-        every: vec![1; streams.len()],
-        cap,
-        tag_costs: vec![0; tag_candidates.len()],
-        tag_bases: Vec::with_capacity(tag_candidates.len()),
-        tags: tag_candidates
-            .into_iter()
-            .map(|c| TagModel::new(c, alphabet.bits, context_bits))
-            .collect(),
-        alphabet,
-    };
+    );
     walk(
         catalog,
         streams,
@@ -629,6 +683,7 @@ pub(crate) fn choose_ordered(
         declared,
         orders,
     )?;
+    let m = m.consumer;
     let best_tag = (0..m.tags.len()).min_by_key(|&i| m.tag_costs[i]).map_or(
         TagContext {
             order: 1,
@@ -802,10 +857,10 @@ pub(crate) fn stream_costs(
 /// `trial` names the streams to cost: the coder is a meter, and the byte strings and the other
 /// streams are not coded.
 #[allow(clippy::too_many_arguments)]
-fn code<'a>(
+fn code(
     catalog: &Catalog,
     streams: &Streams,
-    block: &'a FlatBlock,
+    block: &FlatBlock,
     choices: &[Choice],
     tag_context: TagContext,
     section: Option<u8>,
@@ -813,9 +868,8 @@ fn code<'a>(
     orders: &Orders,
     trial: Option<&[bool]>,
     costs: Option<Costs>,
-) -> Result<Encode<'a>, (u64, String)> {
-    // The tables are sized by the whole choice, as the reader sizes them.
-    let mut engine = Engine::new(streams, coding_table_bits(choices), false);
+) -> Result<Encode, (u64, String)> {
+    let mut engine = coding_engine(streams, choices);
     let coded = |s: usize| trial.is_none_or(|t| t.get(s).copied().unwrap_or(false));
     let mut models = Models::new_for(catalog, choices, tag_context, &mut engine, &coded);
     let mut coder = if trial.is_some() {
@@ -826,21 +880,17 @@ fn code<'a>(
     if trial.is_none() {
         models.encode_setup(&mut coder, &block.bytes);
     }
-    let mut e = Encode {
-        input: FlatReader {
-            block,
-            word: 0,
-            byte: 0,
-            budget: u64::MAX,
-            base: 0,
+    let mut e = Reading::new(
+        block,
+        Encode {
+            engine,
+            models,
+            coder,
+            costs,
+            whole: trial.is_none(),
+            coded: (0..streams.len()).map(coded).collect(),
         },
-        engine,
-        models,
-        coder,
-        costs,
-        whole: trial.is_none(),
-        coded: (0..streams.len()).map(coded).collect(),
-    };
+    );
     walk(
         catalog,
         streams,
@@ -850,7 +900,7 @@ fn code<'a>(
         declared,
         orders,
     )?;
-    Ok(e)
+    Ok(e.consumer)
 }
 
 /// Decodes `records` records from a modelled block.
@@ -866,7 +916,7 @@ pub(crate) fn decode(
     let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
     let choices = read_choices(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
     let orders = read_orders(catalog, bytes, &mut at).map_err(|m| (0, m))?;
-    let mut engine = Engine::new(streams, coding_table_bits(&choices), false);
+    let mut engine = coding_engine(streams, &choices);
     let mut models = Models::new(catalog, &choices, tag_context, &mut engine);
     let coded = &bytes[at..];
     let mut coder = Decoder::new(coded);

@@ -24,6 +24,17 @@ pub(crate) struct LiveList {
 /// Sequence numbers a new list starts with; doubled as needed up to twice its capacity.
 const FIRST_SLOTS: usize = 64;
 
+/// Adds `delta` to the count of sequence number `seq` in the Fenwick tree `tree` (one slot
+/// more than sequence numbers).
+fn fenwick_add(tree: &mut [u32], seq: u32, delta: i32) {
+    let slots = tree.len() - 1;
+    let mut i = seq as usize + 1;
+    while i <= slots {
+        tree[i] = tree[i].wrapping_add_signed(delta);
+        i += i & i.wrapping_neg();
+    }
+}
+
 impl LiveList {
     /// An empty list holding at most `cap` values (a power of two).
     pub(crate) fn new(cap: usize) -> Self {
@@ -42,12 +53,7 @@ impl LiveList {
     }
 
     fn add(&mut self, seq: u32, delta: i32) {
-        let slots = self.slots();
-        let mut i = seq as usize + 1;
-        while i <= slots {
-            self.tree[i] = self.tree[i].wrapping_add_signed(delta);
-            i += i & i.wrapping_neg();
-        }
+        fenwick_add(&mut self.tree, seq, delta);
     }
 
     /// Live values with sequence number ≤ seq.
@@ -117,7 +123,25 @@ impl LiveList {
 
     /// Puts `v` at rank 0 (moving it there if present).
     pub(crate) fn insert(&mut self, v: u64) {
-        self.remove(v);
+        // A value already listed moves with one lookup of the map (this runs for every value
+        // of a move-to-front list); the numbering is only a relative order, so the newest
+        // value need not move at all.
+        if let Some(slot) = self.seq_of.get_mut(&v) {
+            let seq = *slot;
+            if seq + 1 == self.next {
+                return;
+            }
+            if (self.next as usize) < self.value_at.len() {
+                let new = self.next;
+                *slot = new;
+                self.next += 1;
+                self.value_at[new as usize] = v;
+                fenwick_add(&mut self.tree, seq, -1);
+                fenwick_add(&mut self.tree, new, 1);
+                return;
+            }
+            self.remove(v);
+        }
         if self.count as usize >= self.cap {
             let oldest = self.kth(1);
             let old = self.value_at[oldest as usize];
@@ -176,6 +200,9 @@ mod tests {
                 model.retain(|&x| x != v);
             } else {
                 l.insert(v);
+                if i % 3 == 0 {
+                    l.insert(v); // the newest again: nothing moves
+                }
                 model.retain(|&x| x != v);
                 model.insert(0, v);
             }
@@ -183,8 +210,30 @@ mod tests {
                 for (r, &x) in model.iter().enumerate() {
                     assert_eq!(l.rank_of(x), Some(r as u64));
                     assert_eq!(l.at_rank(r as u64), Some(x));
+                    assert_eq!(l.position_of(x), Some((model.len() - 1 - r) as u64));
                 }
                 assert_eq!(l.at_rank(model.len() as u64), None);
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_list_drops_its_oldest_value() {
+        let cap = 64;
+        let mut l = LiveList::new(cap);
+        let mut model: Vec<u64> = Vec::new(); // newest first
+        for i in 0..20_000u64 {
+            let v = (i * 31 + i / 7) % 150;
+            l.insert(v);
+            model.retain(|&x| x != v);
+            model.insert(0, v);
+            model.truncate(cap);
+            if i % 101 == 0 {
+                for (r, &x) in model.iter().enumerate() {
+                    assert_eq!(l.rank_of(x), Some(r as u64));
+                    assert_eq!(l.at_position((model.len() - 1 - r) as u64), Some(x));
+                }
+                assert_eq!(l.at_rank(cap as u64), None);
             }
         }
     }

@@ -87,9 +87,7 @@ fn size_first(catalog: &Catalog) -> Orders {
 /// Codes the block with the writer's choice of predictors under `orders`.
 fn code(catalog: &Catalog, streams: &Streams, flat: &FlatBlock, orders: &Orders) -> Vec<u8> {
     let declared = |_: u8| false;
-    trials::encode_best(catalog, streams, flat, None, &declared, &[], orders)
-        .unwrap()
-        .0
+    trials::encode_best(catalog, streams, flat, None, &declared, &[], orders).unwrap()
 }
 
 #[test]

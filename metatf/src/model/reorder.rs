@@ -1,15 +1,20 @@
-//! The writer's choice of the order in which each record's fields are coded: the block is
-//! coded in walking order first ([`super::trials`]); then, if the fields coded cheapest there
-//! do not already come first in every record, once more with each record's fields from the
-//! cheapest to the dearest ([`super::order::propose`]), and the smaller coding is kept. The
-//! order is written in the block, so the reader does no search.
+//! The writer's choice of the order in which each record's fields are coded: the block's
+//! predictors are chosen in walking order first ([`super::trials`]); then, if the fields
+//! metered cheapest there do not already come first in every record, the predictors of the
+//! records that order changes are chosen once more with each such record's fields from the
+//! cheapest to the dearest ([`super::order::propose`]), and the order whose streams meter
+//! fewer bits is kept. Only those records' streams are measured and metered again: the
+//! others code the same under either order (their predictors read the values of whole
+//! earlier records, and the fields of their own records in the same order). The block is
+//! then coded once, with the order written in it, so the reader does no search.
 
+use super::block::encode_costed;
 use super::choice::Choice;
 use super::flat::FlatBlock;
 use super::order::{propose, Orders};
 use super::report::Costs;
 use super::streams::Streams;
-use super::trials;
+use super::trials::{self, Best};
 use crate::universal::plan::Catalog;
 
 /// Codes `block` with the predictors and field order that code it smallest (the DTD's `fixed`
@@ -22,21 +27,52 @@ pub(crate) fn encode_best(
     declared: &dyn Fn(u8) -> bool,
     fixed: &[Option<Choice>],
 ) -> Result<Vec<u8>, (u64, String)> {
+    let n = streams.len();
     let plain = Orders::plain(catalog);
-    let mut best = trials::encode_best(catalog, streams, block, section, declared, fixed, &plain)?;
-    let mut order = plain;
-    let proposed = propose(catalog, streams, &best.1.streams);
-    if !proposed.is_plain() {
-        let other =
-            trials::encode_best(catalog, streams, block, section, declared, fixed, &proposed)?;
-        if other.0.len() < best.0.len() {
-            best = other;
-            order = proposed;
+    let all = vec![true; n];
+    let first = trials::choose_best(
+        catalog, streams, block, section, declared, fixed, &plain, &all,
+    )?;
+    let proposed = propose(catalog, streams, &first.bits);
+    let (best, order) = if proposed.is_plain() {
+        (first, plain)
+    } else {
+        // The streams of the reordered records are chosen again; the others keep their choice.
+        let moved: Vec<bool> = (0..n)
+            .map(|s| proposed.of(streams.info[s].plan).is_some())
+            .collect();
+        let kept: Vec<Option<Choice>> = (0..n)
+            .map(|s| {
+                if moved[s] {
+                    fixed.get(s).cloned().flatten()
+                } else {
+                    Some(first.choices[s].clone())
+                }
+            })
+            .collect();
+        let second = trials::choose_best(
+            catalog, streams, block, section, declared, &kept, &proposed, &moved,
+        )?;
+        let moved_bits = |b: &Best| (0..n).filter(|&s| moved[s]).map(|s| b.bits[s]).sum::<f64>();
+        if moved_bits(&second) < moved_bits(&first) {
+            (second, proposed)
+        } else {
+            (first, plain)
         }
-    }
-    let (bytes, costs, choices) = best;
-    if Costs::wanted(0).is_some() {
-        costs.print(catalog, streams, &choices);
+    };
+    let (bytes, costs) = encode_costed(
+        catalog,
+        streams,
+        block,
+        &best.choices,
+        best.tag_context,
+        section,
+        declared,
+        &order,
+        Costs::wanted(n),
+    )?;
+    if let Some(costs) = costs {
+        costs.print(catalog, streams, &best.choices);
         for line in order.describe(catalog) {
             eprintln!("  coding order {line}");
         }

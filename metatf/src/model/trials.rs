@@ -6,27 +6,36 @@
 //! proposal on a tie). A stream's bits depend only on its own predictors (they read
 //! the values of other streams, never how those were coded), so the per-stream best of the
 //! trials codes the block as small as the sum of those bits says (up to the tables' size,
-//! which all choices set together). The byte strings are coded once, in the final coding:
-//! their model does not depend on the choice ([`stream_costs`]).
-//! Memory stays that of coding one block; the time grows by one coding of the streams per
+//! which all choices set together). The trials meter the streams only: the tags and byte
+//! strings are coded once, in the final coding, as their models do not depend on the choice.
+//! Memory stays that of coding one block; the time grows by one metering of the streams per
 //! distinct proposal, for the streams whose choice it changes.
 
-use super::block::{choose_ordered, encode_costed, stream_costs};
+use super::block::{choose_ordered, stream_costs};
 use super::choice::Choice;
 use super::flat::FlatBlock;
 use super::order::Orders;
-use super::report::Costs;
 use super::streams::Streams;
+use super::tags::TagContext;
 use crate::universal::plan::Catalog;
 
-/// A block's coding, the bits each item class took in it, and the predictors it was coded with.
-pub(crate) type Best = (Vec<u8>, Costs, Vec<Choice>);
+/// The writer's choice for a block under one field order.
+pub(crate) struct Best {
+    /// Per stream: its cheapest proposal.
+    pub(crate) choices: Vec<Choice>,
+    /// Per stream: the bits that proposal coded it in; 0 for the streams not asked for.
+    pub(crate) bits: Vec<f64>,
+    /// The tag context the measurement chose.
+    pub(crate) tag_context: TagContext,
+}
 
 /// Chooses predictors for `block` (the DTD's `fixed` ones kept) with its records' fields
-/// coded in `orders`: codes its streams with each proposed choice, and returns its coding with
-/// each stream's cheapest proposal, the bits each item class took, and that choice. So a
-/// stream's choice does not depend on which other streams the DTD fixes.
-pub(crate) fn encode_best(
+/// coded in `orders`: meters the streams that `wanted` names with each proposed choice, and
+/// returns per stream the cheapest proposal with its bits. So a stream's choice does not
+/// depend on which other streams the DTD fixes. The streams not wanted keep the first
+/// proposal (the only one for a fixed stream) and are not metered.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn choose_best(
     catalog: &Catalog,
     streams: &Streams,
     block: &FlatBlock,
@@ -34,15 +43,19 @@ pub(crate) fn encode_best(
     declared: &dyn Fn(u8) -> bool,
     fixed: &[Option<Choice>],
     orders: &Orders,
+    wanted: &[bool],
 ) -> Result<Best, (u64, String)> {
     let chosen = choose_ordered(catalog, streams, block, section, declared, fixed, orders)?;
+    let is_wanted = |s: usize| wanted.get(s).copied().unwrap_or(false);
     // Per stream: the fewest bits any proposal spent on it, and that proposal's choice.
-    let mut best: Vec<(f64, Choice)> = vec![(f64::INFINITY, Choice::default()); streams.len()];
+    let mut best: Vec<(f64, Choice)> = (0..streams.len())
+        .map(|s| (f64::INFINITY, chosen.proposals[0][s].clone()))
+        .collect();
     for (i, p) in chosen.proposals.iter().enumerate() {
         // A stream whose choice an earlier proposal had costs what it cost then: only the
         // streams with a new choice are coded.
         let new: Vec<bool> = (0..streams.len())
-            .map(|s| chosen.proposals[..i].iter().all(|q| q[s] != p[s]))
+            .map(|s| is_wanted(s) && chosen.proposals[..i].iter().all(|q| q[s] != p[s]))
             .collect();
         if !new.contains(&true) {
             continue;
@@ -65,17 +78,42 @@ pub(crate) fn encode_best(
             }
         }
     }
-    let merged: Vec<Choice> = best.into_iter().map(|(_, c)| c).collect();
-    let (bytes, costs) = encode_costed(
+    let (bits, choices) = best
+        .into_iter()
+        .map(|(b, c)| (if b.is_finite() { b } else { 0.0 }, c))
+        .unzip();
+    Ok(Best {
+        choices,
+        bits,
+        tag_context: chosen.tag_context,
+    })
+}
+
+/// Codes `block` with the choice [`choose_best`] makes under `orders`, every stream metered.
+#[cfg(test)]
+pub(crate) fn encode_best(
+    catalog: &Catalog,
+    streams: &Streams,
+    block: &FlatBlock,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+    fixed: &[Option<Choice>],
+    orders: &Orders,
+) -> Result<Vec<u8>, (u64, String)> {
+    let all = vec![true; streams.len()];
+    let best = choose_best(
+        catalog, streams, block, section, declared, fixed, orders, &all,
+    )?;
+    let (bytes, _) = super::block::encode_costed(
         catalog,
         streams,
         block,
-        &merged,
-        chosen.tag_context,
+        &best.choices,
+        best.tag_context,
         section,
         declared,
         orders,
-        Some(Costs::new(streams.len())),
+        None,
     )?;
-    Ok((bytes, costs.unwrap_or_else(|| Costs::new(0)), merged))
+    Ok(bytes)
 }
