@@ -250,7 +250,7 @@ pub fn decode(
     let (mut r, rebuilt) =
         match rebuilt_check::open_to_rebuild(input, format, file, LAYOUT, output)? {
             Opened::Stored(blocks) => return Ok(blocks),
-            Opened::TakenApart(r, rebuilt) => (r, rebuilt),
+            Opened::TakenApart(r, rebuilt) => (*r, rebuilt),
         };
     // Every byte written is checked against the original archive's CRC-32 at the end.
     let (mut output, archive_crc) = rebuilt.writer(output);

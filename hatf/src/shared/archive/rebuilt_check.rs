@@ -32,7 +32,7 @@ pub enum Opened<R: Read> {
     Stored(u64),
     /// The archive was taken apart: the reader, before its first block, and the writer that
     /// checks the rebuilt bytes against the original's CRC-32 when finished.
-    TakenApart(ContainerReader<R>, Rebuilt),
+    TakenApart(Box<ContainerReader<R>>, Rebuilt),
 }
 
 /// The check of the bytes written back by a decoder of an [`Opened::TakenApart`] archive.
@@ -62,7 +62,7 @@ pub fn open_to_rebuild<R: Read>(
         return raw_store::write_blocks(&mut r, output, file).map(Opened::Stored);
     }
     let expected = r.header().property(PROPERTY).map(str::to_string);
-    Ok(Opened::TakenApart(r, Rebuilt { expected }))
+    Ok(Opened::TakenApart(Box::new(r), Rebuilt { expected }))
 }
 
 /// A writer passing bytes to `inner` and computing their CRC-32 on the way.

@@ -1163,7 +1163,7 @@ mod tests {
                 continue;
             }
             let at = (next() % part.len() as u64) as usize;
-            if next() % 4 == 0 {
+            if next().is_multiple_of(4) {
                 part.truncate(at);
             } else {
                 part[at] = next() as u8;
