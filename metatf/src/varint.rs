@@ -25,24 +25,52 @@ pub fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
+/// Longest encoding of a `u64`: ten groups of seven bits.
+pub const MAX_LEN: usize = 10;
+
+/// Why the bytes at a position are not a varint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Malformed {
+    /// The bytes end inside it.
+    Ends,
+    /// Its value does not fit 64 bits.
+    Overflows,
+}
+
 /// The varint at `bytes[*pos..]`, moving `pos` past it; `None` when the bytes end inside it or
 /// it does not fit 64 bits (then `pos` is left anywhere within it).
 #[inline]
 pub fn take(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    take_checked(bytes, pos).ok()
+}
+
+/// [`take`], saying why there is no varint. This is the one decoding of the workspace: model
+/// streams, the container's framing (which adds [`is_shortest`]) and protobuf (whose stream
+/// reader gathers the bytes first) all read through it.
+#[inline]
+pub fn take_checked(bytes: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
     let mut v = 0u64;
     let mut shift = 0u32;
     loop {
-        let b = *bytes.get(*pos)?;
+        let b = *bytes.get(*pos).ok_or(Malformed::Ends)?;
         *pos += 1;
-        if shift >= 64 || (shift == 63 && b > 1) {
-            return None;
+        // The tenth group holds only bit 63; a continuation there would make an eleventh.
+        if shift == 63 && b > 1 {
+            return Err(Malformed::Overflows);
         }
         v |= u64::from(b & 0x7f) << shift;
         if b & 0x80 == 0 {
-            return Some(v);
+            return Ok(v);
         }
         shift += 7;
     }
+}
+
+/// True when `encoded` (one whole varint) has no needless trailing zero group: the form
+/// [`put_u64`] writes. Model streams accept longer forms; the container's framing, whose bytes
+/// are checksummed as written, refuses them.
+pub fn is_shortest(encoded: &[u8]) -> bool {
+    encoded.len() <= 1 || encoded.last() != Some(&0)
 }
 
 /// A read position in one decoded stream; every read reports which stream ran dry or overflowed.
@@ -122,28 +150,16 @@ impl<'a> Cursor<'a> {
     /// [`Self::u64`] for varints of more than one byte (and the errors).
     fn u64_long(&mut self) -> Result<u64, String> {
         let start = self.pos;
-        let mut v: u64 = 0;
-        let mut shift = 0u32;
-        loop {
-            let b = self.byte()?;
-            if shift == 63 && b > 1 {
-                return Err(format!(
-                    "stream `{}`: varint at byte {start} overflows 64 bits",
-                    self.name
-                ));
+        take_checked(self.bytes, &mut self.pos).map_err(|e| match e {
+            Malformed::Ends => {
+                self.pos = self.bytes.len();
+                self.ends_early()
             }
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-            shift += 7;
-            if shift > 63 {
-                return Err(format!(
-                    "stream `{}`: varint at byte {start} is too long",
-                    self.name
-                ));
-            }
-        }
+            Malformed::Overflows => format!(
+                "stream `{}`: varint at byte {start} overflows 64 bits",
+                self.name
+            ),
+        })
     }
 
     /// Reads a zigzag varint.
@@ -189,6 +205,32 @@ mod tests {
         }
         assert!(c.is_empty());
         assert!(c.byte().is_err());
+    }
+
+    #[test]
+    fn malformed_varints_say_why() {
+        let mut at = 0;
+        assert_eq!(take_checked(&[0x80, 0x80], &mut at), Err(Malformed::Ends));
+        let mut over = vec![0xff; 9];
+        over.push(0x02);
+        at = 0;
+        assert_eq!(take_checked(&over, &mut at), Err(Malformed::Overflows));
+        over[9] = 0x01;
+        at = 0;
+        assert_eq!(take_checked(&over, &mut at), Ok(u64::MAX));
+        assert_eq!(at, MAX_LEN);
+        assert!(Cursor::new(&over[..5], "t").u64().is_err());
+    }
+
+    #[test]
+    fn only_the_written_form_is_shortest() {
+        for v in [0u64, 1, 127, 128, u64::MAX] {
+            let mut buf = Vec::new();
+            put_u64(&mut buf, v);
+            assert!(is_shortest(&buf));
+        }
+        assert!(!is_shortest(&[0x81, 0x00]));
+        assert!(!is_shortest(&[0x80, 0x00]));
     }
 
     #[test]

@@ -13,12 +13,19 @@
 //! zero-width setting (default/stride) or a base offset that still fits is kept without evaluation,
 //! so planning is linear in the trace. The writer adds whatever metadata a value still needs.
 
-use crate::formats::native::codes::{unsigned_width, Field, Width};
+use metatf::field::bits;
+
+use crate::formats::native::codes::{Field, Width};
 use crate::formats::native::events::event_to_record;
 use crate::formats::native::record::{DataRecord, Slot};
 use crate::formats::native::state::{Config, Interpretation, Metadata};
 use crate::formats::native::{NativeError, NativeWriter};
 use crate::shared::allocation::event::AllocEvent;
+
+/// The HATF 1.0 width `v` needs stored directly.
+fn hatf10_width(v: u64) -> u8 {
+    Width::fixed_for(bits::unsigned_width(v))
+}
 
 /// Records looked ahead when comparing settings.
 pub const HORIZON: usize = 48;
@@ -42,11 +49,11 @@ fn values(r: &DataRecord, field: Field) -> ([u64; 2], usize) {
 /// Bytes the values of `r` take under `cfg` (advancing it), or `None` when they do not fit.
 fn encoded_cost(cfg: &mut Config, field: Field, r: &DataRecord) -> Option<usize> {
     let (vals, n) = values(r, field);
-    let Width::Fixed(w) = cfg.field(field).width() else {
+    let Width::Fixed(w) = cfg.width(field) else {
         return None;
     };
     for v in &vals[..n] {
-        cfg.encode_numeric(field, *v).ok()?;
+        cfg.encode_numeric(field, *v)?;
     }
     Some(n * usize::from(w))
 }
@@ -86,7 +93,7 @@ fn horizon_cost(
                     let (vals, n) = values(r, field);
                     cost += vals[..n]
                         .iter()
-                        .map(|v| usize::from(unsigned_width(*v)))
+                        .map(|v| usize::from(hatf10_width(*v)))
                         .sum::<usize>();
                 }
                 let _ = vals;
@@ -100,13 +107,12 @@ fn horizon_cost(
 
 /// Metadata that moves `field` from `cfg` to direct storage of width `w`.
 fn to_direct(cfg: &Config, field: Field, w: u8) -> Vec<Metadata> {
-    let st = cfg.field(field);
     let mut out = Vec::new();
-    let restored = if st.interpretation() == Interpretation::None {
-        st.width()
+    let restored = if cfg.interpretation(field) == Interpretation::None {
+        cfg.width(field)
     } else {
         out.push(Metadata::SetInterpretation(field, Interpretation::None));
-        st.last_nonzero_width()
+        cfg.last_nonzero_width(field)
     };
     if restored != Width::Fixed(w) {
         out.push(Metadata::SetSize(field, Width::Fixed(w)));
@@ -120,7 +126,7 @@ fn to_base(cfg: &Config, field: Field, base: u64, w: u8) -> Vec<Metadata> {
         field,
         Interpretation::BaseOffset(base),
     )];
-    if cfg.field(field).last_nonzero_width() != Width::Fixed(w) {
+    if cfg.last_nonzero_width(field) != Width::Fixed(w) {
         out.push(Metadata::SetSize(field, Width::Fixed(w)));
     }
     out
@@ -145,7 +151,7 @@ fn plan_field(
         return Vec::new();
     }
     let v0 = vals[0];
-    let current = cfg.field(field).interpretation();
+    let current = cfg.interpretation(field);
     let fits_now = encoded_cost(&mut cfg.clone(), field, &records[i]).is_some();
     if fits_now && current != Interpretation::None {
         return Vec::new();
@@ -162,7 +168,7 @@ fn plan_field(
     }
     let need = vals[..n]
         .iter()
-        .map(|v| unsigned_width(*v))
+        .map(|v| hatf10_width(*v))
         .max()
         .unwrap_or(1);
     for w in [1u8, 2, 4, 8] {
@@ -193,9 +199,9 @@ fn plan_field(
             }
         }
         if let Some(nx) = next {
-            let d = nx.wrapping_sub(v0) as i64;
+            let d = bits::signed_width(nx.wrapping_sub(v0));
             for w in [1u8, 2, 4] {
-                if crate::formats::native::codes::fits_signed(d, w) {
+                if d <= w {
                     candidates.push(to_base(cfg, field, v0, w));
                 }
             }

@@ -7,6 +7,7 @@
 use std::io::{self, Read, Write};
 
 use crate::error::Error;
+use crate::varint;
 
 /// A reader that knows how many bytes it has consumed.
 pub(crate) struct Positioned<R> {
@@ -185,22 +186,20 @@ impl<'a> Fields<'a> {
     /// overflowing encodings are corruption.
     pub(crate) fn varint(&mut self) -> Result<u64, Error> {
         let at = self.offset();
-        let mut value = 0u64;
-        for i in 0..MAX_VARINT {
-            let b = self.u8()?;
-            let part = u64::from(b & 0x7f);
-            if i == MAX_VARINT - 1 && b > 1 {
-                return Err(varint_error(at, "overflows 64 bits"));
+        let mut end = self.at;
+        match varint::take_checked(self.bytes, &mut end) {
+            Ok(v) if varint::is_shortest(&self.bytes[self.at..end]) => {
+                self.at = end;
+                Ok(v)
             }
-            value |= part << (7 * i);
-            if b & 0x80 == 0 {
-                if b == 0 && i > 0 {
-                    return Err(varint_error(at, "is not in its shortest form"));
-                }
-                return Ok(value);
+            Ok(_) => Err(varint_error(at, "is not in its shortest form")),
+            Err(varint::Malformed::Overflows) => Err(varint_error(at, "overflows 64 bits")),
+            // Reported as every other field that runs past the end, at the end.
+            Err(varint::Malformed::Ends) => {
+                self.at = self.bytes.len();
+                self.take(1).map(|_| 0)
             }
         }
-        Err(varint_error(at, "is longer than 10 bytes"))
     }
 
     pub(crate) fn remaining(&self) -> usize {
@@ -245,7 +244,7 @@ impl<R: Read> Positioned<R> {
 }
 
 /// Longest LEB128 encoding of a `u64`.
-pub(crate) const MAX_VARINT: usize = 10;
+pub(crate) const MAX_VARINT: usize = varint::MAX_LEN;
 
 fn varint_error(offset: u64, problem: &str) -> Error {
     Error::Corrupt {
@@ -327,12 +326,8 @@ impl PutLe for Vec<u8> {
     fn put_u64(&mut self, v: u64) {
         self.extend_from_slice(&v.to_le_bytes());
     }
-    fn put_varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.push(v as u8);
+    fn put_varint(&mut self, v: u64) {
+        varint::put_u64(self, v);
     }
 }
 

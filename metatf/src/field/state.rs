@@ -77,6 +77,11 @@ impl FieldState {
         self.width
     }
 
+    /// The width `none`, `baseOffset` and `delta` restore after a zero-width interpretation.
+    pub fn last_width(&self) -> u8 {
+        self.last_width
+    }
+
     /// The current interpretation.
     pub fn interpretation(&self) -> Interpretation {
         self.interpretation

@@ -25,7 +25,6 @@
 //! dictionaries keep strings of at most [`KEEP_MAX`] bytes.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use super::counter::FRESH;
@@ -34,6 +33,7 @@ use super::range::{Decoder, Encoder};
 use super::string_slots::{self, BucketAt, Slots};
 pub(crate) use super::string_slots::{table_cap, MAX_TABLE_BITS, MIN_TABLE_BITS};
 use crate::container::context_mix::{squash, Tables};
+use crate::hash::FastMap;
 
 /// Distinct strings a field's dictionary keeps, most recent first.
 const KEPT: usize = 32;
@@ -165,26 +165,6 @@ impl BitIo for Decoder<'_> {
     }
 }
 
-/// Field ids are already hashes ([`field_id`]): the map uses them as they are.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) ^ u64::from(b) ^ (self.0 >> 56);
-        }
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
 /// What a field remembers.
 struct Field {
     /// Recent distinct strings, most recent first.
@@ -260,7 +240,7 @@ fn apm_table() -> Vec<u16> {
 pub(crate) struct StringModel {
     /// `CONTEXTS` tables of slots, growing with the bytes coded.
     slots: Slots,
-    fields: HashMap<u64, Field, BuildHasherDefault<IdHasher>>,
+    fields: FastMap<u64, Field>,
     weights: Vec<[i32; INPUTS]>,
     weights_2: Vec<[i32; INPUTS]>,
     /// The current string: field hash, bytes coded so far, the last 8 of them (last lowest),

@@ -39,7 +39,7 @@ const WRITE_BATCH_ROWS: usize = 8192;
 /// values are many (an address or object a few records long) and come back in runs that zstd
 /// finds in the plain values but not in dictionary indexes: on the corpus the files are 4–8 %
 /// smaller without it (javac-tests' `obj` 8 %, perl-hash's `address` 6 %, systemui's 4 %),
-/// and the writer no longer interns each value (4–6 % less CPU on javac-tests).
+/// and the writer does not intern each value (4–6 % less CPU on javac-tests).
 const IDENTITIES: [&str; 4] = ["address", "old_address", "obj", "value"];
 
 /// How the Parquet file is written: zstd at its fastest level, and statistics per column

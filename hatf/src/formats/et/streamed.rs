@@ -309,54 +309,52 @@ where
 mod tests {
     use super::*;
 
+    /// `streamed` over `items` with no per-worker state and `failed` for a panic, the pieces
+    /// handed on collected: the pieces and the result.
+    fn collect<P: Send>(
+        threads: usize,
+        mut items: std::ops::Range<u64>,
+        work: impl Fn(u64, &mut dyn FnMut(P)) -> Result<(), String> + Sync,
+    ) -> (Vec<P>, Result<(), String>) {
+        let mut out = Vec::new();
+        let result = streamed(
+            threads,
+            || Ok::<_, String>(items.next()),
+            || (),
+            |_, k, emit| work(k, emit),
+            |p| {
+                out.push(p);
+                Ok(())
+            },
+            || "failed".to_string(),
+        );
+        (out, result)
+    }
+
     #[test]
     fn streamed_pieces_come_in_order_and_errors_stop() {
         for threads in 1..4 {
-            let mut items = 0..60u64;
-            let mut out = Vec::new();
-            streamed(
-                threads,
-                || Ok::<_, String>(items.next()),
-                || (),
-                |_, k, emit| {
-                    for j in 0..(k % 7) {
-                        std::thread::sleep(std::time::Duration::from_micros((k * 37 + j) % 90));
-                        emit((k, j));
-                    }
-                    Ok(())
-                },
-                |p| {
-                    out.push(p);
-                    Ok(())
-                },
-                || "failed".to_string(),
-            )
-            .expect("no error");
+            let (out, result) = collect(threads, 0..60, |k, emit| {
+                for j in 0..(k % 7) {
+                    std::thread::sleep(std::time::Duration::from_micros((k * 37 + j) % 90));
+                    emit((k, j));
+                }
+                Ok(())
+            });
+            result.expect("no error");
             let want: Vec<(u64, u64)> = (0..60u64)
                 .flat_map(|k| (0..k % 7).map(move |j| (k, j)))
                 .collect();
             assert_eq!(out, want);
 
-            let mut items = 0..60u64;
-            let mut out = Vec::new();
-            let e = streamed(
-                threads,
-                || Ok::<_, String>(items.next()),
-                || (),
-                |_, k, emit| {
-                    emit(k);
-                    if k == 40 {
-                        Err(format!("bad {k}"))
-                    } else {
-                        Ok(())
-                    }
-                },
-                |v| {
-                    out.push(v);
+            let (out, e) = collect(threads, 0..60, |k, emit| {
+                emit(k);
+                if k == 40 {
+                    Err(format!("bad {k}"))
+                } else {
                     Ok(())
-                },
-                || "failed".to_string(),
-            );
+                }
+            });
             assert_eq!(e, Err("bad 40".to_string()));
             assert_eq!(out, (0..41).collect::<Vec<_>>());
 
@@ -384,20 +382,12 @@ mod tests {
             assert_eq!(out, (0..5).collect::<Vec<_>>());
 
             // A panicking worker is an error, not a hang.
-            let mut items = 0..10u64;
-            let e = streamed(
-                threads,
-                || Ok::<_, String>(items.next()),
-                || (),
-                |_, k, _| {
-                    if k == 3 {
-                        panic!("worker panics on purpose");
-                    }
-                    Ok(())
-                },
-                |_: ()| Ok(()),
-                || "failed".to_string(),
-            );
+            let (_, e) = collect::<()>(threads, 0..10, |k, _| {
+                if k == 3 {
+                    panic!("worker panics on purpose");
+                }
+                Ok(())
+            });
             assert_eq!(e, Err("failed".to_string()));
         }
     }
@@ -472,36 +462,24 @@ mod tests {
     fn run_with_caller_item(threads: usize, on_caller: fn(u64) -> Result<(), String>) -> CallerRun {
         let caller = std::thread::current().id();
         let taken = Mutex::new(None);
-        let mut items = 0..20u64;
-        let mut out = Vec::new();
-        let result = streamed(
-            threads,
-            || Ok::<_, String>(items.next()),
-            || (),
-            |_, k, emit| {
-                std::thread::sleep(std::time::Duration::from_millis(if k == 0 {
-                    30
-                } else {
-                    2
-                }));
-                // The lock is let go before `on_caller`, which may panic.
-                let first_on_caller = std::thread::current().id() == caller
-                    && taken.lock().unwrap().get_or_insert(k) == &k;
-                if first_on_caller {
-                    emit((k, 0));
-                    return on_caller(k);
-                }
-                for j in 0..3 {
-                    emit((k, j));
-                }
-                Ok(())
-            },
-            |p| {
-                out.push(p);
-                Ok(())
-            },
-            || "failed".to_string(),
-        );
+        let (out, result) = collect(threads, 0..20, |k, emit| {
+            std::thread::sleep(std::time::Duration::from_millis(if k == 0 {
+                30
+            } else {
+                2
+            }));
+            // The lock is let go before `on_caller`, which may panic.
+            let first_on_caller = std::thread::current().id() == caller
+                && taken.lock().unwrap().get_or_insert(k) == &k;
+            if first_on_caller {
+                emit((k, 0));
+                return on_caller(k);
+            }
+            for j in 0..3 {
+                emit((k, j));
+            }
+            Ok(())
+        });
         let taken = *taken.lock().unwrap();
         (taken, out, result)
     }
@@ -553,34 +531,22 @@ mod tests {
     #[test]
     fn an_earlier_error_met_while_the_calling_thread_works_wins() {
         let caller = std::thread::current().id();
-        let mut items = 0..10u64;
-        let mut out = Vec::new();
-        let result = streamed(
-            1,
-            || Ok::<_, String>(items.next()),
-            || (),
-            |_, k, emit| {
-                if std::thread::current().id() == caller {
-                    // Slow pieces: the worker's item fails meanwhile.
-                    for j in 0..5 {
-                        std::thread::sleep(std::time::Duration::from_millis(10));
-                        emit((k, j));
-                    }
-                    return Ok(());
+        let (out, result) = collect(1, 0..10, |k, emit| {
+            if std::thread::current().id() == caller {
+                // Slow pieces: the worker's item fails meanwhile.
+                for j in 0..5 {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    emit((k, j));
                 }
-                emit((k, 0));
-                if k == 0 {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                    return Err("worker".to_string());
-                }
-                Ok(())
-            },
-            |p| {
-                out.push(p);
-                Ok(())
-            },
-            || "failed".to_string(),
-        );
+                return Ok(());
+            }
+            emit((k, 0));
+            if k == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                return Err("worker".to_string());
+            }
+            Ok(())
+        });
         assert_eq!(result, Err("worker".to_string()));
         assert_eq!(out, vec![(0, 0)]);
     }

@@ -6,7 +6,7 @@ use metatf::Codec;
 
 use super::{EventWriter, NAME, SOURCE_PROPERTY};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
-use crate::shared::allocation::event::ForEachEvent;
+use crate::shared::allocation::placed::ForEachPlacedEvent;
 
 /// Counts the bytes read, for [`EncodeReport::input_bytes`].
 struct Counting<'a> {
@@ -22,12 +22,13 @@ impl Read for Counting<'_> {
     }
 }
 
-/// Reads the events of a text trace of format `source` with `for_each_event` and writes them
+/// Reads the events of a text trace of format `source` with `for_each_event` (their places are
+/// not kept) and writes them
 /// as `hatf10.dtd` records, streaming (memory does not grow with the trace). Lossy with
 /// respect to the text: see the module documentation of [`super`].
 pub fn encode_text(
     source: &str,
-    for_each_event: ForEachEvent,
+    for_each_event: ForEachPlacedEvent,
     input: &mut dyn Read,
     output: &mut dyn Write,
     options: &EncodeOptions,
@@ -56,7 +57,7 @@ pub fn encode_text(
     };
     // The sink cannot return an error: the first one is kept and later events are skipped.
     let mut failed: Option<String> = None;
-    for_each_event(&mut input, &options.input_name, &mut |e| {
+    for_each_event(&mut input, &options.input_name, &mut |_, e| {
         if failed.is_none() {
             if let Err(m) = writer.write(&e) {
                 failed = Some(m);

@@ -21,9 +21,8 @@ use std::io::Read;
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError};
 use crate::shared::allocation::check::BlockNames;
 use crate::shared::allocation::event::AllocEvent;
-use crate::shared::allocation::event::ForEachEvent;
 use crate::shared::allocation::format_impl::AllocationFormat;
-use crate::shared::allocation::placed::ForEachPlacedEvent;
+use crate::shared::allocation::placed::{collect_events, ForEachPlacedEvent};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "malloc-bench";
@@ -31,15 +30,7 @@ pub const FORMAT: &str = "malloc-bench";
 pub const DTD: &str = include_str!("../../../../dtds/malloc-bench.dtd");
 
 /// Calls `sink` with every event of a malloc-bench `.trace.gz` (ids become addresses id + 1).
-pub fn for_each_event(
-    input: &mut dyn Read,
-    name: &str,
-    sink: &mut dyn FnMut(AllocEvent),
-) -> Result<(), FormatError> {
-    for_each_placed_event(input, name, &mut |_, e| sink(e))
-}
-
-/// [`for_each_event`], with each event's record number (from 1).
+/// The sink hears each event's record number (from 1).
 pub fn for_each_placed_event(
     input: &mut dyn Read,
     name: &str,
@@ -63,11 +54,9 @@ pub fn for_each_placed_event(
     })
 }
 
-/// Every event of a malloc-bench `.trace.gz` (see [`for_each_event`]).
+/// Every event of a malloc-bench `.trace.gz` (see [`for_each_placed_event`]).
 pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, FormatError> {
-    let mut v = Vec::new();
-    for_each_event(input, name, &mut |e| v.push(e))?;
-    Ok(v)
+    collect_events(for_each_placed_event, input, name)
 }
 
 /// The `malloc-bench` format.
@@ -79,7 +68,6 @@ impl AllocationFormat for MallocBench {
         "malloc-bench .trace.gz (gzip of a Tracefile protobuf; deflate rebuilt exactly with preflate)";
     const BLOCK_NAMES: BlockNames = BlockNames::Id;
     const DETECT: fn(&[u8]) -> bool = detect;
-    const EVENTS: ForEachEvent = for_each_event;
     const PLACED_EVENTS: ForEachPlacedEvent = for_each_placed_event;
     const ENCODE: EncodeFn =
         |input, output, options| split_store::encode(FORMAT, DTD, input, output, options);

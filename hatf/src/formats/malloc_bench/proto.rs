@@ -75,28 +75,32 @@ pub fn field_len(rest: &[u8]) -> Option<usize> {
     (end <= rest.len()).then_some(end)
 }
 
+/// The next varint of a protobuf stream, or `None` at a clean end before it. The bytes are
+/// gathered here and decoded by `metatf::varint`, so protobuf follows its rules (longer forms
+/// accepted, more than 64 bits refused).
 fn read_varint(r: &mut dyn Read, offset: &mut u64) -> Result<Option<u64>, String> {
-    let mut v = 0u64;
-    let mut shift = 0;
-    let mut byte = [0u8; 1];
-    loop {
+    let mut bytes = [0u8; varint::MAX_LEN];
+    let mut len = 0;
+    while len < varint::MAX_LEN {
+        let mut byte = [0u8; 1];
         match r.read(&mut byte) {
-            Ok(0) if shift == 0 => return Ok(None),
+            Ok(0) if len == 0 => return Ok(None),
             Ok(0) => return Err(format!("input ends inside a varint at byte {offset}")),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(format!("cannot read at byte {offset}: {e}")),
         }
         *offset += 1;
-        if shift > 63 {
-            return Err(format!("varint too long at byte {offset}"));
-        }
-        v |= u64::from(byte[0] & 0x7f) << shift;
+        bytes[len] = byte[0];
+        len += 1;
         if byte[0] & 0x80 == 0 {
-            return Ok(Some(v));
+            break;
         }
-        shift += 7;
     }
+    let mut at = 0;
+    varint::take_checked(&bytes[..len], &mut at)
+        .map(Some)
+        .map_err(|_| format!("varint overflows 64 bits at byte {offset}"))
 }
 
 fn skip(c: &mut Cursor<'_>, wire: u64) -> Result<(), String> {

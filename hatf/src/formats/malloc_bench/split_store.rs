@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 
 use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
-use crate::shared::archive::rebuilt_check::{self, CrcWriter};
+use crate::shared::archive::rebuilt_check::{self, Opened};
 
 use super::{mixed_parts, model};
 use crate::format::{Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError};
@@ -247,21 +247,13 @@ pub fn decode(
     options: &DecodeOptions,
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
-    let mut r = blocks::open(input, format, file)?;
-    let layout = r
-        .header()
-        .property(PROPERTY_LAYOUT)
-        .unwrap_or("")
-        .to_string();
-    if !is_split(Some(&layout)) {
-        return raw_store::write_blocks(&mut r, output, file);
-    }
-    let archive_crc = r
-        .header()
-        .property(rebuilt_check::PROPERTY)
-        .map(str::to_string);
+    let (mut r, rebuilt) =
+        match rebuilt_check::open_to_rebuild(input, format, file, LAYOUT, output)? {
+            Opened::Stored(blocks) => return Ok(blocks),
+            Opened::TakenApart(r, rebuilt) => (*r, rebuilt),
+        };
     // Every byte written is checked against the original archive's CRC-32 at the end.
-    let mut output = CrcWriter::new(output);
+    let (mut output, archive_crc) = rebuilt.writer(output);
     let mut n = 0;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
         n += 1;

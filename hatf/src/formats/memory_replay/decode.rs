@@ -7,7 +7,7 @@
 use std::io::{BufWriter, Read, Write};
 use std::ops::Range;
 
-use metatf::container::{Block, ContainerReader};
+use metatf::container::ContainerReader;
 
 use super::kinds::{self, ReplayKinds};
 use super::line::Action;
@@ -17,7 +17,7 @@ use super::{FORMAT, THREADS, VERBATIM};
 use crate::format::{DecodeOptions, FormatError};
 use crate::shared::allocation_model::threads::decode_pipeline::{self, Drain};
 use crate::shared::allocation_model::ModelRecord;
-use crate::shared::container::block_cursors::{BlockCursors, SideStreams, StreamsAt};
+use crate::shared::container::block_cursors::{BlockCursors, SideStreams};
 use crate::shared::container::blocks::{self, write_error};
 use crate::shared::container::kept_records;
 use crate::shared::text::numbers::put_dec;
@@ -209,63 +209,39 @@ fn render_record(w: &mut Window, prefix: &Prefix, kind: &LineKind, r: &ModelReco
 }
 
 /// Prints decoded records as `memory_replay` text.
-struct Printer<'f> {
-    file: &'f str,
+struct Printer {
     /// Line prefix (thread id) by site id.
     tids: Vec<Prefix>,
-    /// Where the block's thread ids and verbatim lines have been read up to.
-    streams_at: StreamsAt,
     /// How each kind code prints.
     kinds: [LineKind; 256],
 }
 
 /// The sink printing `memory_replay` text into `out`.
-fn text_sink<'f, 'o>(file: &'f str, out: Drain<'o>) -> TextSink<'f, 'o, Printer<'f>> {
+fn text_sink<'f, 'o>(file: &'f str, out: Drain<'o>) -> TextSink<'f, 'o, Printer> {
     let printer = Printer {
-        file,
         tids: Vec::new(),
-        streams_at: StreamsAt::default(),
         kinds: line_kinds(),
     };
     TextSink::new(file, out, TEXT_ROOM, printer)
 }
 
-impl BatchPrinter for Printer<'_> {
+impl BatchPrinter for Printer {
+    const SIDE_STREAMS: SideStreams = SIDE_STREAMS;
+
     fn block_start(&mut self) {
         self.tids.clear();
-        self.streams_at = StreamsAt::default();
     }
 
-    fn print(
-        &mut self,
-        text: &mut TextOut,
-        block: &Block,
-        first: u64,
-        records: &[ModelRecord],
-        keep: &Range<u64>,
-        all: bool,
-    ) -> Result<(), FormatError> {
-        if all {
-            self.print_run::<true>(text, block, first, records, keep)
-        } else {
-            self.print_run::<false>(text, block, first, records, keep)
-        }
-    }
-}
-
-impl Printer<'_> {
-    /// [`BatchPrinter::print`], with every record kept when `ALL`.
     #[inline(always)]
     fn print_run<const ALL: bool>(
         &mut self,
         text: &mut TextOut,
-        block: &Block,
+        cursors: &mut BlockCursors<'_, '_>,
         first: u64,
         records: &[ModelRecord],
         keep_range: &Range<u64>,
     ) -> Result<(), FormatError> {
-        let mut cursors = BlockCursors::new(block, self.file, SIDE_STREAMS, self.streams_at);
-        let Self { tids, kinds, .. } = self;
+        let Self { tids, kinds } = self;
         // Room for every line of the batch and a window, taken once; a verbatim line (rare)
         // ends a run.
         let batch_room = records.len() * LONGEST_LINE + WINDOW;
@@ -278,7 +254,7 @@ impl Printer<'_> {
                 let site = r.site as usize;
                 let prefix = match tids.get(site) {
                     Some(p) => p,
-                    None => new_thread(tids, site, &mut cursors, k)?,
+                    None => new_thread(tids, site, cursors, k)?,
                 };
                 if keep {
                     used += render_record(window(room, used), prefix, kind, r);
@@ -299,7 +275,6 @@ impl Printer<'_> {
             }
         }
         text.advance(used);
-        self.streams_at = cursors.streams_at();
         Ok(())
     }
 }

@@ -5,20 +5,12 @@ use std::io::Read;
 use super::line::{self, Action};
 use crate::format::{At, FormatError};
 use crate::shared::allocation::event::{AllocEvent, AllocKind};
-use crate::shared::allocation::placed::{Place, PlacedSink};
+use crate::shared::allocation::placed::{collect_events, Place, PlacedSink};
 use crate::shared::text::lines::{bad_line, for_each_line};
 
 /// Calls `sink` with the event of every line, in order. Each thread id's first line gives no
 /// `CreateThread` (the dump has none); `thread_done` gives `DestroyThread`.
-pub fn for_each_event(
-    input: &mut dyn Read,
-    name: &str,
-    sink: &mut dyn FnMut(AllocEvent),
-) -> Result<(), FormatError> {
-    for_each_placed_event(input, name, &mut |_, e| sink(e))
-}
-
-/// [`for_each_event`], with each event's line.
+/// The sink hears each event's line.
 pub fn for_each_placed_event(
     input: &mut dyn Read,
     name: &str,
@@ -63,9 +55,7 @@ pub fn for_each_placed_event(
     })
 }
 
-/// Every allocation event of a `memory_replay` dump (see [`for_each_event`]).
+/// Every allocation event of a `memory_replay` dump (see [`for_each_placed_event`]).
 pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, FormatError> {
-    let mut v = Vec::new();
-    for_each_event(input, name, &mut |e| v.push(e))?;
-    Ok(v)
+    collect_events(for_each_placed_event, input, name)
 }

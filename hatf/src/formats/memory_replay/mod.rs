@@ -10,11 +10,10 @@ pub mod line;
 mod window;
 pub mod zip;
 
-pub use events::{for_each_event, read_events};
+pub use events::{for_each_placed_event, read_events};
 
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError, ThreadListerFn};
 use crate::shared::allocation::check::BlockNames;
-use crate::shared::allocation::event::ForEachEvent;
 use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::allocation::placed::ForEachPlacedEvent;
 use crate::shared::allocation_model::FIRST_FORMAT_STREAM;
@@ -36,7 +35,6 @@ impl AllocationFormat for MemoryReplay {
     const DESCRIPTION: &'static str = "Android memory_replay dump: `<tid>: malloc <ptr> <size>`, free, calloc, realloc, memalign, thread_done";
     const BLOCK_NAMES: BlockNames = BlockNames::Address;
     const DETECT: fn(&[u8]) -> bool = detect;
-    const EVENTS: ForEachEvent = events::for_each_event;
     const PLACED_EVENTS: ForEachPlacedEvent = events::for_each_placed_event;
     const ENCODE: EncodeFn = encode::encode;
     const DECODE: DecodeFn = encode::decode;
@@ -102,11 +100,6 @@ impl AllocationFormat for MemoryReplayZip {
     const BLOCK_NAMES: BlockNames = BlockNames::Address;
     const DETECT: fn(&[u8]) -> bool = zip::detect;
     // The events are those of the dump the archive holds.
-    const EVENTS: ForEachEvent = |input, name, sink| {
-        zip::inflate_entry(input, name, &mut |r| {
-            events::for_each_event(r, name, &mut *sink)
-        })
-    };
     const PLACED_EVENTS: ForEachPlacedEvent = |input, name, sink| {
         zip::inflate_entry(input, name, &mut |r| {
             events::for_each_placed_event(r, name, &mut *sink)

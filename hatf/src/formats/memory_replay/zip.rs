@@ -20,7 +20,7 @@ use crate::seek::{Note, ReadSeek, Window};
 use crate::shared::archive::deflate::gzip_split::{self, Piece};
 use crate::shared::archive::deflate::piece_stream::{PieceReader, PieceWriter};
 use crate::shared::archive::raw_store;
-use crate::shared::archive::rebuilt_check::{self, CrcWriter};
+use crate::shared::archive::rebuilt_check::{self, Opened};
 use crate::shared::archive::zip_entry::{self, Wanted};
 use crate::shared::container::blocks::{self, container_error, write_error};
 
@@ -256,21 +256,13 @@ pub fn decode(
     options: &DecodeOptions,
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
-    let mut r = blocks::open(input, FORMAT, file)?;
-    let layout = r
-        .header()
-        .property(PROPERTY_LAYOUT)
-        .unwrap_or("")
-        .to_string();
-    if layout != LAYOUT {
-        return raw_store::write_blocks(&mut r, output, file);
-    }
-    let archive_crc = r
-        .header()
-        .property(rebuilt_check::PROPERTY)
-        .map(str::to_string);
+    let (mut r, rebuilt) =
+        match rebuilt_check::open_to_rebuild(input, FORMAT, file, LAYOUT, output)? {
+            Opened::Stored(blocks) => return Ok(blocks),
+            Opened::TakenApart(r, rebuilt) => (*r, rebuilt),
+        };
     // Every byte written is checked against the original archive's CRC-32 at the end.
-    let mut output = CrcWriter::new(output);
+    let (mut output, archive_crc) = rebuilt.writer(output);
     let mut n = 0;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
         let bad = |m: String| FormatError {

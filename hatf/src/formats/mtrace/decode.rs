@@ -7,15 +7,13 @@
 use std::io::{BufWriter, Read, Write};
 use std::ops::Range;
 
-use metatf::container::Block;
-
 use super::kinds::{self, MtraceKinds};
 use super::{FORMAT, STRINGS, VERBATIM};
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note};
 use crate::shared::allocation_model::threads::decode_pipeline::{self, Drain};
 use crate::shared::allocation_model::ModelRecord;
-use crate::shared::container::block_cursors::{BlockCursors, SideStreams, StreamsAt};
+use crate::shared::container::block_cursors::{BlockCursors, SideStreams};
 use crate::shared::container::blocks::{self, write_error};
 use crate::shared::container::kept_records;
 use crate::shared::text::out::{put, put_hex, put_hex_short, window, TextOut, Window, WINDOW};
@@ -224,11 +222,8 @@ fn render_line(
 }
 
 /// Prints decoded records as `mtrace` text.
-struct Printer<'f> {
-    file: &'f str,
+struct Printer {
     callers: Callers,
-    /// Where the block's call-site strings and verbatim lines have been read up to.
-    streams_at: StreamsAt,
     /// How each kind code prints.
     kinds: [LineKind; 256],
 }
@@ -239,44 +234,21 @@ const BATCH_ROOM: usize = 1 << 16;
 const _: () = assert!(BATCH_ROOM >= LINE);
 
 /// The sink printing `mtrace` text into `out`.
-fn text_sink<'f, 'o>(file: &'f str, out: Drain<'o>) -> TextSink<'f, 'o, Printer<'f>> {
+fn text_sink<'f, 'o>(file: &'f str, out: Drain<'o>) -> TextSink<'f, 'o, Printer> {
     let printer = Printer {
-        file,
         callers: Callers::default(),
-        streams_at: StreamsAt::default(),
         kinds: line_kinds(),
     };
     TextSink::new(file, out, TEXT_ROOM, printer)
 }
 
-impl BatchPrinter for Printer<'_> {
+impl BatchPrinter for Printer {
+    const SIDE_STREAMS: SideStreams = SIDE_STREAMS;
+
     fn block_start(&mut self) {
         self.callers.clear();
-        self.streams_at = StreamsAt::default();
     }
 
-    fn print(
-        &mut self,
-        text: &mut TextOut,
-        block: &Block,
-        first: u64,
-        records: &[ModelRecord],
-        keep: &Range<u64>,
-        all: bool,
-    ) -> Result<(), FormatError> {
-        let mut cursors = BlockCursors::new(block, self.file, SIDE_STREAMS, self.streams_at);
-        if all {
-            self.print_run::<true>(text, &mut cursors, first, records, keep)?;
-        } else {
-            self.print_run::<false>(text, &mut cursors, first, records, keep)?;
-        }
-        self.streams_at = cursors.streams_at();
-        Ok(())
-    }
-}
-
-impl Printer<'_> {
-    /// [`BatchPrinter::print`], with every record kept when `ALL`.
     #[inline(always)]
     fn print_run<const ALL: bool>(
         &mut self,
@@ -286,7 +258,7 @@ impl Printer<'_> {
         records: &[ModelRecord],
         keep_range: &Range<u64>,
     ) -> Result<(), FormatError> {
-        let Self { callers, kinds, .. } = self;
+        let Self { callers, kinds } = self;
         // Lines are printed into `rest`, the room after the `used` bytes of text printed so
         // far, taken from the buffer a batch at a time.
         let mut rest = text.room(BATCH_ROOM);

@@ -5,21 +5,13 @@ use std::io::Read;
 use super::line::{self, Line, Op};
 use crate::format::{At, FormatError};
 use crate::shared::allocation::event::{AllocEvent, AllocKind};
-use crate::shared::allocation::placed::{Place, PlacedSink};
+use crate::shared::allocation::placed::{collect_events, Place, PlacedSink};
 use crate::shared::text::lines::{bad_line, for_each_line};
 
 /// Calls `sink` with every allocation event of an `mtrace` log, in order. A `<` line followed
 /// by its `>` line is one `Realloc`; a lone `<` is a `Free` and a lone `>` a `Malloc`. Marker
 /// lines (`= Start`) give no event; lines that do not parse are an error.
-pub fn for_each_event(
-    input: &mut dyn Read,
-    name: &str,
-    sink: &mut dyn FnMut(AllocEvent),
-) -> Result<(), FormatError> {
-    for_each_placed_event(input, name, &mut |_, e| sink(e))
-}
-
-/// [`for_each_event`], with each event's line (a realloc's is its `<` line) and caller.
+/// The sink hears each event's line (a realloc's is its `<` line) and caller.
 pub fn for_each_placed_event(
     input: &mut dyn Read,
     name: &str,
@@ -80,9 +72,7 @@ pub fn for_each_placed_event(
     Ok(())
 }
 
-/// Every allocation event of an `mtrace` log (see `for_each_event` for the mapping).
+/// Every allocation event of an `mtrace` log (see [`for_each_placed_event`] for the mapping).
 pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, FormatError> {
-    let mut v = Vec::new();
-    for_each_event(input, name, &mut |e| v.push(e))?;
-    Ok(v)
+    collect_events(for_each_placed_event, input, name)
 }

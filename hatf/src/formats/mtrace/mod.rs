@@ -11,7 +11,6 @@ pub use events::read_events;
 
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn};
 use crate::shared::allocation::check::BlockNames;
-use crate::shared::allocation::event::ForEachEvent;
 use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::allocation::placed::ForEachPlacedEvent;
 use crate::shared::allocation_model::FIRST_FORMAT_STREAM;
@@ -34,7 +33,6 @@ impl AllocationFormat for Mtrace {
         "glibc mtrace log (MALLOC_TRACE): `@ caller + addr size`, `- addr`, `<`/`>` realloc";
     const BLOCK_NAMES: BlockNames = BlockNames::Address;
     const DETECT: fn(&[u8]) -> bool = detect;
-    const EVENTS: ForEachEvent = events::for_each_event;
     const PLACED_EVENTS: ForEachPlacedEvent = events::for_each_placed_event;
     const ENCODE: EncodeFn = encode::encode;
     const DECODE: DecodeFn = decode::decode;

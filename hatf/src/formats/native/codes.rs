@@ -136,46 +136,16 @@ impl Width {
     pub fn is_zero(self) -> bool {
         self == Width::Fixed(0)
     }
-}
 
-/// The smallest HATF 1.0 width (1, 2, 4 or 8) holding `v` unsigned.
-pub fn unsigned_width(v: u64) -> u8 {
-    match v {
-        0..=0xff => 1,
-        0x100..=0xffff => 2,
-        0x1_0000..=0xffff_ffff => 4,
-        _ => 8,
-    }
-}
-
-/// The smallest HATF 1.0 width (1, 2, 4 or 8) holding `v` as two's complement.
-pub fn signed_width(v: i64) -> u8 {
-    if i64::from(v as i8) == v {
-        1
-    } else if i64::from(v as i16) == v {
-        2
-    } else if i64::from(v as i32) == v {
-        4
-    } else {
-        8
-    }
-}
-
-/// True when `v` fits `width` bytes unsigned.
-pub fn fits_unsigned(v: u64, width: u8) -> bool {
-    width >= 8 || v >> (8 * u32::from(width)) == 0
-}
-
-/// True when `v` fits `width` bytes as two's complement (width 0 holds only 0).
-pub fn fits_signed(v: i64, width: u8) -> bool {
-    match width {
-        0 => v == 0,
-        1..=7 => {
-            let bits = 8 * u32::from(width);
-            let min = -(1i64 << (bits - 1));
-            let max = (1i64 << (bits - 1)) - 1;
-            (min..=max).contains(&v)
+    /// The smallest fixed width (1, 2, 4 or 8) holding a value of `bytes` bytes, as
+    /// `metatf::field::bits` counts them (0 for the value 0): HATF 1.0 has no width 3 or 5–7,
+    /// and the writer never narrows a field to 0 bytes.
+    pub fn fixed_for(bytes: u8) -> u8 {
+        match bytes {
+            0 | 1 => 1,
+            2 => 2,
+            3 | 4 => 4,
+            _ => 8,
         }
-        _ => true,
     }
 }

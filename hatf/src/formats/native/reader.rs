@@ -254,7 +254,7 @@ impl<'a, R: Read> NativeReader<'a, R> {
                 continue;
             }
             let field = slot.field();
-            let Width::Fixed(w) = self.config.field(field).width() else {
+            let Width::Fixed(w) = self.config.width(field) else {
                 return Err(
                     self.error(Some(slot.name()), "a numeric field cannot have width v1/v2")
                 );
@@ -287,7 +287,7 @@ impl<'a, R: Read> NativeReader<'a, R> {
         if let Some(d) = self.config.default_attributes() {
             return Ok(d);
         }
-        let len = match self.config.field(Field::Attributes).width() {
+        let len = match self.config.width(Field::Attributes) {
             Width::Fixed(n) => usize::from(n),
             Width::V1 => self
                 .input

@@ -1,9 +1,18 @@
 //! The width and interpretation of each field, as set by metadata records, and how a value is
 //! turned into stored bytes and back under them.
+//!
+//! The five numeric fields are `metatf::field` states: HATF 1.0's interpretations are a subset of
+//! the Meta-TF ones with the same arithmetic. What is HATF 1.0's own is kept here: the legal
+//! widths (1, 2, 4, 8), the refusal of a non-zero width under a zero-width interpretation, and the
+//! attributes field, a byte string with the length-prefixed widths v1/v2.
 
-use super::codes::{fits_signed, fits_unsigned, signed_width, unsigned_width, Field, Width};
+use metatf::dtd::Interpretation as FieldInterpretation;
+use metatf::field::{bits, Change, FieldState};
 
-/// An interpretation with its arguments, as carried by `set fieldInterpretation`.
+use super::codes::{Field, Width};
+
+/// An interpretation with its arguments, as carried by `set fieldInterpretation`: the five of
+/// HATF 1.0 (interpretation codes 0–4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Interpretation {
     /// The stored value is the value.
@@ -21,6 +30,21 @@ pub enum Interpretation {
         /// Added to the previous value.
         stride: u64,
     },
+}
+
+impl Interpretation {
+    /// The same interpretation in Meta-TF's terms, which `metatf::field` computes with.
+    pub fn to_field(self) -> FieldInterpretation {
+        match self {
+            Interpretation::None => FieldInterpretation::None,
+            Interpretation::Default(d) => FieldInterpretation::Default(d),
+            Interpretation::BaseOffset(b) => FieldInterpretation::BaseOffset(b),
+            Interpretation::Delta(i) => FieldInterpretation::Delta(i),
+            Interpretation::Stride { initial, stride } => {
+                FieldInterpretation::Stride { initial, stride }
+            }
+        }
+    }
 }
 
 /// One metadata record.
@@ -44,49 +68,15 @@ impl Metadata {
     }
 }
 
-/// The live interpretation of one field (arguments and running previous value).
+/// The attributes field: a byte string, stored with a fixed length or a v1/v2 length prefix, or
+/// absent under `default` (whose argument's minimal big-endian bytes are the attributes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Live {
-    None,
-    Default(u64),
-    BaseOffset(u64),
-    Delta { prev: u64 },
-    Stride { prev: u64, stride: u64 },
-}
-
-/// The state of one field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldState {
+struct Attributes {
     width: Width,
+    /// The width `none` restores.
     last_nonzero: Width,
-    live: Live,
-}
-
-impl FieldState {
-    /// The width in effect.
-    pub fn width(&self) -> Width {
-        self.width
-    }
-
-    /// The width `none`, `baseOffset` and `delta` will restore.
-    pub fn last_nonzero_width(&self) -> Width {
-        self.last_nonzero
-    }
-
-    /// The interpretation in effect, with the running previous value as the argument of
-    /// delta and stride.
-    pub fn interpretation(&self) -> Interpretation {
-        match self.live {
-            Live::None => Interpretation::None,
-            Live::Default(d) => Interpretation::Default(d),
-            Live::BaseOffset(b) => Interpretation::BaseOffset(b),
-            Live::Delta { prev } => Interpretation::Delta(prev),
-            Live::Stride { prev, stride } => Interpretation::Stride {
-                initial: prev,
-                stride,
-            },
-        }
-    }
+    /// The argument of `default`, when that is the interpretation.
+    default: Option<u64>,
 }
 
 /// Why a metadata record cannot be applied.
@@ -95,7 +85,9 @@ pub type MetadataError = String;
 /// The state of all six fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    fields: [FieldState; 6],
+    /// Size, address, time, thread and heap, indexed by field code.
+    numeric: [FieldState; 5],
+    attributes: Attributes,
 }
 
 impl Default for Config {
@@ -103,176 +95,143 @@ impl Default for Config {
     /// width 0 default 0. The "last non-zero width" that `none` restores starts at 4 for numeric
     /// fields and at v1 for attributes (attributes are byte strings).
     fn default() -> Self {
-        let numeric_default = FieldState {
-            width: Width::Fixed(0),
-            last_nonzero: Width::Fixed(4),
-            live: Live::Default(0),
-        };
-        let direct4 = FieldState {
-            width: Width::Fixed(4),
-            last_nonzero: Width::Fixed(4),
-            live: Live::None,
-        };
+        let direct4 = FieldState::new(4, FieldInterpretation::None);
+        let default0 = FieldState::new(4, FieldInterpretation::Default(0));
         Config {
-            fields: [
-                direct4,
-                direct4,
-                numeric_default,
-                numeric_default,
-                numeric_default,
-                FieldState {
-                    last_nonzero: Width::V1,
-                    ..numeric_default
-                },
-            ],
+            numeric: [direct4, direct4, default0, default0, default0],
+            attributes: Attributes {
+                width: Width::Fixed(0),
+                last_nonzero: Width::V1,
+                default: Some(0),
+            },
         }
     }
 }
 
-/// A value that does not fit a field under the current state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Misfit;
-
 impl Config {
-    /// The state of `field`.
-    pub fn field(&self, field: Field) -> &FieldState {
-        &self.fields[field as usize]
+    /// The state of numeric `field` (not attributes).
+    fn numeric(&self, field: Field) -> &FieldState {
+        &self.numeric[usize::from(field.code())]
+    }
+
+    /// The width `field` takes in the next record.
+    pub fn width(&self, field: Field) -> Width {
+        match field {
+            Field::Attributes => self.attributes.width,
+            _ => Width::Fixed(self.numeric(field).width()),
+        }
+    }
+
+    /// The width `none`, `baseOffset` and `delta` will restore.
+    pub fn last_nonzero_width(&self, field: Field) -> Width {
+        match field {
+            Field::Attributes => self.attributes.last_nonzero,
+            _ => Width::Fixed(self.numeric(field).last_width()),
+        }
+    }
+
+    /// The interpretation in effect, with the running previous value as the argument of
+    /// delta and stride.
+    pub fn interpretation(&self, field: Field) -> Interpretation {
+        if field == Field::Attributes {
+            return self
+                .attributes
+                .default
+                .map_or(Interpretation::None, Interpretation::Default);
+        }
+        let st = self.numeric(field);
+        match st.interpretation() {
+            FieldInterpretation::Default(d) => Interpretation::Default(d),
+            FieldInterpretation::BaseOffset(b) => Interpretation::BaseOffset(b),
+            FieldInterpretation::Delta(_) => Interpretation::Delta(st.previous()),
+            FieldInterpretation::Stride { stride, .. } => Interpretation::Stride {
+                initial: st.previous(),
+                stride,
+            },
+            // `apply` admits only HATF 1.0's interpretations, so the rest is `none`.
+            _ => Interpretation::None,
+        }
     }
 
     /// Applies a metadata record, or says why it is not valid HATF 1.0 here.
     pub fn apply(&mut self, meta: &Metadata) -> Result<(), MetadataError> {
         match *meta {
-            Metadata::SetSize(field, width) => {
-                let st = &mut self.fields[field as usize];
-                let variable = matches!(width, Width::V1 | Width::V2);
-                if variable && field != Field::Attributes {
-                    return Err(format!(
-                        "width v1/v2 (code {}) is legal only for attributes, not {}",
-                        width.code(),
-                        field.name()
-                    ));
-                }
-                if !width.is_zero() && matches!(st.live, Live::Default(_) | Live::Stride { .. }) {
-                    return Err(format!(
-                        "{} has a zero-width interpretation (default/stride); set the \
-                         interpretation to none, baseOffset or delta before a non-zero width",
-                        field.name()
-                    ));
+            Metadata::SetSize(Field::Attributes, width) => {
+                let st = &mut self.attributes;
+                if !width.is_zero() && st.default.is_some() {
+                    return Err(zero_width_conflict(Field::Attributes));
                 }
                 st.width = width;
                 if !width.is_zero() {
                     st.last_nonzero = width;
                 }
-                Ok(())
+            }
+            Metadata::SetSize(field, width) => {
+                let Width::Fixed(w) = width else {
+                    return Err(format!(
+                        "width v1/v2 (code {}) is legal only for attributes, not {}",
+                        width.code(),
+                        field.name()
+                    ));
+                };
+                let st = &mut self.numeric[usize::from(field.code())];
+                if w != 0 && st.interpretation().is_zero_width() {
+                    return Err(zero_width_conflict(field));
+                }
+                st.apply(Change::Width(w));
+            }
+            Metadata::SetInterpretation(Field::Attributes, interp) => {
+                let st = &mut self.attributes;
+                match interp {
+                    Interpretation::None => {
+                        st.default = None;
+                        st.width = st.last_nonzero;
+                    }
+                    Interpretation::Default(d) => {
+                        st.default = Some(d);
+                        st.width = Width::Fixed(0);
+                    }
+                    _ => {
+                        return Err(
+                            "attributes are byte strings: only none and default apply to them"
+                                .into(),
+                        )
+                    }
+                }
             }
             Metadata::SetInterpretation(field, interp) => {
-                let st = &mut self.fields[field as usize];
-                if field == Field::Attributes
-                    && !matches!(interp, Interpretation::None | Interpretation::Default(_))
-                {
-                    return Err(
-                        "attributes are byte strings: only none and default apply to them".into(),
-                    );
-                }
-                let (live, width) = match interp {
-                    Interpretation::None => (Live::None, st.last_nonzero),
-                    Interpretation::Default(d) => (Live::Default(d), Width::Fixed(0)),
-                    Interpretation::BaseOffset(b) => (Live::BaseOffset(b), st.last_nonzero),
-                    Interpretation::Delta(i) => (Live::Delta { prev: i }, st.last_nonzero),
-                    Interpretation::Stride { initial, stride } => (
-                        Live::Stride {
-                            prev: initial,
-                            stride,
-                        },
-                        Width::Fixed(0),
-                    ),
-                };
-                st.live = live;
-                st.width = width;
-                Ok(())
+                self.numeric[usize::from(field.code())]
+                    .apply(Change::Interpretation(interp.to_field()));
             }
         }
+        Ok(())
     }
 
     /// Turns the stored bytes (`raw`, big-endian, `width` bytes) of a numeric field into its value.
     pub fn decode_numeric(&mut self, field: Field, raw: u64) -> u64 {
-        let st = &mut self.fields[field as usize];
-        let w = match st.width {
-            Width::Fixed(n) => n,
-            Width::V1 | Width::V2 => 8,
-        };
-        let signed = sign_extend(raw, w);
-        match &mut st.live {
-            Live::None => raw,
-            Live::Default(d) => *d,
-            Live::BaseOffset(b) => b.wrapping_add(signed as u64),
-            Live::Delta { prev } => {
-                *prev = prev.wrapping_add(signed as u64);
-                *prev
-            }
-            Live::Stride { prev, stride } => {
-                *prev = prev.wrapping_add(*stride);
-                *prev
-            }
-        }
+        // Every HATF 1.0 interpretation reads no value section, so the direct path answers.
+        self.numeric[usize::from(field.code())]
+            .decode_direct(raw)
+            .unwrap_or(raw)
     }
 
     /// Turns a numeric value into the bytes to store (as a number of `width` bytes), advancing
-    /// delta/stride state, or says it does not fit (state unchanged then).
-    pub fn encode_numeric(&mut self, field: Field, value: u64) -> Result<u64, Misfit> {
-        let st = &mut self.fields[field as usize];
-        let w = match st.width {
-            Width::Fixed(n) => n,
-            Width::V1 | Width::V2 => return Err(Misfit),
-        };
-        let mask = if w >= 8 {
-            u64::MAX
-        } else {
-            (1u64 << (8 * u32::from(w))) - 1
-        };
-        match &mut st.live {
-            Live::None => fits_unsigned(value, w).then_some(value).ok_or(Misfit),
-            Live::Default(d) => (value == *d).then_some(0).ok_or(Misfit),
-            Live::BaseOffset(b) => {
-                let diff = value.wrapping_sub(*b) as i64;
-                fits_signed(diff, w)
-                    .then_some(diff as u64 & mask)
-                    .ok_or(Misfit)
-            }
-            Live::Delta { prev } => {
-                let diff = value.wrapping_sub(*prev) as i64;
-                if fits_signed(diff, w) {
-                    *prev = value;
-                    Ok(diff as u64 & mask)
-                } else {
-                    Err(Misfit)
-                }
-            }
-            Live::Stride { prev, stride } => {
-                if prev.wrapping_add(*stride) == value {
-                    *prev = value;
-                    Ok(0)
-                } else {
-                    Err(Misfit)
-                }
-            }
-        }
+    /// delta/stride state, or `None` when it does not fit (state unchanged then).
+    pub fn encode_numeric(&mut self, field: Field, value: u64) -> Option<u64> {
+        self.numeric[usize::from(field.code())].encode_direct(value)
     }
 
     /// The attributes value under a default interpretation, or `None` when attributes are stored.
     pub fn default_attributes(&self) -> Option<Vec<u8>> {
-        match self.fields[Field::Attributes as usize].live {
-            Live::Default(d) => Some(minimal_be(d)),
-            _ => None,
-        }
+        self.attributes.default.map(minimal_be)
     }
 
     /// True when `bytes` can be the attributes of the next record without metadata.
     pub fn attributes_fit(&self, bytes: &[u8]) -> bool {
-        let st = &self.fields[Field::Attributes as usize];
-        match st.live {
-            Live::Default(d) => minimal_be(d) == bytes,
-            _ => match st.width {
+        let st = &self.attributes;
+        match st.default {
+            Some(d) => minimal_be(d) == bytes,
+            None => match st.width {
                 Width::Fixed(n) => bytes.len() == usize::from(n),
                 Width::V1 => bytes.len() <= 0xff,
                 Width::V2 => bytes.len() <= 0xffff,
@@ -280,28 +239,27 @@ impl Config {
         }
     }
 
-    /// The metadata records that make `value` fit `field`, assuming it does not fit now.
+    /// The metadata records that make `value` fit numeric `field`, assuming it does not fit now.
     pub fn fix_numeric(&self, field: Field, value: u64) -> Vec<Metadata> {
-        let st = self.field(field);
+        let st = self.numeric(field);
         let mut out = Vec::new();
-        let (live, width) = match st.live {
-            Live::Default(_) | Live::Stride { .. } => {
-                out.push(Metadata::SetInterpretation(field, Interpretation::None));
-                (Live::None, st.last_nonzero)
+        let (interp, width) = if st.interpretation().is_zero_width() {
+            out.push(Metadata::SetInterpretation(field, Interpretation::None));
+            (FieldInterpretation::None, st.last_width())
+        } else {
+            (st.interpretation(), st.width())
+        };
+        let needed = match interp {
+            FieldInterpretation::None => Width::fixed_for(bits::unsigned_width(value)),
+            FieldInterpretation::BaseOffset(b) => {
+                Width::fixed_for(bits::signed_width(value.wrapping_sub(b)))
             }
-            live => (live, st.width),
+            FieldInterpretation::Delta(_) => {
+                Width::fixed_for(bits::signed_width(value.wrapping_sub(st.previous())))
+            }
+            _ => 8,
         };
-        let needed = match live {
-            Live::None => unsigned_width(value),
-            Live::BaseOffset(b) => signed_width(value.wrapping_sub(b) as i64),
-            Live::Delta { prev } => signed_width(value.wrapping_sub(prev) as i64),
-            Live::Default(_) | Live::Stride { .. } => 8,
-        };
-        let current = match width {
-            Width::Fixed(n) => n,
-            Width::V1 | Width::V2 => 0,
-        };
-        if needed > current {
+        if needed > width {
             out.push(Metadata::SetSize(field, Width::Fixed(needed)));
         }
         out
@@ -317,9 +275,9 @@ impl Config {
                 Interpretation::Default(0),
             )];
         }
-        let st = self.field(Field::Attributes);
+        let st = &self.attributes;
         let mut out = Vec::new();
-        if !matches!(st.live, Live::None) {
+        if st.default.is_some() {
             out.push(Metadata::SetInterpretation(
                 Field::Attributes,
                 Interpretation::None,
@@ -330,7 +288,7 @@ impl Config {
         } else {
             Width::V2
         };
-        let restored = if matches!(st.live, Live::None) {
+        let restored = if st.default.is_none() {
             st.width
         } else {
             st.last_nonzero
@@ -347,16 +305,13 @@ impl Config {
     }
 }
 
-/// Sign-extends the low `width` bytes of `raw`.
-pub fn sign_extend(raw: u64, width: u8) -> i64 {
-    match width {
-        0 => 0,
-        1..=7 => {
-            let shift = 64 - 8 * u32::from(width);
-            ((raw << shift) as i64) >> shift
-        }
-        _ => raw as i64,
-    }
+/// The refusal of a non-zero width while `field` is absent from records.
+fn zero_width_conflict(field: Field) -> MetadataError {
+    format!(
+        "{} has a zero-width interpretation (default/stride); set the interpretation to none, \
+         baseOffset or delta before a non-zero width",
+        field.name()
+    )
 }
 
 /// `v` as big-endian bytes without leading zero bytes (0 is the empty string).

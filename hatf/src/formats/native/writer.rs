@@ -194,7 +194,7 @@ impl<W: Write> NativeWriter<W> {
                     return Err(cfg.fix_attributes(bytes));
                 }
                 if cfg.default_attributes().is_none() {
-                    match cfg.field(Field::Attributes).width() {
+                    match cfg.width(Field::Attributes) {
                         Width::Fixed(_) => {}
                         Width::V1 => main.push(bytes.len() as u8),
                         Width::V2 => main.extend_from_slice(&(bytes.len() as u16).to_be_bytes()),
@@ -206,11 +206,11 @@ impl<W: Write> NativeWriter<W> {
             let field = slot.field();
             let value = record.get(slot);
             let to_split = self.split_addresses.is_some() && field == Field::Address;
-            let Width::Fixed(w) = cfg.field(field).width() else {
+            let Width::Fixed(w) = cfg.width(field) else {
                 return Err(cfg.fix_numeric(field, value));
             };
             match cfg.encode_numeric(field, value) {
-                Ok(raw) => {
+                Some(raw) => {
                     let be = raw.to_be_bytes();
                     let stored = &be[8 - usize::from(w)..];
                     if to_split {
@@ -219,7 +219,7 @@ impl<W: Write> NativeWriter<W> {
                         main.extend_from_slice(stored);
                     }
                 }
-                Err(_) => return Err(cfg.fix_numeric(field, value)),
+                None => return Err(cfg.fix_numeric(field, value)),
             }
         }
         Ok((main, addresses, cfg))

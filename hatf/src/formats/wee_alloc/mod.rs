@@ -16,10 +16,9 @@ use std::io::{BufReader, Read, Write};
 
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError};
 use crate::shared::allocation::check::BlockNames;
-use crate::shared::allocation::event::ForEachEvent;
 use crate::shared::allocation::event::{AllocEvent, AllocKind};
 use crate::shared::allocation::format_impl::AllocationFormat;
-use crate::shared::allocation::placed::ForEachPlacedEvent;
+use crate::shared::allocation::placed::{collect_events, ForEachPlacedEvent};
 use crate::shared::text::lines::{echo, is_line_too_long, line_too_long, read_line_bounded};
 
 /// Format id stored in the container header.
@@ -83,15 +82,7 @@ fn render(l: WeeLine, out: &mut Vec<u8>) {
 }
 
 /// Calls `sink` with each event: allocation n has address n + 1 (its `Free(n)` frees it).
-pub fn for_each_event(
-    input: &mut dyn Read,
-    name: &str,
-    sink: &mut dyn FnMut(AllocEvent),
-) -> Result<(), FormatError> {
-    for_each_placed_event(input, name, &mut |_, e| sink(e))
-}
-
-/// [`for_each_event`], with each event's line.
+/// The sink hears each event's line.
 pub fn for_each_placed_event(
     input: &mut dyn Read,
     name: &str,
@@ -152,11 +143,9 @@ pub fn for_each_placed_event(
     }
 }
 
-/// Every event of a wee_alloc trace (see [`for_each_event`]).
+/// Every event of a wee_alloc trace (see [`for_each_placed_event`]).
 pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, FormatError> {
-    let mut v = Vec::new();
-    for_each_event(input, name, &mut |e| v.push(e))?;
-    Ok(v)
+    collect_events(for_each_placed_event, input, name)
 }
 
 /// The `wee-alloc` format.
@@ -169,7 +158,6 @@ impl AllocationFormat for WeeAlloc {
     const BLOCK_NAMES: BlockNames = BlockNames::Index;
     const DETECT: fn(&[u8]) -> bool =
         |head| head.starts_with(b"Alloc(") || head.starts_with(b"Free(");
-    const EVENTS: ForEachEvent = for_each_event;
     const PLACED_EVENTS: ForEachPlacedEvent = for_each_placed_event;
     const ENCODE: EncodeFn = encode::encode;
     const DECODE: DecodeFn = decode::decode;

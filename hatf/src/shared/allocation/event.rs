@@ -4,10 +4,6 @@
 //! give the text back byte for byte (call-site strings, verbatim lines); the paper's encodings
 //! (simple binary, ASCII, HATF naive/best, split stream, SplitAddr) consume only the events.
 
-use std::io::Read;
-
-use crate::format::FormatError;
-
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AllocKind {
@@ -57,8 +53,3 @@ impl AllocEvent {
         }
     }
 }
-
-/// A front end's event reader: calls the sink with every event of the text trace, in order
-/// (every allocation format has one: `mtrace::events::for_each_event` and its peers).
-pub type ForEachEvent =
-    fn(&mut dyn Read, &str, &mut dyn FnMut(AllocEvent)) -> Result<(), FormatError>;

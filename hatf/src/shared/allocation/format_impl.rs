@@ -12,7 +12,6 @@ use crate::format::{
 };
 use crate::formats::hatf10_dtd;
 use crate::shared::allocation::check::BlockNames;
-use crate::shared::allocation::event::ForEachEvent;
 use crate::shared::allocation::placed::ForEachPlacedEvent;
 
 /// An allocation trace format: its own lossless encoding and decoding, and its trace read as
@@ -26,8 +25,6 @@ pub trait AllocationFormat: Sync {
     const BLOCK_NAMES: BlockNames;
     /// [`TraceFormat::detect`].
     const DETECT: fn(&[u8]) -> bool;
-    /// Calls a sink with every event of the trace, in order.
-    const EVENTS: ForEachEvent;
     /// Calls a sink with every event of the trace and where it stands (line or record).
     const PLACED_EVENTS: ForEachPlacedEvent;
     /// The format's own lossless encoding (`auto`).
@@ -64,7 +61,7 @@ impl<T: AllocationFormat> TraceFormat for T {
         options: &EncodeOptions,
     ) -> Result<EncodeReport, FormatError> {
         if options.encoding == hatf10_dtd::NAME {
-            hatf10_dtd::encode_text(T::NAME, T::EVENTS, input, output, options)
+            hatf10_dtd::encode_text(T::NAME, T::PLACED_EVENTS, input, output, options)
         } else {
             (T::ENCODE)(input, output, options)
         }

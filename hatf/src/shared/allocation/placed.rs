@@ -21,3 +21,14 @@ pub type PlacedSink<'s> = &'s mut dyn FnMut(Place<'_>, AllocEvent);
 
 /// Reads the events of a trace with their places (each allocation format has one).
 pub type ForEachPlacedEvent = fn(&mut dyn Read, &str, PlacedSink<'_>) -> Result<(), FormatError>;
+
+/// Every event `read` gives for `input`, in order, without their places.
+pub fn collect_events(
+    read: ForEachPlacedEvent,
+    input: &mut dyn Read,
+    name: &str,
+) -> Result<Vec<AllocEvent>, FormatError> {
+    let mut events = Vec::new();
+    read(input, name, &mut |_, e| events.push(e))?;
+    Ok(events)
+}

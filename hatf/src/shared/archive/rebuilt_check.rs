@@ -2,13 +2,16 @@
 //! stream was taken apart and is rebuilt by preflate): the encoder stores the CRC-32 of the
 //! original file's bytes in the container header, and the decoder computes it over every byte
 //! it writes and compares at the end. Reconstruction data that passed every section checksum
-//! but rebuilds another valid archive is then an error, not a silent change. Files written
-//! before the property existed have none, and are read without this check.
+//! but rebuilds another valid archive is then an error, not a silent change. A file without
+//! the property is read without this check.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+
+use metatf::container::{ContainerReader, PROPERTY_LAYOUT};
 
 use crate::format::FormatError;
-use crate::shared::container::blocks::write_error;
+use crate::shared::archive::raw_store;
+use crate::shared::container::blocks::{self, write_error};
 
 /// Header property: the CRC-32 (IEEE, as zlib and zip compute it) of the original archive,
 /// as 8 lowercase hexadecimal digits.
@@ -20,6 +23,46 @@ pub fn property(bytes: &[u8]) -> (String, String) {
         PROPERTY.to_string(),
         format!("{:08x}", crc32fast::hash(bytes)),
     )
+}
+
+/// An archive format's container, opened to write the archive back.
+pub enum Opened<R: Read> {
+    /// The container held the archive's bytes as they are, and they have been written: this
+    /// many blocks.
+    Stored(u64),
+    /// The archive was taken apart: the reader, before its first block, and the writer that
+    /// checks the rebuilt bytes against the original's CRC-32 when finished.
+    TakenApart(Box<ContainerReader<R>>, Rebuilt),
+}
+
+/// The check of the bytes written back by a decoder of an [`Opened::TakenApart`] archive.
+pub struct Rebuilt {
+    /// The header property's value (`None` when the file has none).
+    expected: Option<String>,
+}
+
+impl Rebuilt {
+    /// A [`CrcWriter`] to `output` and the CRC-32 its bytes must have.
+    pub fn writer<W: Write>(self, output: W) -> (CrcWriter<W>, Option<String>) {
+        (CrcWriter::new(output), self.expected)
+    }
+}
+
+/// Opens the container of archive format `format` in `input`: when its layout property is not
+/// `taken_apart` the container holds the archive's bytes, which are written to `output` here.
+pub fn open_to_rebuild<R: Read>(
+    input: R,
+    format: &str,
+    file: &str,
+    taken_apart: &str,
+    output: &mut dyn Write,
+) -> Result<Opened<R>, FormatError> {
+    let mut r = blocks::open(input, format, file)?;
+    if r.header().property(PROPERTY_LAYOUT) != Some(taken_apart) {
+        return raw_store::write_blocks(&mut r, output, file).map(Opened::Stored);
+    }
+    let expected = r.header().property(PROPERTY).map(str::to_string);
+    Ok(Opened::TakenApart(Box::new(r), Rebuilt { expected }))
 }
 
 /// A writer passing bytes to `inner` and computing their CRC-32 on the way.

@@ -10,26 +10,31 @@ use metatf::container::Block;
 use crate::format::FormatError;
 use crate::shared::allocation_model::threads::decode_pipeline::{self, Drain, RecordSink};
 use crate::shared::allocation_model::ModelRecord;
+use crate::shared::container::block_cursors::{BlockCursors, SideStreams, StreamsAt};
 use crate::shared::container::blocks::write_error;
 use crate::shared::container::kept_records::KeepingSink;
 use crate::shared::text::out::{Filled, TextOut};
 
 /// How one format prints batches of the model's records.
 pub(crate) trait BatchPrinter {
-    /// A block begins: its tables and streams start afresh (every block decodes on its own).
+    /// The block's streams read besides the records: the format's own (call sites, thread
+    /// ids) and the verbatim lines.
+    const SIDE_STREAMS: SideStreams;
+
+    /// A block begins: its tables start afresh (every block decodes on its own).
     fn block_start(&mut self);
 
-    /// Prints into `text` the records of `records` (of `block`, the first of them record
-    /// `first` of the block) whose numbers in the block are in `keep`, and follows the others;
-    /// `all` says that every one is in `keep`, so that none needs its own test.
-    fn print(
+    /// Prints into `text` the records of `records` (the first of them record `first` of the
+    /// block) whose numbers in the block are in `keep`, and follows the others, reading the
+    /// side streams through `cursors`. With `ALL` every one is in `keep`, so that none needs
+    /// its own test (the common case, a whole block, compiled on its own).
+    fn print_run<const ALL: bool>(
         &mut self,
         text: &mut TextOut,
-        block: &Block,
+        cursors: &mut BlockCursors<'_, '_>,
         first: u64,
         records: &[ModelRecord],
         keep: &Range<u64>,
-        all: bool,
     ) -> Result<(), FormatError>;
 }
 
@@ -40,6 +45,8 @@ pub(crate) struct TextSink<'f, 'o, P> {
     /// The records of each block (counted from its first) whose text is written.
     keep: Range<u64>,
     text: TextOut,
+    /// Where the current block's side streams have been read up to.
+    streams_at: StreamsAt,
     printer: P,
 }
 
@@ -52,6 +59,7 @@ impl<'f, 'o, P: BatchPrinter> TextSink<'f, 'o, P> {
             out,
             keep: 0..u64::MAX,
             text: TextOut::new(room),
+            streams_at: StreamsAt::default(),
             printer,
         }
     }
@@ -69,6 +77,7 @@ const NONE: Range<u64> = 0..0;
 impl<P: BatchPrinter> RecordSink for TextSink<'_, '_, P> {
     fn block_start(&mut self, _block: &Block) -> Result<(), FormatError> {
         self.printer.block_start();
+        self.streams_at = StreamsAt::default();
         Ok(())
     }
 
@@ -84,13 +93,20 @@ impl<P: BatchPrinter> RecordSink for TextSink<'_, '_, P> {
         let end = first.saturating_add(records.len() as u64);
         let all = print && keep.start <= first && end <= keep.end;
         let start = self.text.len();
-        let printed = self
-            .printer
-            .print(&mut self.text, block, first, records, keep, all);
+        let mut cursors = BlockCursors::new(block, self.file, P::SIDE_STREAMS, self.streams_at);
+        let text = &mut self.text;
+        let printed = if all {
+            self.printer
+                .print_run::<true>(text, &mut cursors, first, records, keep)
+        } else {
+            self.printer
+                .print_run::<false>(text, &mut cursors, first, records, keep)
+        };
         if let Err(e) = printed {
             self.text.truncate(start);
             return Err(e);
         }
+        self.streams_at = cursors.streams_at();
         if decode_pipeline::flush_point(end) {
             self.flush()?;
         }

@@ -1143,34 +1143,44 @@ mod tests {
         assert!(got[..] == want[..1]);
     }
 
-    #[test]
-    fn damaged_bytes_unpack_or_fail_without_panicking() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
+    /// A xorshift generator started at `x`, for the damage below.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    /// The three packed streams of `p` with one to three changed bytes or a cut, anywhere in
+    /// them.
+    fn damaged(p: &Packer, next: &mut impl FnMut() -> u64) -> [Vec<u8>; 3] {
+        let mut parts = [p.ids.clone(), p.table.clone(), p.free_rest.clone()];
+        for _ in 0..1 + next() % 3 {
+            let part = &mut parts[(next() % 3) as usize];
+            if part.is_empty() {
+                continue;
+            }
+            let at = (next() % part.len() as u64) as usize;
+            if next().is_multiple_of(4) {
+                part.truncate(at);
+            } else {
+                part[at] = next() as u8;
+            }
+        }
+        parts
+    }
+
+    #[test]
+    fn damaged_bytes_unpack_or_fail_without_panicking() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut p = Packer::default();
         p.pack(&MtraceKinds, &streams(11)).unwrap();
         let mut u = Unpacker::default();
         let (mut ok, mut failed) = (0, 0);
         for _ in 0..3000 {
-            let mut parts = [p.ids.clone(), p.table.clone(), p.free_rest.clone()];
-            // One to three changed bytes or a cut, anywhere in the three streams.
-            for _ in 0..1 + next() % 3 {
-                let part = &mut parts[(next() % 3) as usize];
-                if part.is_empty() {
-                    continue;
-                }
-                let at = (next() % part.len() as u64) as usize;
-                if next() % 4 == 0 {
-                    part.truncate(at);
-                } else {
-                    part[at] = next() as u8;
-                }
-            }
+            let parts = damaged(&p, &mut next);
             let [ids, table, free] = &parts;
             match u.unpack(&MtraceKinds, ids, table, free) {
                 Ok(()) => {
@@ -1190,13 +1200,7 @@ mod tests {
     #[test]
     fn damaged_shapes_decode_in_place_or_fail_without_panicking() {
         // The decoders' path: the model reads the damaged shapes in place.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let s = streams(12);
         let mut p = Packer::default();
         p.pack(&MtraceKinds, &s).unwrap();
@@ -1206,19 +1210,7 @@ mod tests {
         }
         let (mut ok, mut failed) = (0, 0);
         for _ in 0..2000 {
-            let mut parts = [p.ids.clone(), p.table.clone(), p.free_rest.clone()];
-            for _ in 0..1 + next() % 3 {
-                let part = &mut parts[(next() % 3) as usize];
-                if part.is_empty() {
-                    continue;
-                }
-                let at = (next() % part.len() as u64) as usize;
-                if next() % 4 == 0 {
-                    part.truncate(at);
-                } else {
-                    part[at] = next() as u8;
-                }
-            }
+            let parts = damaged(&p, &mut next);
             let [ids, table, free] = &parts;
             let mut sections = plain;
             sections[stream::FREE as usize] = free;
@@ -1435,13 +1427,7 @@ mod tests {
         // address, free-miss and relive streams): batch decoding must give back the same good
         // records and the same error as decoding one record at a time, whichever half of
         // which record of a run of records goes wrong first.
-        let mut x = 0x5851_f42d_4c95_7f2du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x5851_f42d_4c95_7f2d);
         let (s, p) = replay_block(22, 3000);
         let damageable = [
             stream::SITE_MISS,
