@@ -6,7 +6,8 @@
 //! it, including the string keys of its byte strings), fields of other records with the same
 //! name (their last value, and rank among the values they created: an object reference), the
 //! values other records ended (reuse, unkeyed and keyed by each field of the record), and last
-//! every field of the other records of the scope (keyed by it, keyed stride).
+//! every field of the other records of the scope (keyed by it, keyed stride, keyed recent
+//! differences).
 
 use super::predict::{Kind, Spec};
 use super::streams::Streams;
@@ -66,6 +67,7 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
             c.push(own(Kind::Key, t32));
             if !key {
                 c.push(own(Kind::KeyStride, t32));
+                c.push(own(Kind::KeyDelta, t32));
             }
         }
     }
