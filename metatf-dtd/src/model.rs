@@ -86,6 +86,9 @@ pub enum Predictor {
     /// `keyshift F`: as `key F`, plus the last nonzero difference from that guess under any
     /// key (a shift every key undergoes alike).
     KeyShift(FieldRef),
+    /// `keydelta F` (rank): rank of the difference from the `key F` guess among the recent
+    /// distinct nonzero such differences under any key.
+    KeyDelta(FieldRef),
     /// `live F` (rank): rank among the live values field F created; a hit ends the value.
     Live(FieldRef),
     /// `mtf` (rank): rank in the move-to-front list of the field's own values.
@@ -111,6 +114,7 @@ impl Predictor {
             Predictor::Key(_) => "key",
             Predictor::KeyStride(_) => "keystride",
             Predictor::KeyShift(_) => "keyshift",
+            Predictor::KeyDelta(_) => "keydelta",
             Predictor::Live(_) => "live",
             Predictor::Mtf => "mtf",
             Predictor::LiveNext(_) => "livenext",
@@ -122,7 +126,11 @@ impl Predictor {
     pub fn is_rank(&self) -> bool {
         matches!(
             self,
-            Predictor::Live(_) | Predictor::Mtf | Predictor::LiveNext(_) | Predictor::Reuse(_)
+            Predictor::Live(_)
+                | Predictor::Mtf
+                | Predictor::LiveNext(_)
+                | Predictor::Reuse(_)
+                | Predictor::KeyDelta(_)
         )
     }
 
@@ -134,6 +142,7 @@ impl Predictor {
             | Predictor::Key(f)
             | Predictor::KeyStride(f)
             | Predictor::KeyShift(f)
+            | Predictor::KeyDelta(f)
             | Predictor::Live(f)
             | Predictor::LiveNext(f) => Some(f),
             Predictor::None | Predictor::Stride | Predictor::Fcm(_) | Predictor::Dfcm(_) => None,

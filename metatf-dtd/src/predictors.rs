@@ -49,7 +49,7 @@ const fn info(
 }
 
 /// Every predictor, in the order of the model engine's codes (docs/FORMAT.md §7).
-pub const PREDICTORS: [PredictorInfo; 13] = [
+pub const PREDICTORS: [PredictorInfo; 14] = [
     info("none", Operand::None, false, ""),
     info(
         "last",
@@ -85,6 +85,12 @@ pub const PREDICTORS: [PredictorInfo; 13] = [
     ),
     info(
         "keyshift",
+        Operand::Field,
+        false,
+        "the field whose value is the key",
+    ),
+    info(
+        "keydelta",
         Operand::Field,
         false,
         "the field whose value is the key",
@@ -215,7 +221,7 @@ fn term(t: &Term, count: usize, problems: &mut Vec<Problem>) -> Option<Checked> 
         } else if let Some(s) = suggest(name, names) {
             p.hint(format!("did you mean `{s}`?"))
         } else {
-            p.hint("the predictors are none, last, stride, sum, fcm, dfcm, key, keystride, keyshift, live, mtf, livenext and reuse, or `auto` alone")
+            p.hint("the predictors are none, last, stride, sum, fcm, dfcm, key, keystride, keyshift, keydelta, live, mtf, livenext and reuse, or `auto` alone")
         };
         problems.push(p);
         return None;

@@ -30,7 +30,7 @@ mod fixed {
     #[derive(MetaTf, Debug, Clone, PartialEq, Eq)]
     #[metatf(tag = 5)]
     pub struct Free {
-        #[metatf(model = "none, live alloc.ptr")]
+        #[metatf(model = "none, live alloc.ptr, keydelta alloc.size")]
         pub ptr: u64,
     }
 

@@ -142,6 +142,7 @@ fn predictor(
         "key" => Predictor::Key(field.clone()?),
         "keystride" => Predictor::KeyStride(field.clone()?),
         "keyshift" => Predictor::KeyShift(field.clone()?),
+        "keydelta" => Predictor::KeyDelta(field.clone()?),
         "live" => Predictor::Live(field.clone()?),
         "mtf" => Predictor::Mtf,
         "livenext" => Predictor::LiveNext(field.clone()?),

@@ -506,7 +506,7 @@ fn measure_live_cap(specs: &[Vec<Spec>]) -> usize {
     let lists = specs
         .iter()
         .flatten()
-        .filter(|p| p.kind.is_rank())
+        .filter(|p| p.kind.holds_values())
         .count()
         .max(1);
     let mut cap = MEASURE_LIVE_CAP;

@@ -6,7 +6,8 @@
 //! it, including the string keys of its byte strings), fields of other records with the same
 //! name (their last value, and rank among the values they created: an object reference), the
 //! values other records ended (reuse, unkeyed and keyed by each field of the record), and last
-//! every field of the other records of the scope (keyed by it, keyed stride).
+//! every field of the other records of the scope (keyed by it, keyed stride), and then keyed
+//! recent differences by each of those fields.
 
 use super::predict::{Kind, Spec};
 use super::streams::Streams;
@@ -67,6 +68,12 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
             if !key {
                 c.push(own(Kind::KeyStride, t32));
             }
+        }
+    }
+    // Last, so that where a DTD has more candidates than are measured, these go first.
+    for (_, t32, other, key) in others() {
+        if other.plan != me.plan && !key {
+            c.push(own(Kind::KeyDelta, t32));
         }
     }
     c

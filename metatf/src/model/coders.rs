@@ -4,6 +4,7 @@
 //! Encoding and decoding are written side by side so that they stay mirror images.
 
 use super::choice::Choice;
+use super::counter::{self, Counter, FRESH};
 use super::engine::Engine;
 use super::keyed::KeyedRanks;
 use super::numbers::{NumberModel, SmallModel};
@@ -19,8 +20,10 @@ struct StreamModels {
     primary: usize,
     list: Vec<usize>,
     kinds: Vec<Kind>,
-    /// Hit-index models by the previous two indices of the stream.
-    index: Vec<SmallModel>,
+    /// Hit-index models, a 3-bit tree of [`INDEX_NODES`] counters per context: by the previous
+    /// two indices of the stream, the last two record indices and whether two guesses agree
+    /// ([`Models::agree`]).
+    index: Vec<Counter>,
     /// Rank or residual models by hit index (the last one: residual of a miss).
     numbers: Vec<NumberModel>,
     primary_zero: bool,
@@ -35,6 +38,32 @@ struct StreamModels {
 const PAYLOAD_CONTEXTS: usize = 16;
 /// Hit-index models also by the last two record indices (each capped at 3).
 const INDEX_TAG_CONTEXTS: usize = 16;
+/// Counters of one hit-index tree (3 bits: nodes 1 to 7).
+const INDEX_NODES: usize = 8;
+/// Hit-index contexts: previous two indices, record indices, agreement.
+const INDEX_CONTEXTS: usize = 64 * INDEX_TAG_CONTEXTS * 2;
+
+/// Codes hit index `hit` (below 8) with the tree at `base`.
+#[inline]
+fn encode_index(e: &mut Encoder, probs: &mut [Counter], base: usize, hit: u32) {
+    let mut node = 1usize;
+    for i in (0..3).rev() {
+        let bit = (hit >> i) & 1 == 1;
+        counter::encode(e, &mut probs[base + node], bit);
+        node = (node << 1) | usize::from(bit);
+    }
+}
+
+/// Reads what [`encode_index`] wrote.
+#[inline]
+fn decode_index(d: &mut Decoder<'_>, probs: &mut [Counter], base: usize) -> usize {
+    let mut node = 1usize;
+    for _ in 0..3 {
+        let bit = counter::decode(d, &mut probs[base + node]);
+        node = (node << 1) | usize::from(bit);
+    }
+    node - INDEX_NODES
+}
 
 impl StreamModels {
     /// Models of a stream that is not coded: empty, allocating nothing.
@@ -115,7 +144,7 @@ impl Models {
                 StreamModels {
                     primary,
                     kinds,
-                    index: vec![SmallModel::new(3); 64 * INDEX_TAG_CONTEXTS],
+                    index: vec![FRESH; INDEX_CONTEXTS * INDEX_NODES],
                     numbers: vec![NumberModel::default(); (list.len() + 1) * PAYLOAD_CONTEXTS],
                     keyed,
                     last_payload: 0,
@@ -180,6 +209,33 @@ impl Models {
         Ok(catalog.plans()[plan].tag)
     }
 
+    /// Whether the first listed predictor's guess equals the second's (with one listed, the
+    /// primary's): two predictors that agree are likelier to be right, and where they part
+    /// (a branch, a stride that stops) the hit index is most uncertain. Only value predictors
+    /// guess; a list with a rank predictor first or second never agrees.
+    #[inline]
+    fn agree(m: &StreamModels, engine: &Engine) -> bool {
+        let Some(&first) = m.list.first() else {
+            return false;
+        };
+        let (second, second_kind) = match m.list.get(1) {
+            Some(&i) => (i, m.kinds[1]),
+            None => (m.primary, Kind::Zero),
+        };
+        if m.kinds[0].is_rank() || second_kind.is_rank() {
+            return false;
+        }
+        let h = &engine.history;
+        engine.predictors[first].predict(h) == engine.predictors[second].predict(h)
+    }
+
+    /// Where the tree of the next hit index of stream `m` starts in its `index` counters.
+    #[inline]
+    fn index_context(m: &StreamModels, engine: &Engine, recent: usize) -> usize {
+        let ctx = (m.prev * INDEX_TAG_CONTEXTS + recent) * 2 + usize::from(Self::agree(m, engine));
+        ctx * INDEX_NODES
+    }
+
     pub(crate) fn encode_scalar(&mut self, e: &mut Encoder, engine: &mut Engine, s: usize, v: u64) {
         let m = &mut self.streams[s];
         let mut hit = m.list.len();
@@ -197,8 +253,8 @@ impl Models {
                 break;
             }
         }
-        let ctx = m.prev * INDEX_TAG_CONTEXTS + self.tags.recent();
-        m.index[ctx].encode(e, hit as u32);
+        let ctx = Self::index_context(m, engine, self.tags.recent());
+        encode_index(e, &mut m.index, ctx, hit as u32);
         m.prev = (m.prev * 8 + hit) & 63;
         if hit < m.list.len() {
             if let Some((k, ranks)) = &mut m.keyed[hit] {
@@ -228,8 +284,8 @@ impl Models {
         s: usize,
     ) -> Result<u64, String> {
         let m = &mut self.streams[s];
-        let ctx = m.prev * INDEX_TAG_CONTEXTS + self.tags.recent();
-        let hit = m.index[ctx].decode(d) as usize;
+        let ctx = Self::index_context(m, engine, self.tags.recent());
+        let hit = decode_index(d, &mut m.index, ctx);
         if hit > m.list.len() {
             return Err(format!("predictor index {hit} of {}", m.list.len()));
         }

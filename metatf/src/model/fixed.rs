@@ -111,6 +111,7 @@ fn spec(
         Predictor::Key(f) => (Kind::Key, stream(Some(f))?),
         Predictor::KeyStride(f) => (Kind::KeyStride, stream(Some(f))?),
         Predictor::KeyShift(f) => (Kind::KeyShift, stream(Some(f))?),
+        Predictor::KeyDelta(f) => (Kind::KeyDelta, stream(Some(f))?),
         Predictor::Live(f) => (Kind::Live, stream(Some(f))?),
         Predictor::Mtf => (Kind::Mtf, 0),
         Predictor::LiveNext(f) => (Kind::LiveNext, stream(Some(f))?),

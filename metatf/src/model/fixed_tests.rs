@@ -37,7 +37,7 @@ fn dtd(alloc: &str, free: &str, load: &str) -> String {
 }
 
 /// One model per predictor kind, on the field it suits: (record, property).
-const ONE_KIND_EACH: [(&str, &str); 13] = [
+const ONE_KIND_EACH: [(&str, &str); 14] = [
     ("load", "size.model = none;"),
     ("load", "addr.model = last;"),
     ("load", "pc.model = stride;"),
@@ -47,6 +47,7 @@ const ONE_KIND_EACH: [(&str, &str); 13] = [
     ("load", "addr.model = key pc;"),
     ("load", "addr.model = keystride pc;"),
     ("load", "addr.model = keyshift pc;"),
+    ("load", "addr.model = none, keydelta pc;"),
     ("free", "ptr.model = none, live alloc.ptr;"),
     ("alloc", "site.model = none, mtf;"),
     ("free", "ptr.model = last, livenext alloc.ptr;"),
@@ -58,7 +59,7 @@ fn all_kinds() -> String {
     dtd(
         "ptr.model = stride, reuse size, reuse, last free.ptr; site.model = none, mtf, fcm 1;",
         "ptr.model = none, live alloc.ptr, livenext alloc.ptr;",
-        "pc.model = dfcm 2, keystride size, last; addr.model = sum size, key pc, keyshift pc, last;",
+        "pc.model = dfcm 2, keystride size, last; addr.model = sum size, key pc, keyshift pc, keydelta pc, last;",
     )
 }
 
@@ -235,6 +236,7 @@ fn the_model_table_holds_what_the_dtd_fixed() {
                 list: vec![
                     spec(Kind::Key, pc),
                     spec(Kind::KeyShift, pc),
+                    spec(Kind::KeyDelta, pc),
                     spec(Kind::Last, addr),
                 ],
             },

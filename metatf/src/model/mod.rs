@@ -16,6 +16,7 @@ mod choice;
 mod choose;
 mod coders;
 mod counter;
+mod deltas;
 mod engine;
 mod fixed;
 pub(crate) mod flat;

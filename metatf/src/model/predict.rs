@@ -4,6 +4,7 @@
 //! only on the values coded so far, never on which predictors were chosen, so the writer can
 //! measure all candidates in one pass and the reader keeps only the chosen ones.
 
+use super::deltas::RecentDeltas;
 use super::live::LiveList;
 use crate::varint::{unzigzag, zigzag};
 
@@ -19,6 +20,9 @@ const MAX_DISTANCE: u64 = 7;
 pub(crate) const REUSE_KEY_CAP: usize = 64;
 /// The same while measuring candidates.
 const MEASURE_REUSE_KEY_CAP: usize = 16;
+/// Most differences a `keydelta` list holds (measuring and coding alike); one more drops the
+/// oldest.
+pub(crate) const KEY_DELTA_CAP: usize = 64;
 
 /// What a predictor is; codes as in docs/FORMAT.md ("Model engine").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,10 +58,14 @@ pub(crate) enum Kind {
     /// any key: a shift that many keys undergo together (a stack that moved since a key's last
     /// visit moves the addresses of every later key alike).
     KeyShift,
+    /// Rank of the difference between the value and the `Key` guess among the recent distinct
+    /// nonzero such differences under any key (newest first): the shifts that several groups
+    /// of keys undergo in turn (a stack at a few depths) — rank 0 is `KeyShift`'s guess.
+    KeyDelta,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 13] = [
+    pub(crate) const ALL: [Kind; 14] = [
         Kind::Zero,
         Kind::Last,
         Kind::Stride,
@@ -71,6 +79,7 @@ impl Kind {
         Kind::LiveNext,
         Kind::Reuse,
         Kind::KeyShift,
+        Kind::KeyDelta,
     ];
 
     pub(crate) fn code(self) -> u8 {
@@ -82,7 +91,16 @@ impl Kind {
     }
 
     pub(crate) fn is_rank(self) -> bool {
-        matches!(self, Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse)
+        matches!(
+            self,
+            Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse | Kind::KeyDelta
+        )
+    }
+
+    /// Whether the recency list of this rank kind holds up to the engine's list cap (the
+    /// values of a stream) rather than a small fixed number of differences.
+    pub(crate) fn holds_values(self) -> bool {
+        self.is_rank() && self != Kind::KeyDelta
     }
 
     /// Whether `arg` names a stream (otherwise it is an order or unused).
@@ -97,6 +115,7 @@ impl Kind {
                 | Kind::LiveNext
                 | Kind::Reuse
                 | Kind::KeyShift
+                | Kind::KeyDelta
         )
     }
 
@@ -115,6 +134,7 @@ impl Kind {
             Kind::LiveNext => "livenext",
             Kind::Reuse => "reuse",
             Kind::KeyShift => "keyshift",
+            Kind::KeyDelta => "keydelta",
         }
     }
 }
@@ -172,6 +192,8 @@ pub(crate) struct Predictor {
     /// Last `arg` values (fcm) or differences (dfcm), newest first.
     recent: [u64; MAX_ORDER as usize],
     live: Option<Box<LiveList>>,
+    /// `KeyDelta`: the recent differences from the keyed guess.
+    recent_deltas: Option<Box<RecentDeltas>>,
     /// `KeyShift`: the last nonzero difference from the keyed guess.
     shift: u64,
     /// `LiveNext`: position the last ended value had.
@@ -196,7 +218,7 @@ impl Predictor {
         live_cap: usize,
     ) -> Predictor {
         let tables = match spec.kind {
-            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift => 1,
+            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift | Kind::KeyDelta => 1,
             Kind::KeyStride => 2,
             _ => 0,
         };
@@ -216,8 +238,9 @@ impl Predictor {
             recent: [0; MAX_ORDER as usize],
             live: spec
                 .kind
-                .is_rank()
+                .holds_values()
                 .then(|| Box::new(LiveList::new(live_cap))),
+            recent_deltas: (spec.kind == Kind::KeyDelta).then(Box::default),
             shift: 0,
             last_position: 0,
             table_bits,
@@ -243,7 +266,7 @@ impl Predictor {
     /// 2^table_bits slots): what bounds the engine's memory.
     pub(crate) fn slot_bytes(own: usize, spec: Spec) -> usize {
         match spec.kind {
-            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift => 8,
+            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift | Kind::KeyDelta => 8,
             Kind::KeyStride => 16,
             // `created` and `by_key`, plus the values a key list holds.
             Kind::Reuse if spec.arg as usize != own => 16 + 24 + 8,
@@ -300,7 +323,9 @@ impl Predictor {
     pub(crate) fn predict(&self, h: &History) -> u64 {
         let last = h.last[self.own];
         match self.spec.kind {
-            Kind::Zero | Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse => 0,
+            Kind::Zero | Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse | Kind::KeyDelta => {
+                0
+            }
             Kind::Last => h.last[self.spec.arg as usize],
             Kind::Stride => last.wrapping_add(last.wrapping_sub(h.prev[self.own])),
             Kind::Sum => last.wrapping_add(h.last[self.spec.arg as usize]),
@@ -318,6 +343,10 @@ impl Predictor {
     /// Rank of `v` in a rank predictor's list.
     #[inline]
     pub(crate) fn rank_of(&self, h: &History, v: u64) -> Option<u64> {
+        if let Some(d) = &self.recent_deltas {
+            let guess = self.table[self.key_slot(h)];
+            return d.rank_of(v.wrapping_sub(guess));
+        }
         let live = self.live.as_ref()?;
         if self.spec.kind == Kind::Reuse {
             let keyed = self.key_list(h);
@@ -335,6 +364,10 @@ impl Predictor {
 
     /// The value at `rank` in a rank predictor's list.
     pub(crate) fn at_rank(&self, h: &History, rank: u64) -> Option<u64> {
+        if let Some(d) = &self.recent_deltas {
+            let guess = self.table[self.key_slot(h)];
+            return d.at_rank(rank).map(|d| guess.wrapping_add(d));
+        }
         let live = self.live.as_ref()?;
         if self.spec.kind == Kind::Reuse {
             let offset = self.ended_offset();
@@ -379,6 +412,16 @@ impl Predictor {
                 let d = v.wrapping_sub(self.table[i]);
                 if d != 0 {
                     self.shift = d;
+                }
+                self.table[i] = v;
+            }
+            Kind::KeyDelta => {
+                let i = self.key_slot(h);
+                let d = v.wrapping_sub(self.table[i]);
+                if d != 0 {
+                    if let Some(l) = &mut self.recent_deltas {
+                        l.insert(d);
+                    }
                 }
                 self.table[i] = v;
             }
