@@ -521,12 +521,11 @@ const CODING_TABLE_BYTES: usize = 16 << 20;
 /// Smallest table of a chosen predictor.
 const CODING_MIN_TABLE_BITS: u32 = 10;
 
-/// Table bits of the chosen predictors when coding: [`TABLE_BITS`], halved (down to
-/// [`CODING_MIN_TABLE_BITS`]) while the tables of all chosen predictors together would take
-/// more than [`CODING_TABLE_BYTES`]. The reader computes it from the choices it reads.
-pub(crate) fn coding_table_bits(choices: &[Choice]) -> u32 {
+/// Each (stream, predictor spec) pair of `choices` once, primary or listed: each pair has one
+/// table and one list in the engine, however often it is named.
+fn distinct_chosen(choices: &[Choice]) -> impl Iterator<Item = (usize, Spec)> + '_ {
     let mut seen = std::collections::HashSet::new();
-    let per_slot: usize = choices
+    choices
         .iter()
         .enumerate()
         .flat_map(|(s, c)| {
@@ -534,7 +533,14 @@ pub(crate) fn coding_table_bits(choices: &[Choice]) -> u32 {
                 .chain(&c.list)
                 .map(move |p| (s, *p))
         })
-        .filter(|k| seen.insert(*k))
+        .filter(move |k| seen.insert(*k))
+}
+
+/// Table bits of the chosen predictors when coding: [`TABLE_BITS`], halved (down to
+/// [`CODING_MIN_TABLE_BITS`]) while the tables of all chosen predictors together would take
+/// more than [`CODING_TABLE_BYTES`]. The reader computes it from the choices it reads.
+pub(crate) fn coding_table_bits(choices: &[Choice]) -> u32 {
+    let per_slot: usize = distinct_chosen(choices)
         .map(|(s, p)| Predictor::slot_bytes(s, p))
         .sum();
     let mut bits = TABLE_BITS;
@@ -556,17 +562,8 @@ const CODING_MIN_LIVE_CAP: usize = 1 << 10;
 /// chooses a rank predictor for many streams, and at 2^16 values each their lists had no
 /// bound. The reader computes it from the choices it reads.
 pub(crate) fn coding_live_cap(choices: &[Choice]) -> usize {
-    let mut seen = std::collections::HashSet::new();
-    let lists = choices
-        .iter()
-        .enumerate()
-        .flat_map(|(s, c)| {
-            std::iter::once(&c.primary)
-                .chain(&c.list)
-                .map(move |p| (s, *p))
-        })
+    let lists = distinct_chosen(choices)
         .filter(|(_, p)| p.kind.is_rank())
-        .filter(|k| seen.insert(*k))
         .count();
     let mut cap = LIVE_CAP;
     while cap > CODING_MIN_LIVE_CAP
