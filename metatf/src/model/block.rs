@@ -4,9 +4,9 @@
 use super::choice::{read_choices, read_tag_context, write_choices, write_tag_context, Choice};
 use super::choose::{candidates, Samples, MAX_LIST};
 use super::coders::Models;
-use super::engine::Engine;
+use super::engine::{Carried, Engine};
 use super::flat::FlatBlock;
-use super::live::{LIVE_CAP, MEASURE_LIVE_CAP};
+use super::live::MEASURE_LIVE_CAP;
 use super::numbers::estimate;
 use super::order::{read_orders, write_orders, Orders};
 use super::predict::{Kind, Predictor, Spec, MEASURE_TABLE_BITS, TABLE_BITS};
@@ -550,36 +550,10 @@ pub(crate) fn coding_table_bits(choices: &[Choice]) -> u32 {
     bits
 }
 
-/// Bytes the recency lists of the chosen rank predictors may take together while coding, at
-/// [`LIST_VALUE_BYTES`] a value.
-const CODING_LIST_BYTES: usize = 32 << 20;
-/// Fewest values a coding list holds.
-const CODING_MIN_LIVE_CAP: usize = 1 << 10;
-
-/// Values the list of each chosen rank predictor holds when coding: [`LIVE_CAP`], halved (down
-/// to [`CODING_MIN_LIVE_CAP`]) while the lists of all distinct rank predictors of `choices`
-/// together would take more than [`CODING_LIST_BYTES`]. Why: a DTD of many record shapes
-/// chooses a rank predictor for many streams, and at 2^16 values each their lists had no
-/// bound. The reader computes it from the choices it reads.
-pub(crate) fn coding_live_cap(choices: &[Choice]) -> usize {
-    let lists = distinct_chosen(choices)
-        .filter(|(_, p)| p.kind.is_rank())
-        .count();
-    let mut cap = LIVE_CAP;
-    while cap > CODING_MIN_LIVE_CAP
-        && lists.saturating_mul(cap * LIST_VALUE_BYTES) > CODING_LIST_BYTES
-    {
-        cap /= 2;
-    }
-    cap
-}
-
-/// The engine that codes (or decodes) a block with `choices`: its tables and lists sized by
-/// the whole choice, as the reader sizes them.
+/// The engine that codes (or decodes) a block with `choices`: its tables sized by the whole
+/// choice, as the reader sizes them; its lists share one bound (`LIVE_CAP` values).
 fn coding_engine(streams: &Streams, choices: &[Choice]) -> Engine {
-    let mut engine = Engine::new(streams, coding_table_bits(choices), false);
-    engine.cap_lists(coding_live_cap(choices));
-    engine
+    Engine::new(streams, coding_table_bits(choices), false)
 }
 
 /// Bytes the measured tag models may take together (one per tag context candidate, two per
@@ -614,10 +588,15 @@ pub(crate) fn choose(
     fixed: &[Option<Choice>],
 ) -> Result<Chosen, (u64, String)> {
     let orders = Orders::plain(catalog);
-    choose_ordered(catalog, streams, block, section, declared, fixed, &orders)
+    let carried = Carried::default();
+    choose_ordered(
+        catalog, streams, block, section, declared, fixed, &orders, &carried,
+    )
 }
 
-/// [`choose`], with the records' fields coded in `orders`.
+/// [`choose`], with the records' fields coded in `orders` and the lists `carried` from the
+/// previous block.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn choose_ordered(
     catalog: &Catalog,
     streams: &Streams,
@@ -626,6 +605,7 @@ pub(crate) fn choose_ordered(
     declared: &dyn Fn(u8) -> bool,
     fixed: &[Option<Choice>],
     orders: &Orders,
+    carried: &Carried,
 ) -> Result<Chosen, (u64, String)> {
     let is_fixed = |s: usize| fixed.get(s).is_some_and(Option::is_some);
     let all: Vec<Vec<Spec>> = (0..streams.len())
@@ -648,6 +628,7 @@ pub(crate) fn choose_ordered(
         rank.push(c.iter().map(|p| p.kind.is_rank()).collect());
         specs.push(c);
     }
+    engine.seed(carried);
     let cap = samples_per_stream(specs.iter().map(Vec::len).sum()) as usize;
     let alphabet = TagAlphabet::new(catalog);
     let tag_candidates = TagContext::candidates(streams.len());
@@ -777,6 +758,7 @@ pub(crate) fn encode(
         declared,
         &Orders::plain(catalog),
         costs,
+        &mut Carried::default(),
     )?;
     if let Some(c) = &costs {
         c.print(catalog, streams, choices);
@@ -785,7 +767,8 @@ pub(crate) fn encode(
 }
 
 /// [`encode`] with the records' fields coded in `orders`, adding the bits coded per item class
-/// to `costs` when given.
+/// to `costs` when given; the lists start from `carried`, which then holds the lists to carry
+/// into the next block.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn encode_costed(
     catalog: &Catalog,
@@ -797,6 +780,7 @@ pub(crate) fn encode_costed(
     declared: &dyn Fn(u8) -> bool,
     orders: &Orders,
     costs: Option<Costs>,
+    carried: &mut Carried,
 ) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
     let e = code(
         catalog,
@@ -809,7 +793,9 @@ pub(crate) fn encode_costed(
         orders,
         None,
         costs,
+        carried,
     )?;
+    *carried = e.engine.carry();
     let mut out = write_tag_context(catalog, streams, tag_context);
     out.extend(write_choices(catalog, streams, choices));
     out.extend(write_orders(catalog, orders));
@@ -834,6 +820,7 @@ pub(crate) fn stream_costs(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
     orders: &Orders,
+    carried: &Carried,
 ) -> Result<Costs, (u64, String)> {
     let e = code(
         catalog,
@@ -846,6 +833,7 @@ pub(crate) fn stream_costs(
         orders,
         Some(coded),
         Some(Costs::new(streams.len())),
+        carried,
     )?;
     Ok(e.costs.unwrap_or_else(|| Costs::new(streams.len())))
 }
@@ -865,10 +853,12 @@ fn code(
     orders: &Orders,
     trial: Option<&[bool]>,
     costs: Option<Costs>,
+    carried: &Carried,
 ) -> Result<Encode, (u64, String)> {
     let mut engine = coding_engine(streams, choices);
     let coded = |s: usize| trial.is_none_or(|t| t.get(s).copied().unwrap_or(false));
     let mut models = Models::new_for(catalog, choices, tag_context, &mut engine, &coded);
+    engine.seed(carried);
     let mut coder = if trial.is_some() {
         Encoder::meter()
     } else {
@@ -900,7 +890,8 @@ fn code(
     Ok(e.consumer)
 }
 
-/// Decodes `records` records from a modelled block.
+/// Decodes `records` records from a modelled block whose lists start from `carried` (the
+/// previous block's), which then holds the lists to carry into the next block.
 pub(crate) fn decode(
     catalog: &Catalog,
     streams: &Streams,
@@ -908,6 +899,7 @@ pub(crate) fn decode(
     records: u64,
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
+    carried: &mut Carried,
 ) -> Result<(FlatBlock, Option<u8>), (u64, String)> {
     let mut at = 0;
     let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
@@ -915,6 +907,7 @@ pub(crate) fn decode(
     let orders = read_orders(catalog, bytes, &mut at).map_err(|m| (0, m))?;
     let mut engine = coding_engine(streams, &choices);
     let mut models = Models::new(catalog, &choices, tag_context, &mut engine);
+    engine.seed(carried);
     let coded = &bytes[at..];
     let mut coder = Decoder::new(coded);
     models.decode_setup(&mut coder).map_err(|m| (0, m))?;
@@ -931,5 +924,6 @@ pub(crate) fn decode(
     let end = walk(
         catalog, streams, &mut d, records, section, declared, &orders,
     )?;
+    *carried = d.engine.carry();
     Ok((d.output, end))
 }

@@ -2,10 +2,22 @@
 //! (one per distinct (stream, predictor)), and who follows which stream.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
-use super::live::{LIVE_CAP, MEASURE_LIVE_CAP};
+use crate::hash::FastMap;
+
+use super::live::{Pool, LIVE_CAP, MEASURE_LIVE_CAP};
 use super::predict::{History, Kind, Predictor, Spec};
 use super::streams::Streams;
+
+/// The object state that survives a block (docs/FORMAT.md §7 "State carried between blocks"):
+/// per (stream, predictor) of the block's model table that keeps a list of values, the list
+/// after the block's last record, oldest first. Live objects created in one block are freed
+/// in a later one; a list that started empty in every block coded those frees as residuals.
+#[derive(Default, Clone)]
+pub(crate) struct Carried {
+    lists: FastMap<(usize, Spec), Vec<u64>>,
+}
 
 pub(crate) struct Engine {
     pub(crate) history: History,
@@ -20,6 +32,8 @@ pub(crate) struct Engine {
     live_cap: usize,
     /// Per stream: the streams that end its values for `reuse` ([`Streams::enders`]).
     enders: Vec<Vec<usize>>,
+    /// When coding: the bound on the values all lists hold together.
+    pool: Option<Rc<Pool>>,
 }
 
 /// Whether predictors of `kind` predict from the history alone (their `observe_own` does
@@ -47,6 +61,7 @@ impl Engine {
                 LIVE_CAP
             },
             enders,
+            pool: (!measuring).then(|| Pool::new(LIVE_CAP)),
         }
     }
 
@@ -61,7 +76,15 @@ impl Engine {
         if let Some(&i) = self.index.get(&(own, spec)) {
             return i;
         }
-        let p = Predictor::new(own, spec, self.table_bits, self.measuring, self.live_cap);
+        let pool = self.pool.clone();
+        let p = Predictor::new(
+            own,
+            spec,
+            self.table_bits,
+            self.measuring,
+            self.live_cap,
+            pool,
+        );
         let i = self.predictors.len();
         // Predictors read only the history, which changes after all of them have observed a
         // value, so the order of followers does not matter. Those that read nothing but the
@@ -80,6 +103,33 @@ impl Engine {
         self.predictors.push(p);
         self.index.insert((own, spec), i);
         i
+    }
+
+    /// Starts the lists of the predictors created so far from the lists `carried` holds for the
+    /// same (stream, predictor). A measuring engine gives such a list the room it had when
+    /// coding (up to [`LIVE_CAP`]), not its small measuring cap, so the candidate is measured
+    /// as it will code.
+    pub(crate) fn seed(&mut self, carried: &Carried) {
+        for p in &mut self.predictors {
+            let Some(values) = carried.lists.get(&(p.own, p.spec)) else {
+                continue;
+            };
+            let mut cap = p.list_cap();
+            if self.measuring {
+                cap = cap.max(values.len().next_power_of_two().min(LIVE_CAP));
+            }
+            p.seed(values, cap);
+        }
+    }
+
+    /// The lists this engine's predictors hold now, to carry into the next block.
+    pub(crate) fn carry(&self) -> Carried {
+        let lists = self
+            .predictors
+            .iter()
+            .filter_map(|p| Some(((p.own, p.spec), p.carried()?)))
+            .collect();
+        Carried { lists }
     }
 
     /// Stream `s` took value `v`: every follower updates, then the history.

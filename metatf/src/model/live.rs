@@ -4,21 +4,143 @@
 //! Values get increasing sequence numbers; a Fenwick tree counts the live ones, so a value's rank
 //! is the number of live values with a higher sequence number. When sequence numbers run out the
 //! live values are renumbered in order; when the list is full the oldest value is dropped.
+//! The lists of one coding engine share a [`Pool`]: together they hold at most
+//! [`LIVE_CAP`] values, so one list may hold every live object of a trace when the others are
+//! small, and the memory of all of them stays bounded whatever the DTD.
 
-use crate::hash::FastMap;
+use std::cell::Cell;
+use std::rc::Rc;
 
-/// Most values a list holds when coding; inserting one more drops the oldest.
-pub(crate) const LIVE_CAP: usize = 1 << 16;
+/// Most values the lists of a coding engine hold together (and one list alone); a value
+/// entering a list when they hold that many drops that list's oldest. 2^19 values take about
+/// 32 MiB, and hold the live allocations of real traces (perl-hash peaks at 292,158).
+pub(crate) const LIVE_CAP: usize = 1 << 19;
 /// Most values a list holds while measuring candidates (fewer, to bound memory).
 pub(crate) const MEASURE_LIVE_CAP: usize = 1 << 12;
 
+/// The count of values held by every list of one engine, against the most they may hold.
+pub(crate) struct Pool {
+    held: Cell<usize>,
+    most: usize,
+}
+
+impl Pool {
+    /// A pool of at most `most` values, for the lists of one engine.
+    pub(crate) fn new(most: usize) -> Rc<Pool> {
+        Rc::new(Pool {
+            held: Cell::new(0),
+            most,
+        })
+    }
+
+    fn full(&self) -> bool {
+        self.held.get() >= self.most
+    }
+
+    fn add(&self, delta: isize) {
+        self.held.set(self.held.get().wrapping_add_signed(delta));
+    }
+}
+
+/// Where each listed value's sequence number is: an open-addressed table (linear probing) of
+/// sequence numbers + 1 (0: empty), the value read back from the list's `value_at`. Four bytes
+/// a slot, at most half full, where a hash map of (value, number) took about 30 bytes a value:
+/// with lists holding hundreds of thousands of live objects, that is what bounds memory.
+#[derive(Default)]
+struct SeqIndex {
+    slots: Vec<u32>,
+    len: usize,
+}
+
+impl SeqIndex {
+    fn home(&self, v: u64) -> usize {
+        let bits = self.slots.len().trailing_zeros();
+        (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    }
+
+    /// The slot holding `v`'s number, if listed.
+    fn find(&self, v: u64, value_at: &[u64]) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(v);
+        loop {
+            let e = self.slots[i];
+            if e == 0 {
+                return None;
+            }
+            if value_at[e as usize - 1] == v {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn get(&self, v: u64, value_at: &[u64]) -> Option<u32> {
+        self.find(v, value_at).map(|i| self.slots[i] - 1)
+    }
+
+    /// Lists `v` (not listed yet, `value_at[seq] == v`) under `seq`.
+    fn insert(&mut self, v: u64, seq: u32, value_at: &[u64]) {
+        if 2 * (self.len + 1) > self.slots.len() {
+            let old = std::mem::take(&mut self.slots);
+            self.slots = vec![0; (old.len() * 2).max(64)];
+            self.len = 0;
+            for e in old.into_iter().filter(|&e| e != 0) {
+                self.insert(value_at[e as usize - 1], e - 1, value_at);
+            }
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(v);
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = seq + 1;
+        self.len += 1;
+    }
+
+    /// Unlists the value in slot `i`, shifting back the ones probed past it.
+    fn remove_at(&mut self, mut i: usize, value_at: &[u64]) {
+        let mask = self.slots.len() - 1;
+        self.slots[i] = 0;
+        self.len -= 1;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let e = self.slots[j];
+            if e == 0 {
+                return;
+            }
+            let k = self.home(value_at[e as usize - 1]);
+            // The entry at j may move to i when its home is not cyclically within (i, j].
+            let stays = if i <= j {
+                i < k && k <= j
+            } else {
+                i < k || k <= j
+            };
+            if !stays {
+                self.slots[i] = e;
+                self.slots[j] = 0;
+                i = j;
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|e| *e = 0);
+        self.len = 0;
+    }
+}
+
 pub(crate) struct LiveList {
-    seq_of: FastMap<u64, u32>,
+    seq_of: SeqIndex,
     value_at: Vec<u64>,
     tree: Vec<u32>,
     next: u32,
     count: u32,
     cap: usize,
+    pool: Option<Rc<Pool>>,
 }
 
 /// Sequence numbers a new list starts with; doubled as needed up to twice its capacity.
@@ -37,10 +159,18 @@ fn fenwick_add(tree: &mut [u32], seq: u32, delta: i32) {
 
 impl LiveList {
     /// An empty list holding at most `cap` values (a power of two).
+    #[cfg(test)]
     pub(crate) fn new(cap: usize) -> Self {
+        Self::pooled(cap, None)
+    }
+
+    /// An empty list holding at most `cap` values (a power of two), and none beyond the
+    /// oldest while `pool`'s lists hold as many as it allows.
+    pub(crate) fn pooled(cap: usize, pool: Option<Rc<Pool>>) -> Self {
         LiveList {
             cap,
-            seq_of: FastMap::default(),
+            pool,
+            seq_of: SeqIndex::default(),
             value_at: vec![0; FIRST_SLOTS],
             tree: vec![0; FIRST_SLOTS + 1],
             next: 0,
@@ -85,7 +215,7 @@ impl LiveList {
 
     /// Rank of `v` (0 = newest), if it is in the list.
     pub(crate) fn rank_of(&self, v: u64) -> Option<u64> {
-        let seq = *self.seq_of.get(&v)?;
+        let seq = self.seq_of.get(v, &self.value_at)?;
         Some(u64::from(self.count - self.prefix(seq)))
     }
 
@@ -100,7 +230,7 @@ impl LiveList {
 
     /// Position of `v` counted from the oldest value (0), if it is in the list.
     pub(crate) fn position_of(&self, v: u64) -> Option<u64> {
-        let seq = *self.seq_of.get(&v)?;
+        let seq = self.seq_of.get(v, &self.value_at)?;
         Some(u64::from(self.prefix(seq) - 1))
     }
 
@@ -113,11 +243,35 @@ impl LiveList {
         Some(self.value_at[seq as usize])
     }
 
+    /// The values held, oldest first: what a list carried into the next block is rebuilt from
+    /// (inserting them in this order gives the same ranks).
+    pub(crate) fn oldest_first(&self) -> Vec<u64> {
+        (1..=self.count)
+            .map(|k| self.value_at[self.kth(k) as usize])
+            .collect()
+    }
+
+    /// An empty list of at most `cap` values in the same pool (to replace this one while it is
+    /// empty).
+    pub(crate) fn empty_like(&self, cap: usize) -> LiveList {
+        LiveList::pooled(cap, self.pool.clone())
+    }
+
+    /// Most values the list holds.
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+
     /// Removes `v` if present.
     pub(crate) fn remove(&mut self, v: u64) {
-        if let Some(seq) = self.seq_of.remove(&v) {
+        if let Some(i) = self.seq_of.find(v, &self.value_at) {
+            let seq = self.seq_of.slots[i] - 1;
+            self.seq_of.remove_at(i, &self.value_at);
             self.add(seq, -1);
             self.count -= 1;
+            if let Some(p) = &self.pool {
+                p.add(-1);
+            }
         }
     }
 
@@ -126,14 +280,14 @@ impl LiveList {
         // A value already listed moves with one lookup of the map (this runs for every value
         // of a move-to-front list); the numbering is only a relative order, so the newest
         // value need not move at all.
-        if let Some(slot) = self.seq_of.get_mut(&v) {
-            let seq = *slot;
+        if let Some(i) = self.seq_of.find(v, &self.value_at) {
+            let seq = self.seq_of.slots[i] - 1;
             if seq + 1 == self.next {
                 return;
             }
             if (self.next as usize) < self.value_at.len() {
                 let new = self.next;
-                *slot = new;
+                self.seq_of.slots[i] = new + 1;
                 self.next += 1;
                 self.value_at[new as usize] = v;
                 fenwick_add(&mut self.tree, seq, -1);
@@ -142,13 +296,17 @@ impl LiveList {
             }
             self.remove(v);
         }
-        if self.count as usize >= self.cap {
+        let pool_full = self.pool.as_ref().is_some_and(|p| p.full());
+        if self.count as usize >= self.cap || (pool_full && self.count > 0) {
             let oldest = self.kth(1);
             let old = self.value_at[oldest as usize];
             self.remove(old);
         }
         if self.next as usize >= self.slots() {
-            if self.slots() < 2 * self.cap {
+            // Sequence numbers are only a relative order: a list at most three quarters full
+            // is renumbered rather than grown, so a small move-to-front list takes little memory
+            // however many values pass through it.
+            if self.slots() < 2 * self.cap && 4 * self.count as usize > 3 * self.slots() {
                 // Doubling a Fenwick tree: the new upper half is empty, so only the new root
                 // (covering everything) holds a count.
                 let n = self.slots();
@@ -162,13 +320,19 @@ impl LiveList {
         let seq = self.next;
         self.next += 1;
         self.value_at[seq as usize] = v;
-        self.seq_of.insert(v, seq);
+        self.seq_of.insert(v, seq, &self.value_at);
         self.add(seq, 1);
         self.count += 1;
+        if let Some(p) = &self.pool {
+            p.add(1);
+        }
     }
 
     fn renumber(&mut self) {
-        let mut live: Vec<(u32, u64)> = self.seq_of.iter().map(|(&v, &s)| (s, v)).collect();
+        let mut live: Vec<(u32, u64)> = (self.seq_of.slots.iter())
+            .filter(|&&e| e != 0)
+            .map(|&e| (e - 1, self.value_at[e as usize - 1]))
+            .collect();
         live.sort_unstable();
         self.tree.iter_mut().for_each(|t| *t = 0);
         self.seq_of.clear();
@@ -178,7 +342,7 @@ impl LiveList {
             let seq = self.next;
             self.next += 1;
             self.value_at[seq as usize] = v;
-            self.seq_of.insert(v, seq);
+            self.seq_of.insert(v, seq, &self.value_at);
             self.add(seq, 1);
             self.count += 1;
         }
@@ -191,9 +355,10 @@ mod tests {
 
     #[test]
     fn ranks_follow_recency_and_survive_renumbering() {
-        let mut l = LiveList::new(LIVE_CAP);
+        let cap = 1 << 16;
+        let mut l = LiveList::new(cap);
         let mut model: Vec<u64> = Vec::new(); // newest first
-        for i in 0..(6 * LIVE_CAP as u64) {
+        for i in 0..(6 * cap as u64) {
             let v = (i * 7919) % 1000;
             if i % 5 == 0 {
                 l.remove(v);

@@ -39,6 +39,7 @@ pub(crate) use block::decode as decode_block;
 #[cfg(test)]
 use block::{choose as choose_block, encode as encode_block};
 pub(crate) use choice::Choice;
+pub(crate) use engine::Carried;
 pub(crate) use fixed::fixed_choices;
 pub(crate) use reorder::encode_best as encode_block_best;
 pub(crate) use streams::Streams;

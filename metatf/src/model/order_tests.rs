@@ -3,6 +3,7 @@
 
 use super::block::{choose_ordered, encode_costed};
 use super::choice::{write_choices, write_tag_context};
+use super::engine::Carried;
 use super::flat::FlatBlock;
 use super::order::{check, propose, read_orders, write_orders, Orders};
 use super::{decode_block, trials, Streams};
@@ -98,8 +99,16 @@ fn a_reordered_block_decodes_to_its_records() {
     let declared = |_: u8| false;
     let orders = size_first(&catalog);
     let bytes = code(&catalog, &streams, &s.flat, &orders);
-    let (back, _) =
-        decode_block(&catalog, &streams, &bytes, s.flat.records, None, &declared).unwrap();
+    let (back, _) = decode_block(
+        &catalog,
+        &streams,
+        &bytes,
+        s.flat.records,
+        None,
+        &declared,
+        &mut Carried::default(),
+    )
+    .unwrap();
     assert_eq!(back.records, s.flat.records);
     assert_eq!(back.words, s.flat.words);
     assert_eq!(back.bytes, s.flat.bytes);
@@ -190,8 +199,17 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
     let streams = Streams::new(&catalog);
     let declared = |_: u8| false;
     let orders = size_first(&catalog);
-    let chosen =
-        choose_ordered(&catalog, &streams, &s.flat, None, &declared, &[], &orders).unwrap();
+    let chosen = choose_ordered(
+        &catalog,
+        &streams,
+        &s.flat,
+        None,
+        &declared,
+        &[],
+        &orders,
+        &Carried::default(),
+    )
+    .unwrap();
     let (bytes, _) = encode_costed(
         &catalog,
         &streams,
@@ -202,6 +220,7 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
         &declared,
         &orders,
         None,
+        &mut Carried::default(),
     )
     .unwrap();
     let mut head = write_tag_context(&catalog, &streams, chosen.tag_context);
@@ -209,9 +228,17 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
     let records = &bytes[head.len() + write_orders(&catalog, &orders).len()..];
     head.extend_from_slice(table);
     head.extend_from_slice(records);
-    decode_block(&catalog, &streams, &head, s.flat.records, None, &declared)
-        .map(|(b, _)| b)
-        .map_err(|e| e.1)
+    decode_block(
+        &catalog,
+        &streams,
+        &head,
+        s.flat.records,
+        None,
+        &declared,
+        &mut Carried::default(),
+    )
+    .map(|(b, _)| b)
+    .map_err(|e| e.1)
 }
 
 #[test]
@@ -269,6 +296,7 @@ fn damaged_reordered_blocks_give_errors_not_panics() {
             s.flat.records,
             None,
             &declared,
+            &mut Carried::default(),
         );
         let cut = (x >> 40) as usize % bytes.len();
         let _ = decode_block(
@@ -278,6 +306,7 @@ fn damaged_reordered_blocks_give_errors_not_panics() {
             s.flat.records,
             None,
             &declared,
+            &mut Carried::default(),
         );
     }
 }

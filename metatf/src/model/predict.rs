@@ -5,7 +5,9 @@
 //! measure all candidates in one pass and the reader keeps only the chosen ones.
 
 use super::deltas::RecentDeltas;
-use super::live::LiveList;
+use std::rc::Rc;
+
+use super::live::{LiveList, Pool};
 use crate::varint::{unzigzag, zigzag};
 
 /// Entries of a hashed table (fcm, dfcm, key, key-stride) when coding.
@@ -208,14 +210,15 @@ pub(crate) struct Predictor {
 
 impl Predictor {
     /// A predictor whose tables have 2^`table_bits` slots and whose recency list (of a rank
-    /// kind) holds at most `live_cap` values; `measuring`: its key lists are held to the
-    /// measurement cap.
+    /// kind) holds at most `live_cap` values, in `pool` if given; `measuring`: its key lists
+    /// are held to the measurement cap.
     pub(crate) fn new(
         own: usize,
         spec: Spec,
         table_bits: u32,
         measuring: bool,
         live_cap: usize,
+        pool: Option<Rc<Pool>>,
     ) -> Predictor {
         let tables = match spec.kind {
             Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift | Kind::KeyDelta => 1,
@@ -239,7 +242,7 @@ impl Predictor {
             live: spec
                 .kind
                 .holds_values()
-                .then(|| Box::new(LiveList::new(live_cap))),
+                .then(|| Box::new(LiveList::pooled(live_cap, pool))),
             recent_deltas: (spec.kind == Kind::KeyDelta).then(Box::default),
             shift: 0,
             last_position: 0,
@@ -260,6 +263,29 @@ impl Predictor {
                 REUSE_KEY_CAP
             },
         }
+    }
+
+    /// The values of its recency list, oldest first, if it keeps a list of values: the state
+    /// it carries into the next block.
+    pub(crate) fn carried(&self) -> Option<Vec<u64>> {
+        self.live.as_ref().map(|l| l.oldest_first())
+    }
+
+    /// Starts its list from `values` (oldest first), as if they had been inserted in that
+    /// order into a list holding at most `cap` values (the oldest dropped beyond it).
+    pub(crate) fn seed(&mut self, values: &[u64], cap: usize) {
+        if let Some(l) = &mut self.live {
+            let mut fresh = l.empty_like(cap);
+            for &v in &values[values.len().saturating_sub(cap)..] {
+                fresh.insert(v);
+            }
+            **l = fresh;
+        }
+    }
+
+    /// Most values its list holds (0 without a list).
+    pub(crate) fn list_cap(&self) -> usize {
+        self.live.as_ref().map_or(0, |l| l.cap())
     }
 
     /// Bytes per table slot the predictor `spec` of stream `own` allocates (its tables have

@@ -10,6 +10,7 @@
 
 use super::block::encode_costed;
 use super::choice::Choice;
+use super::engine::Carried;
 use super::flat::FlatBlock;
 use super::order::{propose, Orders};
 use super::report::Costs;
@@ -18,7 +19,10 @@ use super::trials::{self, Best};
 use crate::universal::plan::Catalog;
 
 /// Codes `block` with the predictors and field order that code it smallest (the DTD's `fixed`
-/// predictors kept); prints where the bytes went if the environment asks ([`Costs::wanted`]).
+/// predictors kept), its lists starting from `carried`, which then holds the lists to carry
+/// into the next block; prints where the bytes went if the environment asks
+/// ([`Costs::wanted`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn encode_best(
     catalog: &Catalog,
     streams: &Streams,
@@ -26,12 +30,13 @@ pub(crate) fn encode_best(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
     fixed: &[Option<Choice>],
+    carried: &mut Carried,
 ) -> Result<Vec<u8>, (u64, String)> {
     let n = streams.len();
     let plain = Orders::plain(catalog);
     let all = vec![true; n];
     let first = trials::choose_best(
-        catalog, streams, block, section, declared, fixed, &plain, &all,
+        catalog, streams, block, section, declared, fixed, &plain, &all, carried,
     )?;
     let proposed = propose(catalog, streams, &first.bits);
     let (best, order) = if proposed.is_plain() {
@@ -51,7 +56,7 @@ pub(crate) fn encode_best(
             })
             .collect();
         let second = trials::choose_best(
-            catalog, streams, block, section, declared, &kept, &proposed, &moved,
+            catalog, streams, block, section, declared, &kept, &proposed, &moved, carried,
         )?;
         let moved_bits = |b: &Best| (0..n).filter(|&s| moved[s]).map(|s| b.bits[s]).sum::<f64>();
         if moved_bits(&second) < moved_bits(&first) {
@@ -70,6 +75,7 @@ pub(crate) fn encode_best(
         declared,
         &order,
         Costs::wanted(n),
+        carried,
     )?;
     if let Some(costs) = costs {
         costs.print(catalog, streams, &best.choices);

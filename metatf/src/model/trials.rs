@@ -13,6 +13,7 @@
 
 use super::block::{choose_ordered, stream_costs};
 use super::choice::Choice;
+use super::engine::Carried;
 use super::flat::FlatBlock;
 use super::order::Orders;
 use super::streams::Streams;
@@ -44,8 +45,11 @@ pub(crate) fn choose_best(
     fixed: &[Option<Choice>],
     orders: &Orders,
     wanted: &[bool],
+    carried: &Carried,
 ) -> Result<Best, (u64, String)> {
-    let chosen = choose_ordered(catalog, streams, block, section, declared, fixed, orders)?;
+    let chosen = choose_ordered(
+        catalog, streams, block, section, declared, fixed, orders, carried,
+    )?;
     let is_wanted = |s: usize| wanted.get(s).copied().unwrap_or(false);
     // Per stream: the fewest bits any proposal spent on it, and that proposal's choice.
     let mut best: Vec<(f64, Choice)> = (0..streams.len())
@@ -70,6 +74,7 @@ pub(crate) fn choose_best(
             section,
             declared,
             orders,
+            carried,
         )?;
         for (s, b) in best.iter_mut().enumerate().filter(|&(s, _)| new[s]) {
             let bits = costs.streams.get(s).copied().unwrap_or(0.0);
@@ -102,7 +107,15 @@ pub(crate) fn encode_best(
 ) -> Result<Vec<u8>, (u64, String)> {
     let all = vec![true; streams.len()];
     let best = choose_best(
-        catalog, streams, block, section, declared, fixed, orders, &all,
+        catalog,
+        streams,
+        block,
+        section,
+        declared,
+        fixed,
+        orders,
+        &all,
+        &Carried::default(),
     )?;
     let (bytes, _) = super::block::encode_costed(
         catalog,
@@ -114,6 +127,7 @@ pub(crate) fn encode_best(
         declared,
         orders,
         None,
+        &mut Carried::default(),
     )?;
     Ok(bytes)
 }

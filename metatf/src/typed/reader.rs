@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::field::bits::read_uint;
 use crate::field::{Change, MAX_WIDTH};
 use crate::model::flat::FlatBlock;
-use crate::model::{Streams, ENGINE_MODEL, PROPERTY_ENGINE};
+use crate::model::{Carried, Streams, ENGINE_MODEL, PROPERTY_ENGINE};
 use crate::universal::modelled::decode_columns;
 use crate::universal::plan::Catalog;
 use crate::universal::RECORD_SECTION;
@@ -62,6 +62,8 @@ struct ModelReader {
     catalog: Catalog,
     streams: Streams,
     flat: FlatBlock,
+    /// The object lists the previous block hands on.
+    carried: Carried,
 }
 
 impl<T: Format, R: Read> TypedReader<T, R> {
@@ -108,6 +110,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                 catalog,
                 schema: embedded,
                 flat: FlatBlock::default(),
+                carried: Carried::default(),
             })
         } else {
             None
@@ -236,6 +239,7 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                 block,
                 self.section,
                 &mut m.flat,
+                &mut m.carried,
             );
         }
         self.values.clear();

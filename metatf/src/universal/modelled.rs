@@ -15,7 +15,7 @@ use super::RECORD_SECTION;
 use crate::container::{Block, Codec, ContainerWriter, SectionData};
 use crate::error::Error;
 use crate::model::flat::FlatBlock;
-use crate::model::{decode_block, encode_block_best, fixed_choices, Choice, Streams};
+use crate::model::{decode_block, encode_block_best, fixed_choices, Carried, Choice, Streams};
 
 /// The records of the block being written, and what the engine needs to code them.
 pub(crate) struct ModelColumns {
@@ -26,6 +26,8 @@ pub(crate) struct ModelColumns {
     pub(crate) flat: FlatBlock,
     /// The section in force at the block's first record.
     section: Option<u8>,
+    /// The object lists the previous block hands on (docs/FORMAT.md §7).
+    carried: Carried,
 }
 
 impl ModelColumns {
@@ -37,6 +39,7 @@ impl ModelColumns {
             streams,
             flat: FlatBlock::default(),
             section: None,
+            carried: Carried::default(),
         })
     }
 
@@ -56,7 +59,9 @@ impl ModelColumns {
         let declared = |n: u8| schema.section(n).is_some();
         let at = |(r, message): (u64, String)| Error::record(None, first_record + r, "", message);
         let (streams, flat, section) = (&self.streams, &self.flat, self.section);
-        let bytes = encode_block_best(catalog, streams, flat, section, &declared, &self.fixed)
+        let fixed = &self.fixed;
+        let carried = &mut self.carried;
+        let bytes = encode_block_best(catalog, streams, flat, section, &declared, fixed, carried)
             .map_err(at)?;
         let sections = [SectionData {
             number: RECORD_SECTION,
@@ -74,7 +79,8 @@ impl ModelColumns {
 }
 
 /// Decodes a modelled block that starts in section `section` into `flat` (its previous
-/// content dropped): every record, or an error naming the block and record.
+/// content dropped): every record, or an error naming the block and record. The block's
+/// lists start from `carried`, which then holds the lists for the next block.
 pub(crate) fn decode_columns(
     schema: &Schema,
     catalog: &Catalog,
@@ -82,6 +88,7 @@ pub(crate) fn decode_columns(
     block: Block,
     section: Option<u8>,
     flat: &mut FlatBlock,
+    carried: &mut Carried,
 ) -> Result<(), Error> {
     let mut coded = Vec::new();
     for s in block.sections {
@@ -102,6 +109,7 @@ pub(crate) fn decode_columns(
         block.record_count,
         section,
         &declared,
+        carried,
     )
     .map_err(|(r, message)| Error::record(Some(offset), first + r, "", message))?;
     *flat = decoded;

@@ -17,7 +17,7 @@ use crate::field::bits::read_uint;
 use crate::field::FieldState;
 use crate::field::{Change, MAX_WIDTH};
 use crate::model::flat::{FlatBlock, FlatCursor};
-use crate::model::{Streams, ENGINE_MODEL, PROPERTY_ENGINE};
+use crate::model::{Carried, Streams, ENGINE_MODEL, PROPERTY_ENGINE};
 
 /// Reads the records of a container one at a time, holding one block in memory.
 pub struct UniversalReader<R: Read> {
@@ -49,6 +49,8 @@ struct ModelBlock {
     streams: Streams,
     flat: FlatBlock,
     cursor: FlatCursor,
+    /// The object lists the previous block hands on.
+    carried: Carried,
 }
 
 impl<R: Read> UniversalReader<R> {
@@ -95,6 +97,7 @@ impl<R: Read> UniversalReader<R> {
                     streams: Streams::new(&catalog),
                     flat: FlatBlock::default(),
                     cursor: FlatCursor::default(),
+                    carried: Carried::default(),
                 }
             });
         Ok(UniversalReader {
@@ -273,6 +276,7 @@ impl<R: Read> UniversalReader<R> {
             block,
             self.section,
             &mut m.flat,
+            &mut m.carried,
         )?;
         m.cursor = FlatCursor::default();
         Ok(())
