@@ -890,6 +890,23 @@ fn code(
     Ok(e.consumer)
 }
 
+/// What [`decode`] gives.
+#[cfg(test)]
+pub(crate) type Decoded = Result<(FlatBlock, Option<u8>), (u64, String)>;
+
+/// [`decode`] of a block with no state carried from an earlier one (a trace's first block).
+#[cfg(test)]
+pub(crate) fn decode_alone(
+    c: &Catalog,
+    s: &Streams,
+    b: &[u8],
+    n: u64,
+    at: Option<u8>,
+    d: &dyn Fn(u8) -> bool,
+) -> Decoded {
+    decode(c, s, b, n, at, d, &mut Carried::default())
+}
+
 /// Decodes `records` records from a modelled block whose lists start from `carried` (the
 /// previous block's), which then holds the lists to carry into the next block.
 pub(crate) fn decode(

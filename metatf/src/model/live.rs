@@ -402,4 +402,26 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn pooled_lists_hold_at_most_the_pool_together_and_list_oldest_first() {
+        let pool = Pool::new(100);
+        let mut a = LiveList::pooled(1 << 10, Some(pool.clone()));
+        let mut b = LiveList::pooled(1 << 10, Some(pool.clone()));
+        for v in 0..80u64 {
+            a.insert(v);
+        }
+        for v in 0..50u64 {
+            b.insert(1000 + v);
+        }
+        // b filled the pool at its 20th value; each later one dropped b's own oldest.
+        assert_eq!(pool.held.get(), 100);
+        assert_eq!(a.oldest_first(), (0..80).collect::<Vec<u64>>());
+        assert_eq!(b.oldest_first(), (1030..1050).collect::<Vec<u64>>());
+        a.remove(5);
+        b.insert(7);
+        assert_eq!(pool.held.get(), 100);
+        assert_eq!(b.at_rank(0), Some(7));
+        assert_eq!(b.rank_of(1049), Some(1));
+    }
 }

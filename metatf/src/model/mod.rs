@@ -37,7 +37,7 @@ mod walk;
 
 pub(crate) use block::decode as decode_block;
 #[cfg(test)]
-use block::{choose as choose_block, encode as encode_block};
+use block::{choose as choose_block, decode_alone, encode as encode_block};
 pub(crate) use choice::Choice;
 pub(crate) use engine::Carried;
 pub(crate) use fixed::fixed_choices;

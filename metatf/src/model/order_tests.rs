@@ -6,7 +6,7 @@ use super::choice::{write_choices, write_tag_context};
 use super::engine::Carried;
 use super::flat::FlatBlock;
 use super::order::{check, propose, read_orders, write_orders, Orders};
-use super::{decode_block, trials, Streams};
+use super::{decode_alone, trials, Streams};
 use crate::container::PutLe;
 use crate::universal::plan::Catalog;
 use crate::universal::Value;
@@ -99,16 +99,8 @@ fn a_reordered_block_decodes_to_its_records() {
     let declared = |_: u8| false;
     let orders = size_first(&catalog);
     let bytes = code(&catalog, &streams, &s.flat, &orders);
-    let (back, _) = decode_block(
-        &catalog,
-        &streams,
-        &bytes,
-        s.flat.records,
-        None,
-        &declared,
-        &mut Carried::default(),
-    )
-    .unwrap();
+    let (back, _) =
+        decode_alone(&catalog, &streams, &bytes, s.flat.records, None, &declared).unwrap();
     assert_eq!(back.records, s.flat.records);
     assert_eq!(back.words, s.flat.words);
     assert_eq!(back.bytes, s.flat.bytes);
@@ -228,17 +220,9 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
     let records = &bytes[head.len() + write_orders(&catalog, &orders).len()..];
     head.extend_from_slice(table);
     head.extend_from_slice(records);
-    decode_block(
-        &catalog,
-        &streams,
-        &head,
-        s.flat.records,
-        None,
-        &declared,
-        &mut Carried::default(),
-    )
-    .map(|(b, _)| b)
-    .map_err(|e| e.1)
+    decode_alone(&catalog, &streams, &head, s.flat.records, None, &declared)
+        .map(|(b, _)| b)
+        .map_err(|e| e.1)
 }
 
 #[test]
@@ -289,24 +273,22 @@ fn damaged_reordered_blocks_give_errors_not_panics() {
         let mut damaged = bytes.clone();
         let i = (x >> 33) as usize % damaged.len();
         damaged[i] ^= (x >> 8) as u8 | 1;
-        let _ = decode_block(
+        let _ = decode_alone(
             &catalog,
             &streams,
             &damaged,
             s.flat.records,
             None,
             &declared,
-            &mut Carried::default(),
         );
         let cut = (x >> 40) as usize % bytes.len();
-        let _ = decode_block(
+        let _ = decode_alone(
             &catalog,
             &streams,
             &bytes[..cut],
             s.flat.records,
             None,
             &declared,
-            &mut Carried::default(),
         );
     }
 }

@@ -1,11 +1,10 @@
 //! String keys: a byte string's hash as the key of another field's predictor.
 
 use super::choice::Choice;
-use super::engine::Carried;
 use super::flat::FlatBlock;
 use super::predict::{Kind, Spec};
 use super::streams::{string_key, STRING_KEY_POSITION};
-use super::{choose_block, decode_block, encode_block, Streams};
+use super::{choose_block, decode_alone, encode_block, Streams};
 use crate::universal::plan::Catalog;
 use crate::universal::Value;
 
@@ -127,16 +126,7 @@ fn size_keyed_by_site_is_chosen_codes_smaller_and_round_trips() {
         with.len(),
         without.len()
     );
-    let (back, _) = decode_block(
-        &catalog,
-        &streams,
-        &with,
-        flat.records,
-        None,
-        &declared,
-        &mut Carried::default(),
-    )
-    .unwrap();
+    let (back, _) = decode_alone(&catalog, &streams, &with, flat.records, None, &declared).unwrap();
     assert_eq!(back.words, flat.words);
     assert_eq!(back.bytes, flat.bytes);
 }
@@ -152,16 +142,8 @@ fn a_model_entry_for_a_string_key_is_an_error() {
     let mut bad = vec![0u8, 0, 1, 0, 4];
     crate::container::PutLe::put_varint(&mut bad, u64::from(STRING_KEY_POSITION + 1));
     bad.extend([8, 1, 0, 0]);
-    let err = decode_block(
-        &catalog,
-        &streams,
-        &bad,
-        flat.records,
-        None,
-        &declared,
-        &mut Carried::default(),
-    )
-    .err()
-    .expect("an error");
+    let err = decode_alone(&catalog, &streams, &bad, flat.records, None, &declared)
+        .err()
+        .expect("an error");
     assert!(err.1.contains("string key"), "{}", err.1);
 }

@@ -8,7 +8,9 @@ use proptest::prelude::*;
 use super::choice::Choice;
 use super::flat::FlatBlock;
 use super::predict::{Kind, Spec};
-use super::{choose_block, decode_block, encode_block, Streams, ENGINE_MODEL, PROPERTY_ENGINE};
+use super::{
+    choose_block, decode_alone, decode_block, encode_block, Streams, ENGINE_MODEL, PROPERTY_ENGINE,
+};
 use crate::container::{Codec, ContainerHeader};
 use crate::universal::plan::Catalog;
 use crate::universal::{DynRecord, UniversalReader, UniversalWriter, Value};
@@ -180,7 +182,7 @@ proptest! {
         let choices = chosen.proposals.get(1).unwrap_or(&chosen.proposals[0]).clone();
         let bytes = encode_block(&catalog, &streams, &flat, &choices, chosen.tag_context, None, &declared).unwrap();
         // Undamaged, the block decodes to exactly its records.
-        let (back, _) = decode_block(&catalog, &streams, &bytes, flat.records, None, &declared, &mut Carried::default()).unwrap();
+        let (back, _) = decode_alone(&catalog, &streams, &bytes, flat.records, None, &declared).unwrap();
         prop_assert_eq!(&back.words, &flat.words);
         prop_assert_eq!(&back.bytes, &flat.bytes);
         let mut damaged = bytes.clone();
@@ -188,10 +190,10 @@ proptest! {
             let i = at.index(damaged.len());
             damaged[i] ^= x;
         }
-        let _ = decode_block(&catalog, &streams, &damaged, flat.records, None, &declared, &mut Carried::default());
+        let _ = decode_alone(&catalog, &streams, &damaged, flat.records, None, &declared);
         let short = &bytes[..cut.index(bytes.len())];
-        let _ = decode_block(&catalog, &streams, short, flat.records, None, &declared, &mut Carried::default());
-        let _ = decode_block(&catalog, &streams, &bytes, flat.records + 1000, None, &declared, &mut Carried::default());
+        let _ = decode_alone(&catalog, &streams, short, flat.records, None, &declared);
+        let _ = decode_alone(&catalog, &streams, &bytes, flat.records + 1000, None, &declared);
     }
 }
 
@@ -318,16 +320,7 @@ fn keyed_reuse_is_chosen_and_codes_reused_addresses_small() {
         with.len(),
         without.len()
     );
-    let (back, _) = decode_block(
-        &catalog,
-        &streams,
-        &with,
-        flat.records,
-        None,
-        &declared,
-        &mut Carried::default(),
-    )
-    .unwrap();
+    let (back, _) = decode_alone(&catalog, &streams, &with, flat.records, None, &declared).unwrap();
     assert_eq!(back.words, flat.words);
 }
 
@@ -367,16 +360,16 @@ proptest! {
             list: vec![Spec { kind: Kind::Reuse, arg: key as u32 }],
         };
         let bytes = encode_block(&catalog, &streams, &flat, &choices, chosen.tag_context, None, &declared).unwrap();
-        let (back, _) = decode_block(&catalog, &streams, &bytes, flat.records, None, &declared, &mut Carried::default()).unwrap();
+        let (back, _) = decode_alone(&catalog, &streams, &bytes, flat.records, None, &declared).unwrap();
         prop_assert_eq!(&back.words, &flat.words);
         let mut damaged = bytes.clone();
         for (at, x) in &flips {
             let i = at.index(damaged.len());
             damaged[i] ^= x;
         }
-        let _ = decode_block(&catalog, &streams, &damaged, flat.records, None, &declared, &mut Carried::default());
+        let _ = decode_alone(&catalog, &streams, &damaged, flat.records, None, &declared);
         let short = &bytes[..cut.index(bytes.len())];
-        let _ = decode_block(&catalog, &streams, short, flat.records, None, &declared, &mut Carried::default());
+        let _ = decode_alone(&catalog, &streams, short, flat.records, None, &declared);
     }
 }
 
