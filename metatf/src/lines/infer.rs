@@ -371,28 +371,17 @@ fn split_shape<'c, 'a>(
     // Columns with a few non-numeric values split the shape.
     let mut split_cols = Vec::new();
     for col in 0..n {
-        let mut distinct: Vec<(&[u8], usize)> = Vec::new();
+        let mut distinct: Vec<&[u8]> = Vec::new();
         for c in cuts {
-            if let Some((_, count)) = distinct.iter_mut().find(|(w, _)| *w == c.words[col]) {
-                *count += 1;
-                continue;
-            }
-            distinct.push((c.words[col], 1));
-            if distinct.len() > MAX_KEYWORDS {
-                break;
+            if !distinct.contains(&c.words[col]) {
+                distinct.push(c.words[col]);
+                if distinct.len() > MAX_KEYWORDS {
+                    break;
+                }
             }
         }
-        // Why the values must be frequent: a split whose parts are each too rare to become
-        // records would send every line of a frequent shape to the prefix shapes or verbatim;
-        // kept whole, the shape holds the column as a text field.
-        let frequent: usize = distinct
-            .iter()
-            .filter(|&&(_, count)| count >= needed)
-            .map(|&(_, count)| count)
-            .sum();
         if distinct.len() > 1
             && distinct.len() <= MAX_KEYWORDS
-            && frequent > 0
             && !matches!(
                 classify(&cuts.iter().map(|c| c.words[col]).collect::<Vec<_>>()),
                 Column::Number(_)
