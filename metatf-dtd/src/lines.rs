@@ -103,6 +103,12 @@ pub enum Digits {
     Minimal,
     /// At least this many, padded with leading zeros; more when the value needs them.
     AtLeast(u8),
+    /// As few as the value needs, right-aligned with spaces before it (and before its sign and
+    /// prefix) so that the whole spelling takes at least this many bytes. Why: tools print
+    /// columns of numbers right-aligned (addresses in call stacks, sizes in listings, ids in
+    /// tables), and without this the separator before each such number differs from line to
+    /// line, so lines of one shape would not share a pattern.
+    Spaced(u8),
     /// Exactly this many, padded with leading zeros; a value needing more cannot be spelled.
     Exactly(u8),
 }

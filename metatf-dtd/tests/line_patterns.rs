@@ -51,6 +51,28 @@ fn a_pattern_lowers_to_pieces_in_source_order() {
 }
 
 #[test]
+fn a_spaced_spelling_lowers_with_its_width() {
+    let dtd = format!(
+        "{FIELDS}a : (tag, size, ptr) {{ tag.value = 4; line = \"\\t\" size:_8d \" \" ptr:#_18X; }}"
+    );
+    let (_, spec) = parse_schema_with_lines(&dtd, "p.dtd").unwrap();
+    let spellings: Vec<_> = spec.records[0]
+        .pieces
+        .iter()
+        .filter_map(|p| match p {
+            LinePiece::Number { spelling, .. } => Some(*spelling),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spellings[0].digits, Digits::Spaced(8));
+    assert_eq!((spellings[0].radix, spellings[0].prefix), (10, false));
+    assert_eq!(spellings[1].digits, Digits::Spaced(18));
+    assert!(spellings[1].prefix && spellings[1].upper && spellings[1].radix == 16);
+    let e = errors("a : (tag, size) { tag.value = 4; line = \"+\" size:_0d; }");
+    assert!(e.contains("the digit count must be 1 to"), "{e}");
+}
+
+#[test]
 fn mistakes_get_located_errors() {
     let e = errors("a : (tag, size) { tag.value = 4; line = \"+ \" sise; }");
     assert!(

@@ -213,6 +213,40 @@ fn an_inferred_dtd_parses_and_covers_regular_lines() {
 }
 
 #[test]
+fn right_aligned_numbers_are_spaced_fields() {
+    let dtd = r#"
+a.width = 8; a.interpretation = none;
+b.width = 8; b.interpretation = none;
+r : (tag, a, b) { tag.value = 4; line = "[" a:_5d "] " b:#_10x; }
+"#;
+    let text = b"[   12]       0x1f\n[    1] 0x12345678\n[123456] 0x12345678ab\n[-1]       0x1f\n\
+                 [ 12]       0x1f\n[   12]    0x1f\n[   12]        0x1f\n[00012]       0x1f\n";
+    let r = round_trip(dtd, text, LineOptions::default());
+    // Spelled exactly: the first three (the third wider than both widths: no spaces). Kept
+    // verbatim: a sign `d` does not write, too few or too many spaces, leading zeros.
+    assert_eq!((r.records, r.verbatim), (3, 5), "{r:?}");
+}
+
+#[test]
+fn inference_finds_right_aligned_columns() {
+    let mut text = Vec::new();
+    for i in 0..2000u64 {
+        let size = (i * 7919) % 100_000;
+        let name = "load";
+        text.extend_from_slice(
+            format!("{name} {i:>8}:{size:>7} [{:>16x}]\n", i * i * 977).as_bytes(),
+        );
+    }
+    let dtd = infer_dtd(&text);
+    // One record, the numbers right-aligned (`_N`): with the spaces before them literal text,
+    // each count of spaces would be a shape of its own, too rare to be a record.
+    assert_eq!(dtd.matches("line =").count(), 1, "{dtd}");
+    assert_eq!(dtd.matches(":_").count(), 3, "{dtd}");
+    let r = round_trip(&dtd, &text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (2000, 0), "{dtd}");
+}
+
+#[test]
 fn the_stored_dtd_is_the_inferred_one_without_comments() {
     let mut text = Vec::new();
     for i in 0..300u64 {
@@ -249,6 +283,9 @@ fn pattern() -> impl Strategy<Value = Vec<(String, Option<String>)>> {
         Just("08x"),
         Just("=3d"),
         Just("=2X"),
+        Just("_6d"),
+        Just("#_12x"),
+        Just("_3i"),
     ];
     prop::collection::vec(("[ ,:;ab=]{1,3}", prop::option::of(spelling)), 1..5).prop_map(|v| {
         v.into_iter()

@@ -335,7 +335,7 @@ fn find_leaf(
     found
 }
 
-/// Parses `[#][0N|=N](d|i|x|X)`; no spelling means unsigned decimal.
+/// Parses `[#][0N|=N|_N](d|i|x|X)`; no spelling means unsigned decimal.
 fn spelling(spec: Option<&Token>, problems: &mut Vec<Problem>) -> Option<NumberSpelling> {
     let mut s = NumberSpelling {
         radix: 10,
@@ -350,7 +350,7 @@ fn spelling(spec: Option<&Token>, problems: &mut Vec<Problem>) -> Option<NumberS
     let bad = |why: &str| {
         Problem::new(spec.span, format!("`{}` is not a number spelling: {why}", spec.text))
             .label("bad spelling")
-            .hint("write `d` (decimal), `i` (signed decimal), `x` or `X` (hexadecimal), with `#` for a `0x` prefix and `0N` (at least N digits) or `=N` (exactly N digits) before the letter, e.g. `#08x`")
+            .hint("write `d` (decimal), `i` (signed decimal), `x` or `X` (hexadecimal), with `#` for a `0x` prefix and `0N` (at least N digits), `=N` (exactly N digits) or `_N` (spaces before, at least N bytes in all) before the letter, e.g. `#08x`")
     };
     let mut rest = spec.text.as_str();
     if let Some(r) = rest.strip_prefix('#') {
@@ -359,7 +359,8 @@ fn spelling(spec: Option<&Token>, problems: &mut Vec<Problem>) -> Option<NumberS
     }
     let exact = rest.starts_with('=');
     let padded = rest.starts_with('0');
-    if exact || padded {
+    let spaced = rest.starts_with('_');
+    if exact || padded || spaced {
         rest = &rest[1..];
         let end = rest
             .find(|c: char| !c.is_ascii_digit())
@@ -374,6 +375,8 @@ fn spelling(spec: Option<&Token>, problems: &mut Vec<Problem>) -> Option<NumberS
         let n = n as u8;
         s.digits = if exact {
             Digits::Exactly(n)
+        } else if spaced {
+            Digits::Spaced(n)
         } else {
             Digits::AtLeast(n)
         };

@@ -217,7 +217,7 @@ fn infer(sample: &[u8], comments: bool) -> String {
             continue;
         }
         let c = cut(line);
-        let key = c.seps.clone();
+        let key: Vec<&[u8]> = (0..c.seps.len()).map(|i| key_sep(&c, i)).collect();
         let entry = groups.entry(key.clone()).or_default();
         if entry.is_empty() {
             order.push(key);
@@ -236,7 +236,7 @@ fn infer(sample: &[u8], comments: bool) -> String {
             continue;
         }
         let refs: Vec<&Cut> = cuts.iter().collect();
-        rare.extend(split_shape(&key, &refs, needed, 0, &mut shapes));
+        rare.extend(split_shape(&refs, needed, 0, &mut shapes));
     }
     prefix_shapes(&rare, needed, &mut shapes);
     // Whole-line shapes before prefix shapes (a prefix shape would take their lines), longer
@@ -301,7 +301,9 @@ const MAX_PREFIX_WORDS: usize = 12;
 fn prefix_shapes(rare: &[&Cut], needed: usize, out: &mut Vec<Shape>) {
     let key = |c: &Cut, k: usize| -> Vec<u8> {
         let mut key = Vec::new();
-        for sep in &c.seps[..=k] {
+        for i in 0..=k {
+            // The separator before the rest of the line is exact: the literal before the text.
+            let sep = if i < k { key_sep(c, i) } else { c.seps[i] };
             key.extend_from_slice(&(sep.len() as u32).to_le_bytes());
             key.extend_from_slice(sep);
         }
@@ -341,7 +343,7 @@ fn prefix_shapes(rare: &[&Cut], needed: usize, out: &mut Vec<Shape>) {
                 continue;
             }
             let from = out.len();
-            let dropped = split_shape(&members[0].seps[..=k], members, needed, k, out);
+            let dropped = split_shape(members, needed, k, out);
             next.extend(dropped.into_iter().map(|c| (c, k)));
             for shape in &mut out[from..] {
                 shape.parts.push(Part::Text);
@@ -355,7 +357,6 @@ fn prefix_shapes(rare: &[&Cut], needed: usize, out: &mut Vec<Shape>) {
 /// `prefix` words of each line when `prefix` > 0, else all of them. Returns the lines of the
 /// parts too rare to become records.
 fn split_shape<'c, 'a>(
-    seps: &[&[u8]],
     cuts: &[&'c Cut<'a>],
     needed: usize,
     prefix: usize,
@@ -389,10 +390,38 @@ fn split_shape<'c, 'a>(
             split_cols.push(col);
         }
     }
+    // Columns whose separators end in different counts of spaces: right-aligned numbers, or
+    // else the lines are split by their exact spacing.
+    let mut spaced: Vec<Option<(usize, usize)>> = vec![None; n];
+    let mut misfit = vec![false; cuts.len()];
+    let mut spacing_cols = Vec::new();
+    for (col, aligned) in spaced.iter_mut().enumerate() {
+        let t: Vec<usize> = cuts.iter().map(|c| trailing_spaces(c.seps[col])).collect();
+        if t.iter().all(|&x| x == t[0]) {
+            continue;
+        }
+        match aligned_width(cuts, col, &t) {
+            Some((m, w, fits)) => {
+                *aligned = Some((m, w));
+                for (bad, fit) in misfit.iter_mut().zip(fits) {
+                    *bad |= !fit;
+                }
+            }
+            None => spacing_cols.push(col),
+        }
+    }
     let mut subgroups: HashMap<Vec<&[u8]>, Vec<&Cut<'a>>> = HashMap::new();
     let mut order = Vec::new();
-    for &c in cuts {
-        let key: Vec<&[u8]> = split_cols.iter().map(|&i| c.words[i]).collect();
+    for (&c, &bad) in cuts.iter().zip(&misfit) {
+        if bad {
+            dropped.push(c);
+            continue;
+        }
+        let key: Vec<&[u8]> = split_cols
+            .iter()
+            .map(|&i| c.words[i])
+            .chain(spacing_cols.iter().map(|&i| c.seps[i]))
+            .collect();
         let e = subgroups.entry(key.clone()).or_default();
         if e.is_empty() {
             order.push(key);
@@ -406,10 +435,27 @@ fn split_shape<'c, 'a>(
             continue;
         }
         let mut parts: Vec<Part> = Vec::new();
-        let mut literal = seps[0].to_vec();
-        for col in 0..n {
+        let mut literal = Vec::new();
+        for (col, &aligned) in spaced.iter().enumerate() {
             let values: Vec<&[u8]> = members.iter().map(|c| c.words[col]).collect();
-            match classify(&values) {
+            let mut class = classify(&values);
+            let sep = members[0].seps[col];
+            let same_sep = members.iter().all(|c| c.seps[col] == sep);
+            match aligned {
+                Some((m, w)) if !same_sep => {
+                    literal.extend_from_slice(&sep[..sep.len() - trailing_spaces(sep)]);
+                    literal.extend(std::iter::repeat_n(b' ', m));
+                    class = match class {
+                        Column::Number(spelling) if is_minimal(&spelling) => {
+                            Column::Number(spaced_spelling(&spelling, w))
+                        }
+                        // Another spelling reads the spaces as part of a text field.
+                        _ => Column::Text,
+                    };
+                }
+                _ => literal.extend_from_slice(sep),
+            }
+            match class {
                 Column::Keyword(k) => literal.extend_from_slice(&k),
                 other => {
                     if !literal.is_empty() {
@@ -429,8 +475,8 @@ fn split_shape<'c, 'a>(
                     });
                 }
             }
-            literal.extend_from_slice(seps[col + 1]);
         }
+        literal.extend_from_slice(members[0].seps[n]);
         if !literal.is_empty() {
             parts.push(Part::Literal(literal));
         }
@@ -441,6 +487,68 @@ fn split_shape<'c, 'a>(
         });
     }
     dropped
+}
+
+/// Spaces at the end of a separator.
+fn trailing_spaces(sep: &[u8]) -> usize {
+    sep.iter().rev().take_while(|&&b| b == b' ').count()
+}
+
+/// Separator `i` of a line as its shape is keyed: a run of spaces ending a separator before a
+/// word counts as one space. Why: tools right-align numbers in columns (call-stack addresses,
+/// sizes, ids), so the spaces before them vary with the number's length; [`split_shape`]
+/// turns such a column into a spaced number (`_N`) or splits the lines by their exact spacing.
+fn key_sep<'a>(c: &Cut<'a>, i: usize) -> &'a [u8] {
+    let sep = c.seps[i];
+    let t = trailing_spaces(sep);
+    if i < c.words.len() && t > 1 {
+        &sep[..sep.len() - t + 1]
+    } else {
+        sep
+    }
+}
+
+/// Share of a column's lines that must fit one right-aligned width for it to be spaced.
+const ALIGNED_SHARE: f64 = 0.9;
+
+/// Whether column `col`, whose separators end in `t[i]` spaces, holds numbers right-aligned
+/// to one width: the fewest trailing spaces `m` (kept as literal text), the width `w` of the
+/// number with the spaces beyond `m`, and which lines fit it.
+fn aligned_width(cuts: &[&Cut], col: usize, t: &[usize]) -> Option<(usize, usize, Vec<bool>)> {
+    let values: Vec<&[u8]> = cuts.iter().map(|c| c.words[col]).collect();
+    match classify(&values) {
+        Column::Number(spelling) if is_minimal(&spelling) => {}
+        _ => return None,
+    }
+    let m = *t.iter().min()?;
+    let mut widths: HashMap<usize, usize> = HashMap::new();
+    for (&ti, v) in t.iter().zip(&values) {
+        *widths.entry(ti - m + v.len()).or_default() += 1;
+    }
+    let (&w, _) = widths.iter().max_by_key(|&(&w, &count)| (count, w))?;
+    if !(2..=64).contains(&w) {
+        return None;
+    }
+    let fits: Vec<bool> = t
+        .iter()
+        .zip(&values)
+        .map(|(&ti, v)| ti - m == w.saturating_sub(v.len()))
+        .collect();
+    let fitting = fits.iter().filter(|&&f| f).count();
+    (fitting as f64 >= ALIGNED_SHARE * t.len() as f64).then_some((m, w, fits))
+}
+
+/// A number spelling with no digit count (`d`, `x`, `X`, `#x`, `#X`).
+fn is_minimal(spelling: &str) -> bool {
+    !spelling.bytes().any(|b| b.is_ascii_digit())
+}
+
+/// `spelling` right-aligned to `w` bytes: `_Nd`, `#_Nx`.
+fn spaced_spelling(spelling: &str, w: usize) -> String {
+    match spelling.strip_prefix('#') {
+        Some(rest) => format!("#_{w}{rest}"),
+        None => format!("_{w}{spelling}"),
+    }
 }
 
 /// Up to [`MAX_VALUES`] distinct values of a numeric column.

@@ -174,7 +174,11 @@ impl Matcher {
 /// where and why it is not one.
 pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, String)> {
     let mut pos = 0;
-    let negative = s.signed && text.first() == Some(&b'-');
+    if matches!(s.digits, Digits::Spaced(_)) {
+        // Any run of spaces: the printer's check decides whether it was the right count.
+        pos = text.iter().take_while(|&&b| b == b' ').count();
+    }
+    let negative = s.signed && text.get(pos) == Some(&b'-');
     if negative {
         pos += 1;
     }

@@ -44,12 +44,9 @@ pub fn spell(v: u64, s: &NumberSpelling, out: &mut Vec<u8>) -> Result<(), String
     } else {
         (false, v)
     };
-    if negative {
-        out.push(b'-');
-    }
-    if s.prefix {
-        out.extend_from_slice(b"0x");
-    }
+    let sign_and_prefix = usize::from(negative) + if s.prefix { 2 } else { 0 };
+    // The sign and prefix are written after the digits are counted, so that a spaced spelling
+    // knows how many spaces go before them.
     let digits: &[u8; 16] = if s.upper {
         b"0123456789ABCDEF"
     } else {
@@ -80,8 +77,18 @@ pub fn spell(v: u64, s: &NumberSpelling, out: &mut Vec<u8>) -> Result<(), String
         }
     }
     let n = buf.len() - start;
+    if let Digits::Spaced(w) = s.digits {
+        let spaces = usize::from(w).saturating_sub(sign_and_prefix + n);
+        out.extend(std::iter::repeat_n(b' ', spaces));
+    }
+    if negative {
+        out.push(b'-');
+    }
+    if s.prefix {
+        out.extend_from_slice(b"0x");
+    }
     let pad = match s.digits {
-        Digits::Minimal => 0,
+        Digits::Minimal | Digits::Spaced(_) => 0,
         Digits::AtLeast(w) => usize::from(w).saturating_sub(n),
         Digits::Exactly(w) => {
             if n > usize::from(w) {
