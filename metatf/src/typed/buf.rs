@@ -31,10 +31,6 @@ impl StreamBuf {
         self.len
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The stream written so far.
     pub(crate) fn as_slice(&self) -> &[u8] {
         self.bytes.get(..self.len).unwrap_or(&self.bytes)

@@ -11,12 +11,12 @@ use super::{Format, TypedEvent};
 use crate::container::{Block, ByteOrder, ContainerHeader, ContainerReader};
 use crate::error::Error;
 use crate::field::bits::read_uint;
-use crate::field::{Change, MAX_WIDTH};
+use crate::field::Change;
 use crate::model::flat::FlatBlock;
 use crate::model::{Carried, Streams, ENGINE_MODEL, PROPERTY_ENGINE};
 use crate::universal::modelled::decode_columns;
 use crate::universal::plan::Catalog;
-use crate::universal::RECORD_SECTION;
+use crate::universal::values::split_block;
 
 /// Reads the records of a container as values of format `T`, one block in memory at a time.
 ///
@@ -248,21 +248,10 @@ impl<T: Format, R: Read> TypedReader<T, R> {
                 s.start_block();
             }
         }
-        for s in block.sections {
-            if s.number == RECORD_SECTION {
-                self.stream = s.bytes;
-            } else if s.element_width == 0 || s.element_width > MAX_WIDTH {
-                return Err(Error::Corrupt {
-                    offset: block.offset,
-                    message: format!(
-                        "value section {} has element width {}; 1-8 is required",
-                        s.number, s.element_width
-                    ),
-                });
-            } else {
-                self.values.insert(s.number, s.element_width, &s.bytes);
-            }
-        }
+        let values = &mut self.values;
+        self.stream = split_block(block, |number, width, bytes| {
+            values.insert(number, width, &bytes);
+        })?;
         Ok(())
     }
 

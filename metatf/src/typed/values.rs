@@ -7,9 +7,10 @@
 use std::collections::hash_map::Entry;
 
 use crate::container::ByteOrder;
-use crate::field::bits::{read_uint, unsigned_width, write_uint};
+use crate::field::bits::read_uint;
 use crate::field::{ValueSink, ValueSource};
 use crate::hash::FastMap;
+use crate::universal::values::serialise_section;
 
 type FirstIndex = FastMap<u64, u64>;
 
@@ -99,12 +100,7 @@ impl WriteValues {
             if c.elements.is_empty() {
                 continue;
             }
-            let max = c.elements.iter().copied().max().unwrap_or(0);
-            let width = unsigned_width(max).max(1);
-            let mut bytes = Vec::with_capacity(c.elements.len() * usize::from(width));
-            for &v in &c.elements {
-                write_uint(&mut bytes, v, width, order);
-            }
+            let (width, bytes) = serialise_section(&c.elements, order);
             // Keep the allocations for the next block.
             c.elements.clear();
             c.first.clear();

@@ -10,13 +10,14 @@ use super::codec::{Encoder, Stop, Undo};
 use super::plan::{FormatPlan, Kind, ScopeStates, COMMENT, METADATA, SECTION};
 use super::values::WriteValues;
 use super::{Format, TypedEvent};
-use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
+use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter};
 use crate::error::Error;
 use crate::field::{Change, Misfit, MAX_WIDTH};
 use crate::model::{ENGINE_MODEL, MODEL_BLOCK_RECORDS, PROPERTY_ENGINE};
 use crate::universal::modelled::ModelColumns;
 use crate::universal::plan::Catalog;
-use crate::universal::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
+use crate::universal::values::block_sections;
+use crate::universal::DEFAULT_BLOCK_RECORDS;
 
 /// Writes records of format `T` into a container, in blocks.
 ///
@@ -313,25 +314,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             return Ok(());
         }
         let values = self.values.take_sections(self.order);
-        let mut sections = Vec::with_capacity(values.len() + 1);
-        if !self.stream.is_empty() {
-            sections.push(SectionData {
-                number: RECORD_SECTION,
-                element_width: 0,
-                codec: self.codec,
-                level: self.level,
-                bytes: self.stream.as_slice(),
-            });
-        }
-        for (number, width, bytes) in &values {
-            sections.push(SectionData {
-                number: *number,
-                element_width: *width,
-                codec: self.codec,
-                level: self.level,
-                bytes,
-            });
-        }
+        let sections = block_sections(self.stream.as_slice(), &values, self.codec, self.level);
         self.container.write_block(self.block_records, &sections)?;
         self.stream.clear();
         self.block_records = 0;

@@ -9,13 +9,13 @@ use metatf_dtd::Schema;
 use super::modelled::decode_columns;
 use super::plan::{Builtin, Catalog, Leaf, RecordPlan};
 use super::record::{DynRecord, Event, Value};
-use super::values::BlockValues;
-use super::{FIELDS_PER_BYTE, MAX_LEAVES_PER_RECORD, RECORD_SECTION};
+use super::values::{split_block, BlockValues};
+use super::{FIELDS_PER_BYTE, MAX_LEAVES_PER_RECORD};
 use crate::container::{Block, ByteOrder, ContainerHeader, ContainerReader};
 use crate::error::Error;
 use crate::field::bits::read_uint;
+use crate::field::Change;
 use crate::field::FieldState;
-use crate::field::{Change, MAX_WIDTH};
 use crate::model::flat::{FlatBlock, FlatCursor};
 use crate::model::{Carried, Streams, ENGINE_MODEL, PROPERTY_ENGINE};
 
@@ -195,28 +195,15 @@ impl<R: Read> UniversalReader<R> {
         }
         self.values.sections.clear();
         self.states.iter_mut().for_each(FieldState::start_block);
-        for s in block.sections {
-            if s.number == RECORD_SECTION {
-                self.stream = s.bytes;
-            } else if s.element_width == 0 || s.element_width > MAX_WIDTH {
-                return Err(Error::Corrupt {
-                    offset: block.offset,
-                    message: format!(
-                        "value section {} has element width {}; 1-8 is required",
-                        s.number, s.element_width
-                    ),
-                });
-            } else {
-                self.values
-                    .sections
-                    .insert(s.number, (s.element_width, s.bytes));
-            }
-        }
+        let sections = &mut self.values.sections;
+        self.stream = split_block(block, |number, width, bytes| {
+            sections.insert(number, (width, bytes));
+        })?;
         // Every record holds at least its tag byte (tag.width is 1-8), so a larger count is
         // damage — and would otherwise loop over records made of nothing.
         if self.block_left > self.stream.len() as u64 {
             return Err(Error::Corrupt {
-                offset: block.offset + 20,
+                offset: self.block_offset + 20,
                 message: format!(
                     "the block claims {} records but its record stream has only {} bytes",
                     self.block_left,

@@ -4,9 +4,73 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::container::ByteOrder;
+use super::RECORD_SECTION;
+use crate::container::{Block, ByteOrder, Codec, SectionData};
+use crate::error::Error;
 use crate::field::bits::{read_uint, unsigned_width, write_uint};
-use crate::field::{ValueSink, ValueSource};
+use crate::field::{ValueSink, ValueSource, MAX_WIDTH};
+
+/// The sections of a block as both codecs write it: the record stream (section
+/// [`RECORD_SECTION`], when it holds anything), then each value section of `values` as
+/// [`ValueBuilder::take_sections`] gives them, all with one codec and level.
+pub(crate) fn block_sections<'a>(
+    stream: &'a [u8],
+    values: &'a [(u8, u8, Vec<u8>)],
+    codec: Codec,
+    level: i32,
+) -> Vec<SectionData<'a>> {
+    let record_stream = (!stream.is_empty()).then_some((RECORD_SECTION, 0, stream));
+    let value_sections = values.iter().map(|(n, w, b)| (*n, *w, b.as_slice()));
+    record_stream
+        .into_iter()
+        .chain(value_sections)
+        .map(|(number, element_width, bytes)| SectionData {
+            number,
+            element_width,
+            codec,
+            level,
+            bytes,
+        })
+        .collect()
+}
+
+/// Takes apart a block both codecs wrote: returns its record stream and hands each value
+/// section (number, element width, bytes) to `value`. A value section whose width is not 1–8
+/// is an error at the block's offset, as no element could be read from it.
+pub(crate) fn split_block(
+    block: Block,
+    mut value: impl FnMut(u8, u8, Vec<u8>),
+) -> Result<Vec<u8>, Error> {
+    let mut stream = Vec::new();
+    for s in block.sections {
+        if s.number == RECORD_SECTION {
+            stream = s.bytes;
+        } else if s.element_width == 0 || s.element_width > MAX_WIDTH {
+            return Err(Error::Corrupt {
+                offset: block.offset,
+                message: format!(
+                    "value section {} has element width {}; 1-8 is required",
+                    s.number, s.element_width
+                ),
+            });
+        } else {
+            value(s.number, s.element_width, s.bytes);
+        }
+    }
+    Ok(stream)
+}
+
+/// One value section's elements at the narrowest width that holds them all (at least 1):
+/// the width and the serialised bytes, as both codecs store a section.
+pub(crate) fn serialise_section(elements: &[u64], order: ByteOrder) -> (u8, Vec<u8>) {
+    let max = elements.iter().copied().max().unwrap_or(0);
+    let width = unsigned_width(max).max(1);
+    let mut bytes = Vec::with_capacity(elements.len() * usize::from(width));
+    for &v in elements {
+        write_uint(&mut bytes, v, width, order);
+    }
+    (width, bytes)
+}
 
 /// The value sections of a block being read: element width and bytes per section number.
 #[derive(Default)]
@@ -87,12 +151,7 @@ impl ValueBuilder {
             .into_iter()
             .filter(|(_, c)| !c.elements.is_empty())
             .map(|(n, c)| {
-                let max = c.elements.iter().copied().max().unwrap_or(0);
-                let width = unsigned_width(max).max(1);
-                let mut bytes = Vec::with_capacity(c.elements.len() * usize::from(width));
-                for v in c.elements {
-                    write_uint(&mut bytes, v, width, order);
-                }
+                let (width, bytes) = serialise_section(&c.elements, order);
                 (n, width, bytes)
             })
             .collect()

@@ -11,9 +11,9 @@ use super::modelled::ModelColumns;
 use super::plan::{Builtin, Catalog, Leaf, RecordPlan};
 use super::reader::{lookup, metadata_target, section_name};
 use super::record::{DynRecord, Value};
-use super::values::ValueBuilder;
-use super::{DEFAULT_BLOCK_RECORDS, RECORD_SECTION};
-use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter, SectionData};
+use super::values::{block_sections, ValueBuilder};
+use super::DEFAULT_BLOCK_RECORDS;
+use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter};
 use crate::error::Error;
 use crate::field::bits::{unsigned_width, write_uint};
 use crate::field::{Change, FieldState, Misfit};
@@ -390,25 +390,7 @@ impl<W: Write> UniversalWriter<W> {
             return self.end_model_block();
         }
         let values = self.values.take_sections(self.order);
-        let mut sections = Vec::with_capacity(values.len() + 1);
-        if !self.stream.is_empty() {
-            sections.push(SectionData {
-                number: RECORD_SECTION,
-                element_width: 0,
-                codec: self.codec,
-                level: self.level,
-                bytes: &self.stream,
-            });
-        }
-        for (number, width, bytes) in &values {
-            sections.push(SectionData {
-                number: *number,
-                element_width: *width,
-                codec: self.codec,
-                level: self.level,
-                bytes,
-            });
-        }
+        let sections = block_sections(&self.stream, &values, self.codec, self.level);
         self.container.write_block(self.block_records, &sections)?;
         self.stream.clear();
         self.block_records = 0;

@@ -135,14 +135,7 @@ pub enum Parsed<'a> {
     Spelled(Record<'a>),
 }
 
-/// Why a line is not a record: 1-based byte column and what was expected.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineError {
-    /// 1-based byte column.
-    pub column: usize,
-    /// What is wrong.
-    pub message: String,
-}
+pub use crate::shared::text::lines::LineError;
 
 /// A decimal number: `Some((value, canonical))`. Java's `Long` accepts a sign and leading zeros;
 /// only `-?[1-9][0-9]*|0` prints back unchanged.

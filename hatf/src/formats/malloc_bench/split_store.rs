@@ -5,14 +5,13 @@
 
 use std::io::{Read, Write};
 
-use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
+use metatf::container::{Codec, ContainerWriter, SectionData};
 
-use crate::shared::archive::rebuilt_check::{self, Opened};
+use crate::shared::archive::rebuilt_check;
 
 use super::{mixed_parts, model};
 use crate::format::{Compression, DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::archive::deflate::gzip_split;
-use crate::shared::archive::deflate::piece_stream::PieceWriter;
 use crate::shared::archive::raw_store;
 use crate::shared::coding::{context_mix, lzma_alone};
 use crate::shared::container::blocks::{self, container_error, write_error, DEFAULT_ZSTD_LEVEL};
@@ -27,12 +26,10 @@ use crate::shared::container::blocks::{self, container_error, write_error, DEFAU
 /// dictionary of at most 4 MiB (section [`MODEL_LZMA`]) or by zstd: encoding and decoding a
 /// malloc-bench trace then stay well under 100 MB (docs/FORMAT.md §6.1).
 pub const LAYOUT: &str = "malloc-bench-preflate-5";
-/// Section: the gzip header bytes.
-pub const HEAD: u8 = 0;
-/// Section: preflate's reconstruction data.
-pub const CORRECTIONS: u8 = 1;
-/// Section: the bytes after the deflate stream (CRC-32, size, anything after).
-pub const TAIL: u8 = 2;
+/// Sections [`HEAD`] (the gzip header bytes), [`CORRECTIONS`] (preflate's reconstruction
+/// data) and [`TAIL`] (the bytes after the deflate stream: CRC-32, size, anything after) are
+/// those of every taken-apart archive.
+pub use crate::shared::archive::rebuilt_check::{CORRECTIONS, HEAD, TAIL};
 /// Section: the model stream, compressed by the container's codec.
 pub const MODEL: u8 = 3;
 /// Section: the model stream as an LZMA "alone" stream (container codec none).
@@ -109,16 +106,7 @@ pub fn encode(
         }
         _ => None,
     };
-    let header = ContainerHeader {
-        dtd: dtd.to_string(),
-        format: format.to_string(),
-        properties: vec![
-            ("encoding".to_string(), "auto".to_string()),
-            (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
-            ("deflate".to_string(), "preflate".to_string()),
-            archive_crc,
-        ],
-    };
+    let header = rebuilt_check::header(dtd, format, LAYOUT, archive_crc);
     let section = |number, codec, bytes| SectionData {
         number,
         element_width: 1,
@@ -247,44 +235,23 @@ pub fn decode(
     options: &DecodeOptions,
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
-    let (mut r, rebuilt) =
-        match rebuilt_check::open_to_rebuild(input, format, file, LAYOUT, output)? {
-            Opened::Stored(blocks) => return Ok(blocks),
-            Opened::TakenApart(r, rebuilt) => (*r, rebuilt),
-        };
-    // Every byte written is checked against the original archive's CRC-32 at the end.
-    let (mut output, archive_crc) = rebuilt.writer(output);
-    let mut n = 0;
-    while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
-        n += 1;
+    rebuilt_check::rebuild(input, output, format, file, LAYOUT, &mut |b, w| {
         let bad = |m: String| FormatError {
             file: file.to_string(),
             position: format!("block {}", b.index),
             message: m,
         };
-        let (head, corrections, tail) = (
-            blocks::section(&b, HEAD),
-            blocks::section(&b, CORRECTIONS),
-            blocks::section(&b, TAIL),
-        );
         // Piece by piece, straight to the output, as the model decoder gives the protobuf:
         // neither the protobuf nor the rebuilt stream is ever whole in memory.
-        let pieces = gzip_split::decode_pieces(corrections).map_err(bad)?;
-        let stream = model_stream(&b, options.threads).map_err(bad)?;
-        output.write_all(head).map_err(|e| write_error(file, e))?;
-        let mut w = PieceWriter::new(&pieces, &mut output);
-        model::decode_to(&stream, &mut w).map_err(bad)?;
-        drop(stream);
-        w.finish().map_err(bad)?;
-        output.write_all(tail).map_err(|e| write_error(file, e))?;
-    }
-    output.finish(file, archive_crc.as_deref())?;
-    Ok(n)
+        let stream = model_stream(b, options.threads).map_err(bad)?;
+        model::decode_to(&stream, w).map(|_| ()).map_err(bad)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
 
     fn gzip(data: &[u8]) -> Vec<u8> {
         let mut e = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(6));

@@ -4,29 +4,20 @@
 //! on a worker thread when there are threads to spare); this file prints them, a batch at a
 //! time, into one text buffer that is written out in large pieces.
 
-use std::io::{BufWriter, Read, Write};
 use std::ops::Range;
-
-use metatf::container::ContainerReader;
 
 use super::kinds::{self, ReplayKinds};
 use super::line::Action;
 #[cfg(test)]
 use super::line::ReplayLine;
 use super::{FORMAT, THREADS, VERBATIM};
-use crate::format::{DecodeOptions, FormatError};
-use crate::shared::allocation_model::threads::decode_pipeline::{self, Drain};
+use crate::format::FormatError;
 use crate::shared::allocation_model::ModelRecord;
 use crate::shared::container::block_cursors::{BlockCursors, SideStreams};
-use crate::shared::container::blocks::{self, write_error};
-use crate::shared::container::kept_records;
 use crate::shared::text::numbers::put_dec;
 use crate::shared::text::out::{put, put_decimal, put_hex, window, TextOut, Window, WINDOW};
-use crate::shared::text::sink::{BatchPrinter, TextSink};
+use crate::shared::text::sink::BatchPrinter;
 
-/// Bytes of text the buffer starts with room for: the lines between two flush points
-/// ([`decode_pipeline::flush_point`]) and a batch's worth of room; it grows for longer ones.
-const TEXT_ROOM: usize = 1 << 20;
 /// Longest line: a 20-digit thread id, `: thread_done 0x` (the longest action), 16 digits, then
 /// two numbers of up to 20 digits (or `0x` and 16) with their spaces, and the newline.
 const LONGEST_LINE: usize = 20 + 2 + 14 + 16 + 2 * 21 + 1;
@@ -209,23 +200,26 @@ fn render_record(w: &mut Window, prefix: &Prefix, kind: &LineKind, r: &ModelReco
 }
 
 /// Prints decoded records as `memory_replay` text.
-struct Printer {
+pub(super) struct Printer {
     /// Line prefix (thread id) by site id.
     tids: Vec<Prefix>,
     /// How each kind code prints.
     kinds: [LineKind; 256],
 }
 
-/// The sink printing `memory_replay` text into `out`.
-fn text_sink<'f, 'o>(file: &'f str, out: Drain<'o>) -> TextSink<'f, 'o, Printer> {
-    let printer = Printer {
-        tids: Vec::new(),
-        kinds: line_kinds(),
-    };
-    TextSink::new(file, out, TEXT_ROOM, printer)
+impl Default for Printer {
+    fn default() -> Self {
+        Printer {
+            tids: Vec::new(),
+            kinds: line_kinds(),
+        }
+    }
 }
 
 impl BatchPrinter for Printer {
+    const FORMAT: &'static str = FORMAT;
+    type Kinds = ReplayKinds;
+    const KINDS: ReplayKinds = ReplayKinds;
     const SIDE_STREAMS: SideStreams = SIDE_STREAMS;
 
     fn block_start(&mut self) {
@@ -279,57 +273,12 @@ impl BatchPrinter for Printer {
     }
 }
 
-/// Reads a container of the `memory-replay` format and writes the dump back.
-pub fn decode(
-    input: &mut dyn Read,
-    output: &mut dyn Write,
-    options: &DecodeOptions,
-) -> Result<u64, FormatError> {
-    let file = options.input_name.as_str();
-    let mut reader = blocks::open(input, FORMAT, file)?;
-    reader.set_threads(options.threads);
-    // No buffer of its own: the text goes out in pieces of hundreds of kilobytes.
-    let lines = decode_blocks(&mut reader, output, file, options.threads)?;
-    output.flush().map_err(|e| write_error(file, e))?;
-    Ok(lines)
-}
-
-/// Decodes every remaining block of `reader` into `out`, the model on a worker thread when
-/// `threads` > 1.
-pub fn decode_blocks<R: Read>(
-    reader: &mut ContainerReader<R>,
-    out: &mut dyn Write,
-    file: &str,
-    threads: usize,
-) -> Result<u64, FormatError> {
-    blocks::check_layout(reader.header(), file)?;
-    decode_pipeline::decode_blocks(reader, &ReplayKinds, threads, file, out, &|drain| {
-        Box::new(text_sink(file, drain))
-    })
-}
-
-/// Decodes only records `first..end` (see [`crate::seek::decode_records`]).
-pub fn decode_records(
-    input: &mut dyn crate::seek::ReadSeek,
-    output: &mut dyn Write,
-    options: &DecodeOptions,
-    range: Range<u64>,
-    note: crate::seek::Note<'_>,
-) -> Result<u64, FormatError> {
-    let file = options.input_name.as_str();
-    let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut sink = text_sink(file, Drain::Direct(&mut out));
-    let written =
-        kept_records::decode_kept(input, FORMAT, file, range, note, &ReplayKinds, &mut sink)?;
-    drop(sink);
-    out.flush().map_err(|e| write_error(file, e))?;
-    Ok(written)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::line;
     use super::*;
+    use crate::shared::allocation_model::threads::decode_pipeline;
+    use crate::shared::text::sink::TextSink;
 
     #[test]
     fn render_prints_what_line_render_prints() {
@@ -436,7 +385,7 @@ mod tests {
         decode_pipeline::check_sharing(
             &super::super::MemoryReplay,
             &ReplayKinds,
-            &|drain| Box::new(text_sink("t", drain)),
+            &|drain| Box::new(TextSink::<Printer>::new("t", drain)),
             &text,
         );
     }

@@ -3,8 +3,6 @@
 use metatf::hash::FastMap;
 use std::io::{Read, Write};
 
-use metatf::container::ContainerHeader;
-
 use super::kinds::{self, ReplayKinds};
 use super::line::{self, Action, ReplayLine};
 use super::window::{self, TidPrefix, WINDOW};
@@ -15,21 +13,8 @@ use crate::shared::allocation_model::ModelRecord;
 use crate::shared::container::blocks::{self, BlockWriter};
 use crate::shared::container::ended_block::EndedBlock;
 use crate::shared::text::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::shared::text::lines::bad_line_unless_kept;
+use crate::shared::text::lines::ChunkLineError;
 use metatf::varint::put_u64;
-
-/// Lines per block.
-const BLOCK_RECORDS: u64 = 1 << 20;
-/// Lines per block: [`BLOCK_RECORDS`], or fewer in tests so that blocks end inside chunks.
-fn block_records() -> u64 {
-    #[cfg(test)]
-    if let Some(b) = crate::shared::allocation::encode_checks::block_records_for_tests() {
-        return b;
-    }
-    BLOCK_RECORDS
-}
-/// Verbatim bytes that also end a block early.
-const BLOCK_VERBATIM_BYTES: usize = 64 << 20;
 
 struct Encoder {
     model: ModelEncoder<ReplayKinds>,
@@ -128,11 +113,7 @@ pub fn encode(
     output: &mut dyn Write,
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
-    let header = ContainerHeader {
-        dtd: DTD.to_string(),
-        format: FORMAT.to_string(),
-        properties: blocks::model_properties(),
-    };
+    let header = blocks::auto_header(DTD, FORMAT, blocks::LAYOUT, []);
     let mut out = BlockWriter::new(output, &header, options)?;
     let report = encode_into(input, &mut out, options)?;
     out.finish()?;
@@ -164,9 +145,8 @@ struct ParsedLines {
     thread_index: FastMap<u64, u32>,
     /// Lines that did not parse, kept verbatim (`--keep-bad-lines`).
     bad_lines: u64,
-    /// The line that did not parse (0-based number in the chunk, start, length without the
-    /// `\n`) and why; parsing stops there.
-    error: Option<(u64, usize, usize, line::LineError)>,
+    /// The line that did not parse; parsing stops there.
+    error: Option<ChunkLineError>,
 }
 
 impl ParsedChunk for ParsedLines {
@@ -361,7 +341,7 @@ fn parse_other(
         let text = &raw[..len];
         if let Err(e) = line::parse_checked(text.strip_suffix(b"\r").unwrap_or(text)) {
             if !keep_bad_lines {
-                out.error = Some((i, at, len, e));
+                out.error = Some(ChunkLineError::new(i, at, len, e));
                 return;
             }
             out.bad_lines += 1;
@@ -385,7 +365,7 @@ fn parse_other(
                     None
                 }
                 Err(e) => {
-                    out.error = Some((i, at, len, e));
+                    out.error = Some(ChunkLineError::new(i, at, len, e));
                     return;
                 }
             }
@@ -417,7 +397,7 @@ pub fn encode_into<W: Write>(
     };
     let mut report = EncodeReport::default();
     let keep = options.keep_bad_lines;
-    let block_records = block_records();
+    let block_records = blocks::model_block_records();
     // With more threads the model's address half runs on a thread of its own, which
     // prefetches for itself (should that thread not start, the model runs here unhelped: the
     // same output, a little slower).
@@ -450,7 +430,7 @@ pub fn encode_into<W: Write>(
                         // Only a verbatim line adds verbatim bytes: their limit is checked
                         // here alone.
                         if enc.records >= block_records
-                            || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES
+                            || enc.verbatim.len() >= blocks::BLOCK_VERBATIM_BYTES
                         {
                             enc.end_block(out)?;
                         }
@@ -466,14 +446,8 @@ pub fn encode_into<W: Write>(
                 }
             }
             enc.write_ended(out, false)?;
-            if let Some((i, at, len, e)) = &parsed.error {
-                return Err(bad_line_unless_kept(
-                    file,
-                    first_line + i,
-                    e.column,
-                    &e.message,
-                    &chunk[*at..at + len],
-                ));
+            if let Some(e) = &parsed.error {
+                return Err(e.unless_kept(file, first_line, chunk));
             }
             Ok(())
         },
@@ -507,13 +481,11 @@ fn to_record(l: &ReplayLine, site: u32) -> ModelRecord {
     r
 }
 
-// Decoding is in `decode.rs`; `mod.rs` and `zip.rs` call it through this module.
-pub use super::decode::{decode, decode_records};
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::shared::allocation::encode_checks::file_depends_on_the_text_alone;
+    use crate::shared::allocation::format_impl::AllocationFormat;
 
     /// A dump whose threads repeat within and across chunks, with a few lines that are
     /// stored verbatim and one that does not parse.
@@ -545,7 +517,12 @@ mod tests {
 
     #[test]
     fn the_file_does_not_depend_on_chunks_threads_or_where_blocks_end() {
-        file_depends_on_the_text_alone(&dump(), 1, encode, decode);
+        file_depends_on_the_text_alone(
+            &dump(),
+            1,
+            encode,
+            <super::super::MemoryReplay as AllocationFormat>::DECODE,
+        );
     }
 
     /// [`parse_chunk`] one line at a time through [`parse_other`] alone: what parsing a chunk

@@ -73,14 +73,7 @@ pub struct ReplayLine {
     pub b: u64,
 }
 
-/// Why a line did not parse: 1-based column and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineError {
-    /// 1-based byte column.
-    pub column: usize,
-    /// What was expected.
-    pub message: String,
-}
+pub use crate::shared::text::lines::LineError;
 
 fn dec(t: &[u8]) -> Option<u64> {
     parse_dec(t)

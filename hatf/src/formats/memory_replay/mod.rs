@@ -17,6 +17,7 @@ use crate::shared::allocation::check::BlockNames;
 use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::allocation::placed::ForEachPlacedEvent;
 use crate::shared::allocation_model::FIRST_FORMAT_STREAM;
+use crate::shared::text::sink;
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "memory-replay";
@@ -37,8 +38,8 @@ impl AllocationFormat for MemoryReplay {
     const DETECT: fn(&[u8]) -> bool = detect;
     const PLACED_EVENTS: ForEachPlacedEvent = events::for_each_placed_event;
     const ENCODE: EncodeFn = encode::encode;
-    const DECODE: DecodeFn = encode::decode;
-    const DECODE_RECORDS: DecodeRecordsFn = encode::decode_records;
+    const DECODE: DecodeFn = sink::decode::<decode::Printer>;
+    const DECODE_RECORDS: DecodeRecordsFn = sink::decode_range::<decode::Printer>;
     const THREAD_LISTER: Option<ThreadListerFn> = Some(thread_lister);
 }
 

@@ -12,15 +12,16 @@
 
 use std::io::{Read, Write};
 
-use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
+use metatf::container::{Codec, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
-use super::{encode, line};
+use super::{encode, line, MemoryReplay};
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::seek::{Note, ReadSeek, Window};
+use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::archive::deflate::gzip_split::{self, Piece};
-use crate::shared::archive::deflate::piece_stream::{PieceReader, PieceWriter};
+use crate::shared::archive::deflate::piece_stream::PieceReader;
 use crate::shared::archive::raw_store;
-use crate::shared::archive::rebuilt_check::{self, Opened};
+use crate::shared::archive::rebuilt_check::{self, CORRECTIONS, HEAD, TAIL};
 use crate::shared::archive::zip_entry::{self, Wanted};
 use crate::shared::container::blocks::{self, container_error, write_error};
 
@@ -30,13 +31,9 @@ use crate::shared::container::blocks::{self, container_error, write_error};
 /// time while the entry's text streams into the `memory-replay` encoder, and decoding rebuilds
 /// each piece as the decoder's text completes it, so neither holds the whole text.
 pub const LAYOUT: &str = "memory-replay-zip-preflate-2";
-/// Section: the archive's bytes before the entry's deflate stream.
-const HEAD: u8 = 0;
-/// Section: the deflate stream's pieces and preflate's reconstruction data for each.
-const CORRECTIONS: u8 = 1;
-/// Section: the archive's bytes after the deflate stream.
-const TAIL: u8 = 2;
-/// Section: the entry's text as a `memory-replay` container.
+/// Sections: [`rebuilt_check::HEAD`], [`rebuilt_check::CORRECTIONS`] (the deflate stream's
+/// pieces and preflate's reconstruction data for each), [`rebuilt_check::TAIL`], then the
+/// entry's text as a `memory-replay` container.
 const NESTED: u8 = 3;
 
 /// Format id stored in the container header.
@@ -90,16 +87,8 @@ pub fn encode(
             nested,
             report,
         }) => {
-            let header = ContainerHeader {
-                dtd: super::DTD.to_string(),
-                format: FORMAT.to_string(),
-                properties: vec![
-                    ("encoding".to_string(), "auto".to_string()),
-                    (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
-                    ("deflate".to_string(), "preflate".to_string()),
-                    rebuilt_check::property(&z),
-                ],
-            };
+            let header =
+                rebuilt_check::header(super::DTD, FORMAT, LAYOUT, rebuilt_check::property(&z));
             let section = |number, codec, bytes| SectionData {
                 number,
                 element_width: 1,
@@ -249,42 +238,16 @@ fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
     })
 }
 
-/// Writes the archive back.
+/// Writes the archive back: its entry's text decoded from the nested container.
 pub fn decode(
     input: &mut dyn Read,
     output: &mut dyn Write,
     options: &DecodeOptions,
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
-    let (mut r, rebuilt) =
-        match rebuilt_check::open_to_rebuild(input, FORMAT, file, LAYOUT, output)? {
-            Opened::Stored(blocks) => return Ok(blocks),
-            Opened::TakenApart(r, rebuilt) => (*r, rebuilt),
-        };
-    // Every byte written is checked against the original archive's CRC-32 at the end.
-    let (mut output, archive_crc) = rebuilt.writer(output);
-    let mut n = 0;
-    while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
-        let bad = |m: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {}", b.index),
-            message: m,
-        };
-        // Each piece rebuilt as soon as the decoder's text completes it.
-        let pieces = gzip_split::decode_pieces(blocks::section(&b, CORRECTIONS)).map_err(bad)?;
-        output
-            .write_all(blocks::section(&b, HEAD))
-            .map_err(|e| write_error(file, e))?;
-        let mut w = PieceWriter::new(&pieces, &mut output);
-        encode::decode(&mut blocks::section(&b, NESTED), &mut w, options)?;
-        w.finish().map_err(bad)?;
-        output
-            .write_all(blocks::section(&b, TAIL))
-            .map_err(|e| write_error(file, e))?;
-        n += 1;
-    }
-    output.finish(file, archive_crc.as_deref())?;
-    Ok(n)
+    rebuilt_check::rebuild(input, output, FORMAT, file, LAYOUT, &mut |b, w| {
+        MemoryReplay::DECODE(&mut blocks::section(b, NESTED), w, options).map(|_| ())
+    })
 }
 
 /// `decode --records A..B`: lines `range` of the archive's entry, its `memory_replay` text (a
@@ -308,7 +271,7 @@ pub fn decode_records(
             positioned: None,
             ..options.clone()
         };
-        encode::decode_records(nested, output, &nested_options, range.clone(), &mut *note)
+        MemoryReplay::DECODE_RECORDS(nested, output, &nested_options, range.clone(), &mut *note)
     })
 }
 

@@ -4,24 +4,15 @@
 //! on a worker thread when there are threads to spare); this file prints them, a batch at a
 //! time, into one text buffer that is written out in large pieces.
 
-use std::io::{BufWriter, Read, Write};
 use std::ops::Range;
 
 use super::kinds::{self, MtraceKinds};
 use super::{FORMAT, STRINGS, VERBATIM};
-use crate::format::{DecodeOptions, FormatError};
-use crate::seek::{self, Note};
-use crate::shared::allocation_model::threads::decode_pipeline::{self, Drain};
+use crate::format::FormatError;
 use crate::shared::allocation_model::ModelRecord;
 use crate::shared::container::block_cursors::{BlockCursors, SideStreams};
-use crate::shared::container::blocks::{self, write_error};
-use crate::shared::container::kept_records;
 use crate::shared::text::out::{put, put_hex, put_hex_short, window, TextOut, Window, WINDOW};
-use crate::shared::text::sink::{BatchPrinter, TextSink};
-
-/// Bytes of text the buffer starts with room for: the lines between two flush points
-/// ([`decode_pipeline::flush_point`]); it grows for longer ones.
-const TEXT_ROOM: usize = 1 << 20;
+use crate::shared::text::sink::BatchPrinter;
 
 /// The printed prefix (`@ CALLER `, or nothing for "no caller") of each call site, by site id:
 /// each in a fixed slot of [`SLOT`] bytes, so that a line finds its prefix with one bounds
@@ -222,7 +213,7 @@ fn render_line(
 }
 
 /// Prints decoded records as `mtrace` text.
-struct Printer {
+pub(super) struct Printer {
     callers: Callers,
     /// How each kind code prints.
     kinds: [LineKind; 256],
@@ -233,16 +224,19 @@ struct Printer {
 const BATCH_ROOM: usize = 1 << 16;
 const _: () = assert!(BATCH_ROOM >= LINE);
 
-/// The sink printing `mtrace` text into `out`.
-fn text_sink<'f, 'o>(file: &'f str, out: Drain<'o>) -> TextSink<'f, 'o, Printer> {
-    let printer = Printer {
-        callers: Callers::default(),
-        kinds: line_kinds(),
-    };
-    TextSink::new(file, out, TEXT_ROOM, printer)
+impl Default for Printer {
+    fn default() -> Self {
+        Printer {
+            callers: Callers::default(),
+            kinds: line_kinds(),
+        }
+    }
 }
 
 impl BatchPrinter for Printer {
+    const FORMAT: &'static str = FORMAT;
+    type Kinds = MtraceKinds;
+    const KINDS: MtraceKinds = MtraceKinds;
     const SIDE_STREAMS: SideStreams = SIDE_STREAMS;
 
     fn block_start(&mut self) {
@@ -377,60 +371,12 @@ pub(super) fn other_line<'a>(
     }
 }
 
-/// Reads a container written by the `mtrace` encoder and writes the log back; returns the
-/// number of lines written.
-pub fn decode(
-    input: &mut dyn Read,
-    output: &mut dyn Write,
-    options: &DecodeOptions,
-) -> Result<u64, FormatError> {
-    let file = options.input_name.as_str();
-    let mut reader = blocks::open(input, FORMAT, file)?;
-    reader.set_threads(options.threads);
-    blocks::check_layout(reader.header(), file)?;
-    // No buffer of its own: the text goes out in pieces of hundreds of kilobytes.
-    let lines = decode_pipeline::decode_blocks(
-        &mut reader,
-        &MtraceKinds,
-        options.threads,
-        file,
-        output,
-        &|drain| Box::new(text_sink(file, drain)),
-    )?;
-    output.flush().map_err(|e| write_error(file, e))?;
-    Ok(lines)
-}
-
-/// Decodes only records `first..end` (see [`crate::seek::decode_records`]).
-pub fn decode_records(
-    input: &mut dyn seek::ReadSeek,
-    output: &mut dyn Write,
-    options: &DecodeOptions,
-    first: u64,
-    end: u64,
-    note: Note<'_>,
-) -> Result<u64, FormatError> {
-    let file = options.input_name.as_str();
-    let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut sink = text_sink(file, Drain::Direct(&mut out));
-    let written = kept_records::decode_kept(
-        input,
-        FORMAT,
-        file,
-        first..end,
-        note,
-        &MtraceKinds,
-        &mut sink,
-    )?;
-    drop(sink);
-    out.flush().map_err(|e| write_error(file, e))?;
-    Ok(written)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::formats::mtrace::line::{render, Op, OpLine};
+    use crate::shared::allocation_model::threads::decode_pipeline;
+    use crate::shared::text::sink::TextSink;
 
     #[test]
     fn render_op_prints_what_line_render_prints() {
@@ -545,7 +491,7 @@ mod tests {
         decode_pipeline::check_sharing(
             &super::super::Mtrace,
             &MtraceKinds,
-            &|drain| Box::new(text_sink("t", drain)),
+            &|drain| Box::new(TextSink::<Printer>::new("t", drain)),
             &text,
         );
     }

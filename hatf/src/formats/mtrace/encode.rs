@@ -7,33 +7,19 @@
 use std::hash::BuildHasher;
 use std::io::{Read, Write};
 
-use metatf::container::ContainerHeader;
-
 use super::kinds::{self, MtraceKinds};
-use super::line::{self, Line, LineError, Op, OpLine};
+use super::line::{self, Line, Op, OpLine};
 use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
 use crate::shared::allocation_model::threads::encode_worker::ModelEncoder;
 use crate::shared::allocation_model::ModelRecord;
-use crate::shared::container::blocks::BlockWriter;
+use crate::shared::container::blocks::{self, BlockWriter};
 use crate::shared::container::ended_block::EndedBlock;
 use crate::shared::text::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
-use crate::shared::text::lines::bad_line_unless_kept;
+use crate::shared::text::lines::ChunkLineError;
 use metatf::hash::{FastMap, FastState};
 use metatf::varint::put_u64;
 
-/// Lines per block: bounds memory whatever the trace length.
-pub const BLOCK_RECORDS: u64 = 1 << 20;
-/// Lines per block: [`BLOCK_RECORDS`], or fewer in tests so that blocks end inside chunks.
-fn block_records() -> u64 {
-    #[cfg(test)]
-    if let Some(b) = crate::shared::allocation::encode_checks::block_records_for_tests() {
-        return b;
-    }
-    BLOCK_RECORDS
-}
-/// Verbatim bytes that also end a block early.
-const BLOCK_VERBATIM_BYTES: usize = 64 << 20;
 /// How many lines ahead the model is asked to prefetch a line's live-block entry.
 const PREFETCH_AHEAD: usize = 16;
 /// No site id: the end of a chain of sites whose callers share a hash.
@@ -80,9 +66,8 @@ struct ParsedLines {
     /// without hashing the caller (in python-json, four lines in five name a caller other
     /// than the line before's).
     by_tail: Vec<u32>,
-    /// The line that did not parse (0-based number in the chunk, start, length without the
-    /// `\n`) and why; parsing stops there.
-    error: Option<(u64, usize, usize, LineError)>,
+    /// The line that did not parse; parsing stops there.
+    error: Option<ChunkLineError>,
 }
 
 impl ParsedChunk for ParsedLines {
@@ -278,7 +263,7 @@ fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, seed: 
                 Ok(_) => false,
                 Err(_) if keep_bad_lines => true,
                 Err(e) => {
-                    out.error = Some((i, at, len, e));
+                    out.error = Some(ChunkLineError::new(i, at, len, e));
                     return;
                 }
             };
@@ -381,7 +366,7 @@ fn parse_other_line(
         Ok((Line::Op(op), _)) => p = out.op_line(chunk, at, &op, last_caller, seed),
         Err(_) if keep_bad_lines => p.bad = true,
         Err(e) => {
-            out.error = Some((i, at, len, e));
+            out.error = Some(ChunkLineError::new(i, at, len, e));
             return;
         }
     }
@@ -517,11 +502,7 @@ pub fn encode(
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let header = ContainerHeader {
-        dtd: DTD.to_string(),
-        format: FORMAT.to_string(),
-        properties: crate::shared::container::blocks::model_properties(),
-    };
+    let header = blocks::auto_header(DTD, FORMAT, blocks::LAYOUT, []);
     let mut out = BlockWriter::new(output, &header, options)?;
     out.fast_level();
     let mut enc = Encoder {
@@ -539,7 +520,7 @@ pub fn encode(
     // A random seed for the callers' hashes (see `caller_hash`).
     let seed = FastState::default().hash_one(0x5eed_u64);
     let keep = options.keep_bad_lines;
-    let block_records = block_records();
+    let block_records = blocks::model_block_records();
     let lines = for_each_chunk(
         input,
         file,
@@ -555,19 +536,15 @@ pub fn encode(
                 }
                 report.bad_lines += u64::from(p.bad);
                 enc.line(p, chunk, parsed);
-                if enc.records >= block_records || enc.verbatim.len() >= BLOCK_VERBATIM_BYTES {
+                if enc.records >= block_records
+                    || enc.verbatim.len() >= blocks::BLOCK_VERBATIM_BYTES
+                {
                     end_block(&mut enc, &mut out)?;
                 }
             }
             enc.ended.write(&mut enc.model, &mut out, false)?;
-            if let Some((i, at, len, e)) = &parsed.error {
-                return Err(bad_line_unless_kept(
-                    file,
-                    first_line + i,
-                    e.column,
-                    &e.message,
-                    &chunk[*at..at + len],
-                ));
+            if let Some(e) = &parsed.error {
+                return Err(e.unless_kept(file, first_line, chunk));
             }
             Ok(())
         },
@@ -607,6 +584,7 @@ fn end_block<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<()
 mod tests {
     use super::*;
     use crate::shared::allocation::encode_checks::file_depends_on_the_text_alone;
+    use crate::shared::allocation::format_impl::AllocationFormat;
 
     /// A trace whose callers repeat within and across chunks, with a few lines that are
     /// stored verbatim and one that does not parse.
@@ -641,7 +619,12 @@ mod tests {
 
     #[test]
     fn the_file_does_not_depend_on_chunks_threads_or_where_blocks_end() {
-        file_depends_on_the_text_alone(&trace(), 1, encode, super::super::decode::decode);
+        file_depends_on_the_text_alone(
+            &trace(),
+            1,
+            encode,
+            <super::super::Mtrace as AllocationFormat>::DECODE,
+        );
     }
 
     #[test]

@@ -68,14 +68,7 @@ pub enum Line<'a> {
     Marker(&'a [u8]),
 }
 
-/// Why a line did not parse: 1-based column and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineError {
-    /// 1-based byte column.
-    pub column: usize,
-    /// What was expected.
-    pub message: String,
-}
+pub use crate::shared::text::lines::LineError;
 
 fn hex(tok: &[u8]) -> Option<u64> {
     if tok == b"(nil)" || tok == b"0" {

@@ -14,6 +14,7 @@ use crate::shared::allocation::check::BlockNames;
 use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::allocation::placed::ForEachPlacedEvent;
 use crate::shared::allocation_model::FIRST_FORMAT_STREAM;
+use crate::shared::text::sink;
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "mtrace";
@@ -35,10 +36,8 @@ impl AllocationFormat for Mtrace {
     const DETECT: fn(&[u8]) -> bool = detect;
     const PLACED_EVENTS: ForEachPlacedEvent = events::for_each_placed_event;
     const ENCODE: EncodeFn = encode::encode;
-    const DECODE: DecodeFn = decode::decode;
-    const DECODE_RECORDS: DecodeRecordsFn = |input, output, options, range, note| {
-        decode::decode_records(input, output, options, range.start, range.end, note)
-    };
+    const DECODE: DecodeFn = sink::decode::<decode::Printer>;
+    const DECODE_RECORDS: DecodeRecordsFn = sink::decode_range::<decode::Printer>;
 }
 
 /// True when `head` starts with `= Start` or its first few lines all parse.

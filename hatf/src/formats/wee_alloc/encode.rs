@@ -4,8 +4,6 @@
 
 use std::io::{BufReader, Read, Write};
 
-use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
-
 use super::records::{Record, RecordModel};
 use super::structured::Structured;
 use super::{
@@ -15,7 +13,7 @@ use super::{
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::coding::bit_coder::BitEncoder;
 use crate::shared::coding::context_mix;
-use crate::shared::container::blocks::BlockWriter;
+use crate::shared::container::blocks::{self, BlockWriter};
 use crate::shared::text::lines::{echo, is_line_too_long, line_too_long, read_line_bounded};
 
 /// Reads a wee_alloc trace and writes its `auto` encoding.
@@ -25,14 +23,7 @@ pub fn encode(
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let header = ContainerHeader {
-        dtd: DTD.to_string(),
-        format: FORMAT.to_string(),
-        properties: vec![
-            ("encoding".to_string(), "auto".to_string()),
-            (PROPERTY_LAYOUT.to_string(), LAYOUT.to_string()),
-        ],
-    };
+    let header = blocks::auto_header(DTD, FORMAT, LAYOUT, []);
     // With the default compression the stream goes through the context mixer and is
     // stored as is; with another choice the container's codec compresses it.
     let mixed = options.compression == Compression::Zstd;

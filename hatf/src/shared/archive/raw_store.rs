@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 
-use metatf::container::{Codec, ContainerHeader, ContainerReader, ContainerWriter, SectionData};
+use metatf::container::{Codec, ContainerReader, ContainerWriter, SectionData};
 
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::container::blocks::{self, container_error, write_error};
@@ -23,21 +23,13 @@ pub fn encode(
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let header = ContainerHeader {
-        dtd: dtd.to_string(),
-        format: format.to_string(),
-        properties: vec![
-            ("encoding".to_string(), "auto".to_string()),
-            // The sections hold the input file's bytes, not records: no universal reader may
-            // interpret them.
-            (
-                metatf::container::PROPERTY_LAYOUT.to_string(),
-                "original-bytes".to_string(),
-            ),
-            ("deflate".to_string(), "original-bytes".to_string()),
-            ("deflate-reason".to_string(), reason.to_string()),
-        ],
-    };
+    // The sections hold the input file's bytes, not records: no universal reader may
+    // interpret them.
+    let more = [
+        ("deflate".to_string(), "original-bytes".to_string()),
+        ("deflate-reason".to_string(), reason.to_string()),
+    ];
+    let header = blocks::auto_header(dtd, format, "original-bytes", more);
     let mut w = ContainerWriter::new(output, &header).map_err(|e| container_error(file, e))?;
     let mut report = EncodeReport::default();
     let mut buf = vec![0u8; CHUNK];

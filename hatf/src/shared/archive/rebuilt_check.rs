@@ -7,11 +7,13 @@
 
 use std::io::{self, Read, Write};
 
-use metatf::container::{ContainerReader, PROPERTY_LAYOUT};
+use metatf::container::{Block, ContainerHeader, PROPERTY_LAYOUT};
 
 use crate::format::FormatError;
+use crate::shared::archive::deflate::gzip_split;
+use crate::shared::archive::deflate::piece_stream::PieceWriter;
 use crate::shared::archive::raw_store;
-use crate::shared::container::blocks::{self, write_error};
+use crate::shared::container::blocks::{self, container_error, write_error};
 
 /// Header property: the CRC-32 (IEEE, as zlib and zip compute it) of the original archive,
 /// as 8 lowercase hexadecimal digits.
@@ -25,44 +27,70 @@ pub fn property(bytes: &[u8]) -> (String, String) {
     )
 }
 
-/// An archive format's container, opened to write the archive back.
-pub enum Opened<R: Read> {
-    /// The container held the archive's bytes as they are, and they have been written: this
-    /// many blocks.
-    Stored(u64),
-    /// The archive was taken apart: the reader, before its first block, and the writer that
-    /// checks the rebuilt bytes against the original's CRC-32 when finished.
-    TakenApart(Box<ContainerReader<R>>, Rebuilt),
+/// The header of an archive format's file holding the archive taken apart (layout `layout`),
+/// its deflate streams to be rebuilt by preflate and checked against `archive_crc` (see
+/// [`property`]).
+pub fn header(
+    dtd: &str,
+    format: &str,
+    layout: &str,
+    archive_crc: (String, String),
+) -> ContainerHeader {
+    let deflate = ("deflate".to_string(), "preflate".to_string());
+    blocks::auto_header(dtd, format, layout, [deflate, archive_crc])
 }
 
-/// The check of the bytes written back by a decoder of an [`Opened::TakenApart`] archive.
-pub struct Rebuilt {
-    /// The header property's value (`None` when the file has none).
-    expected: Option<String>,
-}
+/// Section of each block of a taken-apart archive: the archive's bytes before the deflate
+/// stream.
+pub const HEAD: u8 = 0;
+/// Section: preflate's reconstruction data (and the deflate stream's pieces).
+pub const CORRECTIONS: u8 = 1;
+/// Section: the archive's bytes after the deflate stream.
+pub const TAIL: u8 = 2;
 
-impl Rebuilt {
-    /// A [`CrcWriter`] to `output` and the CRC-32 its bytes must have.
-    pub fn writer<W: Write>(self, output: W) -> (CrcWriter<W>, Option<String>) {
-        (CrcWriter::new(output), self.expected)
-    }
-}
-
-/// Opens the container of archive format `format` in `input`: when its layout property is not
-/// `taken_apart` the container holds the archive's bytes, which are written to `output` here.
-pub fn open_to_rebuild<R: Read>(
-    input: R,
+/// Writes back the archive of archive format `format` whose container is `input`; returns the
+/// number of blocks. When the layout property is not `taken_apart` the container holds the
+/// archive's bytes, which are written as they are. Otherwise each block gives its [`HEAD`],
+/// then the deflate stream preflate rebuilds, piece by piece, from [`CORRECTIONS`] and the
+/// uncompressed bytes `body` writes (the format's own decoding of the block), then its
+/// [`TAIL`]; every byte written is checked against the original archive's CRC-32 at the end.
+pub fn rebuild(
+    input: &mut dyn Read,
+    output: &mut dyn Write,
     format: &str,
     file: &str,
     taken_apart: &str,
-    output: &mut dyn Write,
-) -> Result<Opened<R>, FormatError> {
+    body: &mut dyn FnMut(&Block, &mut dyn Write) -> Result<(), FormatError>,
+) -> Result<u64, FormatError> {
     let mut r = blocks::open(input, format, file)?;
     if r.header().property(PROPERTY_LAYOUT) != Some(taken_apart) {
-        return raw_store::write_blocks(&mut r, output, file).map(Opened::Stored);
+        return raw_store::write_blocks(&mut r, output, file);
     }
     let expected = r.header().property(PROPERTY).map(str::to_string);
-    Ok(Opened::TakenApart(Box::new(r), Rebuilt { expected }))
+    let mut output = CrcWriter::new(output);
+    let mut n = 0;
+    while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
+        let bad = |m: String| FormatError {
+            file: file.to_string(),
+            position: format!("block {}", b.index),
+            message: m,
+        };
+        // Each piece rebuilt as soon as the format's decoder completes it: neither the
+        // uncompressed data nor the rebuilt stream is ever whole in memory.
+        let pieces = gzip_split::decode_pieces(blocks::section(&b, CORRECTIONS)).map_err(bad)?;
+        output
+            .write_all(blocks::section(&b, HEAD))
+            .map_err(|e| write_error(file, e))?;
+        let mut w = PieceWriter::new(&pieces, &mut output);
+        body(&b, &mut w)?;
+        w.finish().map_err(bad)?;
+        output
+            .write_all(blocks::section(&b, TAIL))
+            .map_err(|e| write_error(file, e))?;
+        n += 1;
+    }
+    output.finish(file, expected.as_deref())?;
+    Ok(n)
 }
 
 /// A writer passing bytes to `inner` and computing their CRC-32 on the way.

@@ -57,15 +57,48 @@ pub fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatEr
     }
 }
 
+/// Lines per block of the text formats the allocation model encodes: bounds memory whatever
+/// the trace length.
+pub const MODEL_BLOCK_RECORDS: u64 = 1 << 20;
+/// Bytes of verbatim lines that also end such a block early.
+pub const BLOCK_VERBATIM_BYTES: usize = 64 << 20;
+
+/// Lines per block: [`MODEL_BLOCK_RECORDS`], or fewer in tests so that blocks end inside
+/// chunks.
+pub fn model_block_records() -> u64 {
+    #[cfg(test)]
+    if let Some(b) = crate::shared::allocation::encode_checks::block_records_for_tests() {
+        return b;
+    }
+    MODEL_BLOCK_RECORDS
+}
+
 /// The header properties every allocation-model file carries.
 pub fn model_properties() -> Vec<(String, String)> {
-    vec![
+    auto_header("", "", LAYOUT, []).properties
+}
+
+/// The header of a file of `format` (records described by `dtd`) that a format's own encoding
+/// (`auto`) wrote in layout `layout`: the properties `encoding` = `auto` and the layout, in that
+/// order, then `more`.
+pub fn auto_header(
+    dtd: &str,
+    format: &str,
+    layout: &str,
+    more: impl IntoIterator<Item = (String, String)>,
+) -> ContainerHeader {
+    let own = [
         ("encoding".to_string(), "auto".to_string()),
         (
             metatf::container::PROPERTY_LAYOUT.to_string(),
-            LAYOUT.to_string(),
+            layout.to_string(),
         ),
-    ]
+    ];
+    ContainerHeader {
+        dtd: dtd.to_string(),
+        format: format.to_string(),
+        properties: own.into_iter().chain(more).collect(),
+    }
 }
 
 /// Turns a container error into a format error naming the file.

@@ -143,6 +143,54 @@ pub fn for_each_line(
     .map(|_| ())
 }
 
+/// Why a line did not parse: 1-based byte column and what was expected. The line parsers of
+/// every text format return it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    /// 1-based byte column.
+    pub column: usize,
+    /// What was expected.
+    pub message: String,
+}
+
+/// The line of a chunk that did not parse, where a chunked encoder stops: its 0-based number
+/// in the chunk, its start and length (without the `\n`) in the chunk, and why.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ChunkLineError {
+    /// 0-based number of the line in its chunk.
+    pub line: u64,
+    /// Start of the line in the chunk.
+    pub at: usize,
+    /// Length of the line, without its `\n`.
+    pub len: usize,
+    /// Why it did not parse.
+    pub error: LineError,
+}
+
+impl ChunkLineError {
+    /// Line `line` of the chunk, at `at` for `len` bytes, did not parse for `error`.
+    pub fn new(line: u64, at: usize, len: usize, error: LineError) -> Self {
+        ChunkLineError {
+            line,
+            at,
+            len,
+            error,
+        }
+    }
+
+    /// The error naming the line in file `name`, whose chunk `chunk` starts at line
+    /// `first_line`, with the hint that `--keep-bad-lines` would keep it.
+    pub fn unless_kept(&self, name: &str, first_line: u64, chunk: &[u8]) -> FormatError {
+        bad_line_unless_kept(
+            name,
+            first_line + self.line,
+            self.error.column,
+            &self.error.message,
+            &chunk[self.at..self.at + self.len],
+        )
+    }
+}
+
 /// The error for a line that does not parse, in an encoder that could keep it verbatim.
 pub fn bad_line_unless_kept(
     name: &str,
