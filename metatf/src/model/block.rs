@@ -116,8 +116,8 @@ trait Consumer {
 /// windows of consecutive records spread evenly over it. Why: measuring and metering every
 /// record took most of the writer's time (several passes over the block, each running every
 /// candidate's state), while the choice settles on far fewer records; the final coding runs
-/// over every record. 2^17 records in 8 windows made lackey's first million lines 6.5 %
-/// larger; 2^18 in 16 windows codes them as small as every record did.
+/// over every record. On lackey's two blocks this codes the trace 0.3 % larger (its first
+/// million lines 1 % smaller) in half the writer's time.
 const SAMPLE_RECORDS: u64 = 1 << 18;
 /// Windows the sampled records are taken in: consecutive records, so that predictors that
 /// follow a history (finite contexts, strides, recency lists) see it as the coder will, and
@@ -186,7 +186,9 @@ impl Window {
     /// The record being walked is done.
     fn next(&mut self) {
         self.at += 1;
-        if self.at - self.start >= self.len && self.begun < SAMPLE_WINDOWS {
+        // Between windows `at` is below the next window's start.
+        if self.at >= self.start && self.at - self.start >= self.len && self.begun < SAMPLE_WINDOWS
+        {
             // Window i starts at record i × records / windows, after the end of window i − 1
             // since the block has more than SAMPLE_RECORDS records.
             self.start = self.begun * self.records / SAMPLE_WINDOWS;
@@ -1164,4 +1166,45 @@ pub(crate) fn decode(
         catalog, streams, &mut d, records, section, declared, &orders,
     )?;
     Ok((d.output, end))
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::{Window, SAMPLE_RECORDS, SAMPLE_WINDOWS};
+
+    /// The records `window` takes, walked to its end.
+    fn taken(mut window: Window, records: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        for r in 0..records {
+            if window.taken() {
+                out.push(r);
+            }
+            window.next();
+        }
+        out
+    }
+
+    #[test]
+    fn a_small_block_is_taken_whole() {
+        let w = Window::sampled(SAMPLE_RECORDS);
+        assert!(w.is_whole());
+        assert_eq!(taken(w, SAMPLE_RECORDS).len() as u64, SAMPLE_RECORDS);
+    }
+
+    #[test]
+    fn a_large_block_is_sampled_in_evenly_spread_windows() {
+        for records in [SAMPLE_RECORDS + 1, 3 * SAMPLE_RECORDS + 7, 1 << 20] {
+            let w = Window::sampled(records);
+            assert!(!w.is_whole());
+            assert_eq!(w.taken_records(), SAMPLE_RECORDS);
+            let t = taken(w, records);
+            assert_eq!(t.len() as u64, SAMPLE_RECORDS, "{records} records");
+            let len = SAMPLE_RECORDS / SAMPLE_WINDOWS;
+            for (i, window) in t.chunks(len as usize).enumerate() {
+                let start = i as u64 * records / SAMPLE_WINDOWS;
+                let expected: Vec<u64> = (start..start + len).collect();
+                assert_eq!(window, &expected[..], "window {i} of {records} records");
+            }
+        }
+    }
 }
