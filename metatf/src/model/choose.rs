@@ -119,6 +119,11 @@ impl Samples {
         (0..self.len()).map(|i| u64::from(self.cost(i, c))).sum()
     }
 
+    /// Samples that candidate `c` hits.
+    pub(crate) fn hits(&self, c: usize) -> usize {
+        self.masks.iter().filter(|&&m| m >> c & 1 == 1).count()
+    }
+
     fn cost(&self, i: usize, c: usize) -> u32 {
         u32::from(self.costs[i * self.candidates + c])
     }

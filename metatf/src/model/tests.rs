@@ -524,3 +524,35 @@ proptest! {
         let _ = t.decode(&b[..cut.index(b.len())], t.b.records, &mut carried.clone());
     }
 }
+
+/// A block of more than the sampled records is chosen on a sample ([`super::block`]): it still
+/// finds the predictors whose state spans the block (ranks among live and freed objects), so it
+/// codes a record about as small as a block chosen on every record, and reads back.
+#[test]
+fn sampled_choice_codes_as_small_as_a_whole_choice() {
+    let steps: Vec<(bool, usize)> = (0..420_000usize)
+        .map(|i| (i % 3 != 2, i.wrapping_mul(2_654_435_761) >> 7))
+        .collect();
+    let recs = allocator_records(&steps);
+    assert!(recs.len() > 1 << 18);
+    let schema = schema();
+    let catalog = Catalog::new(&schema).unwrap();
+    let streams = Streams::new(&catalog);
+    let declared = |n: u8| schema.section(n).is_some();
+    let per_record = |recs: &[DynRecord]| {
+        let flat = flat_block(&catalog, recs);
+        let bytes =
+            super::encode_block_best(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
+        let (back, _) =
+            decode_block(&catalog, &streams, &bytes, flat.records, None, &declared).unwrap();
+        assert_eq!(back.words, flat.words);
+        bytes.len() as f64 / recs.len() as f64
+    };
+    // The first records alone make a block chosen on every record.
+    let whole = per_record(&recs[..1 << 17]);
+    let sampled = per_record(&recs);
+    assert!(
+        sampled <= whole * 1.1,
+        "{sampled:.3} bytes a record sampled, {whole:.3} chosen on every record"
+    );
+}
