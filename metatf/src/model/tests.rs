@@ -541,10 +541,18 @@ fn sampled_choice_codes_as_small_as_a_whole_choice() {
     let declared = |n: u8| schema.section(n).is_some();
     let per_record = |recs: &[DynRecord]| {
         let flat = flat_block(&catalog, recs);
-        let bytes =
-            super::encode_block_best(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
+        let bytes = super::encode_block_best(
+            &catalog,
+            &streams,
+            &flat,
+            None,
+            &declared,
+            &[],
+            &mut Carried::default(),
+        )
+        .unwrap();
         let (back, _) =
-            decode_block(&catalog, &streams, &bytes, flat.records, None, &declared).unwrap();
+            decode_alone(&catalog, &streams, &bytes, flat.records, None, &declared).unwrap();
         assert_eq!(back.words, flat.words);
         bytes.len() as f64 / recs.len() as f64
     };
