@@ -709,7 +709,8 @@ fn write_dtd(shapes: &[Shape], total: usize, comments: bool) -> String {
             s,
             "// Line patterns inferred from a sample of {total} lines: {} line shapes cover {covered}.\n\
              // Lines of other shapes are kept verbatim. Rename records and fields freely; a field's\n\
-             // spelling (`x` hexadecimal, `08x` at least 8 digits, `d` decimal, `s` text) must stay.",
+             // spelling (`x` hexadecimal, `08x` at least 8 digits, `_6d` right-aligned in 6 columns,\n\
+             // `d` decimal, `s` text) must stay.",
             shapes.len()
         );
     }
