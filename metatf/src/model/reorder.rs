@@ -38,12 +38,13 @@ pub(crate) struct Kept {
 /// each block with the block the choice was made on, which a slow drift passes block after
 /// block.
 const MOST_REUSES: u32 = 3;
-/// A kept choice is reused while the new block's sampled records meter at most this many
-/// times the bits a record they took when it was chosen, in all ...
+/// A kept choice is reused while it meters the new block's sampled records at most this many
+/// times the bits per record it metered on the block it was chosen on, all streams together;
 const REUSE_TOTAL: f64 = 1.03;
-/// ... and in each stream, with a slack of this share of the whole record's bits (a stream
-/// that takes a few bits may move by many percent without mattering).
+/// and each stream at most this many times its own bits per record then,
 const REUSE_STREAM: f64 = 1.10;
+/// plus this share of the whole record's bits then (a stream that takes a few bits may move by
+/// many percent without mattering).
 const REUSE_STREAM_SLACK: f64 = 0.01;
 
 /// Whether `kept`, metered on `block`'s sampled records, codes them about as well as it
