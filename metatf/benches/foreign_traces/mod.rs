@@ -92,8 +92,13 @@ fn heaptrack(r: &DynRecord) -> Option<Heaptrack> {
     })
 }
 
+/// The corpus's `foreign/` directory: under `HATF_CORPUS` when it is set (as for the scripts),
+/// else beside the repository.
 fn foreign_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/foreign");
+    let dir = match std::env::var_os("HATF_CORPUS") {
+        Some(corpus) => PathBuf::from(corpus).join("foreign"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/foreign"),
+    };
     if dir.is_dir() {
         Some(dir)
     } else {

@@ -128,12 +128,13 @@ impl Samples {
         u32::from(self.costs[i * self.candidates + c])
     }
 
-    /// Estimated bits for coding the samples with `list` and `primary`.
-    fn estimate(&self, list: &[usize], primary: usize, is_rank: &[bool]) -> f64 {
+    /// What a list of predictors leaves to the next pick: the samples none of them hits
+    /// ([`Partial`]).
+    fn partial(&self, list: &[usize], is_rank: &[bool]) -> Partial {
         let mut counts = [0u32; MAX_LIST + 1];
         let mut payload = 0u64;
-        for i in 0..self.len() {
-            let m = self.masks[i];
+        let mut missed = Vec::new();
+        for (i, &m) in self.masks.iter().enumerate() {
             match list.iter().position(|&c| m >> c & 1 == 1) {
                 Some(k) => {
                     counts[k] += 1;
@@ -141,11 +142,48 @@ impl Samples {
                         payload += u64::from(self.cost(i, list[k]));
                     }
                 }
-                None => {
-                    counts[list.len()] += 1;
-                    payload += u64::from(self.cost(i, primary));
-                }
+                None => missed.push(i as u32),
             }
+        }
+        Partial {
+            len: list.len(),
+            counts,
+            payload,
+            missed,
+        }
+    }
+
+    /// Estimated bits for coding the samples with `done`'s list, then candidate `next` if
+    /// given, and `primary` for the rest.
+    fn estimate(
+        &self,
+        done: &Partial,
+        next: Option<usize>,
+        primary: usize,
+        is_rank: &[bool],
+    ) -> f64 {
+        let mut counts = done.counts;
+        let mut payload = done.payload;
+        let mut hits = 0u32;
+        for &i in &done.missed {
+            let i = i as usize;
+            match next {
+                Some(c) if self.masks[i] >> c & 1 == 1 => {
+                    hits += 1;
+                    if is_rank[c] {
+                        payload += u64::from(self.cost(i, c));
+                    }
+                }
+                _ => payload += u64::from(self.cost(i, primary)),
+            }
+        }
+        let misses = done.missed.len() as u32 - hits;
+        match next {
+            Some(_) => {
+                counts[done.len] = hits;
+                counts[done.len + 1] = misses;
+            }
+            None => counts[done.len] = misses,
         }
         let n = self.len() as f64;
         let symbols: f64 = counts
@@ -156,16 +194,14 @@ impl Samples {
         symbols + payload as f64
     }
 
-    /// The cheapest value predictor outside `ban` for the samples no predictor in `list` hits.
-    fn best_primary(&self, list: &[usize], is_rank: &[bool], ban: &[usize]) -> usize {
+    /// The cheapest value predictor outside `ban` for the samples that `done`'s list misses.
+    fn best_primary(&self, done: &Partial, is_rank: &[bool], ban: &[usize]) -> usize {
         let mut totals = vec![0u64; self.candidates];
-        for i in 0..self.len() {
-            let m = self.masks[i];
-            if list.iter().any(|&c| m >> c & 1 == 1) {
-                continue;
-            }
-            for (c, t) in totals.iter_mut().enumerate() {
-                *t += u64::from(self.cost(i, c));
+        for &i in &done.missed {
+            let row = i as usize * self.candidates;
+            let costs = &self.costs[row..row + self.candidates];
+            for (t, &c) in totals.iter_mut().zip(costs) {
+                *t += u64::from(c);
             }
         }
         (0..self.candidates)
@@ -188,9 +224,10 @@ impl Samples {
         if self.len() == 0 {
             return (0, Vec::new());
         }
-        let mut primary = self.best_primary(&[], is_rank, ban);
         let mut list: Vec<usize> = Vec::new();
-        let mut best = self.estimate(&list, primary, is_rank);
+        let mut done = self.partial(&list, is_rank);
+        let mut primary = self.best_primary(&done, is_rank, ban);
+        let mut best = self.estimate(&done, None, primary, is_rank);
         while list.len() < max_list.min(MAX_LIST) {
             let mut pick = None;
             let mut runner_up: Option<(usize, f64)> = None;
@@ -198,9 +235,7 @@ impl Samples {
                 if list.contains(&c) || ban.contains(&c) {
                     continue;
                 }
-                list.push(c);
-                let e = self.estimate(&list, primary, is_rank);
-                list.pop();
+                let e = self.estimate(&done, Some(c), primary, is_rank);
                 if e < best - 8.0 && pick.is_none_or(|(_, b)| e < b) {
                     runner_up = pick;
                     pick = Some((c, e));
@@ -218,13 +253,52 @@ impl Samples {
                 }
                 None => break,
             }
-            let p = self.best_primary(&list, is_rank, ban);
-            let e = self.estimate(&list, p, is_rank);
+            done = done.extended(self, list[list.len() - 1], is_rank);
+            let p = self.best_primary(&done, is_rank, ban);
+            let e = self.estimate(&done, None, p, is_rank);
             if e < best {
                 primary = p;
                 best = e;
             }
         }
         (primary, list)
+    }
+}
+
+/// The samples a list of predictors hits, summed up for the greedy choice: each pick then
+/// scans only the samples the list misses (their number falls fast as the list grows), and
+/// the estimates are those of scanning every sample with the whole list.
+struct Partial {
+    /// Predictors in the list.
+    len: usize,
+    /// Per list position: samples whose first hit it is.
+    counts: [u32; MAX_LIST + 1],
+    /// Rank costs of the samples the list hits.
+    payload: u64,
+    /// The samples no predictor of the list hits.
+    missed: Vec<u32>,
+}
+
+impl Partial {
+    /// The same for the list with candidate `c` appended.
+    fn extended(self, samples: &Samples, c: usize, is_rank: &[bool]) -> Partial {
+        let mut counts = self.counts;
+        let mut payload = self.payload;
+        let mut missed = self.missed;
+        let before = missed.len();
+        missed.retain(|&i| {
+            let hit = samples.masks[i as usize] >> c & 1 == 1;
+            if hit && is_rank[c] {
+                payload += u64::from(samples.cost(i as usize, c));
+            }
+            !hit
+        });
+        counts[self.len] = (before - missed.len()) as u32;
+        Partial {
+            len: self.len + 1,
+            counts,
+            payload,
+            missed,
+        }
     }
 }

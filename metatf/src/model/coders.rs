@@ -209,51 +209,72 @@ impl Models {
         Ok(catalog.plans()[plan].tag)
     }
 
-    /// Whether the first listed predictor's guess equals the second's (with one listed, the
-    /// primary's): two predictors that agree are likelier to be right, and where they part
-    /// (a branch, a stride that stops) the hit index is most uncertain. Only value predictors
-    /// guess; a list with a rank predictor first or second never agrees.
+    /// The guesses of the first listed predictor and of the second (with one listed, the
+    /// primary), when both are value predictors; whether they agree sets the hit index's
+    /// context. Two predictors that agree are likelier to be right, and where they part (a
+    /// branch, a stride that stops) the hit index is most uncertain. A list with a rank
+    /// predictor first or second never agrees. The coder reuses these guesses rather than
+    /// asking the predictors again (a hashed table read each).
     #[inline]
-    fn agree(m: &StreamModels, engine: &Engine) -> bool {
-        let Some(&first) = m.list.first() else {
-            return false;
-        };
+    fn guesses(m: &StreamModels, engine: &Engine) -> Option<(u64, u64)> {
+        let &first = m.list.first()?;
         let (second, second_kind) = match m.list.get(1) {
             Some(&i) => (i, m.kinds[1]),
             None => (m.primary, Kind::Zero),
         };
         if m.kinds[0].is_rank() || second_kind.is_rank() {
-            return false;
+            return None;
         }
         let h = &engine.history;
-        engine.predictors[first].predict(h) == engine.predictors[second].predict(h)
+        Some((
+            engine.predictors[first].predict(h),
+            engine.predictors[second].predict(h),
+        ))
     }
 
-    /// Where the tree of the next hit index of stream `m` starts in its `index` counters.
+    /// Where the tree of the next hit index of stream `m` starts in its `index` counters,
+    /// given its [`Models::guesses`].
     #[inline]
-    fn index_context(m: &StreamModels, engine: &Engine, recent: usize) -> usize {
-        let ctx = (m.prev * INDEX_TAG_CONTEXTS + recent) * 2 + usize::from(Self::agree(m, engine));
+    fn index_context(m: &StreamModels, guesses: Option<(u64, u64)>, recent: usize) -> usize {
+        let agree = guesses.is_some_and(|(a, b)| a == b);
+        let ctx = (m.prev * INDEX_TAG_CONTEXTS + recent) * 2 + usize::from(agree);
         ctx * INDEX_NODES
+    }
+
+    /// The guess of the `k`-th listed value predictor of `m` (`m.list.len()`: the primary),
+    /// taken from `guesses` where they hold it (with one listed, the second guess is the
+    /// primary's).
+    #[inline]
+    fn guess(m: &StreamModels, engine: &Engine, guesses: Option<(u64, u64)>, k: usize) -> u64 {
+        match (guesses, k) {
+            (Some((g, _)), 0) => g,
+            (Some((_, g)), 1) => g,
+            _ => {
+                let i = m.list.get(k).copied().unwrap_or(m.primary);
+                engine.predictors[i].predict(&engine.history)
+            }
+        }
     }
 
     pub(crate) fn encode_scalar(&mut self, e: &mut Encoder, engine: &mut Engine, s: usize, v: u64) {
         let m = &mut self.streams[s];
+        let guesses = Self::guesses(m, engine);
         let mut hit = m.list.len();
         let mut rank = 0;
         for (k, &i) in m.list.iter().enumerate() {
-            let p = &engine.predictors[i];
             if m.kinds[k].is_rank() {
+                let p = &engine.predictors[i];
                 if let Some(r) = p.rank_of(&engine.history, v) {
                     hit = k;
                     rank = r;
                     break;
                 }
-            } else if p.predict(&engine.history) == v {
+            } else if Self::guess(m, engine, guesses, k) == v {
                 hit = k;
                 break;
             }
         }
-        let ctx = Self::index_context(m, engine, self.tags.recent());
+        let ctx = Self::index_context(m, guesses, self.tags.recent());
         encode_index(e, &mut m.index, ctx, hit as u32);
         m.prev = (m.prev * 8 + hit) & 63;
         if hit < m.list.len() {
@@ -265,10 +286,10 @@ impl Models {
                 m.saw_payload(rank);
             }
         } else {
-            let p = engine.predictors[m.primary].predict(&engine.history);
             let r = if m.primary_zero {
                 v
             } else {
+                let p = Self::guess(m, engine, guesses, hit);
                 zigzag(v.wrapping_sub(p) as i64)
             };
             m.payload(hit).encode(e, r);
@@ -284,15 +305,16 @@ impl Models {
         s: usize,
     ) -> Result<u64, String> {
         let m = &mut self.streams[s];
-        let ctx = Self::index_context(m, engine, self.tags.recent());
+        let guesses = Self::guesses(m, engine);
+        let ctx = Self::index_context(m, guesses, self.tags.recent());
         let hit = decode_index(d, &mut m.index, ctx);
         if hit > m.list.len() {
             return Err(format!("predictor index {hit} of {}", m.list.len()));
         }
         m.prev = (m.prev * 8 + hit) & 63;
         let v = if hit < m.list.len() {
-            let p = &engine.predictors[m.list[hit]];
             if m.kinds[hit].is_rank() {
+                let p = &engine.predictors[m.list[hit]];
                 let rank = match &mut m.keyed[hit] {
                     Some((k, ranks)) => ranks.decode(d, engine.history.last[*k]),
                     None => m.payload(hit).decode(d),
@@ -301,7 +323,7 @@ impl Models {
                 p.at_rank(&engine.history, rank)
                     .ok_or_else(|| format!("rank {rank} beyond the list"))?
             } else {
-                p.predict(&engine.history)
+                Self::guess(m, engine, guesses, hit)
             }
         } else {
             let r = m.payload(hit).decode(d);
@@ -309,7 +331,7 @@ impl Models {
             if m.primary_zero {
                 r
             } else {
-                let p = engine.predictors[m.primary].predict(&engine.history);
+                let p = Self::guess(m, engine, guesses, hit);
                 p.wrapping_add(unzigzag(r) as u64)
             }
         };

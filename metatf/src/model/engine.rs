@@ -8,6 +8,7 @@ use crate::hash::FastMap;
 
 use super::live::{Pool, LIVE_CAP, MEASURE_LIVE_CAP};
 use super::predict::{History, Kind, Predictor, Spec};
+use super::reorder::Kept;
 use super::streams::Streams;
 
 /// The object state that survives a block (docs/FORMAT.md §7 "State carried between blocks"):
@@ -17,6 +18,8 @@ use super::streams::Streams;
 #[derive(Default, Clone)]
 pub(crate) struct Carried {
     lists: FastMap<(usize, Spec), Vec<u64>>,
+    /// The writer's: the choice the block was coded with, which the next may reuse.
+    pub(crate) choice: Option<Kept>,
 }
 
 pub(crate) struct Engine {
@@ -129,7 +132,10 @@ impl Engine {
             .iter()
             .filter_map(|p| Some(((p.own, p.spec), p.carried()?)))
             .collect();
-        Carried { lists }
+        Carried {
+            lists,
+            choice: None,
+        }
     }
 
     /// Stream `s` took value `v`: every follower updates, then the history.

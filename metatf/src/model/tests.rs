@@ -564,3 +564,59 @@ fn sampled_choice_codes_as_small_as_a_whole_choice() {
         "{sampled:.3} bytes a record sampled, {whole:.3} chosen on every record"
     );
 }
+
+/// The writer codes a block with the previous block's choice, without searching, when that
+/// choice meters the block's sampled records about as cheaply as it metered its own block
+/// ([`super::reorder`]); a block it codes dearer is chosen afresh. Either way the blocks read
+/// back in turn with the lists carried between them.
+#[test]
+fn a_block_reuses_the_previous_choice_while_it_still_holds() {
+    let steps: Vec<(bool, usize)> = (0..600_000usize)
+        .map(|i| (i % 3 != 2, i.wrapping_mul(2_654_435_761) >> 7))
+        .collect();
+    let recs = allocator_records(&steps);
+    let (first, second) = recs.split_at(recs.len() / 2);
+    assert!(second.len() > 1 << 17, "both blocks are sampled");
+    // Random sizes and addresses: no predictor of the first choice codes them cheaply.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let random: Vec<DynRecord> = (0..200_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            rec("alloc", 4, vec![Value::Uint(x >> 40), Value::Uint(x)])
+        })
+        .collect();
+    let schema = schema();
+    let catalog = Catalog::new(&schema).unwrap();
+    let streams = Streams::new(&catalog);
+    let declared = |n: u8| schema.section(n).is_some();
+    let (mut writer, mut reader) = (Carried::default(), Carried::default());
+    let mut section = None;
+    for (recs, reused) in [(first, 0), (second, 1), (&random[..], 0)] {
+        let flat = flat_block(&catalog, recs);
+        let bytes = super::encode_block_best(
+            &catalog,
+            &streams,
+            &flat,
+            section,
+            &declared,
+            &[],
+            &mut writer,
+        )
+        .unwrap();
+        assert_eq!(writer.choice.as_ref().map(|k| k.reused), Some(reused));
+        let (back, _) = decode_block(
+            &catalog,
+            &streams,
+            &bytes,
+            flat.records,
+            section,
+            &declared,
+            &mut reader,
+        )
+        .unwrap();
+        assert_eq!(back.words, flat.words);
+        section = Some(1);
+    }
+}
