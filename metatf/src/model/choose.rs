@@ -3,7 +3,8 @@
 //! Candidates come from the DTD's structure only, most specific first (a stream keeps the first
 //! [`super::block`]'s limit of them): the stream's own history (none, delta, stride, fcm and dfcm
 //! of orders 1–2, move-to-front), every other field of the same record (sum with it, keyed by
-//! it, including the string keys of its byte strings), fields of other records with the same
+//! it, including the string keys of its byte strings; the top of the values so far stepped by
+//! it, a number field), fields of other records with the same
 //! name (their last value, and rank among the values they created: an object reference), the
 //! values other records ended (reuse, unkeyed and keyed by each field of the record), and last
 //! every field of the other records of the scope (keyed by it, keyed stride), and then keyed
@@ -43,6 +44,13 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
                 c.push(own(Kind::Sum, t32));
             }
             c.push(own(Kind::Key, t32));
+        }
+    }
+    // The top of the values so far, stepped by what followed the top under another field's
+    // value (a size): a bump allocator's next block.
+    for (_, t32, other, key) in others() {
+        if other.plan == me.plan && !key {
+            c.push(own(Kind::Top, t32));
         }
     }
     for (_, t32, other, key) in others() {

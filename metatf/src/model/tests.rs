@@ -32,7 +32,7 @@ section other 2 {
 }
 ";
 
-fn schema() -> metatf_dtd::Schema {
+pub(super) fn schema() -> metatf_dtd::Schema {
     match metatf_dtd::parse_schema(DTD, "test.dtd") {
         Ok(s) => s,
         Err(d) => panic!("{d}"),
@@ -64,7 +64,7 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn rec(name: &str, tag: u64, fields: Vec<Value>) -> DynRecord {
+pub(super) fn rec(name: &str, tag: u64, fields: Vec<Value>) -> DynRecord {
     DynRecord {
         section: None,
         name: name.into(),
@@ -231,7 +231,7 @@ fn allocator_records(steps: &[(bool, usize)]) -> Vec<DynRecord> {
     out
 }
 
-fn flat_block(catalog: &Catalog, records: &[DynRecord]) -> FlatBlock {
+pub(super) fn flat_block(catalog: &Catalog, records: &[DynRecord]) -> FlatBlock {
     let mut flat = FlatBlock::default();
     for r in records {
         let plan = catalog.by_tag(Some(1), r.tag).unwrap();
@@ -241,7 +241,7 @@ fn flat_block(catalog: &Catalog, records: &[DynRecord]) -> FlatBlock {
 }
 
 /// The stream of field `name` of the record with tag `tag` in section 1.
-fn stream_of(catalog: &Catalog, streams: &Streams, tag: u64, name: &str) -> usize {
+pub(super) fn stream_of(catalog: &Catalog, streams: &Streams, tag: u64, name: &str) -> usize {
     let plan = catalog.plan_index(Some(1), tag).unwrap();
     (0..streams.len())
         .find(|&s| streams.info[s].plan == plan && streams.info[s].name == name)
