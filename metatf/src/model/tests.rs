@@ -205,22 +205,36 @@ const SIZES: [u64; 4] = [16, 24, 48, 4096];
 /// at the address most recently freed by that size (or a new one), `(false, i)` frees the
 /// `i`-th live object (modulo their count).
 fn allocator_records(steps: &[(bool, usize)]) -> Vec<DynRecord> {
-    let mut out = vec![rec("section", 2, vec![Value::Uint(1)])];
-    let mut freed: Vec<Vec<u64>> = vec![Vec::new(); SIZES.len()];
-    let mut live: Vec<(u64, usize)> = Vec::new();
     let mut top = 0x10_0000u64;
+    allocations(steps, &SIZES, |k, _, freed| {
+        freed.pop().unwrap_or_else(|| {
+            top += SIZES[k];
+            top
+        })
+    })
+}
+
+/// A trace in section 1 where `(true, i)` allocates an object of size `sizes[i % n]` at the
+/// address `place(k, i, freed)` gives, `freed` being the addresses freed by objects of size
+/// `sizes[k]` (newest last; `place` takes out the one it reuses), and `(false, i)` frees the
+/// `i`-th live object (modulo their count).
+pub(super) fn allocations(
+    steps: &[(bool, usize)],
+    sizes: &[u64],
+    mut place: impl FnMut(usize, usize, &mut Vec<u64>) -> u64,
+) -> Vec<DynRecord> {
+    let mut out = vec![rec("section", 2, vec![Value::Uint(1)])];
+    let mut freed: Vec<Vec<u64>> = vec![Vec::new(); sizes.len()];
+    let mut live: Vec<(u64, usize)> = Vec::new();
     for &(alloc, i) in steps {
         if alloc {
-            let k = i % SIZES.len();
-            let ptr = freed[k].pop().unwrap_or_else(|| {
-                top += SIZES[k];
-                top
-            });
+            let k = i % sizes.len();
+            let ptr = place(k, i, &mut freed[k]);
             live.push((ptr, k));
             out.push(rec(
                 "alloc",
                 4,
-                vec![Value::Uint(SIZES[k]), Value::Uint(ptr)],
+                vec![Value::Uint(sizes[k]), Value::Uint(ptr)],
             ));
         } else if !live.is_empty() {
             let (ptr, k) = live.remove(i % live.len());
