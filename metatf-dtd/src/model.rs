@@ -99,6 +99,9 @@ pub enum Predictor {
     /// `reuse` or `reuse F` (rank): rank among the values that ended, first among those
     /// created with the current value of field F.
     Reuse(Option<FieldRef>),
+    /// `top F`: the largest value so far plus the step that followed the last largest value
+    /// created with the same value of field F (a bump allocator's next block).
+    Top(FieldRef),
 }
 
 impl Predictor {
@@ -119,6 +122,7 @@ impl Predictor {
             Predictor::Mtf => "mtf",
             Predictor::LiveNext(_) => "livenext",
             Predictor::Reuse(_) => "reuse",
+            Predictor::Top(_) => "top",
         }
     }
 
@@ -144,7 +148,8 @@ impl Predictor {
             | Predictor::KeyShift(f)
             | Predictor::KeyDelta(f)
             | Predictor::Live(f)
-            | Predictor::LiveNext(f) => Some(f),
+            | Predictor::LiveNext(f)
+            | Predictor::Top(f) => Some(f),
             Predictor::None | Predictor::Stride | Predictor::Fcm(_) | Predictor::Dfcm(_) => None,
             Predictor::Mtf => None,
         }

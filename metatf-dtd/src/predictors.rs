@@ -49,7 +49,7 @@ const fn info(
 }
 
 /// Every predictor, in the order of the model engine's codes (docs/FORMAT.md §7).
-pub const PREDICTORS: [PredictorInfo; 14] = [
+pub const PREDICTORS: [PredictorInfo; 15] = [
     info("none", Operand::None, false, ""),
     info(
         "last",
@@ -113,6 +113,12 @@ pub const PREDICTORS: [PredictorInfo; 14] = [
         Operand::OptionalField,
         true,
         "the field whose value is the key",
+    ),
+    info(
+        "top",
+        Operand::Field,
+        false,
+        "the field whose value keys the step after the largest value",
     ),
 ];
 
@@ -221,7 +227,7 @@ fn term(t: &Term, count: usize, problems: &mut Vec<Problem>) -> Option<Checked> 
         } else if let Some(s) = suggest(name, names) {
             p.hint(format!("did you mean `{s}`?"))
         } else {
-            p.hint("the predictors are none, last, stride, sum, fcm, dfcm, key, keystride, keyshift, keydelta, live, mtf, livenext and reuse, or `auto` alone")
+            p.hint("the predictors are none, last, stride, sum, fcm, dfcm, key, keystride, keyshift, keydelta, live, mtf, livenext, reuse and top, or `auto` alone")
         };
         problems.push(p);
         return None;

@@ -146,6 +146,7 @@ fn predictor(
         "live" => Predictor::Live(field.clone()?),
         "mtf" => Predictor::Mtf,
         "livenext" => Predictor::LiveNext(field.clone()?),
+        "top" => Predictor::Top(field.clone()?),
         _ => Predictor::Reuse(own_or(field.clone())),
     })
 }

@@ -5,7 +5,8 @@
 //! of orders 1–2, move-to-front), every other field of the same record (sum with it, keyed by
 //! it, including the string keys of its byte strings), fields of other records with the same
 //! name (their last value, and rank among the values they created: an object reference), the
-//! values other records ended (reuse, unkeyed and keyed by each field of the record), and last
+//! values other records ended (reuse, unkeyed and keyed by each field of the record, and the
+//! top of the values so far stepped by each number field of the record), and last
 //! every field of the other records of the scope (keyed by it, keyed stride), and then keyed
 //! recent differences by each of those fields.
 
@@ -59,6 +60,15 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
         for (_, t32, other, _) in others() {
             if other.plan == me.plan {
                 c.push(own(Kind::Reuse, t32));
+            }
+        }
+        // The top of the values so far, stepped by what followed the top under another
+        // number field's value (a size): a bump allocator's next block. Only for values that
+        // other records end, as objects' addresses are: elsewhere these candidates would
+        // crowd out the keys by other records' fields below the cut.
+        for (_, t32, other, key) in others() {
+            if other.plan == me.plan && !key {
+                c.push(own(Kind::Top, t32));
             }
         }
     }

@@ -116,6 +116,7 @@ fn spec(
         Predictor::Mtf => (Kind::Mtf, 0),
         Predictor::LiveNext(f) => (Kind::LiveNext, stream(Some(f))?),
         Predictor::Reuse(f) => (Kind::Reuse, stream(f.as_ref())?),
+        Predictor::Top(f) => (Kind::Top, stream(Some(f))?),
     };
     let order_ok = |k: u32| (1..=super::predict::MAX_ORDER).contains(&k);
     let valid = match kind {

@@ -63,3 +63,5 @@ mod string_key_tests;
 mod string_model_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod top_tests;

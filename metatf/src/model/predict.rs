@@ -64,10 +64,15 @@ pub(crate) enum Kind {
     /// nonzero such differences under any key (newest first): the shifts that several groups
     /// of keys undergo in turn (a stack at a few depths) — rank 0 is `KeyShift`'s guess.
     KeyDelta,
+    /// The largest value of the own stream so far plus the step that followed the last
+    /// largest value created with the same value of stream `arg`: a bump allocator carving
+    /// each new block from the end of the highest one, the step being the size of that block
+    /// as its allocator rounds it.
+    Top,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 14] = [
+    pub(crate) const ALL: [Kind; 15] = [
         Kind::Zero,
         Kind::Last,
         Kind::Stride,
@@ -82,6 +87,7 @@ impl Kind {
         Kind::Reuse,
         Kind::KeyShift,
         Kind::KeyDelta,
+        Kind::Top,
     ];
 
     pub(crate) fn code(self) -> u8 {
@@ -118,6 +124,7 @@ impl Kind {
                 | Kind::Reuse
                 | Kind::KeyShift
                 | Kind::KeyDelta
+                | Kind::Top
         )
     }
 
@@ -137,6 +144,7 @@ impl Kind {
             Kind::Reuse => "reuse",
             Kind::KeyShift => "keyshift",
             Kind::KeyDelta => "keydelta",
+            Kind::Top => "top",
         }
     }
 }
@@ -200,6 +208,9 @@ pub(crate) struct Predictor {
     shift: u64,
     /// `LiveNext`: position the last ended value had.
     last_position: u64,
+    /// `Top`: the largest own value so far, and the key stream's value when it was coded.
+    top: u64,
+    top_key: u64,
     table_bits: u32,
     /// `Reuse` with a key: per slot of a value, (value, key it was created with).
     created: Vec<(u64, u64)>,
@@ -221,7 +232,7 @@ impl Predictor {
         pool: Option<Rc<Pool>>,
     ) -> Predictor {
         let tables = match spec.kind {
-            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift | Kind::KeyDelta => 1,
+            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift | Kind::KeyDelta | Kind::Top => 1,
             Kind::KeyStride => 2,
             _ => 0,
         };
@@ -246,6 +257,8 @@ impl Predictor {
             recent_deltas: (spec.kind == Kind::KeyDelta).then(Box::default),
             shift: 0,
             last_position: 0,
+            top: 0,
+            top_key: 0,
             table_bits,
             created: if spec.kind == Kind::Reuse && spec.arg as usize != own {
                 vec![(0, 0); 1 << table_bits]
@@ -292,7 +305,7 @@ impl Predictor {
     /// 2^table_bits slots): what bounds the engine's memory.
     pub(crate) fn slot_bytes(own: usize, spec: Spec) -> usize {
         match spec.kind {
-            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift | Kind::KeyDelta => 8,
+            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift | Kind::KeyDelta | Kind::Top => 8,
             Kind::KeyStride => 16,
             // `created` and `by_key`, plus the values a key list holds.
             Kind::Reuse if spec.arg as usize != own => 16 + 24 + 8,
@@ -338,6 +351,11 @@ impl Predictor {
         slot(h, self.table_bits)
     }
 
+    /// `Top`: the slot of the step that follows the largest value, by the key it came with.
+    fn top_slot(&self) -> usize {
+        slot(mix(0, self.top_key), self.table_bits)
+    }
+
     fn key_slot(&self, h: &History) -> usize {
         let s2 = self.spec.arg as usize;
         let distance = (h.record - h.at[s2]).min(MAX_DISTANCE);
@@ -359,6 +377,7 @@ impl Predictor {
             Kind::Dfcm => last.wrapping_add(self.table[self.history_slot()]),
             Kind::Key => self.table[self.key_slot(h)],
             Kind::KeyShift => self.table[self.key_slot(h)].wrapping_add(self.shift),
+            Kind::Top => self.top.wrapping_add(self.table[self.top_slot()]),
             Kind::KeyStride => {
                 let i = self.key_slot(h);
                 self.table[i].wrapping_add(self.deltas[i])
@@ -450,6 +469,16 @@ impl Predictor {
                     }
                 }
                 self.table[i] = v;
+            }
+            Kind::Top => {
+                // Only a new largest value teaches a step: what follows a reused (lower) value
+                // says nothing about the end of the highest block.
+                if v > self.top {
+                    let i = self.top_slot();
+                    self.table[i] = v.wrapping_sub(self.top);
+                    self.top = v;
+                    self.top_key = h.last[self.spec.arg as usize];
+                }
             }
             Kind::Live => {
                 if let Some(l) = &mut self.live {

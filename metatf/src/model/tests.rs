@@ -32,7 +32,7 @@ section other 2 {
 }
 ";
 
-fn schema() -> metatf_dtd::Schema {
+pub(super) fn schema() -> metatf_dtd::Schema {
     match metatf_dtd::parse_schema(DTD, "test.dtd") {
         Ok(s) => s,
         Err(d) => panic!("{d}"),
@@ -64,7 +64,7 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn rec(name: &str, tag: u64, fields: Vec<Value>) -> DynRecord {
+pub(super) fn rec(name: &str, tag: u64, fields: Vec<Value>) -> DynRecord {
     DynRecord {
         section: None,
         name: name.into(),
@@ -205,22 +205,36 @@ const SIZES: [u64; 4] = [16, 24, 48, 4096];
 /// at the address most recently freed by that size (or a new one), `(false, i)` frees the
 /// `i`-th live object (modulo their count).
 fn allocator_records(steps: &[(bool, usize)]) -> Vec<DynRecord> {
-    let mut out = vec![rec("section", 2, vec![Value::Uint(1)])];
-    let mut freed: Vec<Vec<u64>> = vec![Vec::new(); SIZES.len()];
-    let mut live: Vec<(u64, usize)> = Vec::new();
     let mut top = 0x10_0000u64;
+    allocations(steps, &SIZES, |k, _, freed| {
+        freed.pop().unwrap_or_else(|| {
+            top += SIZES[k];
+            top
+        })
+    })
+}
+
+/// A trace in section 1 where `(true, i)` allocates an object of size `sizes[i % n]` at the
+/// address `place(k, i, freed)` gives, `freed` being the addresses freed by objects of size
+/// `sizes[k]` (newest last; `place` takes out the one it reuses), and `(false, i)` frees the
+/// `i`-th live object (modulo their count).
+pub(super) fn allocations(
+    steps: &[(bool, usize)],
+    sizes: &[u64],
+    mut place: impl FnMut(usize, usize, &mut Vec<u64>) -> u64,
+) -> Vec<DynRecord> {
+    let mut out = vec![rec("section", 2, vec![Value::Uint(1)])];
+    let mut freed: Vec<Vec<u64>> = vec![Vec::new(); sizes.len()];
+    let mut live: Vec<(u64, usize)> = Vec::new();
     for &(alloc, i) in steps {
         if alloc {
-            let k = i % SIZES.len();
-            let ptr = freed[k].pop().unwrap_or_else(|| {
-                top += SIZES[k];
-                top
-            });
+            let k = i % sizes.len();
+            let ptr = place(k, i, &mut freed[k]);
             live.push((ptr, k));
             out.push(rec(
                 "alloc",
                 4,
-                vec![Value::Uint(SIZES[k]), Value::Uint(ptr)],
+                vec![Value::Uint(sizes[k]), Value::Uint(ptr)],
             ));
         } else if !live.is_empty() {
             let (ptr, k) = live.remove(i % live.len());
@@ -231,7 +245,7 @@ fn allocator_records(steps: &[(bool, usize)]) -> Vec<DynRecord> {
     out
 }
 
-fn flat_block(catalog: &Catalog, records: &[DynRecord]) -> FlatBlock {
+pub(super) fn flat_block(catalog: &Catalog, records: &[DynRecord]) -> FlatBlock {
     let mut flat = FlatBlock::default();
     for r in records {
         let plan = catalog.by_tag(Some(1), r.tag).unwrap();
@@ -241,7 +255,7 @@ fn flat_block(catalog: &Catalog, records: &[DynRecord]) -> FlatBlock {
 }
 
 /// The stream of field `name` of the record with tag `tag` in section 1.
-fn stream_of(catalog: &Catalog, streams: &Streams, tag: u64, name: &str) -> usize {
+pub(super) fn stream_of(catalog: &Catalog, streams: &Streams, tag: u64, name: &str) -> usize {
     let plan = catalog.plan_index(Some(1), tag).unwrap();
     (0..streams.len())
         .find(|&s| streams.info[s].plan == plan && streams.info[s].name == name)
