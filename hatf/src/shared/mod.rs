@@ -6,6 +6,8 @@ pub mod archive;
 pub mod coding;
 pub mod container;
 pub mod huge_pages;
+pub mod key_table;
+pub mod live_set;
 pub mod stats_schema;
 pub mod text;
 pub mod threads;

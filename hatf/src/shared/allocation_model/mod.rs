@@ -7,8 +7,8 @@ pub mod packing;
 pub mod prediction;
 pub mod threads;
 
+use crate::shared::live_set::LiveSet;
 use metatf::varint::Cursor;
-use prediction::live_blocks::LiveSet;
 use prediction::site_and_address::{AddrHalf, SiteHalf};
 
 /// Stream numbers the model writes (front ends use numbers from [`FIRST_FORMAT_STREAM`] on).

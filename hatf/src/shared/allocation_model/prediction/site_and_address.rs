@@ -8,9 +8,9 @@
 
 use crate::shared::allocation_model::packing::record_shapes::{Entry, FreeValues, ShapeReader};
 use crate::shared::allocation_model::prediction::addresses::{self, AddrPredictor};
-use crate::shared::allocation_model::prediction::live_blocks::LiveSet;
 use crate::shared::allocation_model::prediction::sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
 use crate::shared::allocation_model::{stream, Cursors, KindTable, ModelRecord, Shape, Streams};
+use crate::shared::live_set::LiveSet;
 use metatf::varint::{put_u64, zigzag, Cursor};
 
 /// The model's read cursors, one per stream.
