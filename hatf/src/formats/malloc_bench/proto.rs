@@ -215,3 +215,108 @@ pub fn parse_top_level(field: &[u8]) -> Option<TopLevel> {
     };
     c.is_empty().then_some(parsed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader handing out at most `step` bytes a call, so that fields straddle reads.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.bytes.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    /// A `Tracefile` of `n` malloc/free lines and a `max_simultaneous_allocs` field.
+    fn tracefile(n: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let mut inner = Vec::new();
+            if i % 2 == 0 {
+                // malloc {result_id = i, input_size = 1000 * i}
+                let mut m = vec![0x08];
+                varint::put_u64(&mut m, i);
+                m.push(0x10);
+                varint::put_u64(&mut m, 1000 * i);
+                inner.push(0x0a);
+                varint::put_u64(&mut inner, m.len() as u64);
+                inner.extend(m);
+            } else {
+                // free {input_id = i - 1}
+                let mut f = vec![0x08];
+                varint::put_u64(&mut f, i - 1);
+                inner.push(0x12);
+                varint::put_u64(&mut inner, f.len() as u64);
+                inner.extend(f);
+            }
+            out.push(0x0a);
+            varint::put_u64(&mut out, inner.len() as u64);
+            out.extend(inner);
+        }
+        out.extend([0x10, 0x2a]);
+        out
+    }
+
+    fn lines(bytes: &[u8], step: usize) -> Result<Vec<TraceLine>, String> {
+        let mut got = Vec::new();
+        for_each_line(&mut Trickle { bytes, step }, &mut |l| got.push(*l))?;
+        Ok(got)
+    }
+
+    #[test]
+    fn streamed_lines_are_the_stored_fields_lines() {
+        let bytes = tracefile(3_000);
+        let mut want = Vec::new();
+        let mut at = 0;
+        while let Some(len) = field_len(&bytes[at..]) {
+            if let Some(TopLevel::Line(l)) = parse_top_level(&bytes[at..at + len]) {
+                want.push(l);
+            }
+            at += len;
+        }
+        assert_eq!(want.len(), 3_000);
+        for step in [1, 3, 7, 1 << 16] {
+            assert_eq!(lines(&bytes, step).unwrap(), want, "reads of {step} bytes");
+        }
+    }
+
+    #[test]
+    fn a_cut_or_damaged_stream_is_an_error() {
+        let bytes = tracefile(10);
+        for cut in [1, 2, 5, bytes.len() - 1] {
+            let e = lines(&bytes[..cut], 3).unwrap_err();
+            assert!(e.contains("ends inside"), "cut at {cut}: {e}");
+        }
+        let e = lines(&[0x0b, 0x00], 1).unwrap_err();
+        assert!(e.contains("unsupported wire type 3"), "{e}");
+        let mut long = vec![0x0a];
+        varint::put_u64(&mut long, 2 << 20);
+        assert!(lines(&long, 1).unwrap_err().contains("implausibly long"));
+    }
+
+    /// A value that never ends is refused after a bounded read, not buffered to the end.
+    #[test]
+    fn an_endless_varint_is_refused_early() {
+        let mut bytes = vec![0x08];
+        bytes.extend(std::iter::repeat_n(0x80, 4 << 20));
+        let mut r = Trickle {
+            bytes: &bytes,
+            step: 1 << 16,
+        };
+        let e = for_each_line(&mut r, &mut |_| {}).unwrap_err();
+        assert!(e.contains("does not parse"), "{e}");
+        assert!(
+            r.bytes.len() > 2 << 20,
+            "read {} bytes",
+            bytes.len() - r.bytes.len()
+        );
+    }
+}
