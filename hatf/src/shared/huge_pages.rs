@@ -73,8 +73,7 @@ fn zero_bytes_as<T: Copy>(len: usize, value: T) -> Option<Vec<T>> {
 /// empty slots, and each page then cost two faults (the shared zero page, then a copy at the
 /// first write); and a table grown by doubling gets a key every few slots from the old one at
 /// once, so every page of it is written anyway. (Populating only tables of a huge page or
-/// more left the faults of the smaller ones: 450 to 520 of systemui encode's address thread,
-/// 3 to 6 now.)
+/// more would leave the faults of the smaller ones: hundreds in an encode's address thread.)
 pub fn zeroed_vec(len: usize) -> Vec<u64> {
     let mut v = vec![0u64; len];
     let bytes = len * std::mem::size_of::<u64>();

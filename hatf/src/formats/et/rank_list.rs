@@ -141,7 +141,7 @@ impl RankList {
     /// Inlined, with all that is rarely done (a compaction, a new word of bits, a vector's
     /// growth, the table) out of line in [`RankList::push_slow`]: with it inline, the caller
     /// (every object put in front of a decoder's list once it is full) saved and restored six
-    /// registers for calls it seldom made (javac-tests decode: 492.3 → 487.3 M instructions).
+    /// registers for calls it seldom made.
     #[inline(always)]
     pub fn push(&mut self, obj: u64) {
         let p = self.ids.len();
