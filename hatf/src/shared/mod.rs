@@ -5,6 +5,7 @@ pub mod allocation_model;
 pub mod archive;
 pub mod coding;
 pub mod container;
+pub mod format_parts;
 pub mod huge_pages;
 pub mod key_table;
 pub mod live_set;

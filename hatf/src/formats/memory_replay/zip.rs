@@ -17,13 +17,13 @@ use metatf::container::{Codec, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 use super::{encode, line, MemoryReplay};
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::seek::{Note, ReadSeek, Window};
-use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::archive::deflate::gzip_split::{self, Piece};
 use crate::shared::archive::deflate::piece_stream::PieceReader;
 use crate::shared::archive::raw_store;
 use crate::shared::archive::rebuilt_check::{self, CORRECTIONS, HEAD, TAIL};
 use crate::shared::archive::zip_entry::{self, Wanted};
 use crate::shared::container::blocks::{self, container_error, write_error};
+use crate::shared::format_parts::FormatParts;
 
 /// Value of the `layout` property when the entry was taken apart: section 1 lists the deflate
 /// stream's pieces ([`gzip_split::encode_pieces`]; one piece for the whole
@@ -271,7 +271,13 @@ pub fn decode_records(
             positioned: None,
             ..options.clone()
         };
-        MemoryReplay::DECODE_RECORDS(nested, output, &nested_options, range.clone(), &mut *note)
+        crate::shared::text::sink::decode_range::<super::decode::Printer>(
+            nested,
+            output,
+            &nested_options,
+            range.clone(),
+            &mut *note,
+        )
     })
 }
 

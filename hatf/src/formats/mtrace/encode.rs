@@ -584,7 +584,7 @@ fn end_block<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<()
 mod tests {
     use super::*;
     use crate::shared::allocation::encode_checks::file_depends_on_the_text_alone;
-    use crate::shared::allocation::format_impl::AllocationFormat;
+    use crate::shared::format_parts::FormatParts;
 
     /// A trace whose callers repeat within and across chunks, with a few lines that are
     /// stored verbatim and one that does not parse.
@@ -623,7 +623,7 @@ mod tests {
             &trace(),
             1,
             encode,
-            <super::super::Mtrace as AllocationFormat>::DECODE,
+            <super::super::Mtrace as FormatParts>::DECODE,
         );
     }
 
