@@ -61,11 +61,7 @@ pub fn encode(
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let held = zip_entry::hold(input).map_err(|(e, at)| FormatError {
-        file: file.to_string(),
-        position: format!("byte {at}"),
-        message: format!("cannot read the input: {e}"),
-    })?;
+    let held = zip_entry::hold(input, file)?;
     let z = held.bytes;
     if !z.starts_with(b"PK\x03\x04") {
         return Err(FormatError {
@@ -214,19 +210,7 @@ fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
         Err(why) => why,
     };
     drop(nested);
-    let (piece, text) = gzip_split::whole_as_bounded_piece(deflate).map_err(|whole| {
-        format!(
-            "in pieces: {in_pieces}; as one stream (at most {} bytes of text): {whole}",
-            gzip_split::WHOLE_STREAM_MAX_TEXT
-        )
-    })?;
-    let used = piece.deflate_len as usize;
-    if used > deflate.len() {
-        return Err(format!(
-            "the analysis reports {used} deflate bytes of {}",
-            deflate.len()
-        ));
-    }
+    let (piece, text, used) = gzip_split::whole_after_pieces(deflate, &in_pieces)?;
     let mut nested = Vec::new();
     let report = encode::encode(&mut &text[..], &mut nested, options).map_err(|e| e.to_string())?;
     Ok(Parts {
