@@ -16,8 +16,8 @@ pub use metatf::memory::HUGE_PAGE;
 ///
 /// A one-byte zero `value` (a text buffer) takes zeroed memory from the allocator instead of
 /// a fill pass: a large buffer is then fresh pages from the kernel, faulted in only where
-/// something is written. Filling wrote every page at once: the first 2 MiB text buffer of an
-/// Elephant Tracks encode was 512 page faults, two thirds of the cost of encoding a 5-line
+/// something is written. Filling would write every page at once: the first 2 MiB text buffer
+/// of an Elephant Tracks encode would be 512 page faults, most of the cost of encoding a short
 /// trace.
 pub fn filled_vec<T: Copy>(len: usize, value: T) -> Vec<T> {
     if let Some(v) = zero_bytes_as(len, value) {
@@ -95,11 +95,11 @@ const SMALL_TABLE: usize = 1 << 20;
 /// bytes it grows as a push would; past that its capacity jumps to [`GROWN_TABLE`] bytes (or
 /// doubles, when larger) in memory advised to use huge pages.
 ///
-/// A table that only grows (a decoder's live blocks: 10 MB on the perl-hash trace) took a
-/// page fault for each 4 KiB page its pushes reached, about 2 µs each on this project's
-/// machines: 2,400 of the 4,300 faults of that decode, on its critical thread. Doubling into
-/// advised memory was not enough: only the whole huge pages inside an allocation can be
-/// huge, and the ragged ends of each doubled buffer still took a fault a page. One large jump
+/// A table that only grows (a decoder's live blocks: 10 MB on the perl-hash trace) would take
+/// a page fault for each 4 KiB page its pushes reach, about 2 µs each, most of the faults of
+/// such a decode, on its critical thread. Doubling into advised memory is not enough: only the
+/// whole huge pages inside an allocation can be huge, and the ragged ends of each doubled
+/// buffer still take a fault a page. One large jump
 /// leaves one ragged start; the capacity never written costs address space, not memory.
 pub fn grow_when_full<T: Copy>(v: &mut Vec<T>) {
     if v.len() < v.capacity() {

@@ -1,7 +1,7 @@
 //! A hash table from 64-bit keys (block addresses, size-class keys) to small indices, for the
 //! model's per-record lookups.
 //!
-//! Those lookups were a third of an `mtrace` encode and a sixth of a decode with std's map:
+//! With std's map those lookups would be a third of an `mtrace` encode and a sixth of a decode:
 //! its generic insert and remove paths cost more than the probe itself. This table is open
 //! addressing with linear probing over one array of (key, value) pairs, so a lookup is one
 //! multiply and, nearly always, one cache line. It never removes single entries (the live-block

@@ -366,8 +366,8 @@ fn model_block(
     while start < text.len() {
         // Most lines are canonical records ending with `\n`, read straight through and
         // handed to the model with nothing in between: wrapping each in a `Line` (with its
-        // place in the text) to share one path with the other lines moved some 50
-        // instructions of copies per line (`callgrind`).
+        // place in the text) to share one path with the other lines would cost some 50
+        // instructions of copies per line.
         if let Some((r, end)) = reader.read(text, start) {
             if end < text.len() && !(r.kind == Kind::W && r.fields[1] == u64::MAX) {
                 model.encode(&r, w);

@@ -174,7 +174,7 @@ impl Recent {
     /// Where `obj` is in the array, if it is.
     ///
     /// The whole array is compared four words at a time, with no branch inside a group (a
-    /// search word by word was a fifth of [`Recent::touch`]); the slots past `front_len` hold
+    /// search word by word would be a fifth of [`Recent::touch`]); the slots past `front_len` hold
     /// objects of an earlier block, so a first match there means no match.
     #[inline(always)]
     fn find_in_front(&self, obj: u64) -> Option<usize> {

@@ -31,7 +31,7 @@ struct Encoder {
 
 impl Encoder {
     /// Models one record. Inlined into the loop over a chunk's records: as a call, saving and
-    /// restoring registers around it took about 15 of its 130 instructions per record.
+    /// restoring registers around it would take about 15 of its 130 instructions per record.
     #[inline(always)]
     fn model(&mut self, r: ModelRecord) {
         self.model.encode(&r);

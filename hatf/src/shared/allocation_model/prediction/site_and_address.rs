@@ -18,7 +18,7 @@ type Streamed<'a> = [Cursor<'a>; stream::COUNT];
 
 /// The error of the per-record steps of a shaped decode: boxed, so that a step's result fits
 /// in two registers (a `Result` holding a `String` is returned through memory and copied at
-/// every `?`, which was a tenth of a decode's instructions).
+/// every `?`, which would be a tenth of a decode's instructions).
 type Bad = Box<String>;
 
 /// The site cache of each (previous site, kind), the size cache of each site, and the site
