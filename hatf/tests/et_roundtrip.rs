@@ -79,7 +79,8 @@ fn et3_large_javac_round_trip() {
 fn corpus_traces_are_detected_with_their_dialect() {
     use hatf::format::TraceFormat;
     let has_u = |head: &[u8]| head.split(|&b| b == b'\n').any(|l| l.starts_with(b"U "));
-    for (sub, by_u) in [("et2-java", &ET2), ("et3-merlin", &ET3)] {
+    let dialects: [(&str, &dyn TraceFormat); 2] = [("et2-java", &ET2), ("et3-merlin", &ET3)];
+    for (sub, by_u) in dialects {
         for p in trace_paths(sub) {
             let t = read_trace(&p);
             let head = &t.text[..t.text.len().min(64 << 10)];

@@ -8,9 +8,9 @@ mod hostile_support;
 use hatf::format::Compression;
 use hostile_support::{decode, encode};
 
-/// `format_sections` found a memory-replay file whose model saw a size near 2^64: the
-/// jemalloc size-class computation overflowed (a panic with overflow checks on, as in the
-/// fuzz build). The class of such sizes is now computed with explicit wrapping.
+/// A memory-replay file whose model sees a size near 2^64 (found by `format_sections`): the
+/// jemalloc size-class computation must not overflow (a panic with overflow checks on, as in
+/// the fuzz build); the class of such sizes is computed with explicit wrapping.
 #[test]
 fn memory_replay_sizes_near_the_top_of_u64_do_not_overflow() {
     let text = b"1: malloc 0x10 18446744073709551615\n1: malloc 0x20 16140901064495857665\n\

@@ -130,8 +130,8 @@ fn repeated_fields_compile_in_linear_time() {
     assert!(!code.contains("pub x_8193") && !code.contains("pub x: u64,"));
     let code = compile(&doubling_groups(13));
     assert!(code.contains("pub x_8192: u64,"), "2^13 fields");
-    // Doubling the repeats at most about doubles the time (it grew with the cube: 8,192
-    // repeats took over a minute). Measured on the larger sizes, where fixed costs are small.
+    // Doubling the repeats at most about doubles the time (a cubic growth would take over a
+    // minute at 8,192 repeats). Measured on the larger sizes, where fixed costs are small.
     let small = cpu_seconds(|| {
         compile(&repeated_field(8_192));
     });

@@ -16,8 +16,8 @@ pub use metatf::memory::HUGE_PAGE;
 ///
 /// A one-byte zero `value` (a text buffer) takes zeroed memory from the allocator instead of
 /// a fill pass: a large buffer is then fresh pages from the kernel, faulted in only where
-/// something is written. Filling wrote every page at once: the first 2 MiB text buffer of an
-/// Elephant Tracks encode was 512 page faults, two thirds of the cost of encoding a 5-line
+/// something is written. Filling would write every page at once: the first 2 MiB text buffer
+/// of an Elephant Tracks encode would be 512 page faults, most of the cost of encoding a short
 /// trace.
 pub fn filled_vec<T: Copy>(len: usize, value: T) -> Vec<T> {
     if let Some(v) = zero_bytes_as(len, value) {
@@ -73,8 +73,7 @@ fn zero_bytes_as<T: Copy>(len: usize, value: T) -> Option<Vec<T>> {
 /// empty slots, and each page then cost two faults (the shared zero page, then a copy at the
 /// first write); and a table grown by doubling gets a key every few slots from the old one at
 /// once, so every page of it is written anyway. (Populating only tables of a huge page or
-/// more left the faults of the smaller ones: 450 to 520 of systemui encode's address thread,
-/// 3 to 6 now.)
+/// more would leave the faults of the smaller ones: hundreds in an encode's address thread.)
 pub fn zeroed_vec(len: usize) -> Vec<u64> {
     let mut v = vec![0u64; len];
     let bytes = len * std::mem::size_of::<u64>();
@@ -96,11 +95,11 @@ const SMALL_TABLE: usize = 1 << 20;
 /// bytes it grows as a push would; past that its capacity jumps to [`GROWN_TABLE`] bytes (or
 /// doubles, when larger) in memory advised to use huge pages.
 ///
-/// A table that only grows (a decoder's live blocks: 10 MB on the perl-hash trace) took a
-/// page fault for each 4 KiB page its pushes reached, about 2 µs each on this project's
-/// machines: 2,400 of the 4,300 faults of that decode, on its critical thread. Doubling into
-/// advised memory was not enough: only the whole huge pages inside an allocation can be
-/// huge, and the ragged ends of each doubled buffer still took a fault a page. One large jump
+/// A table that only grows (a decoder's live blocks: 10 MB on the perl-hash trace) would take
+/// a page fault for each 4 KiB page its pushes reach, about 2 µs each, most of the faults of
+/// such a decode, on its critical thread. Doubling into advised memory is not enough: only the
+/// whole huge pages inside an allocation can be huge, and the ragged ends of each doubled
+/// buffer still take a fault a page. One large jump
 /// leaves one ragged start; the capacity never written costs address space, not memory.
 pub fn grow_when_full<T: Copy>(v: &mut Vec<T>) {
     if v.len() < v.capacity() {

@@ -245,6 +245,30 @@ pub(super) fn allocations(
     out
 }
 
+/// An allocator's trace of `steps` steps (two allocations to one free, at scattered sizes), with
+/// the schema, catalog and streams that code it.
+struct AllocatorTrace {
+    recs: Vec<DynRecord>,
+    schema: metatf_dtd::Schema,
+    catalog: Catalog,
+    streams: Streams,
+}
+
+fn allocator_trace(steps: usize) -> AllocatorTrace {
+    let steps: Vec<(bool, usize)> = (0..steps)
+        .map(|i| (i % 3 != 2, i.wrapping_mul(2_654_435_761) >> 7))
+        .collect();
+    let schema = schema();
+    let catalog = Catalog::new(&schema).unwrap();
+    let streams = Streams::new(&catalog);
+    AllocatorTrace {
+        recs: allocator_records(&steps),
+        schema,
+        catalog,
+        streams,
+    }
+}
+
 pub(super) fn flat_block(catalog: &Catalog, records: &[DynRecord]) -> FlatBlock {
     let mut flat = FlatBlock::default();
     for r in records {
@@ -284,13 +308,12 @@ fn reuse_enders_are_records_naming_fewer_fields() {
 
 #[test]
 fn keyed_reuse_is_chosen_and_codes_reused_addresses_small() {
-    let steps: Vec<(bool, usize)> = (0..4000usize)
-        .map(|i| (i % 3 != 2, i.wrapping_mul(2_654_435_761) >> 7))
-        .collect();
-    let recs = allocator_records(&steps);
-    let schema = schema();
-    let catalog = Catalog::new(&schema).unwrap();
-    let streams = Streams::new(&catalog);
+    let AllocatorTrace {
+        recs,
+        schema,
+        catalog,
+        streams,
+    } = allocator_trace(4000);
     let declared = |n: u8| schema.section(n).is_some();
     let flat = flat_block(&catalog, &recs);
     let chosen = choose_block(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
@@ -544,14 +567,13 @@ proptest! {
 /// codes a record about as small as a block chosen on every record, and reads back.
 #[test]
 fn sampled_choice_codes_as_small_as_a_whole_choice() {
-    let steps: Vec<(bool, usize)> = (0..420_000usize)
-        .map(|i| (i % 3 != 2, i.wrapping_mul(2_654_435_761) >> 7))
-        .collect();
-    let recs = allocator_records(&steps);
+    let AllocatorTrace {
+        recs,
+        schema,
+        catalog,
+        streams,
+    } = allocator_trace(420_000);
     assert!(recs.len() > 1 << 18);
-    let schema = schema();
-    let catalog = Catalog::new(&schema).unwrap();
-    let streams = Streams::new(&catalog);
     let declared = |n: u8| schema.section(n).is_some();
     let per_record = |recs: &[DynRecord]| {
         let flat = flat_block(&catalog, recs);

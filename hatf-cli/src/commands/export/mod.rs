@@ -36,8 +36,8 @@ use table::Table;
 
 /// Rows of one batch handed to the writer: small enough that a column's buffer (64 KiB) is
 /// below the allocator's threshold for mapping fresh pages, so the buffers of written
-/// batches are reused instead of being unmapped and faulted in again (that was a tenth of
-/// the time with 64 Ki rows), large enough that a batch's fixed cost is nothing.
+/// batches are reused instead of being unmapped and faulted in again (a tenth of the time
+/// with 64 Ki rows), large enough that a batch's fixed cost is nothing.
 pub(crate) const BATCH_ROWS: usize = 1 << 13;
 
 /// Rows a row group holds at most, whatever the blocks: bounds the memory of the row group

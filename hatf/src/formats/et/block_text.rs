@@ -1,11 +1,10 @@
 //! Reading a text trace a block of lines at a time, into buffers kept from block to block.
 //!
 //! Two costs of reading are avoided here. The reads go straight into the block's buffer: the
-//! standard `read_to_end` asks for 8 KiB first and doubles, so every read was smaller than
-//! the caller's 1 MiB `BufReader` and went through it, a copy of the whole trace (75 M
-//! instructions of `memcpy` on the 76 MB javac-tests trace). And the buffers are asked to use
-//! huge pages: each fresh 4 KiB page of them was a page fault, three quarters of an encode's
-//! 15,000 (`perf record -e page-faults`). Reading into a slice needs initialized memory, so a
+//! standard `read_to_end` asks for 8 KiB first and doubles, so every read would be smaller
+//! than the caller's 1 MiB `BufReader` and go through it, a copy of the whole trace. And the
+//! buffers are asked to use huge pages: each fresh 4 KiB page of them would be a page fault,
+//! most of an encode's faults. Reading into a slice needs initialized memory, so a
 //! buffer is zeroed once when it grows, and keeps its bytes (and size) from block to block.
 
 use std::io::{ErrorKind, Read};

@@ -28,11 +28,10 @@ pub const TEXT_LEN_SECTION: u8 = 0;
 /// Default zstd level of the streams.
 ///
 /// Level 3, not 19: the streams the model leaves are small next to the text (a twentieth or
-/// less) and mostly runs and repeats, which level 3 already finds. On ET2 lots_of_allocs level
-/// 19 gave 5,805 bytes and level 3 gives 6,354 (0.37 → 0.41 of the best of `xz -9` and
-/// `zstd -19 --long=27`, whose target is < 1), but level 19 spent 20 of the encoder's 35 ms
-/// (`perf`), and on the 76 MB javac-tests trace two thirds of its 2.1 s. `--level 19` still
-/// writes the smaller file, with the same layout.
+/// less) and mostly runs and repeats, which level 3 already finds: level 19 makes a file about
+/// a tenth smaller (ET2 lots_of_allocs: 5,805 bytes against 6,354, both well under the best
+/// of `xz -9` and `zstd -19 --long=27`) but takes most of an encode's time. `--level 19`
+/// still writes the smaller file, with the same layout.
 pub const DEFAULT_LEVEL: i32 = 3;
 
 /// At the default level, a block whose text is more than this many times the size of its
@@ -336,10 +335,9 @@ fn block_order(flavour: &Flavour, text: &[u8]) -> UOrder {
 
 /// Runs the model over one block.
 ///
-/// A trace of one block runs on one thread. Parsing on a second thread while this one modelled
-/// (handing parsed lines over in batches) was tried: on ET2 lots_of_allocs it took 7.8 → 9.2 ms
-/// of CPU, and on the shared, loaded two-core machine the wall time went up, not down
-/// (8.0 → 9.6 ms, hyperfine).
+/// A trace of one block runs on one thread: parsing on a second thread while this one models
+/// (handing parsed lines over in batches) costs more CPU time in the hand-over than it saves,
+/// and a loaded machine's wall time goes up, not down (docs/PERFORMANCE.md, "Designs tried and not kept").
 ///
 /// `model` and `w` are the tables and buffers of the block before (or none): both are reset.
 fn model_block(
@@ -368,8 +366,8 @@ fn model_block(
     while start < text.len() {
         // Most lines are canonical records ending with `\n`, read straight through and
         // handed to the model with nothing in between: wrapping each in a `Line` (with its
-        // place in the text) to share one path with the other lines moved some 50
-        // instructions of copies per line (`callgrind`).
+        // place in the text) to share one path with the other lines would cost some 50
+        // instructions of copies per line.
         if let Some((r, end)) = reader.read(text, start) {
             if end < text.len() && !(r.kind == Kind::W && r.fields[1] == u64::MAX) {
                 model.encode(&r, w);

@@ -565,8 +565,8 @@ pub fn render_line(r: &Record, out: &mut Vec<u8>) {
     out.extend_from_slice(&buf[..n + 1]);
 }
 
-/// The line into `buf` (whole lines are appended at once: a copy per number was a tenth of a
-/// decode); returns its length.
+/// The line into `buf` (whole lines are appended at once: a copy per number would be a tenth
+/// of a decode); returns its length.
 #[inline]
 fn render_into(r: &Record, buf: &mut [u8; LINE_MAX]) -> usize {
     buf[0] = r.kind.letter();
@@ -614,7 +614,8 @@ fn eight_digits(out: &mut [u8], v: u32) {
 
 /// Writes `v` in decimal at the start of `buf` (which must have room); returns its length.
 /// Numbers are cut into eight-digit pieces done in 32-bit arithmetic: most fields are 31-bit
-/// ids of ten digits, and a division of a 64-bit number per digit pair was a third of a decode.
+/// ids of ten digits, and a division of a 64-bit number per digit pair would be a third of a
+/// decode.
 #[inline]
 fn decimal_into(buf: &mut [u8], v: u64) -> usize {
     if v >= 100_000_000 {

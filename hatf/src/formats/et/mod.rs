@@ -5,10 +5,13 @@
 //! stream layout is described in `docs/FORMAT.md §6.2`.
 
 use std::io::{Read, Write};
+use std::marker::PhantomData;
 
 use crate::format::{
-    DecodeOptions, EncodeOptions, EncodeReport, FormatError, ProblemSink, StatsReport, TraceFormat,
+    DecodeFn, DecodeRecordsFn, EncodeFn, EncodeOptions, EncodeReport, FormatError, StatsReport,
+    ThreadListerFn,
 };
+use crate::shared::format_parts::{FormatParts, StatsFn, StoredNamesFn, ValidateFn};
 
 mod block_text;
 pub mod check;
@@ -37,31 +40,46 @@ pub const ET2_DTD: &str = include_str!("../../../../dtds/et2.dtd");
 /// The DTD embedded in `et3` files.
 pub const ET3_DTD: &str = include_str!("../../../../dtds/et3.dtd");
 
-/// An Elephant Tracks flavour (`et2` or `et3`).
-pub struct EtFormat {
-    flavour: Flavour,
-    description: &'static str,
+/// An Elephant Tracks dialect: the flavour its files are written in, and its description.
+pub trait Dialect: Sync {
+    /// Format name, DTD and `U` field order.
+    const FLAVOUR: Flavour;
+    /// [`crate::TraceFormat::description`].
+    const DESCRIPTION: &'static str;
 }
 
 /// ET2 (`U holder field value thread`).
-pub static ET2: EtFormat = EtFormat {
-    flavour: Flavour {
+pub struct Et2;
+
+impl Dialect for Et2 {
+    const FLAVOUR: Flavour = Flavour {
         format: "et2",
         dtd: ET2_DTD,
         default_order: UOrder::HolderFieldValue,
-    },
-    description: "Elephant Tracks 2 text trace (U obj field target thread)",
-};
+    };
+    const DESCRIPTION: &'static str = "Elephant Tracks 2 text trace (U obj field target thread)";
+}
 
 /// ET3 (`U holder value field thread`).
-pub static ET3: EtFormat = EtFormat {
-    flavour: Flavour {
+pub struct Et3;
+
+impl Dialect for Et3 {
+    const FLAVOUR: Flavour = Flavour {
         format: "et3",
         dtd: ET3_DTD,
         default_order: UOrder::HolderValueField,
-    },
-    description: "Elephant Tracks 3 text trace (U src target field thread)",
-};
+    };
+    const DESCRIPTION: &'static str = "Elephant Tracks 3 text trace (U src target field thread)";
+}
+
+/// The Elephant Tracks format of dialect `D`.
+pub struct EtFormat<D>(PhantomData<D>);
+
+/// ET2 (`U holder field value thread`).
+pub static ET2: EtFormat<Et2> = EtFormat(PhantomData);
+
+/// ET3 (`U holder value field thread`).
+pub static ET3: EtFormat<Et3> = EtFormat(PhantomData);
 
 /// How many lines of the head decide whether a text is an ET trace and vote on its `U` order.
 const SNIFF_LINES: usize = 2000;
@@ -139,112 +157,60 @@ fn is_glued(line: &[u8]) -> bool {
     })
 }
 
-impl TraceFormat for EtFormat {
-    fn name(&self) -> &'static str {
-        self.flavour.format
-    }
-
-    fn description(&self) -> &'static str {
-        self.description
-    }
-
-    fn detect(&self, head: &[u8]) -> bool {
-        match sniff(head) {
-            None => false,
-            Some(Some(order)) => order == self.flavour.default_order,
-            // No U records to tell: ET3 is the current producer.
-            Some(None) => self.flavour.default_order == UOrder::HolderValueField,
-        }
-    }
-
-    fn encode(
-        &self,
-        input: &mut (dyn Read + Send),
-        output: &mut dyn Write,
-        options: &EncodeOptions,
-    ) -> Result<EncodeReport, FormatError> {
-        encode::encode(&self.flavour, input, output, options)
-    }
-
-    fn decode(
-        &self,
-        input: &mut dyn Read,
-        output: &mut dyn Write,
-        options: &DecodeOptions,
-    ) -> Result<u64, FormatError> {
-        decode::decode(input, output, options)
-    }
-
-    fn decode_records(
-        &self,
-        input: &mut dyn crate::seek::ReadSeek,
-        output: &mut dyn Write,
-        options: &DecodeOptions,
-        range: std::ops::Range<u64>,
-        note: crate::seek::Note<'_>,
-    ) -> Option<Result<u64, FormatError>> {
-        Some(decode::decode_records(
-            input,
-            output,
-            options,
-            range.start,
-            range.end,
-            note,
-        ))
-    }
-
-    fn thread_lister(
-        &self,
-        _header: &metatf::container::ContainerHeader,
-        file: &str,
-    ) -> Option<crate::format::ThreadLister> {
+impl<D: Dialect> FormatParts for EtFormat<D> {
+    const NAME: &'static str = D::FLAVOUR.format;
+    const DESCRIPTION: &'static str = D::DESCRIPTION;
+    const DETECT: fn(&[u8]) -> bool = detect::<D>;
+    const ENCODE: EncodeFn = encode_as::<D>;
+    const DECODE: DecodeFn = decode::decode;
+    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(|input, output, options, range, note| {
+        decode::decode_records(input, output, options, range.start, range.end, note)
+    });
+    const THREAD_LISTER: Option<ThreadListerFn> = Some(|_header, file| {
         let file = file.to_string();
         Some(Box::new(move |block| {
             decode::block_threads(block)
                 .map_err(|m| decode::block_error(&file, block.offset, block, m))
         }))
-    }
+    });
+    const STATS: Option<StatsFn> = Some(stats::<D>);
+    const VALIDATE: Option<ValidateFn> = Some(|input, input_name, report| {
+        check::validate(input, input_name).map(|problems| problems.into_iter().for_each(report))
+    });
+    const STORED_NAMES: Option<StoredNamesFn> = Some(names::stored);
+}
 
-    fn stats(
-        &self,
-        input: &mut dyn Read,
-        input_name: &str,
-    ) -> Option<Result<StatsReport, FormatError>> {
-        self.stats_named(input, input_name, &[])
+/// True when `head` is an Elephant Tracks trace whose `U` records vote for dialect `D`'s order.
+fn detect<D: Dialect>(head: &[u8]) -> bool {
+    match sniff(head) {
+        None => false,
+        Some(Some(order)) => order == D::FLAVOUR.default_order,
+        // No U records to tell: ET3 is the current producer.
+        Some(None) => D::FLAVOUR.default_order == UOrder::HolderValueField,
     }
+}
 
-    fn stored_names(
-        &self,
-        first_block: &metatf::container::Block,
-    ) -> Result<Vec<(String, Vec<u8>)>, String> {
-        names::stored(first_block)
-    }
+/// Encodes a trace as dialect `D`'s file.
+fn encode_as<D: Dialect>(
+    input: &mut (dyn Read + Send),
+    output: &mut dyn Write,
+    options: &EncodeOptions,
+) -> Result<EncodeReport, FormatError> {
+    encode::encode(&D::FLAVOUR, input, output, options)
+}
 
-    fn stats_named(
-        &self,
-        input: &mut dyn Read,
-        input_name: &str,
-        name_files: &[(String, Vec<u8>)],
-    ) -> Option<Result<StatsReport, FormatError>> {
-        Some(check::stats(
-            input,
-            input_name,
-            self.flavour.default_order,
-            &names::Names::parse(name_files),
-        ))
-    }
-
-    fn validate(
-        &self,
-        input: &mut dyn Read,
-        input_name: &str,
-        report: ProblemSink<'_>,
-    ) -> Option<Result<(), FormatError>> {
-        Some(
-            check::validate(input, input_name)
-                .map(|problems| problems.into_iter().for_each(report)),
-        )
-    }
+/// Statistics of a trace, `U` records read in dialect `D`'s order unless they say otherwise.
+fn stats<D: Dialect>(
+    input: &mut dyn Read,
+    input_name: &str,
+    name_files: &[(String, Vec<u8>)],
+) -> Result<StatsReport, FormatError> {
+    check::stats(
+        input,
+        input_name,
+        D::FLAVOUR.default_order,
+        &names::Names::parse(name_files),
+    )
 }
 
 #[cfg(test)]

@@ -466,7 +466,7 @@ impl Model {
     /// becomes the prediction for the object and its site. No table lookup for an object in
     /// the cache of recent witnesses whose class stays the same, one otherwise.
     ///
-    /// Inlined (a call, with its arguments and result through memory, was a third of a
+    /// Inlined (a call, with its arguments and result through memory, would be a third of a
     /// decoded witness's instructions); the rest of the work is in
     /// [`Model::witness_uncached`].
     #[inline(always)]

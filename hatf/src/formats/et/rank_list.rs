@@ -2,14 +2,15 @@
 //!
 //! A reference to an object past the move-to-front array names its rank among the older
 //! objects counted from the newest, and many such ranks are small (javac-tests: of the
-//! 132,925 references past an array of 32, half are within the first 128 ranks). The
-//! [`super::live::LiveSet`] the encoder uses (a Fenwick tree, and a table from id to place)
-//! walked the whole tree height twice and updated the table twice per reference: 480
-//! instructions in `kill_rank` (callgrind). Here one bit per place says whether its object is
-//! still in the list, with a count per word of bits and per run of [`RUN`] places, so that a
-//! rank from the newest end is found by counting backwards from there: runs, at most eight
-//! words, then the bit within the word (200 instructions a reference in javac-tests when the
-//! last word was walked a byte and then a bit at a time, 130 with [`select_from_top`]).
+//! 132,925 references past an array of 32, half are within the first 128 ranks). The shared
+//! live set the encoder uses ([`crate::shared::live_set::LiveSet`], through
+//! [`super::live::LiveSet`]) keeps a table from id to place, updated twice per reference,
+//! which a decoder that reads by rank does not need. Here one bit per place says whether its
+//! object is still in the list, with a count per word of bits and per run of [`RUN`] places,
+//! so that a rank from the newest end is found by counting backwards from there: runs, at
+//! most eight words, then the bit within the word ([`select_from_top`], quicker than walking
+//! the last word a byte and then a bit at a time). An object is found by id by a bounded
+//! search, and by a table only when searches grow long.
 
 use metatf::hash::FastMap;
 
@@ -141,7 +142,7 @@ impl RankList {
     /// Inlined, with all that is rarely done (a compaction, a new word of bits, a vector's
     /// growth, the table) out of line in [`RankList::push_slow`]: with it inline, the caller
     /// (every object put in front of a decoder's list once it is full) saved and restored six
-    /// registers for calls it seldom made (javac-tests decode: 492.3 → 487.3 M instructions).
+    /// registers for calls it seldom made.
     #[inline(always)]
     pub fn push(&mut self, obj: u64) {
         let p = self.ids.len();

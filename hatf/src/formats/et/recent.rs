@@ -18,9 +18,8 @@ use super::rank_list::RankList;
 /// 64, not 32: javac-tests names 51,048 objects of ranks 32 to 63 and only 18,048 of ranks
 /// 64 to 127 (of 2.1 million references). A reference past the array costs a decoder about
 /// 300 instructions (a select in the [`RankList`], then its object pushed back in front) and
-/// an encoder a search of its [`LiveSet`]; within the array it is a move of its rank's words.
-/// javac-tests (callgrind, with the sliding array of `Recent::slots`): decode 510.6 → 497.4
-/// M instructions, encode 1,192 → 1,183 M.
+/// an encoder a search of its [`LiveSet`]; within the array it is a move of its rank's words,
+/// so the larger array costs both fewer instructions on such traces.
 pub const FRONT: usize = 64;
 
 /// Ranks from which [`Recent::move_to_front`] calls `memmove` (whose vector moves beat
@@ -38,10 +37,9 @@ pub struct Recent {
     /// `front_len` of them are used.
     ///
     /// An object put in front (one leaving the array for `rest` each time, once it is full)
-    /// moves `head` down by one instead of the whole array up: moving 63 words was a call to
-    /// `memmove` of 68 instructions for every new or older object (javac-tests: 141,708; its
-    /// decode 508.6 → 497.4 M instructions, though finding the array costs a load on every
-    /// reference).
+    /// moves `head` down by one instead of the whole array up: moving 63 words would be a call
+    /// to `memmove` of some 68 instructions for every new or older object, more than the load
+    /// that finding the array costs on every reference.
     slots: [u64; HEADS + FRONT],
     /// Where the array starts in `slots`.
     head: u8,
@@ -138,9 +136,8 @@ impl Recent {
     /// may hold it: when not `known`, it is put in front with no search.
     ///
     /// A decoder's model knows every object its list holds (and maybe more) from its table of
-    /// objects, which an allocation updates anyway: a set of the list's ids, kept here, was a
-    /// second table update for every allocation (javac-tests: 60,397, about 80 instructions
-    /// each; its decode 497.4 → 492.3 M instructions).
+    /// objects, which an allocation updates anyway: a set of the list's ids, kept here, would
+    /// be a second table update (about 80 instructions) for every allocation.
     #[inline]
     pub fn touch_allocated(&mut self, obj: u64, known: bool) -> Option<u64> {
         if known {
@@ -177,7 +174,7 @@ impl Recent {
     /// Where `obj` is in the array, if it is.
     ///
     /// The whole array is compared four words at a time, with no branch inside a group (a
-    /// search word by word was a fifth of [`Recent::touch`]); the slots past `front_len` hold
+    /// search word by word would be a fifth of [`Recent::touch`]); the slots past `front_len` hold
     /// objects of an earlier block, so a first match there means no match.
     #[inline(always)]
     fn find_in_front(&self, obj: u64) -> Option<usize> {

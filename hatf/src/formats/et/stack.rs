@@ -1,7 +1,7 @@
 //! One thread's call stack as the model keeps it: the most recent [`STACK_LIMIT`] method ids.
 //!
-//! A `VecDeque` did this with a wrap-around index on every push and read (a third of the cost
-//! of a method entry in a decode, `callgrind`). Here the frames are a plain vector read from
+//! A `VecDeque` would do this with a wrap-around index on every push and read (a third of the
+//! cost of a method entry in a decode). Here the frames are a plain vector read from
 //! `base`: when the stack is full a push moves `base` up instead of shifting the frames, and
 //! the dropped frames are cut off in one go once there are as many of them as frames kept.
 

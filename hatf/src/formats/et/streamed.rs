@@ -17,9 +17,8 @@ use std::sync::{mpsc, Mutex};
 
 /// Most pieces of one item a worker lets wait for the sink: a worker that gets this far ahead
 /// waits, so that the memory in flight is bounded (the decoder's pieces are 2 MiB). Enough for
-/// a worker to print a whole block (13 MB) ahead of the writer: with 1 MiB pieces, 4 ahead
-/// gave javac-tests decodes 6,700 page faults instead of 9,000-11,000 but took 10 % longer
-/// (workers idle), 16 as long as 64 (9,400 faults).
+/// a worker to print a whole block (13 MB) ahead of the writer: fewer leave workers idle
+/// (a tenth longer decodes, for fewer page faults), and more gain no time.
 pub const PIECES_AHEAD: usize = 8;
 
 /// What a worker sends about one item: a piece of its output, or the end of it.

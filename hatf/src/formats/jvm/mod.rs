@@ -17,12 +17,11 @@ use std::io::{Read, Write};
 use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
 
 use crate::format::{
-    DecodeFn, DecodeOptions, EncodeFn, EncodeOptions, EncodeReport, FormatError, Problem,
-    ProblemSink, StatsReport, ThreadLister, TraceFormat,
+    DecodeFn, DecodeOptions, DecodeRecordsFn, EncodeFn, EncodeOptions, EncodeReport, FormatError,
+    ThreadLister, ThreadListerFn,
 };
-use crate::seek::{Note, ReadSeek};
 use crate::shared::container::blocks::{self, write_error, BlockWriter};
-use std::ops::Range;
+use crate::shared::format_parts::{FormatParts, StatsFn, ValidateFn};
 use text::BlockPlan;
 
 /// Format id of the bare text.
@@ -90,100 +89,54 @@ fn thread_lister(header: &ContainerHeader, file: &str) -> Option<ThreadLister> {
     Some(Box::new(move |block| lister.block(block, &file)))
 }
 
-/// A JVM trace format: what differs between the bare text and the archive is in the fields,
-/// so `TraceFormat` is written once.
-pub struct JvmFormat {
-    name: &'static str,
-    description: &'static str,
-    detect: fn(&[u8]) -> bool,
-    encode: EncodeFn,
-    decode: DecodeFn,
-    stats: fn(&mut dyn Read, &str) -> Result<StatsReport, FormatError>,
-    validate: fn(&mut dyn Read, &str) -> Result<Vec<Problem>, FormatError>,
+/// The bare text of a JVM trace (the `trace` member, unzipped).
+pub struct Jvm;
+
+/// The bare text of a JVM trace.
+pub static JVM: Jvm = Jvm;
+
+impl FormatParts for Jvm {
+    const NAME: &'static str = FORMAT;
+    const DESCRIPTION: &'static str =
+        "JVM trace text (TraceVis `trace`: VS/OA/MN/MX... colon-separated records)";
+    const DETECT: fn(&[u8]) -> bool = looks_like_trace;
+    const ENCODE: EncodeFn =
+        |input, output, options| encode_text(input, output, options, BlockPlan::DEFAULT);
+    const DECODE: DecodeFn = decode_text;
+    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(|input, output, options, range, note| {
+        records::decode_records(FORMAT, input, output, options, range, note)
+    });
+    const THREAD_LISTER: Option<ThreadListerFn> = Some(thread_lister);
+    const STATS: Option<StatsFn> = Some(|input, name, _| check::stats(input, name));
+    const VALIDATE: Option<ValidateFn> = Some(|input, name, report| {
+        check::validate(input, name).map(|problems| problems.into_iter().for_each(report))
+    });
 }
 
-/// The bare text of a JVM trace (the `trace` member, unzipped).
-pub static JVM: JvmFormat = JvmFormat {
-    name: FORMAT,
-    description: "JVM trace text (TraceVis `trace`: VS/OA/MN/MX... colon-separated records)",
-    detect: looks_like_trace,
-    encode: |input, output, options| encode_text(input, output, options, BlockPlan::DEFAULT),
-    decode: decode_text,
-    stats: check::stats,
-    validate: check::validate,
-};
-
 /// The ZIP archive holding a JVM trace: `stats` and `validate` read the member `trace`.
-pub static JVM_ZIP: JvmFormat = JvmFormat {
-    name: zip::FORMAT,
-    description: "zip archive holding a JVM trace in its member `trace` (TraceVis)",
-    detect: zip::detect,
-    encode: |input, output, options| zip::encode(input, output, options, BlockPlan::DEFAULT),
-    decode: zip::decode,
-    stats: |input, name| zip::with_member_text(input, name, |t| check::stats(t, name)),
-    validate: |input, name| zip::with_member_text(input, name, |t| check::validate(t, name)),
-};
+pub struct JvmZip;
 
-impl TraceFormat for JvmFormat {
-    fn name(&self) -> &'static str {
-        self.name
-    }
+/// The ZIP archive holding a JVM trace.
+pub static JVM_ZIP: JvmZip = JvmZip;
 
-    fn description(&self) -> &'static str {
-        self.description
-    }
-
-    fn detect(&self, head: &[u8]) -> bool {
-        (self.detect)(head)
-    }
-
-    fn encode(
-        &self,
-        input: &mut (dyn Read + Send),
-        output: &mut dyn Write,
-        options: &EncodeOptions,
-    ) -> Result<EncodeReport, FormatError> {
-        (self.encode)(input, output, options)
-    }
-
-    fn decode(
-        &self,
-        input: &mut dyn Read,
-        output: &mut dyn Write,
-        options: &DecodeOptions,
-    ) -> Result<u64, FormatError> {
-        (self.decode)(input, output, options)
-    }
-
-    fn decode_records(
-        &self,
-        input: &mut dyn ReadSeek,
-        output: &mut dyn Write,
-        options: &DecodeOptions,
-        range: Range<u64>,
-        note: Note<'_>,
-    ) -> Option<Result<u64, FormatError>> {
-        Some(records::decode_records(
-            self.name, input, output, options, range, note,
-        ))
-    }
-
-    fn thread_lister(&self, header: &ContainerHeader, file: &str) -> Option<ThreadLister> {
-        thread_lister(header, file)
-    }
-
-    fn stats(&self, input: &mut dyn Read, name: &str) -> Option<Result<StatsReport, FormatError>> {
-        Some((self.stats)(input, name))
-    }
-
-    fn validate(
-        &self,
-        input: &mut dyn Read,
-        name: &str,
-        report: ProblemSink<'_>,
-    ) -> Option<Result<(), FormatError>> {
-        Some((self.validate)(input, name).map(|problems| problems.into_iter().for_each(report)))
-    }
+impl FormatParts for JvmZip {
+    const NAME: &'static str = zip::FORMAT;
+    const DESCRIPTION: &'static str =
+        "zip archive holding a JVM trace in its member `trace` (TraceVis)";
+    const DETECT: fn(&[u8]) -> bool = zip::detect;
+    const ENCODE: EncodeFn =
+        |input, output, options| zip::encode(input, output, options, BlockPlan::DEFAULT);
+    const DECODE: DecodeFn = zip::decode;
+    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(|input, output, options, range, note| {
+        records::decode_records(zip::FORMAT, input, output, options, range, note)
+    });
+    const THREAD_LISTER: Option<ThreadListerFn> = Some(thread_lister);
+    const STATS: Option<StatsFn> =
+        Some(|input, name, _| zip::with_member_text(input, name, |t| check::stats(t, name)));
+    const VALIDATE: Option<ValidateFn> = Some(|input, name, report| {
+        zip::with_member_text(input, name, |t| check::validate(t, name))
+            .map(|problems| problems.into_iter().for_each(report))
+    });
 }
 
 /// Writes the text of a `jvm` file back; returns the number of lines.

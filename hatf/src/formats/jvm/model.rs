@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use super::line::{Kind, Record};
 use super::streams::*;
 use super::tables::{code, entry, Table, CANDIDATES};
-use crate::shared::allocation_model::prediction::live_blocks::LiveSet;
 use crate::shared::allocation_model::prediction::recent_values::Mtf;
+use crate::shared::live_set::LiveSet;
 
 /// Context key of "no method open on the current thread".
 const NO_METHOD: u32 = u32::MAX;

@@ -212,15 +212,6 @@ fn crc32(bytes: &[u8]) -> u32 {
     c.sum()
 }
 
-/// Reads the archive into memory, at most [`zip_entry::MAX_HELD`] bytes.
-fn hold(input: &mut dyn Read, file: &str) -> Result<zip_entry::Held, FormatError> {
-    zip_entry::hold(input).map_err(|(e, at)| FormatError {
-        file: file.to_string(),
-        position: format!("byte {at}"),
-        message: format!("cannot read the input: {e}"),
-    })
-}
-
 /// Hands the text of the `trace` member of the zip read from `input` to `f` as a stream (for
 /// stats and validate): the archive is held (at most [`zip_entry::MAX_HELD`] bytes, so that
 /// its central directory is read), its text never.
@@ -234,7 +225,7 @@ pub fn with_member_text<T>(
         position: String::new(),
         message,
     };
-    let held = hold(input, file)?;
+    let held = zip_entry::hold(input, file)?;
     if held.more {
         return Err(fail(format!(
             "the archive is larger than the {} bytes read into memory to find its member \
@@ -257,7 +248,7 @@ pub fn encode(
     plan: BlockPlan,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let held = hold(input, file)?;
+    let held = zip_entry::hold(input, file)?;
     let bytes = held.bytes;
     if !bytes.starts_with(b"PK") {
         return Err(FormatError {

@@ -6,10 +6,8 @@
 //! sequence of predictions, so a malloc-bench trace with a long stream kept one core busy for
 //! seconds while the other waited (vlc: 5.0 MB of stream, 4.4 s to code it). Two halves, each
 //! coded from fresh tables, take half the time on two cores and cost little: on the corpus'
-//! streams of 256 KiB or more, 2 halves were −0.2 % to +2.4 % larger than the whole (clang
-//! 145,133 → 145,241 bytes, mc_server_large 770,918 → 773,142, vlc 456,070 → 462,912, grep
-//! 24,486 → 25,075), where the shorter streams would pay up to 7 % (scp +6.7 %) to save a
-//! tenth of a second. The part count is fixed by the stream's length, never by the machine, so
+//! streams of 256 KiB or more, 2 halves are −0.2 % to +2.4 % larger than the whole, where the
+//! shorter streams would pay up to 7 % to save a tenth of a second. The part count is fixed by the stream's length, never by the machine, so
 //! every machine writes the same bytes.
 //!
 //! Section bytes: varint `P` (1 to [`MAX_PARTS`]), then for each part a varint `L` and `L`

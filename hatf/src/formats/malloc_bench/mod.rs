@@ -21,8 +21,8 @@ use std::io::Read;
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError};
 use crate::shared::allocation::check::BlockNames;
 use crate::shared::allocation::event::AllocEvent;
-use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::allocation::placed::{collect_events, ForEachPlacedEvent};
+use crate::shared::format_parts::FormatParts;
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "malloc-bench";
@@ -62,20 +62,20 @@ pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, 
 /// The `malloc-bench` format.
 pub struct MallocBench;
 
-impl AllocationFormat for MallocBench {
+impl FormatParts for MallocBench {
     const NAME: &'static str = FORMAT;
     const DESCRIPTION: &'static str =
         "malloc-bench .trace.gz (gzip of a Tracefile protobuf; deflate rebuilt exactly with preflate)";
     const BLOCK_NAMES: BlockNames = BlockNames::Id;
     const DETECT: fn(&[u8]) -> bool = detect;
-    const PLACED_EVENTS: ForEachPlacedEvent = for_each_placed_event;
+    const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(for_each_placed_event);
     const ENCODE: EncodeFn =
         |input, output, options| split_store::encode(FORMAT, DTD, input, output, options);
     const DECODE: DecodeFn =
         |input, output, options| split_store::decode(FORMAT, input, output, options);
-    const DECODE_RECORDS: DecodeRecordsFn = |input, output, options, range, _note| {
+    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(|input, output, options, range, _note| {
         records::decode_records(FORMAT, input, output, options, range.start, range.end)
-    };
+    });
 }
 
 /// True when `head` is gzip (deflate) whose uncompressed start is field 1 of the protobuf (a

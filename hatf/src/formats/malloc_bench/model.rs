@@ -15,7 +15,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use super::proto;
-use crate::shared::allocation_model::prediction::live_blocks::LiveSet;
+use crate::shared::live_set::LiveSet;
 use metatf::varint::{put_u64, Cursor};
 
 /// Record kind of a top-level field kept as its bytes (then varint length and the bytes).

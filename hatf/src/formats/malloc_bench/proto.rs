@@ -75,34 +75,6 @@ pub fn field_len(rest: &[u8]) -> Option<usize> {
     (end <= rest.len()).then_some(end)
 }
 
-/// The next varint of a protobuf stream, or `None` at a clean end before it. The bytes are
-/// gathered here and decoded by `metatf::varint`, so protobuf follows its rules (longer forms
-/// accepted, more than 64 bits refused).
-fn read_varint(r: &mut dyn Read, offset: &mut u64) -> Result<Option<u64>, String> {
-    let mut bytes = [0u8; varint::MAX_LEN];
-    let mut len = 0;
-    while len < varint::MAX_LEN {
-        let mut byte = [0u8; 1];
-        match r.read(&mut byte) {
-            Ok(0) if len == 0 => return Ok(None),
-            Ok(0) => return Err(format!("input ends inside a varint at byte {offset}")),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("cannot read at byte {offset}: {e}")),
-        }
-        *offset += 1;
-        bytes[len] = byte[0];
-        len += 1;
-        if byte[0] & 0x80 == 0 {
-            break;
-        }
-    }
-    let mut at = 0;
-    varint::take_checked(&bytes[..len], &mut at)
-        .map(Some)
-        .map_err(|_| format!("varint overflows 64 bits at byte {offset}"))
-}
-
 fn skip(c: &mut Cursor<'_>, wire: u64) -> Result<(), String> {
     match wire {
         0 => c.u64().map(|_| ()),
@@ -147,43 +119,76 @@ fn parse_line(bytes: &[u8]) -> Result<TraceLine, String> {
     Ok(line)
 }
 
+/// Longest top-level field read as a stream: a trace line is a few dozen bytes, so a longer
+/// one is damage, refused before it is buffered.
+const MAX_STREAMED_FIELD: u64 = 1 << 20;
+
 /// Calls `sink` with every trace line of the (uncompressed) protobuf stream `r`. Errors name
 /// the byte offset in the uncompressed message and the line number.
+///
+/// The stream is read in pieces and cut into top-level fields by [`field_len`], the same cut
+/// a stored message gets, so the message's structure is parsed in one place.
 pub fn for_each_line(r: &mut dyn Read, sink: &mut dyn FnMut(&TraceLine)) -> Result<(), String> {
-    let mut offset = 0u64;
-    let mut n = 0u64;
-    let mut buf = Vec::new();
-    while let Some(key) = read_varint(r, &mut offset)? {
-        let at = offset;
-        let (field, wire) = (key >> 3, key & 7);
-        match wire {
-            0 => {
-                read_varint(r, &mut offset)?.ok_or("input ends after a field key")?;
+    let mut buf: Vec<u8> = Vec::new();
+    // `buf[start..]` is not read yet; `offset` is its position in the message.
+    let (mut start, mut offset, mut n, mut ended) = (0usize, 0u64, 0u64, false);
+    loop {
+        let rest = &buf[start..];
+        if let Some(len) = field_len(rest) {
+            let mut c = Cursor::new(&rest[..len], "Tracefile field");
+            if c.u64()? == 0x0a {
+                let inner = c.u64().and_then(|m| c.take(m as usize))?;
+                let line = parse_line(inner)
+                    .map_err(|m| format!("trace line {n} at byte {offset}: {m}"))?;
+                sink(&line);
+                n += 1;
             }
-            2 => {
-                let len = read_varint(r, &mut offset)?.ok_or("input ends after a field key")?;
-                let len =
-                    usize::try_from(len).map_err(|_| format!("length too large at byte {at}"))?;
-                if len > 1 << 20 {
-                    return Err(format!(
-                        "field of {len} bytes at byte {at} is implausibly long"
-                    ));
-                }
-                buf.resize(len, 0);
-                r.read_exact(&mut buf)
-                    .map_err(|e| format!("input ends inside field {field} at byte {at}: {e}"))?;
-                offset += len as u64;
-                if field == 1 {
-                    let line = parse_line(&buf)
-                        .map_err(|m| format!("trace line {n} at byte {at}: {m}"))?;
-                    sink(&line);
-                    n += 1;
-                }
-            }
-            w => return Err(format!("unsupported wire type {w} at byte {at}")),
+            start += len;
+            offset += len as u64;
+            continue;
         }
+        // A field not whole yet: refuse what no more bytes can make whole, else read on.
+        let mut at = 0;
+        if let Some(key) = varint::take(rest, &mut at) {
+            match key & 7 {
+                0 | 1 | 5 => {}
+                2 => match varint::take(rest, &mut at) {
+                    Some(len) if len > MAX_STREAMED_FIELD => {
+                        return Err(format!(
+                            "field of {len} bytes at byte {offset} is implausibly long"
+                        ))
+                    }
+                    _ => {}
+                },
+                w => return Err(format!("unsupported wire type {w} at byte {offset}")),
+            }
+        } else if rest.len() >= varint::MAX_LEN {
+            return Err(format!("varint overflows 64 bits at byte {offset}"));
+        }
+        // (A field's value that never ends, e.g. a varint of only continuation bytes.)
+        if rest.len() as u64 > MAX_STREAMED_FIELD + 2 * varint::MAX_LEN as u64 {
+            return Err(format!("field at byte {offset} does not parse"));
+        }
+        if ended {
+            return match rest.is_empty() {
+                true => Ok(()),
+                false => Err(format!("input ends inside the field at byte {offset}")),
+            };
+        }
+        buf.drain(..start);
+        start = 0;
+        let old = buf.len();
+        buf.resize(old + (1 << 16), 0);
+        let got = loop {
+            match r.read(&mut buf[old..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                got => break got,
+            }
+        }
+        .map_err(|e| format!("cannot read at byte {}: {e}", offset + old as u64))?;
+        buf.truncate(old + got);
+        ended = got == 0;
     }
-    Ok(())
 }
 
 /// One top-level field of a `Tracefile` message that carries data.
@@ -209,4 +214,109 @@ pub fn parse_top_level(field: &[u8]) -> Option<TopLevel> {
         _ => return None,
     };
     c.is_empty().then_some(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader handing out at most `step` bytes a call, so that fields straddle reads.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.bytes.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    /// A `Tracefile` of `n` malloc/free lines and a `max_simultaneous_allocs` field.
+    fn tracefile(n: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let mut inner = Vec::new();
+            if i % 2 == 0 {
+                // malloc {result_id = i, input_size = 1000 * i}
+                let mut m = vec![0x08];
+                varint::put_u64(&mut m, i);
+                m.push(0x10);
+                varint::put_u64(&mut m, 1000 * i);
+                inner.push(0x0a);
+                varint::put_u64(&mut inner, m.len() as u64);
+                inner.extend(m);
+            } else {
+                // free {input_id = i - 1}
+                let mut f = vec![0x08];
+                varint::put_u64(&mut f, i - 1);
+                inner.push(0x12);
+                varint::put_u64(&mut inner, f.len() as u64);
+                inner.extend(f);
+            }
+            out.push(0x0a);
+            varint::put_u64(&mut out, inner.len() as u64);
+            out.extend(inner);
+        }
+        out.extend([0x10, 0x2a]);
+        out
+    }
+
+    fn lines(bytes: &[u8], step: usize) -> Result<Vec<TraceLine>, String> {
+        let mut got = Vec::new();
+        for_each_line(&mut Trickle { bytes, step }, &mut |l| got.push(*l))?;
+        Ok(got)
+    }
+
+    #[test]
+    fn streamed_lines_are_the_stored_fields_lines() {
+        let bytes = tracefile(3_000);
+        let mut want = Vec::new();
+        let mut at = 0;
+        while let Some(len) = field_len(&bytes[at..]) {
+            if let Some(TopLevel::Line(l)) = parse_top_level(&bytes[at..at + len]) {
+                want.push(l);
+            }
+            at += len;
+        }
+        assert_eq!(want.len(), 3_000);
+        for step in [1, 3, 7, 1 << 16] {
+            assert_eq!(lines(&bytes, step).unwrap(), want, "reads of {step} bytes");
+        }
+    }
+
+    #[test]
+    fn a_cut_or_damaged_stream_is_an_error() {
+        let bytes = tracefile(10);
+        for cut in [1, 2, 5, bytes.len() - 1] {
+            let e = lines(&bytes[..cut], 3).unwrap_err();
+            assert!(e.contains("ends inside"), "cut at {cut}: {e}");
+        }
+        let e = lines(&[0x0b, 0x00], 1).unwrap_err();
+        assert!(e.contains("unsupported wire type 3"), "{e}");
+        let mut long = vec![0x0a];
+        varint::put_u64(&mut long, 2 << 20);
+        assert!(lines(&long, 1).unwrap_err().contains("implausibly long"));
+    }
+
+    /// A value that never ends is refused after a bounded read, not buffered to the end.
+    #[test]
+    fn an_endless_varint_is_refused_early() {
+        let mut bytes = vec![0x08];
+        bytes.extend(std::iter::repeat_n(0x80, 4 << 20));
+        let mut r = Trickle {
+            bytes: &bytes,
+            step: 1 << 16,
+        };
+        let e = for_each_line(&mut r, &mut |_| {}).unwrap_err();
+        assert!(e.contains("does not parse"), "{e}");
+        assert!(
+            r.bytes.len() > 2 << 20,
+            "read {} bytes",
+            bytes.len() - r.bytes.len()
+        );
+    }
 }

@@ -41,8 +41,8 @@ pub const MODEL_CM2_BOUNDED: u8 = 7;
 /// with [`context_mix::v2::BOUNDED_STREAM_TABLE_BITS`] ([`mixed_parts`]; container codec none).
 pub const MODEL_CM2_PARTS: u8 = 8;
 /// Model streams shorter than this are also tried with zstd: only there can its smaller
-/// framing win. On every corpus stream of this length or more, zstd at level 19 was 5 to 20 %
-/// larger than LZMA, and the trial cost up to 1.5 s (vim).
+/// framing win. On every corpus stream of this length or more, zstd at level 19 is 5 to 20 %
+/// larger than LZMA, and the trial would cost up to 1.5 s.
 const ZSTD_TRIED_BELOW: usize = 64 << 10;
 
 /// Largest input read (the split needs the whole file in memory).

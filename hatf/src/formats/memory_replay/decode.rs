@@ -113,9 +113,8 @@ fn prefix(tid: u64) -> Prefix {
 
 /// The prefix of the thread of site `site` (record `k`), which has none in `tids` yet: the
 /// next thread id of `cursors` when `site` is the next one. Out of line, as a thread appears
-/// a few hundred times a trace: inlined, the site was stored on the stack for it at every
-/// line, and the record number lived there too (printing the systemui trace: 63.8 M
-/// instructions, 61.5 M out of line).
+/// a few hundred times a trace: inlined, it would make the loop store the site and the
+/// record number on the stack at every line.
 #[cold]
 #[inline(never)]
 fn new_thread<'t>(
@@ -176,12 +175,10 @@ fn render_record(w: &mut Window, prefix: &Prefix, kind: &LineKind, r: &ModelReco
     let n = prefix[31];
     put(w, n, &kind.name);
     let mut n = put_hex(w, n.wrapping_add(kind.len), r.addr);
-    // Tests of two fields rather than a `match` on one tail enum: the match was a jump table
-    // (five instructions a line, an indirect jump among them), where a free now takes one
-    // test (printing the systemui trace: 65.7 M instructions before, 63.8 M). Tests of one
-    // enum's order became a jump table again, and packing name, length and flags into 16
-    // bytes to copy at once cost more (62.8 M with the rest of this file as it is): registers
-    // ran short and the loop spilled.
+    // Tests of two fields rather than a `match` on one tail enum: a match compiles to a jump
+    // table (five instructions a line, an indirect jump among them), where a free takes one
+    // test. Tests of one enum's order become a jump table too, and packing name, length and
+    // flags into 16 bytes to copy at once makes registers run short, so the loop spills.
     if kind.sized {
         if kind.middle != Middle::Nothing {
             if kind.middle == Middle::Old {

@@ -31,7 +31,7 @@ struct Encoder {
 
 impl Encoder {
     /// Models one record. Inlined into the loop over a chunk's records: as a call, saving and
-    /// restoring registers around it took about 15 of its 130 instructions per record.
+    /// restoring registers around it would take about 15 of its 130 instructions per record.
     #[inline(always)]
     fn model(&mut self, r: ModelRecord) {
         self.model.encode(&r);
@@ -485,7 +485,7 @@ fn to_record(l: &ReplayLine, site: u32) -> ModelRecord {
 mod tests {
     use super::*;
     use crate::shared::allocation::encode_checks::file_depends_on_the_text_alone;
-    use crate::shared::allocation::format_impl::AllocationFormat;
+    use crate::shared::format_parts::FormatParts;
 
     /// A dump whose threads repeat within and across chunks, with a few lines that are
     /// stored verbatim and one that does not parse.
@@ -521,7 +521,7 @@ mod tests {
             &dump(),
             1,
             encode,
-            <super::super::MemoryReplay as AllocationFormat>::DECODE,
+            <super::super::MemoryReplay as FormatParts>::DECODE,
         );
     }
 

@@ -84,7 +84,7 @@ fn hex(t: &[u8]) -> Option<u64> {
     if d.is_empty() || d.len() > 16 {
         return None;
     }
-    // `u64::from_str_radix`, which this replaces, took one leading `+`; such a line still
+    // One leading `+` is taken, as Rust's own number parsing takes it; such a line still
     // parses (and is then kept verbatim, as it does not print back the same).
     let d = match d.strip_prefix(b"+") {
         Some(rest) if !rest.is_empty() => rest,

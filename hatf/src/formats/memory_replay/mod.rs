@@ -14,9 +14,9 @@ pub use events::{for_each_placed_event, read_events};
 
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError, ThreadListerFn};
 use crate::shared::allocation::check::BlockNames;
-use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::allocation::placed::ForEachPlacedEvent;
 use crate::shared::allocation_model::FIRST_FORMAT_STREAM;
+use crate::shared::format_parts::FormatParts;
 use crate::shared::text::sink;
 
 /// Format id stored in the container header.
@@ -31,15 +31,15 @@ pub const VERBATIM: u8 = FIRST_FORMAT_STREAM + 1;
 /// The `memory-replay` text format.
 pub struct MemoryReplay;
 
-impl AllocationFormat for MemoryReplay {
+impl FormatParts for MemoryReplay {
     const NAME: &'static str = FORMAT;
     const DESCRIPTION: &'static str = "Android memory_replay dump: `<tid>: malloc <ptr> <size>`, free, calloc, realloc, memalign, thread_done";
     const BLOCK_NAMES: BlockNames = BlockNames::Address;
     const DETECT: fn(&[u8]) -> bool = detect;
-    const PLACED_EVENTS: ForEachPlacedEvent = events::for_each_placed_event;
+    const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(events::for_each_placed_event);
     const ENCODE: EncodeFn = encode::encode;
     const DECODE: DecodeFn = sink::decode::<decode::Printer>;
-    const DECODE_RECORDS: DecodeRecordsFn = sink::decode_range::<decode::Printer>;
+    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(sink::decode_range::<decode::Printer>);
     const THREAD_LISTER: Option<ThreadListerFn> = Some(thread_lister);
 }
 
@@ -94,19 +94,19 @@ fn block_threads(block: &metatf::container::Block) -> Result<Vec<u64>, String> {
 /// The `memory-replay-zip` format: the zip archive AOSP ships the dumps in.
 pub struct MemoryReplayZip;
 
-impl AllocationFormat for MemoryReplayZip {
+impl FormatParts for MemoryReplayZip {
     const NAME: &'static str = zip::FORMAT;
     const DESCRIPTION: &'static str =
         "zip archive holding one Android memory_replay dump (stored byte for byte)";
     const BLOCK_NAMES: BlockNames = BlockNames::Address;
     const DETECT: fn(&[u8]) -> bool = zip::detect;
     // The events are those of the dump the archive holds.
-    const PLACED_EVENTS: ForEachPlacedEvent = |input, name, sink| {
+    const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(|input, name, sink| {
         zip::inflate_entry(input, name, &mut |r| {
             events::for_each_placed_event(r, name, &mut *sink)
         })
-    };
+    });
     const ENCODE: EncodeFn = zip::encode;
     const DECODE: DecodeFn = zip::decode;
-    const DECODE_RECORDS: DecodeRecordsFn = zip::decode_records;
+    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(zip::decode_records);
 }

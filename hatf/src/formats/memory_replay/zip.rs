@@ -17,13 +17,13 @@ use metatf::container::{Codec, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 use super::{encode, line, MemoryReplay};
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::seek::{Note, ReadSeek, Window};
-use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::archive::deflate::gzip_split::{self, Piece};
 use crate::shared::archive::deflate::piece_stream::PieceReader;
 use crate::shared::archive::raw_store;
 use crate::shared::archive::rebuilt_check::{self, CORRECTIONS, HEAD, TAIL};
 use crate::shared::archive::zip_entry::{self, Wanted};
 use crate::shared::container::blocks::{self, container_error, write_error};
+use crate::shared::format_parts::FormatParts;
 
 /// Value of the `layout` property when the entry was taken apart: section 1 lists the deflate
 /// stream's pieces ([`gzip_split::encode_pieces`]; one piece for the whole
@@ -61,11 +61,7 @@ pub fn encode(
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let held = zip_entry::hold(input).map_err(|(e, at)| FormatError {
-        file: file.to_string(),
-        position: format!("byte {at}"),
-        message: format!("cannot read the input: {e}"),
-    })?;
+    let held = zip_entry::hold(input, file)?;
     let z = held.bytes;
     if !z.starts_with(b"PK\x03\x04") {
         return Err(FormatError {
@@ -214,19 +210,7 @@ fn take_apart(z: &[u8], options: &EncodeOptions) -> Result<Parts, String> {
         Err(why) => why,
     };
     drop(nested);
-    let (piece, text) = gzip_split::whole_as_bounded_piece(deflate).map_err(|whole| {
-        format!(
-            "in pieces: {in_pieces}; as one stream (at most {} bytes of text): {whole}",
-            gzip_split::WHOLE_STREAM_MAX_TEXT
-        )
-    })?;
-    let used = piece.deflate_len as usize;
-    if used > deflate.len() {
-        return Err(format!(
-            "the analysis reports {used} deflate bytes of {}",
-            deflate.len()
-        ));
-    }
+    let (piece, text, used) = gzip_split::whole_after_pieces(deflate, &in_pieces)?;
     let mut nested = Vec::new();
     let report = encode::encode(&mut &text[..], &mut nested, options).map_err(|e| e.to_string())?;
     Ok(Parts {
@@ -271,7 +255,13 @@ pub fn decode_records(
             positioned: None,
             ..options.clone()
         };
-        MemoryReplay::DECODE_RECORDS(nested, output, &nested_options, range.clone(), &mut *note)
+        crate::shared::text::sink::decode_range::<super::decode::Printer>(
+            nested,
+            output,
+            &nested_options,
+            range.clone(),
+            &mut *note,
+        )
     })
 }
 

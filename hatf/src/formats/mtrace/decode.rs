@@ -17,9 +17,8 @@ use crate::shared::text::sink::BatchPrinter;
 /// The printed prefix (`@ CALLER `, or nothing for "no caller") of each call site, by site id:
 /// each in a fixed slot of [`SLOT`] bytes, so that a line finds its prefix with one bounds
 /// check and copies it with one fixed-length move, and the window after it needs no check of
-/// its own: prefixes in one buffer, found by two offsets, took eight checks a line, and
-/// printing perl-hash took 139 M instructions where slots take 116 M. A longer prefix
-/// (hardly any trace has one) is kept apart.
+/// its own (prefixes in one buffer, found by two offsets, would take eight checks a line).
+/// A longer prefix (hardly any trace has one) is kept apart.
 #[derive(Default)]
 pub(super) struct Callers {
     slots: Vec<Slot>,

@@ -48,7 +48,7 @@ const _: () = assert!(std::mem::size_of::<ParsedLine>() == 24);
 ///
 /// Callers are told apart here, on the worker, so that the model's thread looks up each
 /// distinct caller once per chunk instead of hashing and comparing the caller of every line
-/// (which was a sixth of that thread, the slowest of an encode).
+/// (which would be a sixth of that thread, the slowest of an encode).
 #[derive(Default)]
 struct ParsedLines {
     lines: Vec<ParsedLine>,
@@ -205,7 +205,7 @@ const LANE_A: u64 = 0xb7e1_5162_8aed_2a6b;
 const LANE_B: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// Hashes a caller (tens of bytes of text). Std's `Hash` for byte slices feeds the hasher one
-/// word at a time through a single chain of dependent multiplies, which was a fifth of a
+/// word at a time through a single chain of dependent multiplies, which would be a fifth of a
 /// parsing worker; here two independent lanes take 16 bytes a step and the tail is read as
 /// whole (overlapping) words. The length goes in first, so overlapping tails of different
 /// lengths differ. `seed` is random per process, so colliding callers cannot be prepared in
@@ -584,7 +584,7 @@ fn end_block<W: Write>(enc: &mut Encoder, out: &mut BlockWriter<W>) -> Result<()
 mod tests {
     use super::*;
     use crate::shared::allocation::encode_checks::file_depends_on_the_text_alone;
-    use crate::shared::allocation::format_impl::AllocationFormat;
+    use crate::shared::format_parts::FormatParts;
 
     /// A trace whose callers repeat within and across chunks, with a few lines that are
     /// stored verbatim and one that does not parse.
@@ -623,7 +623,7 @@ mod tests {
             &trace(),
             1,
             encode,
-            <super::super::Mtrace as AllocationFormat>::DECODE,
+            <super::super::Mtrace as FormatParts>::DECODE,
         );
     }
 

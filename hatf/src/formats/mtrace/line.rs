@@ -101,7 +101,7 @@ fn canonical_nonzero_hex(tok: &[u8]) -> bool {
 /// `0x` and lower-case digits; `%#lx`: `0` for zero), which is all a line that parses can
 /// differ in, as its tokens are split at single spaces and kept as they are. Markers are
 /// always "canonical" here. Checking the tokens while they are at hand is what the encoder
-/// does for every line; rendering the line again and comparing was a tenth of an encode.
+/// does for every line; rendering the line again and comparing would be a tenth of an encode.
 pub fn parse_checked(text: &[u8]) -> Result<(Line<'_>, bool), LineError> {
     if let Some(rest) = text.strip_prefix(b"= ") {
         return Ok((Line::Marker(rest), true));

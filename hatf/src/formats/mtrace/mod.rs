@@ -11,9 +11,9 @@ pub use events::read_events;
 
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn};
 use crate::shared::allocation::check::BlockNames;
-use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::allocation::placed::ForEachPlacedEvent;
 use crate::shared::allocation_model::FIRST_FORMAT_STREAM;
+use crate::shared::format_parts::FormatParts;
 use crate::shared::text::sink;
 
 /// Format id stored in the container header.
@@ -28,16 +28,16 @@ pub const VERBATIM: u8 = FIRST_FORMAT_STREAM + 1;
 /// The `mtrace` format.
 pub struct Mtrace;
 
-impl AllocationFormat for Mtrace {
+impl FormatParts for Mtrace {
     const NAME: &'static str = FORMAT;
     const DESCRIPTION: &'static str =
         "glibc mtrace log (MALLOC_TRACE): `@ caller + addr size`, `- addr`, `<`/`>` realloc";
     const BLOCK_NAMES: BlockNames = BlockNames::Address;
     const DETECT: fn(&[u8]) -> bool = detect;
-    const PLACED_EVENTS: ForEachPlacedEvent = events::for_each_placed_event;
+    const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(events::for_each_placed_event);
     const ENCODE: EncodeFn = encode::encode;
     const DECODE: DecodeFn = sink::decode::<decode::Printer>;
-    const DECODE_RECORDS: DecodeRecordsFn = sink::decode_range::<decode::Printer>;
+    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(sink::decode_range::<decode::Printer>);
 }
 
 /// True when `head` starts with `= Start` or its first few lines all parse.

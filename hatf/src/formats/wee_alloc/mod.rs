@@ -17,8 +17,8 @@ use std::io::{BufReader, Read, Write};
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError};
 use crate::shared::allocation::check::BlockNames;
 use crate::shared::allocation::event::{AllocEvent, AllocKind};
-use crate::shared::allocation::format_impl::AllocationFormat;
 use crate::shared::allocation::placed::{collect_events, ForEachPlacedEvent};
+use crate::shared::format_parts::FormatParts;
 use crate::shared::text::lines::{echo, is_line_too_long, line_too_long, read_line_bounded};
 
 /// Format id stored in the container header.
@@ -151,15 +151,15 @@ pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, 
 /// The `wee-alloc` format.
 pub struct WeeAlloc;
 
-impl AllocationFormat for WeeAlloc {
+impl FormatParts for WeeAlloc {
     const NAME: &'static str = FORMAT;
     const DESCRIPTION: &'static str =
         "wee_alloc benchmark trace: `Alloc(size),` / `Free(index),` lines";
     const BLOCK_NAMES: BlockNames = BlockNames::Index;
     const DETECT: fn(&[u8]) -> bool =
         |head| head.starts_with(b"Alloc(") || head.starts_with(b"Free(");
-    const PLACED_EVENTS: ForEachPlacedEvent = for_each_placed_event;
+    const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(for_each_placed_event);
     const ENCODE: EncodeFn = encode::encode;
     const DECODE: DecodeFn = decode::decode;
-    const DECODE_RECORDS: DecodeRecordsFn = decode::decode_records;
+    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(decode::decode_records);
 }

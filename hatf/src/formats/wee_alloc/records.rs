@@ -15,7 +15,7 @@
 //!
 //! The encoder uses the first form that applies, in the order listed.
 
-use crate::shared::allocation_model::prediction::live_blocks::LiveSet;
+use crate::shared::live_set::LiveSet;
 use metatf::varint::{put_u64, Cursor};
 
 const SIZES: usize = 100;

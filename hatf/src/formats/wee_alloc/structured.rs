@@ -23,8 +23,8 @@
 use std::collections::HashMap;
 
 use super::records::Record;
-use crate::shared::allocation_model::prediction::live_blocks::LiveSet;
 use crate::shared::coding::bit_coder::{Bit, BitDecoder, BitEncoder, Number};
+use crate::shared::live_set::LiveSet;
 
 /// Most sizes the move-to-front list holds; older ones fall off its end.
 const SIZE_LIST: usize = 4096;

@@ -7,8 +7,8 @@ pub mod packing;
 pub mod prediction;
 pub mod threads;
 
+use crate::shared::live_set::LiveSet;
 use metatf::varint::Cursor;
-use prediction::live_blocks::LiveSet;
 use prediction::site_and_address::{AddrHalf, SiteHalf};
 
 /// Stream numbers the model writes (front ends use numbers from [`FIRST_FORMAT_STREAM`] on).
@@ -265,7 +265,7 @@ impl State {
 
     /// Makes this state what it was at the start of a block of a file whose blocks each start
     /// a fresh model, keeping the memory of its tables: allocating and faulting in the tables
-    /// again for every block was a tenth of a decode.
+    /// again for every block would be a tenth of a decode.
     pub fn restart_for_block(&mut self) {
         self.sites.clear();
         self.addrs.clear_for_block();

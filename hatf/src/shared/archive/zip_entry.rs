@@ -13,6 +13,8 @@
 
 use std::io::{self, Cursor, Read};
 
+use crate::format::FormatError;
+
 use zip::read::{read_zipfile_from_stream, ZipArchive, ZipFile};
 use zip::CompressionMethod;
 
@@ -278,14 +280,16 @@ pub struct Held {
     pub more: bool,
 }
 
-/// Reads `input` into memory, at most [`MAX_HELD`] bytes (one more tells whether it goes on).
-pub fn hold(input: &mut dyn Read) -> Result<Held, (io::Error, u64)> {
+/// Reads `input` into memory, at most [`MAX_HELD`] bytes (one more tells whether it goes on);
+/// an error names `file` and the byte where reading failed.
+pub fn hold(input: &mut dyn Read, file: &str) -> Result<Held, FormatError> {
     let mut bytes = Vec::new();
-    let read = input
-        .take(MAX_HELD + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| (e, bytes.len() as u64));
-    read?;
+    let read = input.take(MAX_HELD + 1).read_to_end(&mut bytes);
+    read.map_err(|e| FormatError {
+        file: file.to_string(),
+        position: format!("byte {}", bytes.len()),
+        message: format!("cannot read the input: {e}"),
+    })?;
     let more = bytes.len() as u64 > MAX_HELD;
     Ok(Held { bytes, more })
 }
@@ -413,7 +417,7 @@ mod tests {
 
     #[test]
     fn inputs_are_held_up_to_the_limit() {
-        let held = hold(&mut &b"PK abc"[..]).unwrap();
+        let held = hold(&mut &b"PK abc"[..], "t").unwrap();
         assert!(!held.more && held.bytes == b"PK abc");
     }
 }

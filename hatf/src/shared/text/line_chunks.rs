@@ -25,7 +25,7 @@ use crate::shared::text::lines::{
 /// Bytes of text per chunk (a chunk ends at the last line end within them).
 ///
 /// A quarter of a megabyte: each chunk buffer in flight is faulted in page by page when first
-/// filled, so a short input pays for every buffer it fills (a megabyte each was 256 faults);
+/// filled, so a short input pays for every buffer it fills (a megabyte each is 256 faults);
 /// smaller chunks are also still in the cache when the model reads them. The extra hand-overs
 /// cost nothing measurable on long inputs (perl-hash, python-json and systemui encode no
 /// slower than with 1 MiB chunks).
@@ -433,7 +433,7 @@ const BLOCK: usize = 64;
 ///
 /// They are found a 64-byte block at a time as a bit mask, then handed out one bit at a time:
 /// a few instructions per line, where a `memchr` call per line (with its set-up for a search
-/// that ends within tens of bytes) was a tenth of a parsing worker.
+/// that ends within tens of bytes) would be a tenth of a parsing worker.
 pub struct LineEnds<'a> {
     text: &'a [u8],
     /// Where the block that `mask` describes starts.

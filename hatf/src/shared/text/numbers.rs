@@ -96,7 +96,7 @@ pub fn hex_left(v: u64) -> ([u8; 16], usize) {
 /// The 16 hex digits of `v` (lower case, zero-padded, most significant first), with SSE2 (part
 /// of every x86-64 processor): a decode prints one or two addresses a line, and spreading the
 /// nibbles and turning them into digits a whole vector at a time takes about a dozen
-/// instructions, where two 8-digit words took over thirty.
+/// instructions, where two 8-digit words take over thirty.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn hex16(v: u64) -> [u8; 16] {
@@ -285,7 +285,7 @@ pub fn parse_hex_digits(t: &[u8]) -> Option<u64> {
 ///
 /// The one-pass line parsers read numbers a word at a time: classifying and converting eight
 /// digits with a few word-wide operations instead of a loop of table look-ups per digit, which
-/// was a third of a parsing worker.
+/// would be a third of a parsing worker.
 #[inline(always)]
 pub fn word_at(text: &[u8], at: usize) -> u64 {
     match text.get(at..at + 8) {

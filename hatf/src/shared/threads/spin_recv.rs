@@ -4,8 +4,8 @@
 //! message then pays a system call to wake it (a futex wake, which on this project's
 //! two-core VM also sends an interrupt to the other processor). In the threaded decodes the
 //! sender is the thread that limits the run (the model's worker) and the receiver the one with
-//! time to spare (the thread that prints and writes): perf showed the worker of a
-//! memory-replay decode spending about 7 % of its time in those wake-ups, once per batch. So
+//! time to spare (the thread that prints and writes), and a wake-up per batch would cost the
+//! worker of a memory-replay decode a few per cent of its time. So
 //! the receiver first polls the channel for a short while, which costs the sender nothing, and
 //! parks only when nothing came.
 

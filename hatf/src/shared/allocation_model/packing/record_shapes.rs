@@ -451,9 +451,9 @@ impl Unpacker {
 }
 
 /// Reads a shaped block's symbols straight from its shapes, for [`crate::shared::allocation_model::Cursors`]: what the
-/// decoders do. Rebuilding the streams first ([`Unpacker`]) was a tenth of the decoding
-/// thread's time on perl-hash, enough to make these files decode slower than `alloc-model-3`
-/// ones; reading the current shape's bytes costs about what reading the streams did.
+/// decoders do. Rebuilding the streams first ([`Unpacker`]) would add a tenth to the decoding
+/// thread's time; reading the current shape's bytes costs about what reading separate streams
+/// would.
 #[derive(Debug, Clone)]
 pub struct ShapeReader<'a> {
     /// The shape ids and how far they are read (a slice and a position rather than a

@@ -5,8 +5,8 @@
 //! from the end of the previous one. The guesses are numbered; the coder stores which one was
 //! right, and only a wrong guess costs an address delta.
 
-use crate::shared::allocation_model::prediction::key_table::KeyTable;
 use crate::shared::huge_pages;
+use crate::shared::key_table::KeyTable;
 
 /// Freed addresses remembered per size class.
 const LIFO_DEPTH: usize = 8;
@@ -136,9 +136,8 @@ impl ClassState {
     /// [`Self::forget`] of `addr` just given `symbol` by [`AddrPredictor::classify_allocated`]:
     /// the guesses tried before it rule entries out, as they do for a decoder (see
     /// [`AddrPredictor::resolve_allocated`]): a LIFO symbol names the entry (the newest
-    /// matching one), a miss rules out every LIFO entry, any other symbol the newest.
-    /// (Forgetting by a search from the newest entry was 6.7 M of the 44 M instructions of
-    /// `classify_allocated` on systemui.)
+    /// matching one), a miss rules out every LIFO entry, any other symbol the newest. (A
+    /// search from the newest entry would cost a sixth of `classify_allocated`.)
     #[inline(always)]
     fn forget_guessed(&mut self, symbol: u8, addr: u64) {
         let lifo = LIFO_DEPTH.min(self.freed_len);
@@ -150,10 +149,9 @@ impl ClassState {
     }
 
     /// [`Self::remove_at`] for [`Self::forget_older`], out of line: an address that a guess
-    /// other than its LIFO one names is seldom listed (2,346 of the 165,000 such allocations
-    /// of systemui), and the removal's set-up, inlined, was hoisted ahead of the search, a
-    /// score of instructions for every one of them (systemui's address half: 127.6 to
-    /// 125.2 M instructions).
+    /// other than its LIFO one names is seldom listed (about one in seventy such allocations),
+    /// and the removal's set-up, inlined, is hoisted ahead of the search, a score of
+    /// instructions for every one of them.
     #[inline(never)]
     fn remove_found(&mut self, i: usize) {
         self.remove_at(i);
@@ -331,8 +329,7 @@ impl AddrPredictor {
         let n = st.freed_len;
         let symbol = if lifo > 0 && st.freed[n - 1] == addr {
             // The newest entry goes, with no copy: taken apart from the other symbols, the
-            // most common allocation skips `forget_guessed`'s tests (systemui: 44.6 M
-            // instructions here with them, 41.1 M without).
+            // most common allocation skips `forget_guessed`'s tests.
             st.remove_at(n - 1);
             guess::LIFO0
         } else {

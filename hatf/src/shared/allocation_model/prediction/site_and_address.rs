@@ -8,9 +8,9 @@
 
 use crate::shared::allocation_model::packing::record_shapes::{Entry, FreeValues, ShapeReader};
 use crate::shared::allocation_model::prediction::addresses::{self, AddrPredictor};
-use crate::shared::allocation_model::prediction::live_blocks::LiveSet;
 use crate::shared::allocation_model::prediction::sites::{SiteCaches, SITE_CACHE, SIZE_CACHE};
 use crate::shared::allocation_model::{stream, Cursors, KindTable, ModelRecord, Shape, Streams};
+use crate::shared::live_set::LiveSet;
 use metatf::varint::{put_u64, zigzag, Cursor};
 
 /// The model's read cursors, one per stream.
@@ -18,7 +18,7 @@ type Streamed<'a> = [Cursor<'a>; stream::COUNT];
 
 /// The error of the per-record steps of a shaped decode: boxed, so that a step's result fits
 /// in two registers (a `Result` holding a `String` is returned through memory and copied at
-/// every `?`, which was a tenth of a decode's instructions).
+/// every `?`, which would be a tenth of a decode's instructions).
 type Bad = Box<String>;
 
 /// The site cache of each (previous site, kind), the size cache of each site, and the site

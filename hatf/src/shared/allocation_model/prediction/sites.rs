@@ -1,8 +1,8 @@
 //! The model's per-site caches (which site follows which, which sizes a site asks for), stored
 //! in vectors indexed by site id.
 //!
-//! Sites are numbered densely from 0, so a vector lookup replaces the hash-map lookups these
-//! caches took (two per record, a tenth of a decode). Ids at or above [`DENSE_SITES`], and
+//! Sites are numbered densely from 0, so a vector lookup does what would otherwise be two
+//! hash-map lookups per record (a tenth of a decode). Ids at or above [`DENSE_SITES`], and
 //! kinds beyond the first [`DENSE_KINDS`] seen, go to hash maps instead: a front end that broke
 //! the numbering rule still gets the same caches, and memory stays bounded.
 

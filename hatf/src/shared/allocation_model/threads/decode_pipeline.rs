@@ -22,8 +22,8 @@ use crate::shared::text::out::{Filled, TextOut};
 
 /// Records per batch: big enough that handing a batch over costs nothing per record, small
 /// enough that a batch (40 bytes a record) stays in the second-level cache between the model
-/// writing it and the sink reading it (at 2^13 records, the stores into the batch were a tenth
-/// of the model's time).
+/// writing it and the sink reading it (at 2^13 records, the stores into the batch would be a
+/// tenth of the model's time).
 pub const BATCH: usize = 1 << 11;
 /// Text is written after every this many records of a block (four batches: a few hundred
 /// kilobytes of text, which stays in the cache between being printed and being copied out)

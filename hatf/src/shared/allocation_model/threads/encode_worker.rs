@@ -10,15 +10,14 @@
 //!
 //! A block's end does not wait for the worker: the caller goes on with the next block's
 //! records while the worker finishes the block's last batches, and writes the block once its
-//! address streams are back (packing it then, while the worker is busy with the next block).
-//! Before, the two threads took turns at each block end: the caller waited for the worker's
-//! queue to drain, then the worker for the caller to pack the block.
+//! address streams are back (packing it then, while the worker is busy with the next block),
+//! so neither thread waits for the other at a block end.
 //!
 //! The caller packs a block into shapes as it goes, not all at its end: the worker hands back
 //! the address and free symbols of each batch with the batch, and packing is one pass in
 //! record order ([`Packer::pack_part`]), so only the last batch is left to pack once the
-//! block's address streams are back. Before, the caller packed the whole block then, with
-//! nothing else to do (5 to 8 ms of systemui's encode).
+//! block's address streams are back, rather than the whole block while the caller has
+//! nothing else to do.
 //!
 //! The sections of an ended block that only the site half writes are final at once
 //! ([`ModelEncoder::site_sections`]): the text encoders have them compressed while the worker

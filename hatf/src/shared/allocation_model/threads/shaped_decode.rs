@@ -361,9 +361,9 @@ fn drive<R: Read, K: KindTable + ?Sized>(
 /// caller's thread used since the block's first batches. (CPU time, not time spent waiting,
 /// which on a loaded machine also grows while a thread waits for a processor. Since the
 /// block's start, and twice, so that another program that takes a processor for a few
-/// milliseconds does not move the site half: on systemui a single check did, in 4 decodes of
-/// 20, and the decode then took 36 ms instead of 31; the time of each window alone varies
-/// along the trace, and a check of it did too, at batch 228 of 384.)
+/// milliseconds does not move the site half, which would make that decode a sixth slower; the
+/// time of each window alone varies along the trace, so a check of one window alone would
+/// move it too.)
 struct Watch<'b> {
     busy: &'b Busy,
     /// Batches since the block started, and in all (for [`Busy::hand_over_at`]).

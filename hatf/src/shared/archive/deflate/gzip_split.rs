@@ -431,6 +431,22 @@ pub fn split_bounded(gz: &[u8]) -> Result<GzipPieces, String> {
         }
         Err(e) => e,
     };
+    let (piece, text, used) = whole_after_pieces(deflate, &in_pieces)?;
+    Ok(GzipPieces {
+        head: gz[..head_len].to_vec(),
+        pieces: vec![piece],
+        text,
+        tail: gz[head_len + used..].to_vec(),
+    })
+}
+
+/// The deflate stream `deflate` as one piece ([`whole_as_bounded_piece`]) when taking it apart
+/// in pieces failed with `in_pieces`: the piece, its text and the deflate bytes it takes; an
+/// error says why neither way worked.
+pub fn whole_after_pieces(
+    deflate: &[u8],
+    in_pieces: &str,
+) -> Result<(Piece, Vec<u8>, usize), String> {
     let (piece, text) = whole_as_bounded_piece(deflate).map_err(|whole| {
         format!(
             "in pieces: {in_pieces}; as one stream (at most {WHOLE_STREAM_MAX_TEXT} bytes of \
@@ -444,12 +460,7 @@ pub fn split_bounded(gz: &[u8]) -> Result<GzipPieces, String> {
             deflate.len()
         ));
     }
-    Ok(GzipPieces {
-        head: gz[..head_len].to_vec(),
-        pieces: vec![piece],
-        text,
-        tail: gz[head_len + used..].to_vec(),
-    })
+    Ok((piece, text, used))
 }
 
 /// The parts of `gz` after checking that the pieces rebuild its deflate stream, which starts

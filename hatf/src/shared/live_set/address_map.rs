@@ -17,8 +17,8 @@
 
 use std::hash::BuildHasher;
 
-use crate::shared::allocation_model::prediction::key_table::KeyTable;
 use crate::shared::huge_pages;
+use crate::shared::key_table::{prefetch_slot, KeyTable};
 
 /// Slots of a table's first allocation.
 const FIRST_SLOTS: usize = 64;
@@ -39,7 +39,7 @@ fn home(check: u32, len: usize) -> usize {
     (region + within) & (len - 1)
 }
 
-/// Address → sequence number, for [`crate::shared::allocation_model::prediction::live_blocks::LiveSet`].
+/// Address → sequence number, for [`crate::shared::live_set::LiveSet`].
 #[derive(Debug, Clone)]
 pub struct SeqMap {
     /// `check << 32 | (seq + 1)`, where `check` is [`SeqMap::check`] of the key; 0 marks an
@@ -121,15 +121,7 @@ impl SeqMap {
             return;
         }
         let slots: &[u64] = &self.slots;
-        let slot: *const u64 = &slots[home(self.check(key), slots.len())];
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch never faults and reads nothing into the program; `slot` points into
-        // `self.slots` anyway.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slot.cast());
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = slot;
+        prefetch_slot(&slots[home(self.check(key), slots.len())]);
     }
 
     /// The number of `key`, if present. `key_of(seq)` must give the key stored with each

@@ -1,5 +1,6 @@
-//! The set of live blocks in allocation order, so a free can be coded as "the k-th newest live
-//! block" instead of an address.
+//! The set of live blocks (or objects) in allocation order, so a free or a death can be coded
+//! as "the k-th newest live one" instead of an address: the one live set with rank queries that
+//! every format uses (allocation traces, wee_alloc, malloc-bench, JVM and Elephant Tracks).
 //!
 //! Blocks get consecutive sequence numbers and a live bit each, 64 bits to a word. A Fenwick
 //! tree over the live counts of the words (all but the newest, still filling, word) counts live
@@ -9,16 +10,22 @@
 //! numbers outweigh live ones the numbering is compacted, which keeps memory proportional to
 //! the live set (encoder and decoder compact at the same moments, so ranks agree).
 //!
-//! Removing a block (by rank, what a decoder of the older layouts does for every free, or by
-//! address, what an encoder does) leaves the address's map entry in place, pointing at a dead
-//! number: a hash-map removal was a fifth of a decode's time. Such stale entries are recognised
-//! by the number being dead (numbers are never reused before a compaction), are overwritten
-//! when the address is allocated again, and are dropped at compaction, so the map stays bounded
-//! by the numbering. Decoders of the current layout keep no map at all
-//! ([`LiveSet::by_rank_only`]).
+//! Removing a block (by rank, or by address, what an encoder does) leaves the address's map
+//! entry in place, pointing at a dead number, because a hash-map removal would cost more than
+//! the rest of a free. Such stale entries are recognised by the number being dead (numbers are
+//! never reused before a compaction), are overwritten when the address is allocated again, and
+//! are dropped at compaction, so the map stays bounded by the numbering. Decoders that only
+//! remove by rank keep no map at all ([`LiveSet::by_rank_only`]).
+//!
+//! An allocation at an address that is still live ends the older block by default (a trace
+//! that lost a free). Elephant Tracks object ids are hash codes that may repeat while the
+//! first object lives, and its layout counts such an older object among the live ones until
+//! the block ends: [`LiveSet::keeping_replaced`] keeps it live, unnamed.
 
-use crate::shared::allocation_model::prediction::live_addresses::SeqMap;
+pub mod address_map;
+
 use crate::shared::huge_pages;
+use address_map::SeqMap;
 
 /// Newest words of live bits looked at with popcounts before falling back to the tree.
 const SCAN_WORDS: usize = 4;
@@ -32,6 +39,10 @@ pub struct LiveSet {
     seq_of: SeqMap,
     /// True for a set made by [`LiveSet::by_rank_only`]: no address map is kept.
     rank_only: bool,
+    /// True for a set made by [`LiveSet::keeping_replaced`]: an allocation at a live address
+    /// leaves the older block live (unnamed: only the newest block of an address is found by
+    /// address).
+    keep_replaced: bool,
     /// Sequence number → address (stale for dead numbers) and size, side by side so a free
     /// reads one cache line.
     blocks: Vec<(u64, u64)>,
@@ -39,7 +50,7 @@ pub struct LiveSet {
     /// filling; the others are "sealed".
     alive: Vec<u64>,
     /// The live count of each word of `alive`: the portable build has no popcount
-    /// instruction, and counting the newest words' bits on every free was a tenth of a
+    /// instruction, and counting the newest words' bits on every free would be a tenth of a
     /// decode.
     counts: Vec<u8>,
     /// Where the last search by rank that left the newest words ended: a word and the live
@@ -144,13 +155,22 @@ impl LiveSet {
     }
 
     /// An empty set that keeps no address map, for a decoder that only ever removes blocks by
-    /// rank and is told by the coded data when an allocation reuses a live address (layout
-    /// `alloc-model-3`): writing each block's map entry, a cache miss nearly every time, was a
-    /// sixth of a decode. [`LiveSet::insert_sized`] then never looks for a live block at the
+    /// rank and is told by the coded data when an allocation reuses a live address: writing
+    /// each block's map entry, a cache miss nearly every time, would be a sixth of a decode. [`LiveSet::insert_sized`] then never looks for a live block at the
     /// same address, and [`LiveSet::remove_sized`] and [`LiveSet::contains`] find nothing.
     pub fn by_rank_only() -> Self {
         LiveSet {
             rank_only: true,
+            ..LiveSet::default()
+        }
+    }
+
+    /// An empty set in which an allocation at a live address leaves the older block live:
+    /// it still counts in ranks, but is no longer found by its address, and
+    /// [`LiveSet::remove_named_rank`] refuses it (an encoder never names it).
+    pub fn keeping_replaced() -> Self {
+        LiveSet {
+            keep_replaced: true,
             ..LiveSet::default()
         }
     }
@@ -266,10 +286,9 @@ impl LiveSet {
     fn word_full(&mut self) {
         // Dead numbers may reach three times the live ones before a compaction (which moves
         // every live block and, in a set with a map, rebuilds the map): at twice, the
-        // compactions were a fortieth of a decode and a tenth of an encode's address thread
-        // (systemui: 33 M of its 312 M instructions, 11 M at this bound). Ranks do not depend
-        // on when compactions happen, so only memory (still proportional to the live set)
-        // changes.
+        // compactions would be a tenth of an encode's address thread, at this bound a third
+        // of that. Ranks do not depend on when compactions happen, so only memory (still
+        // proportional to the live set) changes.
         const FACTOR: usize = 4;
         const FLOOR: usize = 4096;
         if self.blocks.len() >= FLOOR && self.blocks.len() >= FACTOR * self.live + FLOOR {
@@ -290,7 +309,7 @@ impl LiveSet {
         let old = self.seq_of.insert(addr, seq, |s| self.blocks[s].0)?;
         // Only the order of live blocks matters, so retiring the old number after the
         // compaction check gives the same ranks as retiring it before.
-        if !self.is_alive(old) {
+        if self.keep_replaced || !self.is_alive(old) {
             return None;
         }
         let rank = self.rank(old);
@@ -432,6 +451,24 @@ impl LiveSet {
     /// Removes the block of rank `rank` (0 = newest) and returns its address and size.
     #[inline(always)]
     pub fn remove_rank_sized(&mut self, rank: usize) -> Option<(u64, u64)> {
+        let pos = self.retire_rank(rank)?;
+        Some(self.blocks[pos])
+    }
+
+    /// Removes the block of rank `rank` (0 = newest) and returns its address, or `None` when
+    /// there is no such block or it is an older block at an address allocated again since (in
+    /// a set made by [`LiveSet::keeping_replaced`]), which an encoder never names: a damaged
+    /// file, whose decode stops there (the block is removed all the same).
+    pub fn remove_named_rank(&mut self, rank: usize) -> Option<u64> {
+        let pos = self.retire_rank(rank)?;
+        let addr = self.blocks[pos].0;
+        let named = self.rank_only || self.seq_of.get(addr, |s| self.blocks[s].0) == Some(pos);
+        named.then_some(addr)
+    }
+
+    /// Retires the live block of rank `rank` (0 = newest) and returns its number.
+    #[inline(always)]
+    fn retire_rank(&mut self, rank: usize) -> Option<usize> {
         if rank >= self.live {
             return None;
         }
@@ -444,7 +481,7 @@ impl LiveSet {
             }
         };
         debug_assert!(!self.is_alive(pos));
-        Some(self.blocks[pos])
+        Some(pos)
     }
 
     /// Retires the live block of rank `rank` (< the live count) if it is in the newest words,
@@ -459,10 +496,10 @@ impl LiveSet {
             return None;
         }
         // A plain countdown over slices of one length: an inclusive range walked backwards
-        // and two bounds checks per word were a tenth of a free's instructions. The block's
+        // and two bounds checks per word would be a tenth of a free's instructions. The block's
         // bit and count are cleared here, where the slices are known to hold its word.
         // (The two vectors have one length: cutting one to the other's is a compare, where
-        // taking the smaller of the two was three instructions.)
+        // taking the smaller of the two is three instructions.)
         let n = self.counts.len();
         let (alive, counts) = (&mut self.alive[..n], &mut self.counts[..]);
         let oldest = n.saturating_sub(SCAN_WORDS + 1);
@@ -575,7 +612,9 @@ impl LiveSet {
         self.clear();
         if !self.rank_only {
             for (seq, &(a, _)) in blocks.iter().enumerate() {
-                // Live addresses are distinct in a set with a map: nothing is replaced.
+                // Live addresses are distinct in a set with a map, except the older blocks a
+                // set keeping replaced ones holds: entered oldest first, the newest block of
+                // an address is the one its entry names again.
                 self.seq_of.insert(a, seq, |s| blocks[s].0);
             }
         }
@@ -652,6 +691,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_set_keeping_replaced_blocks_counts_them_but_does_not_name_them() {
+        let mut s = LiveSet::keeping_replaced();
+        for a in [16u64, 32, 16, 48] {
+            s.insert(a);
+        }
+        // Oldest → newest: 16 (replaced, unnamed), 32, 16, 48.
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.remove(16), Some(1));
+        assert_eq!(s.remove(16), None);
+        assert_eq!(s.remove_named_rank(2), None);
+        assert_eq!(s.remove_named_rank(0), Some(48));
+        assert_eq!(s.remove_named_rank(0), Some(32));
+        assert!(s.is_empty());
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! A hash table from 64-bit keys (block addresses, size-class keys) to small indices, for the
 //! model's per-record lookups.
 //!
-//! Those lookups were a third of an `mtrace` encode and a sixth of a decode with std's map:
+//! With std's map those lookups would be a third of an `mtrace` encode and a sixth of a decode:
 //! its generic insert and remove paths cost more than the probe itself. This table is open
 //! addressing with linear probing over one array of (key, value) pairs, so a lookup is one
 //! multiply and, nearly always, one cache line. It never removes single entries (the live-block
-//! set leaves stale entries that it recognises itself, see `live.rs`); [`KeyTable::clear`]
+//! set leaves stale entries that it recognises itself, see `live_set`); [`KeyTable::clear`]
 //! empties it. The hash is seeded from std's per-process random keys so that colliding
 //! addresses cannot be prepared in advance, and at most half the slots are used, so probe runs
 //! stay short. No iteration order exists, so nothing about the table reaches the output.
@@ -14,16 +14,31 @@ use std::hash::BuildHasher;
 
 use crate::shared::huge_pages;
 
+/// Asks the processor to fetch the cache line of `slot`, where a lookup starts (a hint only:
+/// it never faults and changes nothing the program sees). The tables' callers ask a few
+/// records ahead, so the line is in the cache when the lookup comes.
+#[inline(always)]
+pub fn prefetch_slot<T>(slot: &T) {
+    let slot: *const T = slot;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing into the program; `slot` comes from a
+    // reference, so it points into live memory anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slot.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = slot;
+}
+
 /// Marks an empty slot (values are indices, never this large).
 const EMPTY: usize = usize::MAX;
 /// Slots of a table's first allocation.
 const FIRST_SLOTS: usize = 64;
 /// Keys that differ only in their low `REGION_BITS` bits are placed side by side (see
 /// [`KeyTable::home`]). Regions of 64 bytes (8 slots, two cache lines): with 512-byte regions
-/// the densely packed small blocks of a 32-bit Android heap (memory_replay systemui) made runs
-/// that a probe walked 6.9 slots along on average, against 2.2 now (a simulation of the
-/// table on the first 300,000 allocations; glibc heaps: 1.4 to 1.5 either way), and the
-/// inserts of the address thread took 43 % fewer samples.
+/// the densely packed small blocks of a 32-bit Android heap (memory_replay systemui) make runs
+/// that a probe walks about three times as far along (glibc heaps: 1.4 to 1.5 slots either
+/// way).
 const REGION_BITS: u32 = 6;
 
 /// Keys to indices (`usize` values below `usize::MAX`).
@@ -83,15 +98,7 @@ impl KeyTable {
         if self.slots.is_empty() {
             return;
         }
-        let slot: *const (u64, usize) = &self.slots[self.home(key)];
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch never faults and reads nothing into the program; `slot` points into
-        // `self.slots` anyway.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slot.cast());
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = slot;
+        prefetch_slot(&self.slots[self.home(key)]);
     }
 
     /// The value of `key`, if present.
