@@ -102,6 +102,9 @@ pub(crate) fn decode_columns(
     }
     let declared = |n: u8| schema.section(n).is_some();
     let (offset, first) = (block.offset, block.first_record);
+    // The previous block's records are all handed out: free them before this block's are
+    // decoded, so that two decoded blocks never count against the reader's memory together.
+    *flat = FlatBlock::default();
     let (decoded, _) = decode_block(
         catalog,
         streams,
