@@ -64,10 +64,18 @@ pub(crate) enum Kind {
     /// nonzero such differences under any key (newest first): the shifts that several groups
     /// of keys undergo in turn (a stack at a few depths) — rank 0 is `KeyShift`'s guess.
     KeyDelta,
+    /// Rank in one move-to-front list of the values of the own stream and of every field of
+    /// the same name in the other records of the scope: one recency list of the objects that
+    /// any record names (a method's receiver, a witnessed object, a new object), where `Mtf`
+    /// knows only the own field's references. With `arg` another stream of the record (a
+    /// key), its ranks are coded in the context of that stream's value, as keyed `Reuse`
+    /// ranks are: which recent object a record names depends on what else it names (a
+    /// method's receiver on the method).
+    Recent,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 14] = [
+    pub(crate) const ALL: [Kind; 15] = [
         Kind::Zero,
         Kind::Last,
         Kind::Stride,
@@ -82,6 +90,7 @@ impl Kind {
         Kind::Reuse,
         Kind::KeyShift,
         Kind::KeyDelta,
+        Kind::Recent,
     ];
 
     pub(crate) fn code(self) -> u8 {
@@ -95,7 +104,7 @@ impl Kind {
     pub(crate) fn is_rank(self) -> bool {
         matches!(
             self,
-            Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse | Kind::KeyDelta
+            Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse | Kind::KeyDelta | Kind::Recent
         )
     }
 
@@ -118,6 +127,7 @@ impl Kind {
                 | Kind::Reuse
                 | Kind::KeyShift
                 | Kind::KeyDelta
+                | Kind::Recent
         )
     }
 
@@ -137,6 +147,7 @@ impl Kind {
             Kind::Reuse => "reuse",
             Kind::KeyShift => "keyshift",
             Kind::KeyDelta => "keydelta",
+            Kind::Recent => "recent",
         }
     }
 }
@@ -349,9 +360,13 @@ impl Predictor {
     pub(crate) fn predict(&self, h: &History) -> u64 {
         let last = h.last[self.own];
         match self.spec.kind {
-            Kind::Zero | Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse | Kind::KeyDelta => {
-                0
-            }
+            Kind::Zero
+            | Kind::Live
+            | Kind::Mtf
+            | Kind::LiveNext
+            | Kind::Reuse
+            | Kind::KeyDelta
+            | Kind::Recent => 0,
             Kind::Last => h.last[self.spec.arg as usize],
             Kind::Stride => last.wrapping_add(last.wrapping_sub(h.prev[self.own])),
             Kind::Sum => last.wrapping_add(h.last[self.spec.arg as usize]),
@@ -464,7 +479,7 @@ impl Predictor {
                     }
                 }
             }
-            Kind::Mtf => {
+            Kind::Mtf | Kind::Recent => {
                 if let Some(l) = &mut self.live {
                     l.insert(v);
                 }
@@ -486,7 +501,8 @@ impl Predictor {
         }
     }
 
-    /// The watched stream took value `v` (for `Reuse`: `v` ended).
+    /// The watched stream took value `v` (for `Reuse`: `v` ended; for `Recent`: a field of
+    /// the own field's name named `v`).
     pub(crate) fn observe_watched(&mut self, v: u64) {
         if let Some(l) = &mut self.live {
             l.insert(v);
