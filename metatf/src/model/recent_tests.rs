@@ -6,11 +6,12 @@ use proptest::prelude::*;
 
 use super::choice::Choice;
 use super::engine::Carried;
+use super::fixed_tests::rec;
 use super::flat::FlatBlock;
 use super::predict::{Kind, Spec};
 use super::{choose_block, decode_block, Streams};
 use crate::universal::plan::Catalog;
-use crate::universal::{DynRecord, Value};
+use crate::universal::DynRecord;
 
 const DTD: &str = "tag.width = 1;
 method.width = 4; method.interpretation = none;
@@ -27,15 +28,6 @@ fn schema() -> metatf_dtd::Schema {
     match metatf_dtd::parse_schema(DTD, "recent.dtd") {
         Ok(s) => s,
         Err(d) => panic!("{d}"),
-    }
-}
-
-fn rec(name: &str, tag: u64, fields: &[u64]) -> DynRecord {
-    DynRecord {
-        section: None,
-        name: name.into(),
-        tag,
-        fields: fields.iter().map(|&v| Value::Uint(v)).collect(),
     }
 }
 
