@@ -626,12 +626,30 @@ const MEASURE_MIN_LIVE_CAP: usize = 1 << 8;
 /// [`MEASURE_LIST_BYTES`]. Why: a DTD of many record shapes has hundreds of streams, each with
 /// several rank candidates, and at full size their lists alone took over 100 MB. Only the
 /// choice depends on it, so files stay readable whatever it is.
-fn measure_live_cap(specs: &[Vec<Spec>]) -> usize {
+fn measure_live_cap(streams: &Streams, specs: &[Vec<Spec>]) -> usize {
+    // A stream's `recent` candidates share one list (their keys only pick coding contexts).
     let lists = specs
         .iter()
-        .flatten()
-        .filter(|p| p.kind.holds_values())
-        .count()
+        .enumerate()
+        .flat_map(|(s, c)| {
+            let peers = streams.peers(s);
+            c.iter()
+                .map(move |&p| {
+                    let p = super::engine::state_of(s, p, &peers);
+                    (
+                        if p.kind == Kind::Recent {
+                            p.arg as usize
+                        } else {
+                            s
+                        },
+                        p,
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|(_, p)| p.kind.holds_values())
+        .collect::<std::collections::HashSet<_>>()
+        .len()
         .max(1);
     let mut cap = MEASURE_LIVE_CAP;
     while cap > MEASURE_MIN_LIVE_CAP && lists * cap * LIST_VALUE_BYTES > MEASURE_LIST_BYTES {
@@ -758,13 +776,13 @@ pub(crate) fn choose_ordered(
     let sampled = Window::sampled(block.records);
     if sampled.is_whole() {
         let m = measure(all, tag_candidates, sampled)?;
-        return Ok(m.propose(fixed));
+        return Ok(m.propose(streams, fixed));
     }
     let first = measure(all, tag_candidates, sampled)?;
-    let kept = first.kept_candidates(&first.propose(fixed).proposals);
+    let kept = first.kept_candidates(&first.propose(streams, fixed).proposals);
     let tags = first.best_tags(KEPT_TAG_CONTEXTS);
     let m = measure(kept, tags, Window::all(block.records))?;
-    Ok(m.propose(fixed))
+    Ok(m.propose(streams, fixed))
 }
 
 /// Candidates per stream that the first of two measurements keeps for the second, by sampled
@@ -807,7 +825,7 @@ fn measure(
         measure_table_bits(&specs, window.taken_records()),
         true,
     );
-    engine.cap_lists(measure_live_cap(&specs));
+    engine.cap_lists(measure_live_cap(streams, &specs));
     let mut cands = Vec::new();
     let mut rank = Vec::new();
     for (s, c) in specs.iter().enumerate() {
@@ -907,7 +925,7 @@ impl Measured {
 
     /// The proposals of choices from this measurement (see [`Chosen::proposals`]); the streams
     /// that `fixed` gives keep them.
-    fn propose(&self, fixed: &[Option<Choice>]) -> Chosen {
+    fn propose(&self, streams: &Streams, fixed: &[Option<Choice>]) -> Chosen {
         let (specs, m) = (&self.specs, self);
         let n = specs.len();
         let best_tag = self.best_tags(1).first().copied().unwrap_or(TagContext {
@@ -965,8 +983,44 @@ impl Measured {
                 any = true;
             }
         }
+        // Where the greedy choice lists a stream's `recent` list: its ranks keyed by the first
+        // other field of the record, listed first (the sampled costs see neither the key
+        // contexts nor, being a rank per value, how much dearer a rank among every value of
+        // a name is than one among the live values); and the choice made without `recent`.
+        let lists_recent = |c: &Choice| c.list.iter().any(|p| p.kind == Kind::Recent);
+        let mut keyed_recent = choices.clone();
+        for (s, c) in keyed_recent.iter_mut().enumerate() {
+            let key = (0..streams.with_keys())
+                .find(|&t| t != s && streams.info[t].plan == streams.info[s].plan);
+            if let (true, Some(k)) = (lists_recent(c), key) {
+                c.list.retain(|p| p.kind != Kind::Recent);
+                c.list.insert(
+                    0,
+                    Spec {
+                        kind: Kind::Recent,
+                        arg: k as u32,
+                    },
+                );
+            }
+        }
+        let without_recent = variant(
+            &|c: &Choice| {
+                c.list
+                    .iter()
+                    .copied()
+                    .filter(|p| p.kind == Kind::Recent)
+                    .collect()
+            },
+            MAX_LIST,
+            None,
+        );
+        let alternatives = [
+            any.then_some(alternative),
+            Some(keyed_recent),
+            Some(without_recent),
+        ];
         let mut proposals = vec![choices];
-        for p in any.then_some(alternative).into_iter().chain(runners_up) {
+        for p in alternatives.into_iter().flatten().chain(runners_up) {
             if !proposals.contains(&p) {
                 proposals.push(p);
             }

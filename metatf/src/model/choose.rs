@@ -30,6 +30,16 @@ pub(crate) fn candidates(streams: &Streams, s: usize) -> Vec<Spec> {
         own(Kind::Dfcm, 2),
         own(Kind::Mtf, 0),
     ];
+    // One recency list of a name's values, for a stream that neither has enders nor ends
+    // another's values: what it names is not an allocation or a free, which are ranked among
+    // the live values (`live`, `reuse`), where a list of every value ever named ranks them
+    // dearer.
+    let peers = streams.peers(s);
+    let ended =
+        !streams.enders(s).is_empty() || peers.iter().any(|&t| streams.enders(t).contains(&s));
+    if !peers.is_empty() && !ended {
+        c.push(own(Kind::Recent, s as u32));
+    }
     let others = || {
         streams
             .info

@@ -137,7 +137,7 @@ impl Models {
                     .list
                     .iter()
                     .map(|p| {
-                        (p.kind == Kind::Reuse && p.arg as usize != s)
+                        (matches!(p.kind, Kind::Reuse | Kind::Recent) && p.arg as usize != s)
                             .then(|| (p.arg as usize, Box::new(KeyedRanks::new())))
                     })
                     .collect();

@@ -11,6 +11,9 @@ use super::predict::{History, Kind, Predictor, Spec};
 use super::reorder::Kept;
 use super::streams::Streams;
 
+/// Most values a `recent` list holds; one more drops its oldest.
+pub(crate) const RECENT_CAP: usize = 1 << 17;
+
 /// The object state that survives a block (docs/FORMAT.md §7 "State carried between blocks"):
 /// per (stream, predictor) of the block's model table that keeps a list of values, the list
 /// after the block's last record, oldest first. Live objects created in one block are freed
@@ -35,6 +38,9 @@ pub(crate) struct Engine {
     live_cap: usize,
     /// Per stream: the streams that end its values for `reuse` ([`Streams::enders`]).
     enders: Vec<Vec<usize>>,
+    /// Per stream: the fields of its name in the other records of its scope, whose values
+    /// enter its `recent` list ([`Streams::peers`]).
+    peers: Vec<Vec<usize>>,
     /// When coding: the bound on the values all lists hold together.
     pool: Option<Rc<Pool>>,
 }
@@ -45,12 +51,30 @@ fn reads_only_history(kind: Kind) -> bool {
     matches!(kind, Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum)
 }
 
+/// The predictor whose state `spec` of stream `own` reads, `peers` being `own`'s
+/// ([`Streams::peers`]): a `recent` list is the same whatever the key its ranks are coded
+/// under (the key is the coder's context), and the same for every field of the name (each
+/// value of any of them enters it), so all of them are one predictor of the first of those
+/// fields, with one list to carry into the next block.
+pub(crate) fn state_of(own: usize, spec: Spec, peers: &[usize]) -> Spec {
+    if spec.kind == Kind::Recent {
+        let first = peers.iter().copied().fold(own, usize::min);
+        Spec {
+            kind: Kind::Recent,
+            arg: first as u32,
+        }
+    } else {
+        spec
+    }
+}
+
 impl Engine {
     /// An engine for `streams` streams whose hashed tables have 2^`table_bits` entries, for
     /// measuring candidates or for coding.
     pub(crate) fn new(streams: &Streams, table_bits: u32, measuring: bool) -> Engine {
         let n = streams.with_keys();
         let enders = (0..n).map(|s| streams.enders(s)).collect();
+        let peers = (0..n).map(|s| streams.peers(s)).collect();
         Engine {
             history: History::new(n),
             predictors: Vec::new(),
@@ -64,6 +88,7 @@ impl Engine {
                 LIVE_CAP
             },
             enders,
+            peers,
             pool: (!measuring).then(|| Pool::new(LIVE_CAP)),
         }
     }
@@ -76,18 +101,26 @@ impl Engine {
 
     /// The predictor `spec` of stream `own`, created on first use.
     pub(crate) fn instance(&mut self, own: usize, spec: Spec) -> usize {
+        let spec = state_of(own, spec, &self.peers[own]);
+        // A `recent` list belongs to the first field of its name.
+        let own = if spec.kind == Kind::Recent {
+            spec.arg as usize
+        } else {
+            own
+        };
         if let Some(&i) = self.index.get(&(own, spec)) {
             return i;
         }
         let pool = self.pool.clone();
-        let p = Predictor::new(
-            own,
-            spec,
-            self.table_bits,
-            self.measuring,
-            self.live_cap,
-            pool,
-        );
+        // A `recent` list only grows (nothing ends a value in it): held below the shared cap,
+        // it cannot crowd out the lists of live objects when the values of a name outnumber
+        // them (every address a trace ever names).
+        let cap = if spec.kind == Kind::Recent {
+            self.live_cap.min(RECENT_CAP)
+        } else {
+            self.live_cap
+        };
+        let p = Predictor::new(own, spec, self.table_bits, self.measuring, cap, pool);
         let i = self.predictors.len();
         // Predictors read only the history, which changes after all of them have observed a
         // value, so the order of followers does not matter. Those that read nothing but the
@@ -98,10 +131,13 @@ impl Engine {
         if let Some(w) = p.watches() {
             self.followers[w].push((i, false));
         }
-        if spec.kind == Kind::Reuse {
-            for &w in &self.enders[own] {
-                self.followers[w].push((i, false));
-            }
+        let watched = match spec.kind {
+            Kind::Reuse => &self.enders[own],
+            Kind::Recent => &self.peers[own],
+            _ => &Vec::new(),
+        };
+        for &w in watched {
+            self.followers[w].push((i, false));
         }
         self.predictors.push(p);
         self.index.insert((own, spec), i);

@@ -64,7 +64,7 @@ fn all_kinds() -> String {
     )
 }
 
-fn rec(name: &str, tag: u64, fields: &[u64]) -> DynRecord {
+pub(super) fn rec(name: &str, tag: u64, fields: &[u64]) -> DynRecord {
     DynRecord {
         section: None,
         name: name.into(),

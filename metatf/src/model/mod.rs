@@ -58,6 +58,8 @@ mod fixed_tests;
 #[cfg(test)]
 mod order_tests;
 #[cfg(test)]
+mod recent_tests;
+#[cfg(test)]
 mod string_key_tests;
 #[cfg(test)]
 mod string_model_tests;

@@ -69,10 +69,18 @@ pub(crate) enum Kind {
     /// each new block from the end of the highest one, the step being the size of that block
     /// as its allocator rounds it.
     Top,
+    /// Rank in one move-to-front list of the values of the own stream and of every field of
+    /// the same name in the other records of the scope: one recency list of the objects that
+    /// any record names (a method's receiver, a witnessed object, a new object), where `Mtf`
+    /// knows only the own field's references. With `arg` another stream of the record (a
+    /// key), its ranks are coded in the context of that stream's value, as keyed `Reuse`
+    /// ranks are: which recent object a record names depends on what else it names (a
+    /// method's receiver on the method).
+    Recent,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 15] = [
+    pub(crate) const ALL: [Kind; 16] = [
         Kind::Zero,
         Kind::Last,
         Kind::Stride,
@@ -88,6 +96,7 @@ impl Kind {
         Kind::KeyShift,
         Kind::KeyDelta,
         Kind::Top,
+        Kind::Recent,
     ];
 
     pub(crate) fn code(self) -> u8 {
@@ -101,7 +110,7 @@ impl Kind {
     pub(crate) fn is_rank(self) -> bool {
         matches!(
             self,
-            Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse | Kind::KeyDelta
+            Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse | Kind::KeyDelta | Kind::Recent
         )
     }
 
@@ -125,6 +134,7 @@ impl Kind {
                 | Kind::KeyShift
                 | Kind::KeyDelta
                 | Kind::Top
+                | Kind::Recent
         )
     }
 
@@ -145,6 +155,7 @@ impl Kind {
             Kind::KeyShift => "keyshift",
             Kind::KeyDelta => "keydelta",
             Kind::Top => "top",
+            Kind::Recent => "recent",
         }
     }
 }
@@ -367,9 +378,13 @@ impl Predictor {
     pub(crate) fn predict(&self, h: &History) -> u64 {
         let last = h.last[self.own];
         match self.spec.kind {
-            Kind::Zero | Kind::Live | Kind::Mtf | Kind::LiveNext | Kind::Reuse | Kind::KeyDelta => {
-                0
-            }
+            Kind::Zero
+            | Kind::Live
+            | Kind::Mtf
+            | Kind::LiveNext
+            | Kind::Reuse
+            | Kind::KeyDelta
+            | Kind::Recent => 0,
             Kind::Last => h.last[self.spec.arg as usize],
             Kind::Stride => last.wrapping_add(last.wrapping_sub(h.prev[self.own])),
             Kind::Sum => last.wrapping_add(h.last[self.spec.arg as usize]),
@@ -493,7 +508,7 @@ impl Predictor {
                     }
                 }
             }
-            Kind::Mtf => {
+            Kind::Mtf | Kind::Recent => {
                 if let Some(l) = &mut self.live {
                     l.insert(v);
                 }
@@ -515,7 +530,8 @@ impl Predictor {
         }
     }
 
-    /// The watched stream took value `v` (for `Reuse`: `v` ended).
+    /// The watched stream took value `v` (for `Reuse`: `v` ended; for `Recent`: a field of
+    /// the own field's name named `v`).
     pub(crate) fn observe_watched(&mut self, v: u64) {
         if let Some(l) = &mut self.live {
             l.insert(v);

@@ -170,4 +170,20 @@ impl Streams {
             })
             .collect()
     }
+
+    /// The fields named like stream `s` in the other records of its scope (string keys
+    /// neither have nor are peers): the references a `recent` list of `s` follows. Fields of one
+    /// name in different records name the same kind of thing (an object, a method).
+    pub(crate) fn peers(&self, s: usize) -> Vec<usize> {
+        if self.is_string_key(s) {
+            return Vec::new();
+        }
+        let me = &self.info[s];
+        (0..self.coded)
+            .filter(|&t| {
+                let o = &self.info[t];
+                o.scope == me.scope && o.plan != me.plan && o.name == me.name
+            })
+            .collect()
+    }
 }
