@@ -102,6 +102,10 @@ pub enum Predictor {
     /// `top F`: the largest value so far plus the step that followed the last largest value
     /// created with the same value of field F (a bump allocator's next block).
     Top(FieldRef),
+    /// `recent` or `recent F` (rank): rank in one move-to-front list of the values of this
+    /// field and of every field of the same name in the scope's other records, coded in the
+    /// context of field F's value.
+    Recent(Option<FieldRef>),
 }
 
 impl Predictor {
@@ -123,6 +127,7 @@ impl Predictor {
             Predictor::LiveNext(_) => "livenext",
             Predictor::Reuse(_) => "reuse",
             Predictor::Top(_) => "top",
+            Predictor::Recent(_) => "recent",
         }
     }
 
@@ -135,13 +140,14 @@ impl Predictor {
                 | Predictor::LiveNext(_)
                 | Predictor::Reuse(_)
                 | Predictor::KeyDelta(_)
+                | Predictor::Recent(_)
         )
     }
 
     /// The field the predictor names, if any.
     pub fn field(&self) -> Option<&FieldRef> {
         match self {
-            Predictor::Last(f) | Predictor::Reuse(f) => f.as_ref(),
+            Predictor::Last(f) | Predictor::Reuse(f) | Predictor::Recent(f) => f.as_ref(),
             Predictor::Sum(f)
             | Predictor::Key(f)
             | Predictor::KeyStride(f)

@@ -49,7 +49,7 @@ const fn info(
 }
 
 /// Every predictor, in the order of the model engine's codes (docs/FORMAT.md §7).
-pub const PREDICTORS: [PredictorInfo; 15] = [
+pub const PREDICTORS: [PredictorInfo; 16] = [
     info("none", Operand::None, false, ""),
     info(
         "last",
@@ -119,6 +119,12 @@ pub const PREDICTORS: [PredictorInfo; 15] = [
         Operand::Field,
         false,
         "the field whose value keys the step after the largest value",
+    ),
+    info(
+        "recent",
+        Operand::OptionalField,
+        true,
+        "the field whose value is the context of the rank",
     ),
 ];
 
@@ -227,7 +233,7 @@ fn term(t: &Term, count: usize, problems: &mut Vec<Problem>) -> Option<Checked> 
         } else if let Some(s) = suggest(name, names) {
             p.hint(format!("did you mean `{s}`?"))
         } else {
-            p.hint("the predictors are none, last, stride, sum, fcm, dfcm, key, keystride, keyshift, keydelta, live, mtf, livenext, reuse and top, or `auto` alone")
+            p.hint("the predictors are none, last, stride, sum, fcm, dfcm, key, keystride, keyshift, keydelta, live, mtf, livenext, reuse, top and recent, or `auto` alone")
         };
         problems.push(p);
         return None;

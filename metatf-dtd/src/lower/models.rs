@@ -130,7 +130,7 @@ fn predictor(
         );
         return None;
     }
-    // `last F` and `reuse F` of the field itself are `last` and `reuse`.
+    // `last F`, `reuse F` and `recent F` of the field itself are `last`, `reuse` and `recent`.
     let own_or = |f: Option<FieldRef>| if itself { None } else { f };
     Some(match name {
         "none" => Predictor::None,
@@ -147,6 +147,7 @@ fn predictor(
         "mtf" => Predictor::Mtf,
         "livenext" => Predictor::LiveNext(field.clone()?),
         "top" => Predictor::Top(field.clone()?),
+        "recent" => Predictor::Recent(own_or(field.clone())),
         _ => Predictor::Reuse(own_or(field.clone())),
     })
 }

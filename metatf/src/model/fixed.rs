@@ -117,6 +117,7 @@ fn spec(
         Predictor::LiveNext(f) => (Kind::LiveNext, stream(Some(f))?),
         Predictor::Reuse(f) => (Kind::Reuse, stream(f.as_ref())?),
         Predictor::Top(f) => (Kind::Top, stream(Some(f))?),
+        Predictor::Recent(f) => (Kind::Recent, stream(f.as_ref())?),
     };
     let order_ok = |k: u32| (1..=super::predict::MAX_ORDER).contains(&k);
     let valid = match kind {

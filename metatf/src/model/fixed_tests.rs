@@ -37,7 +37,7 @@ fn dtd(alloc: &str, free: &str, load: &str) -> String {
 }
 
 /// One model per predictor kind, on the field it suits: (record, property).
-const ONE_KIND_EACH: [(&str, &str); 15] = [
+const ONE_KIND_EACH: [(&str, &str); 17] = [
     ("load", "size.model = none;"),
     ("load", "addr.model = last;"),
     ("load", "pc.model = stride;"),
@@ -53,6 +53,8 @@ const ONE_KIND_EACH: [(&str, &str); 15] = [
     ("free", "ptr.model = last, livenext alloc.ptr;"),
     ("alloc", "ptr.model = none, reuse size, reuse;"),
     ("alloc", "ptr.model = top size, last;"),
+    ("free", "ptr.model = none, recent;"),
+    ("alloc", "ptr.model = none, recent size;"),
 ];
 
 /// Every kind at once, several per field.
