@@ -5,7 +5,7 @@ use super::choice::{read_choices, read_tag_context, write_choices, write_tag_con
 use super::choose::{candidates, Samples, MAX_LIST};
 use super::coders::Models;
 use super::engine::{Carried, Engine};
-use super::flat::{make_room, FlatBlock};
+use super::flat::FlatBlock;
 use super::live::MEASURE_LIVE_CAP;
 use super::numbers::estimate;
 use super::order::{read_orders, write_orders, Orders};
@@ -487,7 +487,6 @@ impl Side for Decode<'_> {
         let t = self
             .models
             .decode_tag(&mut self.coder, &self.engine, catalog, scope)?;
-        make_room(&mut self.output.words, 1);
         self.output.words.push(t);
         Ok(t)
     }
@@ -496,14 +495,12 @@ impl Side for Decode<'_> {
         let v = self
             .models
             .decode_scalar(&mut self.coder, &mut self.engine, s)?;
-        make_room(&mut self.output.words, 1);
         self.output.words.push(v);
         Ok(v)
     }
 
     fn open(&mut self, n: usize) -> Result<(), String> {
         self.base = self.output.words.len();
-        make_room(&mut self.output.words, n);
         self.output.words.resize(self.base + n, 0);
         Ok(())
     }
@@ -525,9 +522,6 @@ impl Side for Decode<'_> {
 
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
         let start = self.output.bytes.len();
-        // The length is the file's word, not yet checked: room for a long string is made as
-        // its bytes arrive.
-        make_room(&mut self.output.bytes, len.min(1 << 16) as usize);
         self.models
             .decode_bytes(&mut self.coder, field, &mut self.output.bytes, len)?;
         if let Some(k) = key {
@@ -539,14 +533,12 @@ impl Side for Decode<'_> {
 
     fn meta_count(&mut self) -> Result<u64, String> {
         let n = self.models.decode_meta(&mut self.coder, None);
-        make_room(&mut self.output.words, 1);
         self.output.words.push(n);
         Ok(n)
     }
 
     fn meta_value(&mut self, i: u64) -> Result<u64, String> {
         let v = self.models.decode_meta(&mut self.coder, Some(i));
-        make_room(&mut self.output.words, 1);
         self.output.words.push(v);
         Ok(v)
     }

@@ -9,15 +9,6 @@ use crate::universal::{DynRecord, Value};
 /// Bytes of buffered values (8 per scalar, 1 per string byte) that end a modelled block.
 pub(crate) const MODEL_BLOCK_BYTES: usize = 24 << 20;
 
-/// Makes room in `v` for `extra` more items, growing by a quarter rather than doubling: a
-/// decoded block holds up to [`MODEL_BLOCK_BYTES`] of values, and a doubled array could leave
-/// as much again allocated and unused, which the reader's memory bound cannot afford.
-pub(crate) fn make_room<T>(v: &mut Vec<T>, extra: usize) {
-    if v.capacity() - v.len() < extra {
-        v.reserve_exact(extra.max(v.len() / 4).max(1024));
-    }
-}
-
 /// Records of one block in flat form.
 #[derive(Default)]
 pub(crate) struct FlatBlock {
