@@ -9,7 +9,8 @@ use super::engine::Carried;
 use super::fixed_tests::rec;
 use super::flat::FlatBlock;
 use super::predict::{Kind, Spec};
-use super::{choose_block, decode_block, Streams};
+use super::tests::{decode_section_block, encode_section_block};
+use super::{choose_block, Streams};
 use crate::universal::plan::Catalog;
 use crate::universal::DynRecord;
 
@@ -114,26 +115,14 @@ impl Fixture {
     }
 
     fn encode(&self, block: &FlatBlock, choices: &[Choice], carried: &mut Carried) -> Vec<u8> {
-        let declared = |n: u8| self.schema.section(n).is_some();
-        let context = super::tags::TagContext {
-            order: 1,
-            stream: None,
-        };
-        let orders = super::order::Orders::plain(&self.catalog);
-        super::block::encode_costed(
+        encode_section_block(
+            &self.schema,
             &self.catalog,
             &self.streams,
             block,
             choices,
-            context,
-            Some(1),
-            &declared,
-            &orders,
-            None,
             carried,
         )
-        .unwrap()
-        .0
     }
 
     fn decode(
@@ -142,17 +131,14 @@ impl Fixture {
         records: u64,
         carried: &mut Carried,
     ) -> Result<FlatBlock, (u64, String)> {
-        let declared = |n: u8| self.schema.section(n).is_some();
-        decode_block(
+        decode_section_block(
+            &self.schema,
             &self.catalog,
             &self.streams,
             bytes,
             records,
-            Some(1),
-            &declared,
             carried,
         )
-        .map(|(f, _)| f)
     }
 }
 

@@ -464,26 +464,14 @@ impl TwoBlocks {
 
     fn encode(&self, block: &FlatBlock, carried: &mut Carried) -> Vec<u8> {
         let schema = schema();
-        let declared = |n: u8| schema.section(n).is_some();
-        let context = super::tags::TagContext {
-            order: 1,
-            stream: None,
-        };
-        let orders = super::order::Orders::plain(&self.catalog);
-        let (bytes, _) = super::block::encode_costed(
+        encode_section_block(
+            &schema,
             &self.catalog,
             &self.streams,
             block,
             &self.choices,
-            context,
-            Some(1),
-            &declared,
-            &orders,
-            None,
             carried,
         )
-        .unwrap();
-        bytes
     }
 
     fn decode(
@@ -493,18 +481,69 @@ impl TwoBlocks {
         carried: &mut Carried,
     ) -> Result<FlatBlock, (u64, String)> {
         let schema = schema();
-        let declared = |n: u8| schema.section(n).is_some();
-        decode_block(
+        decode_section_block(
+            &schema,
             &self.catalog,
             &self.streams,
             bytes,
             records,
-            Some(1),
-            &declared,
             carried,
         )
-        .map(|(f, _)| f)
     }
+}
+
+/// Codes `block` of section 1 with `choices`, the fields in declared order and an order-1 tag
+/// context, its lists starting from `carried`.
+pub(super) fn encode_section_block(
+    schema: &metatf_dtd::Schema,
+    catalog: &Catalog,
+    streams: &Streams,
+    block: &FlatBlock,
+    choices: &[Choice],
+    carried: &mut Carried,
+) -> Vec<u8> {
+    let declared = |n: u8| schema.section(n).is_some();
+    let context = super::tags::TagContext {
+        order: 1,
+        stream: None,
+    };
+    let orders = super::order::Orders::plain(catalog);
+    let (bytes, _) = super::block::encode_costed(
+        catalog,
+        streams,
+        block,
+        choices,
+        context,
+        Some(1),
+        &declared,
+        &orders,
+        None,
+        carried,
+    )
+    .unwrap();
+    bytes
+}
+
+/// Decodes `records` records of a section-1 block coded by [`encode_section_block`].
+pub(super) fn decode_section_block(
+    schema: &metatf_dtd::Schema,
+    catalog: &Catalog,
+    streams: &Streams,
+    bytes: &[u8],
+    records: u64,
+    carried: &mut Carried,
+) -> Result<FlatBlock, (u64, String)> {
+    let declared = |n: u8| schema.section(n).is_some();
+    decode_block(
+        catalog,
+        streams,
+        bytes,
+        records,
+        Some(1),
+        &declared,
+        carried,
+    )
+    .map(|(f, _)| f)
 }
 
 #[test]
