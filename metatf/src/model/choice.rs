@@ -30,18 +30,9 @@ impl Default for Choice {
     }
 }
 
-/// Reads a varint; `None` at the end of the input or past 64 bits.
+/// Reads a varint (the shared reader, [`crate::varint::take`]); `None` at the end of the input or past 64 bits.
 pub(crate) fn get_varint(input: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *input.get(*at)?;
-        *at += 1;
-        v |= u64::from(b & 0x7F) << shift;
-        if b < 0x80 {
-            return Some(v);
-        }
-    }
-    None
+    crate::varint::take(input, at)
 }
 
 fn put_spec(out: &mut Vec<u8>, catalog: &Catalog, streams: &Streams, spec: Spec) {
