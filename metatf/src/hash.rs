@@ -15,7 +15,10 @@ use std::hash::{BuildHasher, Hasher};
 /// An odd constant with well-spread bits (from the digits of π).
 const MIX: u64 = 0x243f_6a88_85a3_08d3;
 
-fn fold_mul(a: u64, b: u64) -> u64 {
+/// Multiplies and folds the 128-bit product into 64 bits: the mixing step of [`FastHasher`],
+/// and of the hashers of longer keys built on it in other crates.
+#[inline]
+pub fn fold_mul(a: u64, b: u64) -> u64 {
     let p = u128::from(a) * u128::from(b);
     (p as u64) ^ ((p >> 64) as u64)
 }

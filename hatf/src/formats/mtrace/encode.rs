@@ -17,7 +17,7 @@ use crate::shared::container::blocks::{self, BlockWriter};
 use crate::shared::container::ended_block::EndedBlock;
 use crate::shared::text::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
 use crate::shared::text::lines::ChunkLineError;
-use metatf::hash::{FastMap, FastState};
+use metatf::hash::{fold_mul, FastMap, FastState};
 use metatf::varint::put_u64;
 
 /// How many lines ahead the model is asked to prefetch a line's live-block entry.
@@ -191,13 +191,6 @@ fn same_text(a: &[u8], b: &[u8]) -> bool {
         i += 16;
     }
     block(a, n - 16) == block(b, n - 16)
-}
-
-/// Multiplies and folds the 128-bit product: the mixing step of [`caller_hash`].
-#[inline]
-fn fold_mul(a: u64, b: u64) -> u64 {
-    let p = u128::from(a) * u128::from(b);
-    (p as u64) ^ ((p >> 64) as u64)
 }
 
 /// Odd constants with well-spread bits: the fraction of e and of the golden ratio, in 64 bits.
