@@ -1,17 +1,17 @@
 //! A decoder's older objects: a list in the order they entered, read by rank from the newest.
 //!
 //! A reference to an object past the move-to-front array names its rank among the older
-//! objects counted from the newest, and many such ranks are small (javac-tests: of the
-//! 132,925 references past an array of 32, half are within the first 128 ranks). The shared
-//! live set the encoder uses ([`crate::shared::live_set::LiveSet`], through
-//! [`super::live::LiveSet`]) keeps a table from id to place, updated twice per reference,
-//! which a decoder that reads by rank does not need. Here one bit per place says whether its
+//! objects counted from the newest, and most such ranks are small. The shared live set the
+//! encoder uses ([`crate::shared::live_set::LiveSet`], through [`super::live::LiveSet`])
+//! keeps a table from id to place, updated twice per reference, which a decoder that reads by
+//! rank does not need; and its rank-only form cannot find an object by id at all, which a
+//! decoder must do, rarely, for an id allocated again. Here one bit per place says whether its
 //! object is still in the list, with a count per word of bits and per run of [`RUN`] places,
 //! so that a rank from the newest end is found by counting backwards from there: runs, at
-//! most eight words, then the bit within the word ([`select_from_top`], quicker than walking
-//! the last word a byte and then a bit at a time). An object is found by id by a bounded
-//! search, and by a table only when searches grow long.
+//! most eight words, then the bit within the word (the live set's [`select_from_top`]). An
+//! object is found by id by a bounded search, and by a table only when searches grow long.
 
+use crate::shared::live_set::select_from_top;
 use metatf::hash::FastMap;
 
 /// Places per count in [`RankList::runs`] (eight words of bits).
@@ -24,79 +24,6 @@ const SEARCH_PER_PLACE: usize = 16;
 
 /// Places always allowed before the list is compacted.
 const COMPACT_SLACK: usize = 4 * RUN;
-
-/// Bits set in each byte (the baseline x86-64 target has no population-count instruction).
-static ONES: [u8; 256] = ones();
-
-const fn ones() -> [u8; 256] {
-    let mut t = [0u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = (b as u32).count_ones() as u8;
-        b += 1;
-    }
-    t
-}
-
-/// Bits set in `w`, a byte at a time from [`ONES`].
-#[inline]
-fn ones_in(w: u64) -> usize {
-    w.to_le_bytes()
-        .iter()
-        .map(|&b| usize::from(ONES[usize::from(b)]))
-        .sum()
-}
-
-/// For each byte and each `k` below its number of set bits: where its `k`-th set bit is,
-/// counting set bits from the top (0 = the highest set bit) and places from bit 0.
-static SELECT_FROM_TOP: [[u8; 8]; 256] = select_table();
-
-const fn select_table() -> [[u8; 8]; 256] {
-    let mut t = [[0u8; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut k = 0;
-        let mut bit = 8;
-        while bit > 0 {
-            bit -= 1;
-            if b & (1 << bit) != 0 {
-                t[b][k] = bit as u8;
-                k += 1;
-            }
-        }
-        b += 1;
-    }
-    t
-}
-
-/// Where the `k`-th set bit of `w` is (`k` < its number of set bits), counting set bits from
-/// the top (0 = the highest) and places from bit 0.
-///
-/// The bits set in each byte are counted all at once in the word's lanes, summed from the top
-/// byte down by one multiply, and the byte holding the bit is the number of sums not above
-/// `k`, found by one subtraction across the lanes; a table gives the bit within it. A byte
-/// at a time (a table lookup, a test and a branch each, then a loop over the bits) was most
-/// of [`RankList::take_from_newest`]'s instructions.
-#[inline]
-fn select_from_top(w: u64, k: usize) -> usize {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    debug_assert!(k < w.count_ones() as usize);
-    let x = w - ((w >> 1) & 0x5555_5555_5555_5555);
-    let x = (x & 0x3333_3333_3333_3333) + ((x >> 2) & 0x3333_3333_3333_3333);
-    let per_byte = (x + (x >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
-    // Lane j: bits set in the top j + 1 bytes (at most 64, so no lane carries).
-    let sums = per_byte.swap_bytes().wrapping_mul(LOW);
-    // A lane's high bit is set where its sum is above k (k < 64, lanes below 128).
-    let above = ((sums | HIGH) - (k as u64 + 1) * LOW) & HIGH;
-    // (At most 7 for a `k` in range; any `k` gives some place, never a panic.)
-    let skipped = (8 - ((above >> 7).wrapping_mul(LOW) >> 56) as usize).min(7);
-    // Bits in the bytes skipped: the sum of the lane before (0 for the first).
-    let before = (((sums << 8) >> (8 * skipped)) & 0xff) as usize;
-    let byte = 7 - skipped;
-    let bits = ((w >> (8 * byte)) & 0xff) as usize;
-    8 * byte + usize::from(SELECT_FROM_TOP[bits][k.wrapping_sub(before) & 7])
-}
 
 /// Ids in the order they entered, with removal by rank from the newest.
 #[derive(Default)]
@@ -197,9 +124,8 @@ impl RankList {
 
     /// Removes the id at `place`, which is in the list.
     ///
-    /// Inlined into its callers, with the table (rarely built) updated out of line: the
-    /// table's code inlined here made this a call of 43 instructions for every old object a
-    /// decoder takes back (javac-tests: 132,925 of them).
+    /// Inlined into its callers, with the table (rarely built) updated out of line: inlined
+    /// whole, the table's code would make this a call for every old object a decoder takes back.
     #[inline]
     fn remove_at(&mut self, place: usize) -> u64 {
         self.bits[place / 64] &= !(1 << (place % 64));
@@ -248,7 +174,8 @@ impl RankList {
             left -= c;
         }
         // The word's count is its number of set bits, so `left` is below it.
-        let place = word * 64 + select_from_top(self.bits[word], left);
+        let count = usize::from(self.word_counts[word]);
+        let place = word * 64 + select_from_top(self.bits[word], count, left) as usize;
         Some(self.remove_at(place))
     }
 
@@ -257,7 +184,7 @@ impl RankList {
         let word = place / 64;
         let above = match place % 64 {
             63 => 0,
-            bit => ones_in(self.bits[word] >> (bit + 1)),
+            bit => (self.bits[word] >> (bit + 1)).count_ones() as usize,
         };
         let run_end = ((place / RUN + 1) * (RUN / 64)).min(self.bits.len());
         let words: usize = self.word_counts[word + 1..run_end]
@@ -339,46 +266,6 @@ impl RankList {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_byte_table_counts_bits() {
-        for w in [
-            0u64,
-            1,
-            u64::MAX,
-            0x8000_0000_0000_0001,
-            0x0123_4567_89ab_cdef,
-        ] {
-            assert_eq!(ones_in(w), w.count_ones() as usize);
-        }
-    }
-
-    /// [`select_from_top`] finds the bit a walk from the top finds, in every kind of word.
-    #[test]
-    fn select_agrees_with_a_walk() {
-        let mut words = vec![
-            1u64,
-            u64::MAX,
-            1 << 63,
-            0x8000_0000_0000_0001,
-            0xff,
-            0xff << 56,
-        ];
-        let mut x = 3u64;
-        for _ in 0..20_000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            // Dense, sparse and single-byte words.
-            words.extend([x, x & (x >> 13) & (x >> 29), (x >> 56) << (8 * (x % 8))]);
-        }
-        for w in words.into_iter().filter(|&w| w != 0) {
-            let tops: Vec<usize> = (0..64).rev().filter(|&b| w & (1 << b) != 0).collect();
-            for (k, &want) in tops.iter().enumerate() {
-                assert_eq!(select_from_top(w, k), want, "{w:#x}, k = {k}");
-            }
-        }
-    }
 
     /// Against a plain vector: pushes, removals by rank from the newest (mostly small, some
     /// large, some past the end) and by id, across compactions and a clear; by id first with
