@@ -77,7 +77,7 @@ fn a_stream_preflate_cannot_take_in_pieces_is_one_piece() {
 /// whatever the thread count.
 #[test]
 fn a_long_model_stream_is_mixed_in_parts() {
-    use hatf::internal::formats::malloc_bench::split_store::MODEL_CM2_PARTS;
+    use hatf::internal::formats::malloc_bench::MODEL_CM2_PARTS;
     let Some(gz) = corpus_trace("clang.trace.gz") else {
         return;
     };

@@ -1,5 +1,5 @@
 //! A long model stream through the context mixer in parts that code and decode on separate
-//! threads (section [`super::split_store::MODEL_CM2_PARTS`], docs/FORMAT.md §6.1,
+//! threads (section [`super::MODEL_CM2_PARTS`], docs/FORMAT.md §6.1,
 //! `malloc-bench`).
 //!
 //! Why: the mixer codes about a megabyte a second in either direction and one stream is one

@@ -15,7 +15,7 @@ use metatf::container::PROPERTY_LAYOUT;
 
 #[cfg(test)]
 use super::model;
-use super::{proto, split_store};
+use super::{decode, proto};
 use crate::format::{DecodeOptions, FormatError};
 use crate::shared::container::blocks::{self, container_error, write_error};
 
@@ -51,7 +51,7 @@ pub fn decode_records(
         message,
     };
     let mut r = blocks::open(input, format, file)?;
-    if !split_store::is_split(r.header().property(PROPERTY_LAYOUT)) {
+    if !decode::is_split(r.header().property(PROPERTY_LAYOUT)) {
         let why = r.header().property("deflate-reason").unwrap_or("unknown");
         return Err(fail(
             String::new(),
@@ -65,7 +65,7 @@ pub fn decode_records(
     let mut next = 0u64;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
         let bad = |m: String| fail(format!("block {}", b.index), m);
-        let text = split_store::protobuf(&b, options.threads).map_err(bad)?;
+        let text = decode::protobuf(&b, options.threads).map_err(bad)?;
         for range in record_bounds(&text) {
             if next >= first && next < end {
                 output

@@ -541,7 +541,7 @@ mod tests {
             let gz = gzip(&data, level);
             // preflate's chunked analysis fails on some streams the whole-stream one takes
             // (here level 6: "no match found" across a piece boundary); the encoder then
-            // falls back to the whole stream (split_store).
+            // falls back to the whole stream (the malloc-bench encoder).
             let Ok(GzipPieces {
                 head,
                 pieces,
