@@ -5,9 +5,10 @@ use std::ops::Range;
 
 use metatf::container::{Block, ContainerHeader, PROPERTY_LAYOUT};
 
+use super::line::{render, WeeLine};
 use super::records::{Record, RecordModel};
 use super::structured::Structured;
-use super::{render, WeeLine, BLOCK_RECORDS, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED};
+use super::{BLOCK_RECORDS, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED};
 use crate::format::{DecodeOptions, FormatError};
 use crate::shared::coding::bit_coder::BitDecoder;
 use crate::shared::coding::context_mix;

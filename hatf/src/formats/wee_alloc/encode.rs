@@ -4,12 +4,10 @@
 
 use std::io::{BufReader, Read, Write};
 
+use super::line::{parse, render, WeeLine};
 use super::records::{Record, RecordModel};
 use super::structured::Structured;
-use super::{
-    parse, render, WeeLine, BLOCK_RECORDS, DTD, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED,
-    STRUCTURED_MAX_STREAM,
-};
+use super::{BLOCK_RECORDS, DTD, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED, STRUCTURED_MAX_STREAM};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::coding::bit_coder::BitEncoder;
 use crate::shared::coding::context_mix;

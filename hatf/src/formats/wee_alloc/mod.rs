@@ -9,17 +9,18 @@
 
 mod decode;
 mod encode;
+mod events;
+mod line;
 pub mod records;
 pub mod structured;
 
-use std::io::{BufReader, Read, Write};
+pub use events::{for_each_placed_event, read_events};
+pub use line::{parse, WeeLine};
 
-use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError};
+use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn};
 use crate::shared::allocation::check::BlockNames;
-use crate::shared::allocation::event::{AllocEvent, AllocKind};
-use crate::shared::allocation::placed::{collect_events, ForEachPlacedEvent};
+use crate::shared::allocation::placed::ForEachPlacedEvent;
 use crate::shared::format_parts::FormatParts;
-use crate::shared::text::lines::{echo, is_line_too_long, line_too_long, read_line_bounded};
 
 /// Format id stored in the container header.
 pub const FORMAT: &str = "wee-alloc";
@@ -41,112 +42,6 @@ const MIXED: u8 = 2;
 const STRUCTURED_MAX_STREAM: usize = 64 << 10;
 /// Section: the block's record stream, compressed by the container's codec.
 const PLAIN: u8 = 1;
-
-/// A parsed line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WeeLine {
-    /// `Alloc(size),`
-    Alloc(u64),
-    /// `Free(index),`
-    Free(u64),
-}
-
-/// Parses a line without its `\n`; on failure, the 1-based column and message.
-pub fn parse(text: &[u8]) -> Result<WeeLine, (usize, String)> {
-    let (ctor, rest): (fn(u64) -> WeeLine, &[u8]) = if let Some(r) = text.strip_prefix(b"Alloc(") {
-        (WeeLine::Alloc, r)
-    } else if let Some(r) = text.strip_prefix(b"Free(") {
-        (WeeLine::Free, r)
-    } else {
-        return Err((1, "expected `Alloc(` or `Free(`".to_string()));
-    };
-    let at = text.len() - rest.len() + 1;
-    let digits = rest
-        .strip_suffix(b"),")
-        .ok_or_else(|| (at, "expected a number and `),`".to_string()))?;
-    if digits.is_empty() || digits.len() > 20 || !digits.iter().all(u8::is_ascii_digit) {
-        return Err((at, "expected a decimal number".to_string()));
-    }
-    let n = std::str::from_utf8(digits)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| (at, "number too large".to_string()))?;
-    Ok(ctor(n))
-}
-
-fn render(l: WeeLine, out: &mut Vec<u8>) {
-    let _ = match l {
-        WeeLine::Alloc(n) => writeln!(out, "Alloc({n}),"),
-        WeeLine::Free(n) => writeln!(out, "Free({n}),"),
-    };
-}
-
-/// Calls `sink` with each event: allocation n has address n + 1 (its `Free(n)` frees it).
-/// The sink hears each event's line.
-pub fn for_each_placed_event(
-    input: &mut dyn Read,
-    name: &str,
-    sink: crate::shared::allocation::placed::PlacedSink<'_>,
-) -> Result<(), FormatError> {
-    let mut r = BufReader::new(input);
-    let mut buf = Vec::new();
-    let (mut line_no, mut allocs) = (0u64, 0u64);
-    loop {
-        buf.clear();
-        let n = read_line_bounded(&mut r, &mut buf).map_err(|e| {
-            if is_line_too_long(&e) {
-                return line_too_long(name, line_no + 1);
-            }
-            FormatError {
-                file: name.to_string(),
-                position: format!("{}:1", line_no + 1),
-                message: format!("cannot read the input: {e}"),
-            }
-        })?;
-        if n == 0 {
-            return Ok(());
-        }
-        line_no += 1;
-        let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        let place = crate::shared::allocation::placed::Place {
-            at: crate::format::At::Line(line_no),
-            site: None,
-        };
-        match parse(text) {
-            Ok(WeeLine::Alloc(size)) => {
-                allocs += 1;
-                sink(
-                    place,
-                    AllocEvent {
-                        size,
-                        address: allocs,
-                        ..AllocEvent::new(AllocKind::Malloc)
-                    },
-                );
-            }
-            Ok(WeeLine::Free(i)) => sink(
-                place,
-                AllocEvent {
-                    address: i.wrapping_add(1),
-                    ..AllocEvent::new(AllocKind::Free)
-                },
-            ),
-            Err((col, m)) => {
-                return Err(FormatError {
-                    file: name.to_string(),
-                    position: format!("{line_no}:{col}"),
-                    message: format!("{m}: `{}`", echo(text)),
-                })
-            }
-        }
-    }
-}
-
-/// Every event of a wee_alloc trace (see [`for_each_placed_event`]).
-pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, FormatError> {
-    collect_events(for_each_placed_event, input, name)
-}
 
 /// The `wee-alloc` format.
 pub struct WeeAlloc;
