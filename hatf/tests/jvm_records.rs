@@ -9,7 +9,7 @@ use std::io::Cursor;
 use std::ops::Range;
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
-use hatf::internal::formats::jvm::text::BlockPlan;
+use hatf::internal::formats::jvm::encode::BlockPlan;
 use hatf::internal::formats::jvm::{encode_text, JVM, JVM_ZIP};
 use jvm_support::{trace, zip_of, Ends};
 

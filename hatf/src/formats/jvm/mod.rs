@@ -4,12 +4,13 @@
 //! and the byte layout are in `docs/FORMAT.md §6.3`.
 
 pub mod check;
+pub mod decode;
+pub mod encode;
 pub mod line;
 pub mod model;
 pub mod records;
 pub mod streams;
 pub mod tables;
-pub mod text;
 pub mod zip;
 
 use std::io::{Read, Write};
@@ -22,7 +23,7 @@ use crate::format::{
 };
 use crate::shared::container::blocks::{self, write_error, BlockWriter};
 use crate::shared::format_parts::{FormatParts, StatsFn, ValidateFn};
-use text::BlockPlan;
+use encode::BlockPlan;
 
 /// Format id of the bare text.
 pub const FORMAT: &str = "jvm";
@@ -57,7 +58,7 @@ pub fn encode_text(
     plan: BlockPlan,
 ) -> Result<EncodeReport, FormatError> {
     let mut out = BlockWriter::new(output, &plan.header(FORMAT), options)?;
-    let report = text::encode_into(input, &mut out, options, plan)?;
+    let report = encode::encode_into(input, &mut out, options, plan)?;
     out.finish()?;
     Ok(report)
 }
@@ -84,7 +85,7 @@ pub fn looks_like_trace(head: &[u8]) -> bool {
 /// block, the archive's bytes, has no records and lists none).
 fn thread_lister(header: &ContainerHeader, file: &str) -> Option<ThreadLister> {
     check_layout(header, file).ok()?;
-    let mut lister = text::ThreadLister::new();
+    let mut lister = decode::ThreadLister::new();
     let file = file.to_string();
     Some(Box::new(move |block| lister.block(block, &file)))
 }
@@ -149,7 +150,7 @@ fn decode_text(
     let mut reader = blocks::open(input, FORMAT, file)?;
     check_layout(reader.header(), file)?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, output);
-    let lines = text::decode_blocks(&mut reader, &mut out, file)?;
+    let lines = decode::decode_blocks(&mut reader, &mut out, file)?;
     out.flush().map_err(|e| write_error(file, e))?;
     Ok(lines)
 }

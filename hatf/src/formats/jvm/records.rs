@@ -9,8 +9,8 @@
 use std::io::Write;
 use std::ops::Range;
 
+use super::decode::decode_block;
 use super::model::Model;
-use super::text::decode_block;
 use super::{check_layout, zip};
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note, ReadSeek};

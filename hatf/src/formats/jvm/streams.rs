@@ -3,6 +3,12 @@
 
 use metatf::varint::{put_u64, zigzag, Cursor};
 
+/// Kind code of a line stored verbatim (its text is in the `verbatim` stream).
+pub const VERBATIM_LINE: u8 = 12;
+/// Flag on the kind byte: the line ends in `\r\n` (records only; verbatim text keeps its `\r`).
+pub const CRLF: u8 = 0x80;
+/// Flag on the kind byte: the line has no line end (the last line of the file).
+pub const UNTERMINATED: u8 = 0x40;
 /// Kind byte per line: kind code (1..=11) or a verbatim code, plus line-end flags.
 pub const KIND: u8 = 0;
 /// Zigzag varint: time stamp minus the previous record's.

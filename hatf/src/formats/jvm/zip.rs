@@ -12,7 +12,8 @@ use std::io::{Cursor, Read, Write};
 use flate2::write::DeflateEncoder;
 use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
 
-use super::text::{self, BlockPlan};
+use super::decode;
+use super::encode::{self, BlockPlan};
 use super::DTD;
 use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::archive::raw_store;
@@ -301,7 +302,7 @@ pub fn encode(
         message,
     };
     let mut report = zip_entry::with_entry_in(&bytes, Wanted::Named(MEMBER), |_, text| {
-        text::encode_into(text, &mut out, &member, plan)
+        encode::encode_into(text, &mut out, &member, plan)
     })
     .map_err(fail)??;
     out.finish()?;
@@ -360,11 +361,11 @@ pub fn decode(
         crc: flate2::Crc::new(),
     };
     let lines = match mode {
-        0 => text::decode_blocks(&mut r, &mut data, file)?,
+        0 => decode::decode_blocks(&mut r, &mut data, file)?,
         l => {
             let level = flate2::Compression::new(u32::from(l - 1));
             let mut e = DeflateEncoder::new(&mut data, level);
-            let lines = text::decode_blocks(&mut r, &mut e, file)?;
+            let lines = decode::decode_blocks(&mut r, &mut e, file)?;
             e.finish().map_err(|e| write_error(file, e))?;
             lines
         }
