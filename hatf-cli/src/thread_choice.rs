@@ -2,8 +2,8 @@
 //!
 //! Every encoder and decoder gives the same bytes whatever the thread count, so the count is
 //! only a question of speed. Extra threads cost a fixed price at every run (creating them,
-//! a malloc arena each, their stacks and buffers faulted in: measured at about a millisecond
-//! and several hundred page faults on this project's 2-core machine), and they pay back only
+//! a malloc arena each, their stacks and buffers faulted in: about a millisecond and several
+//! hundred page faults on a 2-core machine), and they pay back only
 //! on inputs large enough to keep them busy. So a small input file runs on one thread, and a
 //! large one, or one of unknown size (a pipe that did not end within the bytes read to detect
 //! its format), on every core.

@@ -21,8 +21,8 @@ pub const FAST_ZSTD_LEVEL: i32 = 3;
 /// Blocks whose streams total at most this many bytes, written at the default level (small
 /// traces, where the size target is hardest), store their sections with the context-mixing
 /// codec 3 instead of zstd: it learns from the first byte on, where zstd pays for its frame and
-/// tables (measured on a fresh 7,146-record python mtrace log, 42 KB of streams: 10,675 bytes
-/// against 13,136). It codes about 2 MB/s each way, so the bound keeps its cost per block under
+/// tables (on a python mtrace log of a few thousand records, about a fifth smaller than
+/// zstd). It codes about 2 MB/s each way, so the bound keeps its cost per block under
 /// about 30 ms; larger blocks keep zstd, which decodes hundreds of times faster.
 pub const CONTEXT_MIX_BLOCK: usize = 64 << 10;
 /// [`CONTEXT_MIX_BLOCK`] for the first block of the encoders at [`FAST_ZSTD_LEVEL`], whose

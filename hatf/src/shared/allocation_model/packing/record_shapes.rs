@@ -5,10 +5,9 @@
 //! Why: traces repeat whole runs of records (a loop allocating and freeing the same objects
 //! from the same sites). With one stream per symbol a general-purpose compressor has to find
 //! each repetition once per stream and pays for its offset and length every time; with one id
-//! per record it finds it once. At zstd level 3 the five streams of the corpus traces took
-//! 391,542 bytes (memory-replay systemui), 466,132 (python-json, first block) and 131,603
-//! (perl-hash) apart, and 259,780, 283,254 and 67,664 as shapes with their table. A trace has
-//! a few hundred shapes, so the table costs next to nothing. The model itself is unchanged:
+//! per record it finds it once: at zstd level 3 the corpus's allocation traces are a third to
+//! a half smaller as shapes with their table than as five streams apart. A trace has a few
+//! hundred shapes, so the table costs next to nothing. The model itself is unchanged:
 //! the encoder packs its streams at the end of a block and the decoder unpacks them before
 //! running the model (docs/FORMAT.md §6.1).
 
@@ -29,9 +28,9 @@ pub const SHAPE_TABLE: u8 = 12;
 /// whose free symbol is this value says that the value is in the block's free stream, which
 /// holds only those, each as the zigzag varint of its difference from the previous one (the
 /// first from this value). Why the difference: a program that frees old blocks in about the
-/// order it allocated them frees blocks of about the same rank one after the other (at zstd
-/// level 3 the free stream of the repository's sample took 27,090 bytes as values and 7,513
-/// as differences; systemui's 57,968 and 39,236; python-json's first block 39,496 and 28,457).
+/// order it allocated them frees blocks of about the same rank one after the other, so at zstd
+/// level 3 a free stream of differences is a quarter to three quarters smaller than one of values
+/// on the corpus's allocation traces.
 pub const FREE_IN_SHAPE: u64 = 16;
 
 /// The model streams a shape replaces (the free stream keeps the large values).

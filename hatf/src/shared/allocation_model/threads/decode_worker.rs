@@ -4,12 +4,11 @@
 //!
 //! Which thread should print depends on the trace and the machine: writing `mtrace` text out
 //! costs the caller's thread about as much as the model and the printing cost the worker,
-//! while `memory_replay` records are slow to model and quick to print and write (measured on
-//! systemui, with the worker only modelling: caller 39 ms of CPU, worker 30; on perl-hash,
-//! with the worker printing everything: caller 40, worker 35). So each thread has a sink, and
-//! the worker prints each batch itself unless it has so far used more CPU time than the
-//! caller's thread, in which case it leaves the batch to the caller: the two threads end up
-//! about as busy. (CPU time, not time spent waiting: on a loaded machine a thread also waits
+//! while `memory_replay` records are slow to model and quick to print and write, so neither a
+//! fixed "worker prints" nor "caller prints" keeps both threads equally busy on every trace.
+//! So each thread has a sink, and the worker prints each batch itself unless it has so far
+//! used more CPU time than the caller's thread, in which case it leaves the batch to the
+//! caller: the two threads end up about as busy. (CPU time, not time spent waiting: on a loaded machine a thread also waits
 //! for a processor after it is woken, which would count as idle.) The sink that does not
 //! print a batch follows it, which costs a few instructions a record. The worker's text goes
 //! to the caller's thread, which writes it in order with its own at each
