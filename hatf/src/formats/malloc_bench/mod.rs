@@ -9,6 +9,7 @@
 
 mod decode;
 mod encode;
+mod events;
 #[cfg(unix)]
 pub mod mixed_parts;
 pub mod model;
@@ -16,12 +17,13 @@ pub mod proto;
 #[cfg(unix)]
 pub mod records;
 
+pub use events::{for_each_placed_event, read_events};
+
 use std::io::Read;
 
-use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError};
+use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn};
 use crate::shared::allocation::check::BlockNames;
-use crate::shared::allocation::event::AllocEvent;
-use crate::shared::allocation::placed::{collect_events, ForEachPlacedEvent};
+use crate::shared::allocation::placed::ForEachPlacedEvent;
 use crate::shared::format_parts::FormatParts;
 
 /// Format id stored in the container header.
@@ -52,36 +54,6 @@ pub const MODEL_CM2_BOUNDED: u8 = 7;
 /// Section: the model stream in parts, each through [`context_mix::v2::compress_with_tables`](crate::shared::coding::context_mix::v2::compress_with_tables)
 /// with [`context_mix::v2::BOUNDED_STREAM_TABLE_BITS`](crate::shared::coding::context_mix::v2::BOUNDED_STREAM_TABLE_BITS) ([`mixed_parts`]; container codec none).
 pub const MODEL_CM2_PARTS: u8 = 8;
-
-/// Calls `sink` with every event of a malloc-bench `.trace.gz` (ids become addresses id + 1).
-/// The sink hears each event's record number (from 1).
-pub fn for_each_placed_event(
-    input: &mut dyn Read,
-    name: &str,
-    sink: crate::shared::allocation::placed::PlacedSink<'_>,
-) -> Result<(), FormatError> {
-    let mut gz = flate2::read::GzDecoder::new(std::io::BufReader::new(input));
-    let mut r = std::io::BufReader::with_capacity(1 << 20, &mut gz);
-    let mut record = 0u64;
-    proto::for_each_line(&mut r, &mut |l| {
-        record += 1;
-        let place = crate::shared::allocation::placed::Place {
-            at: crate::format::At::Record(record),
-            site: None,
-        };
-        sink(place, l.event())
-    })
-    .map_err(|m| FormatError {
-        file: name.to_string(),
-        position: String::new(),
-        message: format!("in the uncompressed protobuf: {m}"),
-    })
-}
-
-/// Every event of a malloc-bench `.trace.gz` (see [`for_each_placed_event`]).
-pub fn read_events(input: &mut dyn Read, name: &str) -> Result<Vec<AllocEvent>, FormatError> {
-    collect_events(for_each_placed_event, input, name)
-}
 
 /// The `malloc-bench` format.
 pub struct MallocBench;
