@@ -29,7 +29,6 @@ use hatf::internal::shared::allocation_model::{
 mod support;
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/sample.mtrace");
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
 const REPLAY_LINES: usize = 200_000;
 
 /// The model records the `mtrace` encoder would give the model for `text` (every line of the
@@ -222,7 +221,7 @@ fn mtrace_bench(c: &mut Criterion) {
 }
 
 fn memory_replay_bench(c: &mut Criterion) {
-    let zip = std::path::Path::new(CORPUS).join("malloc/android/systemui.zip");
+    let zip = std::path::Path::new(&support::corpus()).join("malloc/android/systemui.zip");
     let Ok(file) = std::fs::File::open(&zip) else {
         eprintln!(
             "skipping memory_replay benches: {} is absent",

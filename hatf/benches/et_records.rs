@@ -19,14 +19,12 @@ use hatf::internal::formats::et::ET3;
 
 mod support;
 
-const TRACE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/corpus/et/et3-large/javac-tests/trace.zst"
-);
+/// The corpus trace read, within [`support::corpus`].
+const TRACE: &str = "et/et3-large/javac-tests/trace.zst";
 
 /// The first `lines` lines of the corpus trace, or `None` when the corpus is absent.
 fn first_lines(lines: usize) -> Option<Vec<u8>> {
-    let file = std::fs::File::open(TRACE).ok()?;
+    let file = std::fs::File::open(format!("{}/{TRACE}", support::corpus())).ok()?;
     let mut text = zstd::stream::read::Decoder::new(file)
         .map(BufReader::new)
         .ok()?;

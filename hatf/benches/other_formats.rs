@@ -25,8 +25,6 @@ use hatf::internal::shared::allocation::AllocEvent;
 mod jvm_support;
 mod support;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
-
 /// Benchmarks one format on the corpus file `path` (relative to the corpus).
 fn bench_format(
     c: &mut Criterion,
@@ -35,7 +33,7 @@ fn bench_format(
     format: &dyn TraceFormat,
     events: fn(&mut dyn Read, &str) -> Result<Vec<AllocEvent>, FormatError>,
 ) {
-    let full = format!("{CORPUS}/{path}");
+    let full = format!("{}/{path}", support::corpus());
     let Ok(input) = std::fs::read(&full) else {
         eprintln!("other_formats: {full} not found (shared/corpus absent); skipping {group}");
         return;

@@ -49,3 +49,10 @@ pub fn container_round_trip(
         b.iter(|| decode().len())
     });
 }
+
+/// The corpus folder: `HATF_CORPUS` when set (as the scripts read it), else `shared/corpus`
+/// beside the repository, where a checkout in another folder (a git worktree) finds none.
+pub fn corpus() -> String {
+    std::env::var("HATF_CORPUS")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus").to_string())
+}
