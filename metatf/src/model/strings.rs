@@ -193,7 +193,7 @@ struct Field {
     latest_kept: bool,
     /// Dictionary symbol models: one candidate; several; several, the first a successor.
     rank: [SmallModel; 3],
-    /// Where the field's last string starts in the ring, and its length.
+    /// The anchor of the field's last string in the ring (see `finish`), and its length.
     last_at: u64,
     last_len: usize,
 }
@@ -487,7 +487,7 @@ impl StringModel {
     /// The string was coded (or found in the dictionary): it feeds the match model and the
     /// field's memory.
     fn finish(&mut self, field: u64, s: &[u8], bytewise: bool) {
-        let end_before = self.pos;
+        let anchor = self.pos;
         if !bytewise {
             for &b in s {
                 self.push(b);
@@ -496,7 +496,10 @@ impl StringModel {
         let start = self.pos - s.len() as u64;
         let f = self.fields.get_mut(&field).expect("looked up");
         f.remember(s, start);
-        f.last_at = end_before;
+        // The anchor of docs/FORMAT.md: the start of a string found in the dictionary, the end
+        // of one coded byte by byte (where the aligned match then follows the bytes after it).
+        // Aligning both at their start measured within 0.2 % either way on the text traces.
+        f.last_at = anchor;
         f.last_len = s.len();
     }
 
