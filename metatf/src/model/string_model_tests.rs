@@ -74,6 +74,17 @@ fn decode(bytes: &[u8], strings: &[(u64, Vec<u8>)], bits: u32) -> Result<Vec<Vec
         .collect()
 }
 
+/// The strings of `items` decoded after coding with a cap of `bits`, and as they should be.
+fn round_trip(
+    items: &[(usize, Option<usize>, Vec<u8>)],
+    bits: u32,
+) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let strings = strings(items);
+    let bytes = encode(&strings, bits);
+    let back = decode(&bytes, &strings, bits).unwrap();
+    (back, strings.into_iter().map(|(_, s)| s).collect())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
@@ -82,10 +93,7 @@ proptest! {
         items in proptest::collection::vec(item(), 0..200),
         bits in MIN_TABLE_BITS..=MAX_TABLE_BITS,
     ) {
-        let strings = strings(&items);
-        let bytes = encode(&strings, bits);
-        let back = decode(&bytes, &strings, bits).unwrap();
-        let want: Vec<Vec<u8>> = strings.into_iter().map(|(_, s)| s).collect();
+        let (back, want) = round_trip(&items, bits);
         prop_assert_eq!(back, want);
     }
 
@@ -121,4 +129,81 @@ fn repeated_text_codes_small() {
     assert!(bytes.len() * 20 < raw, "{} bytes for {raw}", bytes.len());
     let back = decode(&bytes, &strings, 16).unwrap();
     assert!(back.iter().zip(&strings).all(|(b, (_, s))| b == s));
+}
+
+/// `cycle` strings of one length, all distinct (more than the 15 candidates of a length), in
+/// the same order `rounds` times, in two fields.
+fn cycles(cycle: u32, rounds: u32) -> Vec<(u64, Vec<u8>)> {
+    let fields = [field_id("text1"), field_id("text2")];
+    (0..rounds)
+        .flat_map(|_| 0..cycle)
+        .map(|k| {
+            let s = format!("proc {:04} state S kworker/{k:03}", k * 7919 % 10_000);
+            (fields[k as usize % 2], s.into_bytes())
+        })
+        .collect()
+}
+
+/// A run of strings seen before codes each as its successor (rank 0): the second to
+/// twentieth rounds of 60 strings take a small part of a byte each. Without successors the
+/// strings are none of the 15 candidates of their length and are coded byte by byte through
+/// the match model, about a byte each.
+#[test]
+fn repeated_runs_code_as_successors() {
+    let once = cycles(60, 1);
+    let many = cycles(60, 20);
+    let (a, b) = (encode(&once, 16).len(), encode(&many, 16).len());
+    let repeats = many.len() - once.len();
+    assert!(
+        (b - a) * 8 * 4 < repeats,
+        "{} bytes for {repeats} repeated strings",
+        b - a
+    );
+    let back = decode(&encode(&many, 16), &many, 16).unwrap();
+    assert!(back.iter().zip(&many).all(|(b, (_, s))| b == s));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Runs repeated with changes (a string replaced, dropped or added), so that successors
+    /// hit, miss, and point at strings of other lengths.
+    #[test]
+    fn repeated_runs_round_trip(
+        run in proptest::collection::vec(item(), 1..40),
+        changes in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, item()), 0..30),
+        rounds in 1usize..6,
+    ) {
+        let mut items = Vec::new();
+        for _ in 0..rounds {
+            items.extend(run.iter().cloned());
+        }
+        for (at, what, new) in changes {
+            let i = at.index(items.len());
+            match what {
+                0 => items[i] = new,
+                1 if items.len() > 1 => {
+                    items.remove(i);
+                }
+                _ => items.insert(i, new),
+            }
+        }
+        let (back, want) = round_trip(&items, MIN_TABLE_BITS);
+        prop_assert_eq!(back, want);
+    }
+}
+
+/// A dictionary keeps at most 32 KiB of strings per field, however many strings it may
+/// hold: a field of 1,000-byte strings stops at 32 of them.
+#[test]
+fn dictionaries_keep_bounded_bytes() {
+    let mut m = StringModel::new(MIN_TABLE_BITS);
+    let mut e = Encoder::new();
+    let f = field_id("line");
+    for k in 0..100u32 {
+        let s = format!("{k:04}").repeat(250);
+        m.encode(&mut e, f, s.as_bytes());
+    }
+    let (count, bytes) = m.kept(f);
+    assert_eq!((count, bytes), (32, 32_000));
 }
