@@ -40,17 +40,28 @@ const MAX_CANDIDATES: usize = 64;
 const FIELDS_PER_CODED_BYTE: u64 = 1 << 12;
 
 /// Reads the words and bytes of a flat block in walk order.
-struct FlatReader<'a> {
+pub(super) struct FlatReader<'a> {
     block: &'a FlatBlock,
     word: usize,
     byte: usize,
-    budget: u64,
+    pub(super) budget: u64,
     /// First word of the record being coded out of walking order.
     base: usize,
 }
 
-impl FlatReader<'_> {
-    fn word(&mut self) -> Result<u64, String> {
+impl<'a> FlatReader<'a> {
+    /// Reads `block` from its start, with no bound on the fields it yields.
+    pub(super) fn new(block: &'a FlatBlock) -> Self {
+        FlatReader {
+            block,
+            word: 0,
+            byte: 0,
+            budget: u64::MAX,
+            base: 0,
+        }
+    }
+
+    pub(super) fn word(&mut self) -> Result<u64, String> {
         let w = *self
             .block
             .words
@@ -61,7 +72,7 @@ impl FlatReader<'_> {
     }
 
     /// A record of `n` scalar words begins, to be read out of order.
-    fn open(&mut self, n: usize) -> Result<(), String> {
+    pub(super) fn open(&mut self, n: usize) -> Result<(), String> {
         if self.word.saturating_add(n) > self.block.words.len() {
             return Err("flat block ends early".to_string());
         }
@@ -70,7 +81,7 @@ impl FlatReader<'_> {
     }
 
     /// Word `slot` of the open record.
-    fn word_at(&self, slot: usize) -> Result<u64, String> {
+    pub(super) fn word_at(&self, slot: usize) -> Result<u64, String> {
         self.block
             .words
             .get(self.base + slot)
@@ -79,11 +90,11 @@ impl FlatReader<'_> {
     }
 
     /// The open record's `n` words are read.
-    fn close(&mut self, n: usize) {
+    pub(super) fn close(&mut self, n: usize) {
         self.word = self.base + n;
     }
 
-    fn bytes(&mut self, len: u64) -> Result<&[u8], String> {
+    pub(super) fn bytes(&mut self, len: u64) -> Result<&[u8], String> {
         let end = usize::try_from(len)
             .ok()
             .and_then(|l| self.byte.checked_add(l))
@@ -219,13 +230,7 @@ impl<'a, C> Reading<'a, C> {
     /// Reads `block` from its start into `consumer`, the records `window` takes.
     fn windowed(block: &'a FlatBlock, consumer: C, window: Window) -> Self {
         Reading {
-            input: FlatReader {
-                block,
-                word: 0,
-                byte: 0,
-                budget: u64::MAX,
-                base: 0,
-            },
+            input: FlatReader::new(block),
             consumer,
             taken: window.taken(),
             window,
@@ -749,12 +754,13 @@ pub(crate) fn choose_ordered(
     carried: &Carried,
 ) -> Result<Chosen, (u64, String)> {
     let is_fixed = |s: usize| fixed.get(s).is_some_and(Option::is_some);
+    let ending = super::ending::bears_out(catalog, streams, block, section, declared, orders);
     let all: Vec<Vec<Spec>> = (0..streams.len())
         .map(|s| {
             if is_fixed(s) {
                 return Vec::new();
             }
-            let mut c = candidates(streams, s);
+            let mut c = candidates(streams, s, &ending);
             c.truncate(MAX_CANDIDATES);
             c
         })

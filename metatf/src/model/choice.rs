@@ -176,9 +176,10 @@ pub(crate) fn read_choices(
                         kind.name()
                     )
                 })?;
-                if matches!(kind, Kind::Live | Kind::LiveNext) && t == stream {
+                if matches!(kind, Kind::Live | Kind::LiveNext | Kind::Stack) && t == stream {
                     return Err(format!(
-                        "model table: entry {e}: live list of its own field"
+                        "model table: entry {e}: {} list of its own field",
+                        kind.name()
                     ));
                 }
                 t as u32

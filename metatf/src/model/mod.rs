@@ -17,6 +17,7 @@ mod choose;
 mod coders;
 mod counter;
 mod deltas;
+mod ending;
 mod engine;
 mod fixed;
 pub(crate) mod flat;
@@ -28,6 +29,7 @@ mod predict;
 mod range;
 mod reorder;
 mod report;
+mod stack;
 mod streams;
 mod string_slots;
 mod strings;
@@ -59,6 +61,8 @@ mod fixed_tests;
 mod order_tests;
 #[cfg(test)]
 mod recent_tests;
+#[cfg(test)]
+mod stack_tests;
 #[cfg(test)]
 mod string_key_tests;
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::deltas::RecentDeltas;
 use std::rc::Rc;
 
 use super::live::{LiveList, Pool};
+use super::stack::OpenStack;
 use crate::varint::{unzigzag, zigzag};
 
 /// Entries of a hashed table (fcm, dfcm, key, key-stride) when coding.
@@ -77,7 +78,14 @@ pub(crate) enum Kind {
     /// ranks are: which recent object a record names depends on what else it names (a
     /// method's receiver on the method).
     Recent,
+    /// The innermost value of stream `arg` (a field of the own field's name in another
+    /// record: an entry) that no value of the own stream (an exit) has closed yet: a call
+    /// stack ([`super::stack::OpenStack`]).
+    Stack,
 }
+
+/// The code of [`Kind::Stack`]; 16 is left for another kind.
+const STACK_CODE: u8 = 17;
 
 impl Kind {
     pub(crate) const ALL: [Kind; 16] = [
@@ -100,10 +108,16 @@ impl Kind {
     ];
 
     pub(crate) fn code(self) -> u8 {
+        if self == Kind::Stack {
+            return STACK_CODE;
+        }
         Kind::ALL.iter().position(|&k| k == self).unwrap_or(0) as u8
     }
 
     pub(crate) fn from_code(c: u64) -> Option<Kind> {
+        if c == u64::from(STACK_CODE) {
+            return Some(Kind::Stack);
+        }
         Kind::ALL.get(usize::try_from(c).ok()?).copied()
     }
 
@@ -135,6 +149,7 @@ impl Kind {
                 | Kind::KeyDelta
                 | Kind::Top
                 | Kind::Recent
+                | Kind::Stack
         )
     }
 
@@ -156,6 +171,7 @@ impl Kind {
             Kind::KeyDelta => "keydelta",
             Kind::Top => "top",
             Kind::Recent => "recent",
+            Kind::Stack => "stack",
         }
     }
 }
@@ -213,6 +229,8 @@ pub(crate) struct Predictor {
     /// Last `arg` values (fcm) or differences (dfcm), newest first.
     recent: [u64; MAX_ORDER as usize],
     live: Option<Box<LiveList>>,
+    /// `Stack`: the open values.
+    stack: Option<Box<OpenStack>>,
     /// `KeyDelta`: the recent differences from the keyed guess.
     recent_deltas: Option<Box<RecentDeltas>>,
     /// `KeyShift`: the last nonzero difference from the keyed guess.
@@ -265,6 +283,7 @@ impl Predictor {
                 .kind
                 .holds_values()
                 .then(|| Box::new(LiveList::pooled(live_cap, pool))),
+            stack: (spec.kind == Kind::Stack).then(Box::default),
             recent_deltas: (spec.kind == Kind::KeyDelta).then(Box::default),
             shift: 0,
             last_position: 0,
@@ -351,7 +370,8 @@ impl Predictor {
     /// The stream, other than the own one, whose values this predictor also follows
     /// (`Reuse` follows the streams the engine names instead).
     pub(crate) fn watches(&self) -> Option<usize> {
-        matches!(self.spec.kind, Kind::Live | Kind::LiveNext).then_some(self.spec.arg as usize)
+        matches!(self.spec.kind, Kind::Live | Kind::LiveNext | Kind::Stack)
+            .then_some(self.spec.arg as usize)
     }
 
     fn history_slot(&self) -> usize {
@@ -393,6 +413,7 @@ impl Predictor {
             Kind::Key => self.table[self.key_slot(h)],
             Kind::KeyShift => self.table[self.key_slot(h)].wrapping_add(self.shift),
             Kind::Top => self.top.wrapping_add(self.table[self.top_slot()]),
+            Kind::Stack => self.stack.as_ref().map_or(0, |s| s.top()),
             Kind::KeyStride => {
                 let i = self.key_slot(h);
                 self.table[i].wrapping_add(self.deltas[i])
@@ -526,13 +547,22 @@ impl Predictor {
                     self.created[slot(v, self.table_bits)] = (v, key);
                 }
             }
+            Kind::Stack => {
+                if let Some(st) = &mut self.stack {
+                    st.close(v);
+                }
+            }
             Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum => {}
         }
     }
 
-    /// The watched stream took value `v` (for `Reuse`: `v` ended; for `Recent`: a field of
+    /// The watched stream took value `v` (for `Stack`: `v` opened; for `Reuse`: `v` ended; for
+    /// `Recent`: a field of
     /// the own field's name named `v`).
     pub(crate) fn observe_watched(&mut self, v: u64) {
+        if let Some(st) = &mut self.stack {
+            st.open(v);
+        }
         if let Some(l) = &mut self.live {
             l.insert(v);
         }

@@ -25,13 +25,6 @@ section run 1 {
 }
 ";
 
-fn schema() -> metatf_dtd::Schema {
-    match metatf_dtd::parse_schema(DTD, "recent.dtd") {
-        Ok(s) => s,
-        Err(d) => panic!("{d}"),
-    }
-}
-
 /// A program that runs one script of calls again and again over a window of 8 objects that
 /// slides by one object every `slide` rounds: step `i` of the script calls method `i` on the
 /// object in slot `slots[i]` of the window and then sees the object in slot `seen[i]`. The
@@ -61,15 +54,23 @@ fn program(rounds: usize, slide: usize) -> Vec<DynRecord> {
     out
 }
 
-struct Fixture {
-    schema: metatf_dtd::Schema,
-    catalog: Catalog,
-    streams: Streams,
+/// A DTD's records in section 1, their streams, and how to code blocks of them.
+pub(super) struct Fixture {
+    pub(super) schema: metatf_dtd::Schema,
+    pub(super) catalog: Catalog,
+    pub(super) streams: Streams,
 }
 
 impl Fixture {
     fn new() -> Fixture {
-        let schema = schema();
+        Fixture::with_dtd(DTD)
+    }
+
+    pub(super) fn with_dtd(dtd: &str) -> Fixture {
+        let schema = match metatf_dtd::parse_schema(dtd, "test.dtd") {
+            Ok(s) => s,
+            Err(d) => panic!("{d}"),
+        };
         let catalog = Catalog::new(&schema).unwrap();
         let streams = Streams::new(&catalog);
         Fixture {
@@ -79,14 +80,14 @@ impl Fixture {
         }
     }
 
-    fn stream(&self, tag: u64, name: &str) -> usize {
+    pub(super) fn stream(&self, tag: u64, name: &str) -> usize {
         let plan = self.catalog.plan_index(Some(1), tag).unwrap();
         (0..self.streams.len())
             .find(|&s| self.streams.info[s].plan == plan && self.streams.info[s].name == name)
             .unwrap()
     }
 
-    fn flat(&self, records: &[DynRecord]) -> FlatBlock {
+    pub(super) fn flat(&self, records: &[DynRecord]) -> FlatBlock {
         let mut flat = FlatBlock::default();
         for r in records {
             let plan = self.catalog.by_tag(Some(1), r.tag).unwrap();
@@ -114,7 +115,12 @@ impl Fixture {
         choices
     }
 
-    fn encode(&self, block: &FlatBlock, choices: &[Choice], carried: &mut Carried) -> Vec<u8> {
+    pub(super) fn encode(
+        &self,
+        block: &FlatBlock,
+        choices: &[Choice],
+        carried: &mut Carried,
+    ) -> Vec<u8> {
         encode_section_block(
             &self.schema,
             &self.catalog,
@@ -125,7 +131,7 @@ impl Fixture {
         )
     }
 
-    fn decode(
+    pub(super) fn decode(
         &self,
         bytes: &[u8],
         records: u64,
@@ -142,7 +148,7 @@ impl Fixture {
     }
 }
 
-fn spec(kind: Kind, arg: usize) -> Spec {
+pub(super) fn spec(kind: Kind, arg: usize) -> Spec {
     Spec {
         kind,
         arg: arg as u32,
