@@ -27,6 +27,7 @@ mod order;
 mod predict;
 mod range;
 mod reorder;
+mod repeats;
 mod report;
 mod streams;
 mod string_slots;
@@ -59,6 +60,8 @@ mod fixed_tests;
 mod order_tests;
 #[cfg(test)]
 mod recent_tests;
+#[cfg(test)]
+mod repeats_tests;
 #[cfg(test)]
 mod string_key_tests;
 #[cfg(test)]
