@@ -10,6 +10,7 @@ use super::keyed::KeyedRanks;
 use super::numbers::{NumberModel, SmallModel};
 use super::predict::{Kind, Spec};
 use super::range::{Decoder, Encoder};
+use super::repeats::{self, Repeats};
 use super::strings::{StringModel, MAX_TABLE_BITS, MIN_TABLE_BITS};
 use super::tags::{TagAlphabet, TagContext, TagModel, TAG_CONTEXT_BITS};
 use crate::universal::plan::Catalog;
@@ -32,6 +33,8 @@ struct StreamModels {
     last_payload: usize,
     /// Per list entry: for a keyed `reuse`, its key stream and rank models.
     keyed: Vec<Option<(usize, Box<KeyedRanks>)>>,
+    /// The stream's coded symbols, offered again where they repeat.
+    repeats: Repeats,
 }
 
 /// Rank and residual models per hit index: by the last payload of the stream (0 to 14, more).
@@ -40,8 +43,9 @@ const PAYLOAD_CONTEXTS: usize = 16;
 const INDEX_TAG_CONTEXTS: usize = 16;
 /// Counters of one hit-index tree (3 bits: nodes 1 to 7).
 const INDEX_NODES: usize = 8;
-/// Hit-index contexts: previous two indices, record indices, agreement.
-const INDEX_CONTEXTS: usize = 64 * INDEX_TAG_CONTEXTS * 2;
+/// Hit-index contexts: whether a repeat was refused, previous two indices, record indices,
+/// agreement.
+const INDEX_CONTEXTS: usize = 2 * 64 * INDEX_TAG_CONTEXTS * 2;
 
 /// Codes hit index `hit` (below 8) with the tree at `base`.
 #[inline]
@@ -78,6 +82,7 @@ impl StreamModels {
             prev: 0,
             last_payload: 0,
             keyed: Vec::new(),
+            repeats: Repeats::default(),
         }
     }
 
@@ -151,6 +156,7 @@ impl Models {
                     list,
                     primary_zero: c.primary.kind == Kind::Zero,
                     prev: 0,
+                    repeats: Repeats::default(),
                 }
             })
             .collect();
@@ -234,10 +240,18 @@ impl Models {
 
     /// Where the tree of the next hit index of stream `m` starts in its `index` counters,
     /// given its [`Models::guesses`].
+    /// `refused`: a repeat offered the value and its bit said no, which makes the symbol it
+    /// offered unlikely and the others likelier than where no repeat runs.
     #[inline]
-    fn index_context(m: &StreamModels, guesses: Option<(u64, u64)>, recent: usize) -> usize {
+    fn index_context(
+        m: &StreamModels,
+        guesses: Option<(u64, u64)>,
+        recent: usize,
+        refused: bool,
+    ) -> usize {
         let agree = guesses.is_some_and(|(a, b)| a == b);
-        let ctx = (m.prev * INDEX_TAG_CONTEXTS + recent) * 2 + usize::from(agree);
+        let prev = usize::from(refused) * 64 + m.prev;
+        let ctx = (prev * INDEX_TAG_CONTEXTS + recent) * 2 + usize::from(agree);
         ctx * INDEX_NODES
     }
 
@@ -274,28 +288,64 @@ impl Models {
                 break;
             }
         }
-        let ctx = Self::index_context(m, guesses, self.tags.recent());
-        encode_index(e, &mut m.index, ctx, hit as u32);
-        m.prev = (m.prev * 8 + hit) & 63;
-        if hit < m.list.len() {
-            if let Some((k, ranks)) = &mut m.keyed[hit] {
-                ranks.encode(e, engine.history.last[*k], rank);
-                m.saw_payload(rank);
-            } else if m.kinds[hit].is_rank() {
-                m.payload(hit).encode(e, rank);
-                m.saw_payload(rank);
+        // The number coded after the hit index: a rank, a residual, or none (0).
+        let payload = if hit < m.list.len() {
+            if m.kinds[hit].is_rank() {
+                Some(rank)
+            } else {
+                None
+            }
+        } else if m.primary_zero {
+            Some(v)
+        } else {
+            let p = Self::guess(m, engine, guesses, hit);
+            Some(zigzag(v.wrapping_sub(p) as i64))
+        };
+        let symbol = repeats::symbol(hit, payload.unwrap_or(0));
+        let repeated = match m.repeats.offer() {
+            Some(offered) => {
+                let holds = offered == symbol;
+                m.repeats.encode(e, holds);
+                holds
+            }
+            None => false,
+        };
+        if repeated {
+            // The hit index and number are known: their models neither code nor learn them
+            // (learning them measured larger files: the models then expect the repeats and
+            // serve worse where a repeat fails).
+            m.prev = (m.prev * 8 + hit) & 63;
+            if let Some(r) = payload {
+                m.saw_payload(r);
             }
         } else {
-            let r = if m.primary_zero {
-                v
-            } else {
-                let p = Self::guess(m, engine, guesses, hit);
-                zigzag(v.wrapping_sub(p) as i64)
-            };
-            m.payload(hit).encode(e, r);
+            let refused = m.repeats.offer().is_some();
+            let ctx = Self::index_context(m, guesses, self.tags.recent(), refused);
+            Self::code_symbol(e, m, engine, ctx, hit, payload);
+        }
+        m.repeats.push(symbol);
+        engine.observe(s, v);
+    }
+
+    /// Codes hit index `hit` (its tree at `ctx`) and the number after it, if any, into `out`,
+    /// and moves the stream's contexts on.
+    fn code_symbol(
+        out: &mut Encoder,
+        m: &mut StreamModels,
+        engine: &Engine,
+        ctx: usize,
+        hit: usize,
+        payload: Option<u64>,
+    ) {
+        encode_index(out, &mut m.index, ctx, hit as u32);
+        m.prev = (m.prev * 8 + hit) & 63;
+        if let Some(r) = payload {
+            match m.keyed.get_mut(hit) {
+                Some(Some((k, ranks))) => ranks.encode(out, engine.history.last[*k], r),
+                _ => m.payload(hit).encode(out, r),
+            }
             m.saw_payload(r);
         }
-        engine.observe(s, v);
     }
 
     pub(crate) fn decode_scalar(
@@ -306,13 +356,40 @@ impl Models {
     ) -> Result<u64, String> {
         let m = &mut self.streams[s];
         let guesses = Self::guesses(m, engine);
-        let ctx = Self::index_context(m, guesses, self.tags.recent());
+        let offered = m.repeats.offer();
+        if let Some(o) = offered.filter(|_| m.repeats.decode(d)) {
+            let (hit, p) = repeats::split(o);
+            if hit > m.list.len() {
+                return Err(format!("predictor index {hit} of {}", m.list.len()));
+            }
+            let v = if hit == m.list.len() {
+                if m.primary_zero {
+                    p
+                } else {
+                    Self::guess(m, engine, guesses, hit).wrapping_add(unzigzag(p) as u64)
+                }
+            } else if m.kinds[hit].is_rank() {
+                engine.predictors[m.list[hit]]
+                    .at_rank(&engine.history, p)
+                    .ok_or_else(|| format!("rank {p} beyond the list"))?
+            } else {
+                Self::guess(m, engine, guesses, hit)
+            };
+            m.prev = (m.prev * 8 + hit) & 63;
+            if hit == m.list.len() || m.kinds[hit].is_rank() {
+                m.saw_payload(p);
+            }
+            m.repeats.push(o);
+            engine.observe(s, v);
+            return Ok(v);
+        }
+        let ctx = Self::index_context(m, guesses, self.tags.recent(), offered.is_some());
         let hit = decode_index(d, &mut m.index, ctx);
         if hit > m.list.len() {
             return Err(format!("predictor index {hit} of {}", m.list.len()));
         }
         m.prev = (m.prev * 8 + hit) & 63;
-        let v = if hit < m.list.len() {
+        let (v, payload) = if hit < m.list.len() {
             if m.kinds[hit].is_rank() {
                 let p = &engine.predictors[m.list[hit]];
                 let rank = match &mut m.keyed[hit] {
@@ -320,21 +397,24 @@ impl Models {
                     None => m.payload(hit).decode(d),
                 };
                 m.saw_payload(rank);
-                p.at_rank(&engine.history, rank)
-                    .ok_or_else(|| format!("rank {rank} beyond the list"))?
+                let v = p
+                    .at_rank(&engine.history, rank)
+                    .ok_or_else(|| format!("rank {rank} beyond the list"))?;
+                (v, rank)
             } else {
-                Self::guess(m, engine, guesses, hit)
+                (Self::guess(m, engine, guesses, hit), 0)
             }
         } else {
             let r = m.payload(hit).decode(d);
             m.saw_payload(r);
             if m.primary_zero {
-                r
+                (r, r)
             } else {
                 let p = Self::guess(m, engine, guesses, hit);
-                p.wrapping_add(unzigzag(r) as u64)
+                (p.wrapping_add(unzigzag(r) as u64), r)
             }
         };
+        m.repeats.push(repeats::symbol(hit, payload));
         engine.observe(s, v);
         Ok(v)
     }

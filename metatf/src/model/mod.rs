@@ -28,6 +28,7 @@ mod order;
 mod predict;
 mod range;
 mod reorder;
+mod repeats;
 mod report;
 mod stack;
 mod streams;
@@ -63,6 +64,7 @@ mod order_tests;
 mod recent_tests;
 #[cfg(test)]
 mod stack_tests;
+mod repeats_tests;
 #[cfg(test)]
 mod string_key_tests;
 #[cfg(test)]

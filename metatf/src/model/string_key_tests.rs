@@ -29,7 +29,12 @@ fn block(catalog: &Catalog, n: usize) -> FlatBlock {
     let plan = catalog.by_tag(None, 4).unwrap();
     let mut flat = FlatBlock::default();
     for k in 0..n {
-        let i = (k.wrapping_mul(2_654_435_761) >> 9) % SITES.len();
+        // A well-mixed hash of `k` (SplitMix64's finaliser): a plain multiplicative hash
+        // gives a sequence of sites that repeats, which the repeat model would learn.
+        let mut z = (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        let i = ((z ^ (z >> 31)) % SITES.len() as u64) as usize;
         let site = SITES[i].as_bytes().to_vec();
         let fields = vec![
             Value::Uint(site.len() as u64),

@@ -46,19 +46,19 @@ fn steps(n: usize) -> Vec<(bool, usize)> {
 }
 
 /// A block of `records` with its automatic choice, and the streams of `alloc.ptr` and
-/// `alloc.size`.
-struct Coded {
+/// `alloc.size` (the repeat tests code their loops with it too).
+pub(super) struct Coded {
     schema: metatf_dtd::Schema,
     catalog: Catalog,
     streams: Streams,
-    flat: FlatBlock,
-    chosen: Chosen,
+    pub(super) flat: FlatBlock,
+    pub(super) chosen: Chosen,
     ptr: usize,
     size: usize,
 }
 
 impl Coded {
-    fn new(records: &[DynRecord]) -> Coded {
+    pub(super) fn new(records: &[DynRecord]) -> Coded {
         let schema = schema();
         let catalog = Catalog::new(&schema).unwrap();
         let streams = Streams::new(&catalog);
@@ -78,14 +78,14 @@ impl Coded {
         }
     }
 
-    fn encode(&self, choices: &[Choice]) -> Vec<u8> {
+    pub(super) fn encode(&self, choices: &[Choice]) -> Vec<u8> {
         let declared = |n: u8| self.schema.section(n).is_some();
         let (c, s, f) = (&self.catalog, &self.streams, &self.flat);
         encode_block(c, s, f, choices, self.chosen.tag_context, None, &declared).unwrap()
     }
 
     /// The block's words decoded from `bytes`, or the decoder's error.
-    fn decode(&self, bytes: &[u8]) -> Result<Vec<u64>, String> {
+    pub(super) fn decode(&self, bytes: &[u8]) -> Result<Vec<u64>, String> {
         let declared = |n: u8| self.schema.section(n).is_some();
         let (c, s, n) = (&self.catalog, &self.streams, self.flat.records);
         decode_alone(c, s, bytes, n, None, &declared)
