@@ -63,8 +63,9 @@ mod order_tests;
 #[cfg(test)]
 mod recent_tests;
 #[cfg(test)]
-mod stack_tests;
 mod repeats_tests;
+#[cfg(test)]
+mod stack_tests;
 #[cfg(test)]
 mod string_key_tests;
 #[cfg(test)]
