@@ -36,8 +36,11 @@ fn samples_per_stream(candidates: usize) -> u64 {
 /// Most candidates measured per stream (a hit mask is one u64).
 const MAX_CANDIDATES: usize = 64;
 /// Fields a decoder may produce per byte of coded block, beyond one per record: bounds the
-/// work damaged input can cause.
-const FIELDS_PER_CODED_BYTE: u64 = 1 << 12;
+/// work damaged input can cause. Every field costs at least one coded decision, and a decision
+/// narrows the coder's range by at least 4095/4096, so a byte holds at most
+/// 8 / log2(4096/4095) ≈ 22,713 decisions: the bound is above that, so no block a writer
+/// makes is refused, however well its records repeat.
+const FIELDS_PER_CODED_BYTE: u64 = 1 << 15;
 
 /// Reads the words and bytes of a flat block in walk order.
 pub(super) struct FlatReader<'a> {
