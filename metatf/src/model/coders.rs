@@ -43,9 +43,10 @@ const PAYLOAD_CONTEXTS: usize = 16;
 const INDEX_TAG_CONTEXTS: usize = 16;
 /// Counters of one hit-index tree (3 bits: nodes 1 to 7).
 const INDEX_NODES: usize = 8;
-/// Hit-index contexts: whether a repeat was refused, previous two indices, record indices,
-/// agreement.
-const INDEX_CONTEXTS: usize = 2 * 64 * INDEX_TAG_CONTEXTS * 2;
+/// Hit-index contexts: previous two indices, record indices and agreement; then, after a
+/// refused repeat, previous two indices and agreement alone (a refusal is rarer, and a stream
+/// of a wide DTD would otherwise carry twice the counters for it).
+const INDEX_CONTEXTS: usize = 64 * INDEX_TAG_CONTEXTS * 2 + 64 * 2;
 
 /// Codes hit index `hit` (below 8) with the tree at `base`.
 #[inline]
@@ -105,6 +106,8 @@ pub(crate) struct Models {
     /// The string model's table bits beyond [`MIN_TABLE_BITS`].
     setup: SmallModel,
     meta: Vec<NumberModel>,
+    /// Streams whose repeat model has been given its tables (their first value was coded).
+    repeat_streams: usize,
 }
 
 impl Models {
@@ -167,6 +170,7 @@ impl Models {
             strings: None,
             setup: SmallModel::new(4),
             meta: vec![NumberModel::default(); 9],
+            repeat_streams: 0,
         }
     }
 
@@ -249,9 +253,12 @@ impl Models {
         recent: usize,
         refused: bool,
     ) -> usize {
-        let agree = guesses.is_some_and(|(a, b)| a == b);
-        let prev = usize::from(refused) * 64 + m.prev;
-        let ctx = (prev * INDEX_TAG_CONTEXTS + recent) * 2 + usize::from(agree);
+        let agree = usize::from(guesses.is_some_and(|(a, b)| a == b));
+        let ctx = if refused {
+            64 * INDEX_TAG_CONTEXTS * 2 + m.prev * 2 + agree
+        } else {
+            (m.prev * INDEX_TAG_CONTEXTS + recent) * 2 + agree
+        };
         ctx * INDEX_NODES
     }
 
@@ -323,7 +330,7 @@ impl Models {
             let ctx = Self::index_context(m, guesses, self.tags.recent(), refused);
             Self::code_symbol(e, m, engine, ctx, hit, payload);
         }
-        m.repeats.push(symbol);
+        m.repeats.push(symbol, &mut self.repeat_streams);
         engine.observe(s, v);
     }
 
@@ -379,7 +386,7 @@ impl Models {
             if hit == m.list.len() || m.kinds[hit].is_rank() {
                 m.saw_payload(p);
             }
-            m.repeats.push(o);
+            m.repeats.push(o, &mut self.repeat_streams);
             engine.observe(s, v);
             return Ok(v);
         }
@@ -414,7 +421,8 @@ impl Models {
                 (p.wrapping_add(unzigzag(r) as u64), r)
             }
         };
-        m.repeats.push(repeats::symbol(hit, payload));
+        m.repeats
+            .push(repeats::symbol(hit, payload), &mut self.repeat_streams);
         engine.observe(s, v);
         Ok(v)
     }

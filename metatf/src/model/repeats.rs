@@ -10,10 +10,14 @@
 use super::counter::{self, Counter, FRESH};
 use super::range::{Decoder, Encoder};
 
-/// Symbols the window holds (a power of two): how far back a repeat may start.
-const WINDOW: usize = 1 << 14;
-/// Slots of the table from a hash of the last symbols to where they ended.
-const TABLE_BITS: u32 = 14;
+/// Symbols the window holds, and slots of the table from a hash of the last symbols to where
+/// they ended, as powers of two: for the first [`FULL_STREAMS`] streams of a block that code a
+/// value, and for the others. A wide inferred DTD codes a hundred streams and more; 128 KiB
+/// each would take such a trace's memory past its bound, while its streams are short.
+const FULL_BITS: u32 = 14;
+const SMALL_BITS: u32 = 10;
+/// Streams that get [`FULL_BITS`], in the order their first value is coded.
+pub(crate) const FULL_STREAMS: usize = 16;
 /// Symbols that must agree before a repeat is offered.
 const MIN_MATCH: usize = 6;
 /// How far back a found repeat is checked (its starting length, at most).
@@ -41,6 +45,8 @@ pub(crate) fn split(symbol: u32) -> (usize, u64) {
 
 /// One stream's repeat model (its tables are allocated at its first symbol).
 pub(crate) struct Repeats {
+    /// Window and table size in bits (0 until the first symbol).
+    bits: u32,
     window: Vec<u32>,
     table: Vec<u32>,
     /// Symbols seen.
@@ -56,6 +62,7 @@ pub(crate) struct Repeats {
 impl Default for Repeats {
     fn default() -> Self {
         Repeats {
+            bits: 0,
             window: Vec::new(),
             table: Vec::new(),
             n: 0,
@@ -74,7 +81,7 @@ impl Repeats {
         if self.length == 0 {
             return None;
         }
-        let s = self.window[self.at as usize & (WINDOW - 1)];
+        let s = self.window[self.at as usize & self.mask()];
         (s != UNREPEATABLE).then_some(s)
     }
 
@@ -84,8 +91,8 @@ impl Repeats {
         } else {
             (12 + self.length.ilog2() as usize).min(31)
         };
-        let at = self.window[self.at as usize & (WINDOW - 1)];
-        let last = self.window[self.n.wrapping_sub(1) as usize & (WINDOW - 1)];
+        let at = self.window[self.at as usize & self.mask()];
+        let last = self.window[self.n.wrapping_sub(1) as usize & self.mask()];
         &mut self.flags[(bucket * 2 + usize::from(self.held)) * 2 + usize::from(at == last)]
     }
 
@@ -99,15 +106,28 @@ impl Repeats {
         counter::decode(d, self.flag())
     }
 
+    /// Index mask of the window.
+    #[inline]
+    fn mask(&self) -> usize {
+        self.window.len() - 1
+    }
+
     /// Appends the stream's coded symbol `s`: the repeat goes on or ends, and when none is
-    /// running, the last [`MIN_MATCH`] symbols look for an earlier occurrence.
-    pub(crate) fn push(&mut self, s: u32) {
+    /// running, the last [`MIN_MATCH`] symbols look for an earlier occurrence. `started`
+    /// counts the block's streams whose first symbol came before this stream's.
+    pub(crate) fn push(&mut self, s: u32, started: &mut usize) {
         if self.window.is_empty() {
-            self.window = vec![0; WINDOW];
-            self.table = vec![0; 1 << TABLE_BITS];
+            self.bits = if *started < FULL_STREAMS {
+                FULL_BITS
+            } else {
+                SMALL_BITS
+            };
+            *started += 1;
+            self.window = vec![0; 1 << self.bits];
+            self.table = vec![0; 1 << self.bits];
         }
         if self.length > 0 {
-            self.held = self.window[self.at as usize & (WINDOW - 1)] == s;
+            self.held = self.window[self.at as usize & self.mask()] == s;
             if self.held {
                 self.length += 1;
                 self.at = self.at.wrapping_add(1);
@@ -115,26 +135,27 @@ impl Repeats {
                 self.length = 0;
             }
         }
-        self.window[self.n as usize & (WINDOW - 1)] = s;
+        let i = self.n as usize & self.mask();
+        self.window[i] = s;
         self.n = self.n.wrapping_add(1);
         if (self.n as usize) < MIN_MATCH {
             return;
         }
         let mut h = 0u64;
         for i in 1..=MIN_MATCH {
-            let w = self.window[self.n.wrapping_sub(i as u32) as usize & (WINDOW - 1)];
+            let w = self.window[self.n.wrapping_sub(i as u32) as usize & self.mask()];
             h = (h ^ u64::from(w)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         }
-        let slot = (h >> (64 - TABLE_BITS)) as usize;
+        let slot = (h >> (64 - self.bits)) as usize;
         if self.length == 0 {
             let at = self.table[slot];
             let back = self.n.wrapping_sub(at) as usize;
             // `at` is 0 in an empty slot, and a table entry older than the window is stale.
-            if at != 0 && back > 0 && back + MAX_CHECK < WINDOW {
+            if at != 0 && back > 0 && back + MAX_CHECK < self.window.len() {
                 let mut l = 0;
                 while l < MAX_CHECK && l < at as usize {
-                    let a = self.window[at.wrapping_sub(1 + l as u32) as usize & (WINDOW - 1)];
-                    let b = self.window[self.n.wrapping_sub(1 + l as u32) as usize & (WINDOW - 1)];
+                    let a = self.window[at.wrapping_sub(1 + l as u32) as usize & self.mask()];
+                    let b = self.window[self.n.wrapping_sub(1 + l as u32) as usize & self.mask()];
                     if a != b {
                         break;
                     }
