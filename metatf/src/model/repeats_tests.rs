@@ -88,12 +88,6 @@ proptest! {
         cut in any::<prop::sample::Index>(),
     ) {
         let (b, bytes) = coded(&loop_records(30));
-        let mut damaged = bytes.clone();
-        for (at, x) in &flips {
-            let i = at.index(damaged.len());
-            damaged[i] ^= x;
-        }
-        let _ = b.decode(&damaged);
-        let _ = b.decode(&bytes[..cut.index(bytes.len())]);
+        b.decode_damaged(&bytes, &flips, cut);
     }
 }

@@ -92,6 +92,23 @@ impl Coded {
             .map(|(back, _)| back.words)
             .map_err(|e| format!("{e:?}"))
     }
+
+    /// Decodes `bytes` with each of `flips` applied, then cut at `cut`: an error or other
+    /// words, never a panic.
+    pub(super) fn decode_damaged(
+        &self,
+        bytes: &[u8],
+        flips: &[(prop::sample::Index, u8)],
+        cut: prop::sample::Index,
+    ) {
+        let mut damaged = bytes.to_vec();
+        for (at, x) in flips {
+            let i = at.index(damaged.len());
+            damaged[i] ^= x;
+        }
+        let _ = self.decode(&damaged);
+        let _ = self.decode(&bytes[..cut.index(bytes.len())]);
+    }
 }
 
 #[test]
@@ -148,12 +165,6 @@ proptest! {
         };
         let bytes = b.encode(&choices);
         prop_assert_eq!(b.decode(&bytes).unwrap(), b.flat.words.clone());
-        let mut damaged = bytes.clone();
-        for (at, x) in &flips {
-            let i = at.index(damaged.len());
-            damaged[i] ^= x;
-        }
-        let _ = b.decode(&damaged);
-        let _ = b.decode(&bytes[..cut.index(bytes.len())]);
+        b.decode_damaged(&bytes, &flips, cut);
     }
 }
