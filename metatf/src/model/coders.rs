@@ -309,9 +309,10 @@ impl Models {
             Some(zigzag(v.wrapping_sub(p) as i64))
         };
         let symbol = repeats::symbol(hit, payload.unwrap_or(0));
-        let repeated = match m.repeats.offer() {
-            Some(offered) => {
-                let holds = offered == symbol;
+        let offered = m.repeats.offer();
+        let repeated = match offered {
+            Some(o) => {
+                let holds = o == symbol;
                 m.repeats.encode(e, holds);
                 holds
             }
@@ -326,8 +327,7 @@ impl Models {
                 m.saw_payload(r);
             }
         } else {
-            let refused = m.repeats.offer().is_some();
-            let ctx = Self::index_context(m, guesses, self.tags.recent(), refused);
+            let ctx = Self::index_context(m, guesses, self.tags.recent(), offered.is_some());
             Self::code_symbol(e, m, engine, ctx, hit, payload);
         }
         m.repeats.push(symbol, &mut self.repeat_streams);
@@ -364,67 +364,67 @@ impl Models {
         let m = &mut self.streams[s];
         let guesses = Self::guesses(m, engine);
         let offered = m.repeats.offer();
-        if let Some(o) = offered.filter(|_| m.repeats.decode(d)) {
-            let (hit, p) = repeats::split(o);
-            if hit > m.list.len() {
-                return Err(format!("predictor index {hit} of {}", m.list.len()));
+        let (hit, payload) = match offered.filter(|_| m.repeats.decode(d)) {
+            Some(o) => {
+                let (hit, p) = repeats::split(o);
+                let ranked = hit == m.list.len() || m.kinds.get(hit).is_some_and(|k| k.is_rank());
+                (hit, ranked.then_some(p))
             }
-            let v = if hit == m.list.len() {
-                if m.primary_zero {
-                    p
+            None => {
+                let ctx = Self::index_context(m, guesses, self.tags.recent(), offered.is_some());
+                let hit = decode_index(d, &mut m.index, ctx);
+                let payload = if hit < m.list.len() {
+                    m.kinds[hit].is_rank().then(|| match &mut m.keyed[hit] {
+                        Some((k, ranks)) => ranks.decode(d, engine.history.last[*k]),
+                        None => m.payload(hit).decode(d),
+                    })
+                } else if hit == m.list.len() {
+                    Some(m.payload(hit).decode(d))
                 } else {
-                    Self::guess(m, engine, guesses, hit).wrapping_add(unzigzag(p) as u64)
-                }
-            } else if m.kinds[hit].is_rank() {
-                engine.predictors[m.list[hit]]
-                    .at_rank(&engine.history, p)
-                    .ok_or_else(|| format!("rank {p} beyond the list"))?
-            } else {
-                Self::guess(m, engine, guesses, hit)
-            };
-            m.prev = (m.prev * 8 + hit) & 63;
-            if hit == m.list.len() || m.kinds[hit].is_rank() {
-                m.saw_payload(p);
+                    None
+                };
+                (hit, payload)
             }
-            m.repeats.push(o, &mut self.repeat_streams);
-            engine.observe(s, v);
-            return Ok(v);
-        }
-        let ctx = Self::index_context(m, guesses, self.tags.recent(), offered.is_some());
-        let hit = decode_index(d, &mut m.index, ctx);
+        };
         if hit > m.list.len() {
             return Err(format!("predictor index {hit} of {}", m.list.len()));
         }
         m.prev = (m.prev * 8 + hit) & 63;
-        let (v, payload) = if hit < m.list.len() {
-            if m.kinds[hit].is_rank() {
-                let p = &engine.predictors[m.list[hit]];
-                let rank = match &mut m.keyed[hit] {
-                    Some((k, ranks)) => ranks.decode(d, engine.history.last[*k]),
-                    None => m.payload(hit).decode(d),
-                };
-                m.saw_payload(rank);
-                let v = p
-                    .at_rank(&engine.history, rank)
-                    .ok_or_else(|| format!("rank {rank} beyond the list"))?;
-                (v, rank)
-            } else {
-                (Self::guess(m, engine, guesses, hit), 0)
-            }
-        } else {
-            let r = m.payload(hit).decode(d);
-            m.saw_payload(r);
-            if m.primary_zero {
-                (r, r)
-            } else {
-                let p = Self::guess(m, engine, guesses, hit);
-                (p.wrapping_add(unzigzag(r) as u64), r)
-            }
-        };
-        m.repeats
-            .push(repeats::symbol(hit, payload), &mut self.repeat_streams);
+        let v = Self::value_of(m, engine, guesses, hit, payload.unwrap_or(0))?;
+        if let Some(p) = payload {
+            m.saw_payload(p);
+        }
+        m.repeats.push(
+            repeats::symbol(hit, payload.unwrap_or(0)),
+            &mut self.repeat_streams,
+        );
         engine.observe(s, v);
         Ok(v)
+    }
+
+    /// The value of stream `m` whose hit index is `hit` and whose number coded after it is
+    /// `p` (0 when none): a rank's value, a residual added to the primary's guess, or the hit
+    /// predictor's guess.
+    fn value_of(
+        m: &StreamModels,
+        engine: &Engine,
+        guesses: Option<(u64, u64)>,
+        hit: usize,
+        p: u64,
+    ) -> Result<u64, String> {
+        if hit == m.list.len() {
+            Ok(if m.primary_zero {
+                p
+            } else {
+                Self::guess(m, engine, guesses, hit).wrapping_add(unzigzag(p) as u64)
+            })
+        } else if m.kinds[hit].is_rank() {
+            engine.predictors[m.list[hit]]
+                .at_rank(&engine.history, p)
+                .ok_or_else(|| format!("rank {p} beyond the list"))
+        } else {
+            Ok(Self::guess(m, engine, guesses, hit))
+        }
     }
 
     /// Codes the block's first item: the table cap of the byte-string model, for a block
