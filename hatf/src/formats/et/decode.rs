@@ -10,13 +10,12 @@ use super::encode::{STREAMS_SECTION, TEXT_LEN_SECTION};
 use super::line::{classify, Kind, Line, MAX_FIELDS};
 use super::model::{Model, RecordSink, UOrder};
 use super::names;
-use super::pipeline;
 use super::positioned;
 use super::print::{PrintTo, Printer, TextBuf, HUGE_PAGE, LINE_ROOM};
-use super::streamed;
 use super::streams::{id, StreamReader};
 use crate::format::{DecodeOptions, FormatError};
 use crate::seek::{self, Note, ReadSeek};
+use crate::shared::threads::{buffer_pool::BufferPool, streamed};
 
 /// Format ids this decoder accepts.
 pub const FORMATS: [&str; 2] = ["et2", "et3"];
@@ -109,7 +108,7 @@ pub fn decode(
         // writes the pieces of the oldest block as they come: writing starts with the first
         // piece, not the first whole block, and a piece's memory (paged in once) goes back to
         // the workers as soon as it is written, instead of three 13 MB block texts in flight.
-        let pieces = pipeline::BufferPool::<TextBuf>::new(usize::MAX);
+        let pieces = BufferPool::<TextBuf>::new(usize::MAX);
         let fresh = || {
             let mut t = pieces.take();
             if t.capacity() == 0 {
@@ -120,10 +119,10 @@ pub fn decode(
         };
         let mut first = first;
         // The workers are `threads - 1`, and this thread decodes a block itself whenever it
-        // would otherwise wait for their text (`streamed.rs`): its writing is about half as much
-        // work as decoding. With a worker per core and a writer only, the writer falls behind
-        // and writes the last blocks alone, and the three threads' page faults and writes
-        // contend in the kernel (half as much system time again).
+        // would otherwise wait for their text (`shared/threads/streamed.rs`): its writing is
+        // about half as much work as decoding. With a worker per core and a writer only, the
+        // writer falls behind and writes the last blocks alone, and the three threads' page
+        // faults and writes contend in the kernel (half as much system time again).
         streamed::streamed(
             threads - 1,
             || {

@@ -9,10 +9,10 @@ use super::block_text::BlockText;
 use super::line::{classify, classify_in, Kind, Line, LineReader};
 use super::model::{code, u_order_vote, Model, UOrder};
 use super::names;
-use super::pipeline;
 use super::streams::{id, Packer, StreamWriter};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::text::lines::{is_line_too_long, line_too_long};
+use crate::shared::threads::{buffer_pool::BufferPool, ordered::ordered};
 use metatf::varint::put_u64;
 
 /// The value of the container's `layout` property for Elephant Tracks files.
@@ -97,7 +97,7 @@ pub fn encode(
     let mut lines_read = 0u64;
     let mut carry = Vec::new();
     let mut at_end = false;
-    let texts = pipeline::BufferPool::<BlockText>::new(threads + 1);
+    let texts = BufferPool::<BlockText>::new(threads + 1);
     let mut last_len = 0;
     let mut next = || -> Result<Option<RawBlock>, FormatError> {
         if at_end {
@@ -232,7 +232,7 @@ pub fn encode(
         }
     } else {
         let mut first = first;
-        pipeline::ordered(
+        ordered(
             threads,
             || match first.take() {
                 Some(raw) => Ok(Some(raw)),

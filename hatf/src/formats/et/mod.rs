@@ -21,14 +21,12 @@ pub mod line;
 pub mod live;
 pub mod model;
 pub mod names;
-mod pipeline;
 #[cfg(unix)]
 mod positioned;
 pub mod print;
 mod rank_list;
 mod recent;
 mod stack;
-mod streamed;
 pub mod streams;
 mod witnessed;
 

@@ -4,19 +4,19 @@
 //! Blocks are independent, and every full block says how long its text is (its section 0,
 //! docs/FORMAT.md §6.2), so the offset of every block's text is known as soon as the blocks
 //! before it have been read (not decoded). Each thread then decodes whole blocks and writes
-//! their text at those offsets through one reused buffer. Written in order instead (`streamed.rs`), a block decoded ahead
+//! their text at those offsets through one reused buffer. Written in order instead (`shared/threads/streamed.rs`), a block decoded ahead
 //! of the writer must be held until the blocks before it are out: a javac-tests decode kept
 //! 15-17 pieces of 2 MiB in flight, each faulted in afresh (5-14 % of its CPU time in the
 //! kernel clearing huge pages, in three profiles). Here it takes 20 MB at its peak instead of
 //! 37-45, and 6 % less time.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 
 use metatf::container::Block;
 
 use crate::format::FormatError;
+use crate::shared::threads::worker_pool::{caught, spawn_workers};
 
 /// A block to decode: where it starts in the binary file (for errors), the block, and the
 /// byte range of the output its text fills.
@@ -64,8 +64,7 @@ pub(super) fn decode_at_offsets<S>(
     };
     let run = |s: &mut S, job: &Job| {
         // A panic is this block's failure, as any other, not the whole program's.
-        let result = catch_unwind(AssertUnwindSafe(|| decode(s, job)))
-            .unwrap_or_else(|_| Err(fault(Fault::Panicked(job))));
+        let result = caught(|| decode(s, job), || fault(Fault::Panicked(job)));
         if let Err(e) = result {
             note(job.block.index, e);
         }
@@ -77,16 +76,15 @@ pub(super) fn decode_at_offsets<S>(
     // until that block was decoded and the next read.)
     let (jobs, job_rx) = mpsc::sync_channel::<Job>(1);
     let job_rx = Mutex::new(job_rx);
+    // Unlike the other pipelines (`shared/threads/`), the results are not handed back: each
+    // block's text is already in its place in the output, and only errors come back, through
+    // `errors`, to be sorted into block order at the end.
+    let worker = |s: &mut S, _: &(), job: Job| {
+        run(s, &job);
+        true
+    };
     std::thread::scope(|scope| {
-        let (job_rx, state, run) = (&job_rx, &state, &run);
-        for _ in 0..workers {
-            scope.spawn(move || {
-                let mut s = state();
-                while let Some(job) = super::pipeline::next_job(job_rx) {
-                    run(&mut s, &job);
-                }
-            });
-        }
+        spawn_workers(scope, workers, &job_rx, &state, || (), &worker);
         let mut own = None;
         let mut offset = 0u64;
         // A block that did not say its length, kept to name it should another follow.
@@ -148,14 +146,14 @@ pub(super) fn decode_at_offsets<S>(
             let Some(job) = waiting.take().or_else(&mut read) else {
                 break;
             };
-            run(own.get_or_insert_with(state), &job);
+            run(own.get_or_insert_with(&state), &job);
         }
         // A job still waiting is done here rather than after a busy worker's. A worker that
         // holds the lock is waiting for a job, so none is queued then.
         while let Ok(rx) = job_rx.try_lock() {
             let Ok(job) = rx.try_recv() else { break };
             drop(rx);
-            run(own.get_or_insert_with(state), &job);
+            run(own.get_or_insert_with(&state), &job);
         }
         // Closing the channel lets the workers return once their blocks are done.
         drop(jobs);

@@ -12,6 +12,8 @@
 use std::sync::mpsc::{self, RecvError, TryRecvError};
 use std::time::{Duration, Instant};
 
+use super::cpu_time::thread_cpu_ns;
+
 /// How long [`recv_spinning`] polls before it parks: a few batches' worth of the model's time
 /// (a batch of 2,048 records takes it about 60 µs), so that the usual gap between two
 /// messages is bridged, while a receiver left waiting for a long time (a slow block, a full
@@ -45,6 +47,27 @@ pub fn recv_spinning<T>(
         let spun = start.elapsed();
         if spun >= limit {
             return (rx.recv(), spun);
+        }
+    }
+}
+
+/// The next message of `rx`: at once when one is there, else after calling `waits` with the
+/// thread's CPU time and waiting as [`recv_spinning`] does for up to [`SPIN`]; also the CPU
+/// time that wait used (`None` when it did not wait), which a thread that compares its work
+/// with another's does not count as work. (The CPU clock is read only when it waits: a read is
+/// a system call.)
+pub fn recv_counted<T>(
+    rx: &mpsc::Receiver<T>,
+    waits: impl FnOnce(u64),
+) -> (Result<T, RecvError>, Option<u64>) {
+    match rx.try_recv() {
+        Ok(message) => (Ok(message), None),
+        Err(TryRecvError::Disconnected) => (Err(RecvError), None),
+        Err(TryRecvError::Empty) => {
+            let before = thread_cpu_ns();
+            waits(before);
+            let (message, _) = recv_spinning(rx, SPIN);
+            (message, Some(thread_cpu_ns().saturating_sub(before)))
         }
     }
 }
@@ -95,6 +118,25 @@ mod tests {
             Err(RecvError)
         );
         closer.join().unwrap();
+    }
+
+    #[test]
+    fn a_counted_wait_is_told_and_measured_only_when_it_waits() {
+        let (tx, rx) = mpsc::channel();
+        tx.send(1u32).unwrap();
+        let (got, waited) = recv_counted(&rx, |_| panic!("no wait"));
+        assert_eq!((got, waited), (Ok(1), None));
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(2));
+            tx.send(2u32).unwrap();
+        });
+        let mut told = false;
+        let (got, waited) = recv_counted(&rx, |_| told = true);
+        assert_eq!(got, Ok(2));
+        assert!(told && waited.is_some());
+        sender.join().unwrap();
+        let (got, waited) = recv_counted(&rx, |_| panic!("no wait"));
+        assert_eq!((got, waited), (Err(RecvError), None));
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::shared::allocation_model::{
 };
 use crate::shared::container::blocks::container_error;
 use crate::shared::text::out::{Filled, TextOut};
+use crate::shared::threads::read_end::ReadEnd;
 
 /// Records per batch: big enough that handing a batch over costs nothing per record, small
 /// enough that a batch (40 bytes a record) stays in the second-level cache between the model
@@ -390,9 +391,9 @@ pub(crate) fn check_sharing<K: KindTable + Sync + ?Sized>(
 pub(in crate::internal::shared::allocation_model) struct Feeder<'r, R: Read, T = Arc<Block>> {
     reader: &'r mut ContainerReader<R>,
     blocks: mpsc::Sender<T>,
-    /// A read error, returned once the blocks before it are written.
-    read_error: Option<FormatError>,
-    ended: bool,
+    /// Closed at the end of the file or a read error, which is returned once the blocks
+    /// before it are written.
+    input: ReadEnd<FormatError>,
     /// The worker stops after a failed block: its message says why and comes before its
     /// channel closes, so a block it can no longer take is simply not handed over.
     worker_gone: bool,
@@ -406,8 +407,7 @@ impl<'r, R: Read, T: From<Arc<Block>>> Feeder<'r, R, T> {
         Feeder {
             reader,
             blocks,
-            read_error: None,
-            ended: false,
+            input: ReadEnd::default(),
             worker_gone: false,
         }
     }
@@ -418,26 +418,18 @@ impl<'r, R: Read, T: From<Arc<Block>>> Feeder<'r, R, T> {
         &mut self,
         file: &str,
     ) -> Option<Arc<Block>> {
-        if self.ended || self.read_error.is_some() || self.worker_gone {
+        if self.worker_gone {
             return None;
         }
-        match self.reader.next_block() {
-            Ok(Some(block)) => {
-                let block = Arc::new(block);
-                match self.blocks.send(T::from(Arc::clone(&block))) {
-                    Ok(()) => Some(block),
-                    Err(_) => {
-                        self.worker_gone = true;
-                        None
-                    }
-                }
-            }
-            Ok(None) => {
-                self.ended = true;
-                None
-            }
-            Err(e) => {
-                self.read_error = Some(container_error(file, e));
+        let reader = &mut self.reader;
+        let block = Arc::new(
+            self.input
+                .read(|| reader.next_block().map_err(|e| container_error(file, e)))?,
+        );
+        match self.blocks.send(T::from(Arc::clone(&block))) {
+            Ok(()) => Some(block),
+            Err(_) => {
+                self.worker_gone = true;
                 None
             }
         }
@@ -446,11 +438,11 @@ impl<'r, R: Read, T: From<Arc<Block>>> Feeder<'r, R, T> {
     /// How the decode ends once every block handed over is done: `records` decoded, the read
     /// error, or an error when the worker stopped without saying why.
     pub(in crate::internal::shared::allocation_model) fn finish(
-        self,
+        mut self,
         file: &str,
         records: u64,
     ) -> Result<u64, FormatError> {
-        match self.read_error {
+        match self.input.take_error() {
             Some(e) => Err(e),
             None if self.worker_gone => Err(stopped(file)),
             None => Ok(records),

@@ -37,7 +37,8 @@ use crate::shared::allocation_model::threads::decode_pipeline::{
     SinkMaker, Stop, IN_FLIGHT,
 };
 use crate::shared::allocation_model::{KindTable, ModelRecord};
-use crate::shared::threads::spin_recv::{recv_spinning, SPIN};
+use crate::shared::threads::cpu_time::thread_cpu_ns;
+use crate::shared::threads::spin_recv::recv_counted;
 
 /// Messages the worker may send ahead of the caller's thread.
 pub(in crate::internal::shared::allocation_model) const QUEUED: usize = 16;
@@ -220,25 +221,6 @@ impl Busy {
         }
         worker <= caller
     }
-}
-
-/// CPU time used by the calling thread, in nanoseconds; 0 where it cannot be read (then the
-/// worker prints every batch).
-pub(in crate::internal::shared::allocation_model) fn thread_cpu_ns() -> u64 {
-    #[cfg(unix)]
-    {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes one timespec, which `t` is, and reads nothing else.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
-            let secs = u64::try_from(t.tv_sec).unwrap_or(0);
-            let nanos = u64::try_from(t.tv_nsec).unwrap_or(0);
-            return secs.saturating_mul(1_000_000_000).saturating_add(nanos);
-        }
-    }
-    0
 }
 
 /// The worker: decodes the blocks it is handed, in order, into batches, prints those it has
@@ -508,22 +490,18 @@ impl<'p> Printer<'p> {
 
     /// The worker's next message, waited for.
     fn receive(&mut self) -> Result<Msg, FormatError> {
-        match self.msgs.try_recv() {
-            Ok(msg) => Ok(msg),
-            Err(mpsc::TryRecvError::Disconnected) => Err(stopped(self.file)),
-            Err(mpsc::TryRecvError::Empty) => {
-                let before = thread_cpu_ns();
-                self.busy
-                    .caller_waits(before.saturating_sub(self.start + self.polled));
-                // Polled first: a parked caller costs the worker a wake-up per batch. The
-                // processor time that takes is not work (its wall time is not either: on a
-                // loaded machine the thread also waits for a processor).
-                let (msg, _) = recv_spinning(&self.msgs, SPIN);
-                self.polled += thread_cpu_ns().saturating_sub(before);
-                self.busy.caller_works();
-                msg.map_err(|_| stopped(self.file))
-            }
+        let (busy, counted) = (self.busy, self.start + self.polled);
+        // Polled first: a parked caller costs the worker a wake-up per batch. The processor
+        // time that takes is not work (its wall time is not either: on a loaded machine the
+        // thread also waits for a processor).
+        let (msg, waited) = recv_counted(&self.msgs, |cpu| {
+            busy.caller_waits(cpu.saturating_sub(counted));
+        });
+        if let Some(waited) = waited {
+            self.polled += waited;
+            busy.caller_works();
         }
+        msg.map_err(|_| stopped(self.file))
     }
 }
 
@@ -548,18 +526,5 @@ mod tests {
         assert!(busy.worker_prints(1_000_000));
         busy.caller_waits(20);
         assert!(!busy.worker_prints(1_000_000));
-    }
-
-    #[test]
-    fn thread_cpu_time_grows_with_work() {
-        let before = thread_cpu_ns();
-        let mut x = 1u64;
-        for i in 0..20_000_000u64 {
-            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
-        }
-        std::hint::black_box(x);
-        if cfg!(unix) {
-            assert!(thread_cpu_ns() > before);
-        }
     }
 }

@@ -47,11 +47,11 @@ use crate::shared::allocation_model::threads::decode_pipeline::{
     decode_batches, stopped, BlockModel, Drain, Feeder, SinkMaker, Stop, BATCH,
 };
 use crate::shared::allocation_model::threads::decode_worker::{
-    self, model_blocks, thread_cpu_ns, Busy, Printer, WorkerOut, WorkerText,
+    self, model_blocks, Busy, Printer, WorkerOut, WorkerText,
 };
 use crate::shared::allocation_model::{stream, Cursors, KindTable, ModelRecord, State};
 use crate::shared::container::blocks;
-use crate::shared::threads::spin_recv::{recv_spinning, SPIN};
+use crate::shared::threads::spin_recv::recv_counted;
 use metatf::varint::Cursor;
 
 /// Batches whose site half the caller's thread may have decoded before the sink took them:
@@ -209,14 +209,10 @@ fn worker<K: KindTable + ?Sized>(
 
 /// The worker's next piece of work; `None` once the caller's thread has stopped.
 fn receive(work: &mpsc::Receiver<Work>, out: &mut WorkerOut<'_>) -> Option<Work> {
-    if let Ok(w) = work.try_recv() {
-        return Some(w);
-    }
     // Polled first, so that the caller's thread need not wake the worker up (see
     // `spin_recv.rs`).
-    let before = thread_cpu_ns();
-    let (got, _) = recv_spinning(work, SPIN);
-    out.polled(thread_cpu_ns().saturating_sub(before));
+    let (got, waited) = recv_counted(work, |_| {});
+    out.polled(waited.unwrap_or(0));
     got.ok()
 }
 

@@ -1,8 +1,9 @@
 //! Items worked on by worker threads *and* the calling thread, their output handed on in
 //! pieces, in item order, by the calling thread.
 //!
-//! The Elephant Tracks decoder's blocks are independent (each starts a fresh model) and each
-//! turns into about 13 MB of text. On two cores one worker decodes while the calling thread
+//! Why it differs from [`super::ordered`]: an item's output here is large (an Elephant Tracks
+//! block, which starts a fresh model, turns into about 13 MB of text), so it is handed on in
+//! pieces as it is made rather than held whole. On two cores one worker decodes while the calling thread
 //! writes; the writing is about half as much work as the decoding, so the writer would wait
 //! a third of the time while the worker was busy all along. Here the calling thread decodes an item of its own whenever it would
 //! otherwise wait, and keeps writing the workers' pieces between pieces of its own, so the
@@ -11,9 +12,11 @@
 //! and not kept".)
 
 use std::collections::VecDeque;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
+
+use super::read_end::ReadEnd;
+use super::worker_pool::{caught, spawn_workers};
 
 /// Most pieces of one item a worker lets wait for the sink: a worker that gets this far ahead
 /// waits, so that the memory in flight is bounded (the decoder's pieces are 2 MiB). Enough for
@@ -69,34 +72,33 @@ where
     let (job_tx, job_rx) = mpsc::channel::<Job<I, P, E>>();
     let job_rx = Mutex::new(job_rx);
     let stop = AtomicBool::new(false);
-    let (job_rx, state, work, failed, stop) = (&job_rx, &state, &work, &failed, &stop);
-    std::thread::scope(move |scope| {
-        for _ in 0..threads {
-            scope.spawn(move || {
-                let mut s = state();
-                while let Some((item, tx)) = super::pipeline::next_job(job_rx) {
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let result = catch_unwind(AssertUnwindSafe(|| {
-                        work(&mut s, item, &mut |p| {
-                            // A closed channel means the output stopped; the rest is dropped.
-                            let _ = tx.send(Msg::Piece(p));
-                        })
-                    }))
-                    .unwrap_or_else(|_| Err(failed()));
-                    let _ = tx.send(Msg::End(result));
-                }
-            });
+    let worker = |s: &mut S, _: &(), (item, tx): Job<I, P, E>| {
+        if stop.load(Ordering::Relaxed) {
+            return false;
         }
+        let result = caught(
+            || {
+                work(s, item, &mut |p| {
+                    // A closed channel means the output stopped; the rest is dropped.
+                    let _ = tx.send(Msg::Piece(p));
+                })
+            },
+            &failed,
+        );
+        let _ = tx.send(Msg::End(result));
+        true
+    };
+    let (job_rx, state, work, failed, stop, worker) =
+        (&job_rx, &state, &work, &failed, &stop, &worker);
+    std::thread::scope(move |scope| {
+        spawn_workers(scope, threads, job_rx, state, || (), worker);
         let mut caller = Caller {
             threads,
             next,
             sink,
             jobs: job_tx,
             pending: VecDeque::new(),
-            more: true,
-            read_error: None,
+            input: ReadEnd::default(),
             error: None,
             failed,
         };
@@ -117,10 +119,9 @@ struct Caller<'f, I, P, E, N, K, F> {
     jobs: mpsc::Sender<Job<I, P, E>>,
     /// The items in flight, in item order.
     pending: VecDeque<Slot<P, E>>,
-    /// False once `next` said there are no more items, or failed.
-    more: bool,
-    /// `next`'s error, returned once every item read before it is handed on.
-    read_error: Option<E>,
+    /// Closed once `next` said there are no more items, or failed; its error is returned
+    /// once every item read before it is handed on.
+    input: ReadEnd<E>,
     /// The first error met while handing pieces on during work of the calling thread's own
     /// (an earlier item's, or the sink's): nothing is handed on after it.
     error: Option<E>,
@@ -155,7 +156,7 @@ where
             self.feed_workers();
             match self.step(false)? {
                 Step::Moved => {}
-                Step::Empty => return self.read_error.take().map_or(Ok(()), Err),
+                Step::Empty => return self.input.take_error().map_or(Ok(()), Err),
                 Step::NotReady if self.may_help() => {
                     let s = own_state.get_or_insert_with(state);
                     self.help(s, work);
@@ -175,7 +176,7 @@ where
     fn feed_workers(&mut self) {
         let on_workers =
             |p: &VecDeque<Slot<P, E>>| p.iter().filter(|s| matches!(s, Slot::Worker(_))).count();
-        while self.more && on_workers(&self.pending) <= self.threads {
+        while self.input.is_open() && on_workers(&self.pending) <= self.threads {
             let Some(item) = self.read() else { return };
             // A worker ahead of the writer waits once its item has this many pieces waiting,
             // instead of making fresh ones (page faults).
@@ -183,36 +184,24 @@ where
             if self.jobs.send((item, tx)).is_err() {
                 // No worker is left (cannot happen while the scope runs); what is in flight
                 // is still handed on.
-                self.more = false;
+                self.input.close();
                 return;
             }
             self.pending.push_back(Slot::Worker(rx));
         }
     }
 
-    /// The next item, or `None` at the end or after a failed read.
+    /// The next item, or `None` at the end or after a failed read (what was read before the
+    /// failure is still handed on, as when working through the items one by one).
     fn read(&mut self) -> Option<I> {
-        match (self.next)() {
-            Ok(Some(item)) => Some(item),
-            Ok(None) => {
-                self.more = false;
-                None
-            }
-            Err(e) => {
-                // What was read before the failure is still handed on, as when working
-                // through the items one by one.
-                self.read_error = Some(e);
-                self.more = false;
-                None
-            }
-        }
+        self.input.read(&mut self.next)
     }
 
     /// True when the calling thread may take an item of its own: there may be one, and no
     /// earlier one of its own still waits to be handed on (so at most one item's output is
     /// held here).
     fn may_help(&self) -> bool {
-        self.more && !self.pending.iter().any(|s| matches!(s, Slot::Own(..)))
+        self.input.is_open() && !self.pending.iter().any(|s| matches!(s, Slot::Own(..)))
     }
 
     /// Hands on the front item's next piece (waiting for it when `wait`), or takes the item
@@ -267,10 +256,8 @@ where
     ) {
         let Some(item) = self.read() else { return };
         self.pending.push_back(Slot::Own(VecDeque::new(), None));
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            work(s, item, &mut |p| self.own_piece(p))
-        }))
-        .unwrap_or_else(|_| Err((self.failed)()));
+        let failed = self.failed;
+        let result = caught(|| work(s, item, &mut |p| self.own_piece(p)), failed);
         if let Some(Slot::Own(_, done)) = self.own_slot() {
             *done = Some(result);
         }
@@ -396,9 +383,9 @@ mod tests {
     #[test]
     fn workers_far_ahead_wait_for_the_sink() {
         let per_item = 3 * PIECES_AHEAD as u64;
-        for threads in 1..4 {
+        // `per_item` pieces of each of 12 items, handed to `sink`.
+        let run = |threads, sink: &mut dyn FnMut((u64, u64)) -> Result<(), String>| {
             let mut items = 0..12u64;
-            let mut out = Vec::new();
             streamed(
                 threads,
                 || Ok::<_, String>(items.next()),
@@ -409,16 +396,20 @@ mod tests {
                     }
                     Ok(())
                 },
-                |p| {
-                    // A slow sink, so that the workers get ahead of it.
-                    if p.1 % 8 == 0 {
-                        std::thread::sleep(std::time::Duration::from_micros(200));
-                    }
-                    out.push(p);
-                    Ok(())
-                },
+                sink,
                 || "failed".to_string(),
             )
+        };
+        for threads in 1..4 {
+            let mut out = Vec::new();
+            run(threads, &mut |p| {
+                // A slow sink, so that the workers get ahead of it.
+                if p.1 % 8 == 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                out.push(p);
+                Ok(())
+            })
             .expect("no error");
             let want: Vec<(u64, u64)> = (0..12u64)
                 .flat_map(|k| (0..per_item).map(move |j| (k, j)))
@@ -426,28 +417,15 @@ mod tests {
             assert_eq!(out, want);
 
             // The sink fails while later items' workers wait with full queues: no hang.
-            let mut items = 0..12u64;
             let mut taken = 0u64;
-            let e = streamed(
-                threads,
-                || Ok::<_, String>(items.next()),
-                || (),
-                |_, k, emit| {
-                    for j in 0..per_item {
-                        emit((k, j));
-                    }
+            let e = run(threads, &mut |_| {
+                taken += 1;
+                if taken == per_item + 5 {
+                    Err("sink".to_string())
+                } else {
                     Ok(())
-                },
-                |_| {
-                    taken += 1;
-                    if taken == per_item + 5 {
-                        Err("sink".to_string())
-                    } else {
-                        Ok(())
-                    }
-                },
-                || "failed".to_string(),
-            );
+                }
+            });
             assert_eq!(e, Err("sink".to_string()));
         }
     }
