@@ -88,30 +88,35 @@ where
 mod tests {
     use super::*;
 
-    /// `ordered` over the items `0..items` with no per-worker state, `sink` taking the
-    /// results, and "failed" for a panic: the result, and how many items were read.
+    /// `ordered` over the items `0..items` (then the input ends, or fails with "read" when
+    /// `read_fails`) with no per-worker state, `sink` taking the results, and "failed" for a
+    /// panic: the result, and how many items were read.
     fn run(
         threads: usize,
-        items: u64,
+        (items, read_fails): (u64, bool),
         work: impl Fn(u64) -> Result<u64, String> + Sync,
         sink: impl FnMut(u64) -> Result<(), String>,
     ) -> (Result<(), String>, u64) {
-        let mut items = 0..items;
+        let mut read = 0..u64::MAX;
         let result = ordered(
             threads,
-            || Ok::<_, String>(items.next()),
+            || match read.next() {
+                Some(k) if k < items => Ok(Some(k)),
+                _ if read_fails => Err("read".to_string()),
+                _ => Ok(None),
+            },
             || (),
             |_, k| work(k),
             sink,
             || "failed".to_string(),
         );
-        (result, items.start)
+        (result, read.start)
     }
 
     /// [`run`] with the results collected: the results and the result.
     fn collect(
         threads: usize,
-        items: u64,
+        items: (u64, bool),
         work: impl Fn(u64) -> Result<u64, String> + Sync,
     ) -> (Vec<u64>, Result<(), String>) {
         let mut out = Vec::new();
@@ -125,14 +130,14 @@ mod tests {
     #[test]
     fn results_come_in_order_and_errors_stop() {
         for threads in 1..4 {
-            let (out, result) = collect(threads, 100, |k| {
+            let (out, result) = collect(threads, (100, false), |k| {
                 std::thread::sleep(std::time::Duration::from_micros((k * 37) % 200));
                 Ok(k * 2)
             });
             result.expect("no error");
             assert_eq!(out, (0..100).map(|k| k * 2).collect::<Vec<_>>());
 
-            let (out, e) = collect(threads, 100, |k| {
+            let (out, e) = collect(threads, (100, false), |k| {
                 if k == 40 {
                     Err(format!("bad {k}"))
                 } else {
@@ -153,7 +158,7 @@ mod tests {
             let mut out = Vec::new();
             let (e, read) = run(
                 threads,
-                200,
+                (200, false),
                 |k| {
                     // Item 13 fails late, item 14 at once: 13's error is the one returned.
                     if k == 13 {
@@ -185,7 +190,7 @@ mod tests {
             let mut taken = 0;
             let (e, read) = run(
                 threads,
-                1_000_000,
+                (1_000_000, false),
                 |k| {
                     std::thread::sleep(std::time::Duration::from_micros(k % 3 * 100));
                     Ok(k)
@@ -211,22 +216,7 @@ mod tests {
     #[test]
     fn a_read_error_comes_after_the_items_read_before_it() {
         for threads in 1..4 {
-            let mut items = 0..10u64;
-            let mut out = Vec::new();
-            let e = ordered(
-                threads,
-                || match items.next() {
-                    Some(5) => Err("read".to_string()),
-                    k => Ok(k),
-                },
-                || (),
-                |_, k| Ok(k),
-                |v| {
-                    out.push(v);
-                    Ok(())
-                },
-                || "failed".to_string(),
-            );
+            let (out, e) = collect(threads, (5, true), Ok);
             assert_eq!(e, Err("read".to_string()));
             assert_eq!(out, (0..5).collect::<Vec<_>>());
         }
@@ -236,7 +226,7 @@ mod tests {
     #[test]
     fn a_panicking_worker_is_the_error_of_its_item() {
         for threads in 1..4 {
-            let (out, e) = collect(threads, 50, |k| {
+            let (out, e) = collect(threads, (50, false), |k| {
                 if k == 7 {
                     panic!("worker panics on purpose");
                 }
