@@ -271,6 +271,47 @@ fn the_stored_dtd_is_the_inferred_one_without_comments() {
     assert!(stored_len(&stored) <= stored_len(&bare).min(stored_len(&full)));
 }
 
+#[test]
+fn a_short_modelled_trace_is_compact_and_carries_its_dtd_context_mixed() {
+    let mut text = Vec::new();
+    for i in 0..400u64 {
+        let (pid, n) = (1000 + i % 7, (i * 7919) % 4096);
+        text.extend_from_slice(format!("{pid} read(3, \"x\", {n}) = {n}\n").as_bytes());
+        text.extend_from_slice(format!("{pid} close({}) = 0\n", i % 11).as_bytes());
+    }
+    let dtd = infer_dtd_to_store(&text);
+    assert!(dtd.len() >= metatf::container::COMPRESS_DTD_FROM, "{dtd}");
+    let encode = |options: LineOptions| {
+        let mut file = Vec::new();
+        encode_lines(&dtd, "inferred.dtd", &text[..], &mut file, options).unwrap();
+        let mut back = Vec::new();
+        decode_lines(&file[..], &mut back).unwrap();
+        assert_eq!(back, text);
+        file
+    };
+    let modelled = encode(LineOptions::default());
+    assert!(metatf::container::compact::is_compact(&modelled));
+    let reader = metatf::ContainerReader::new(&modelled[..]).unwrap();
+    assert_eq!(reader.dtd_storage(), metatf::container::DtdStorage::Mixed);
+    // The compact form drops the full form's block framing, index and trailer.
+    let full = reader
+        .compact_len()
+        .map(|_| metatf::container::compact::expand(&modelled).unwrap());
+    let full = full.expect("a compact file");
+    assert!(
+        modelled.len() + 30 < full.len(),
+        "{} against {}",
+        modelled.len(),
+        full.len()
+    );
+    // The paper's layout stores zstd sections, which the compact form does not carry.
+    let plain = encode(LineOptions {
+        model: false,
+        ..LineOptions::default()
+    });
+    assert!(!metatf::container::compact::is_compact(&plain));
+}
+
 /// A random pattern: literals from a small alphabet and numeric fields of random spellings.
 fn pattern() -> impl Strategy<Value = Vec<(String, Option<String>)>> {
     let spelling = prop_oneof![

@@ -1,4 +1,4 @@
-//! How the header carries the DTD: as text, compressed, or by reference to a DTD the reader
+//! How the header carries the DTD: as text, compressed (zstd or the context mixer), or by reference to a DTD the reader
 //! already knows (one that ships with the producing format).
 //!
 //! Small traces are the reason: an Elephant Tracks DTD is about 1.3 KB, more than the whole
@@ -16,9 +16,10 @@ pub const COMPRESS_DTD_FROM: usize = 512;
 pub enum DtdStorage {
     /// Writer's choice: [`DtdStorage::Reference`] when the header names a format-specific
     /// `layout` (its sections cannot be decoded from the DTD, so carrying it documents
-    /// nothing a reader of that format lacks); otherwise [`DtdStorage::Compressed`] when the
-    /// DTD is at least [`COMPRESS_DTD_FROM`] bytes long and compression makes it shorter, and
-    /// [`DtdStorage::Verbatim`] when not. Never appears in a file.
+    /// nothing a reader of that format lacks); otherwise, when the DTD is at least
+    /// [`COMPRESS_DTD_FROM`] bytes long, the shorter of [`DtdStorage::Mixed`] and
+    /// [`DtdStorage::Compressed`] if it makes the DTD shorter, and [`DtdStorage::Verbatim`]
+    /// when not. Never appears in a file.
     #[default]
     Auto,
     /// The DTD text as is (byte 7 = 0).
@@ -28,6 +29,9 @@ pub enum DtdStorage {
     /// Only the DTD's length and CRC-32 (byte 7 = 2): the reader must already know the DTD
     /// of the header's format id and checks it against both.
     Reference,
+    /// The DTD text coded by the context mixer of codec 3 (byte 7 = 3); `Auto` picks it
+    /// instead of [`DtdStorage::Compressed`] when it is shorter.
+    Mixed,
 }
 
 impl DtdStorage {
@@ -38,6 +42,7 @@ impl DtdStorage {
             DtdStorage::Verbatim => Some(0),
             DtdStorage::Compressed => Some(1),
             DtdStorage::Reference => Some(2),
+            DtdStorage::Mixed => Some(3),
         }
     }
 
@@ -46,6 +51,7 @@ impl DtdStorage {
             0 => Some(DtdStorage::Verbatim),
             1 => Some(DtdStorage::Compressed),
             2 => Some(DtdStorage::Reference),
+            3 => Some(DtdStorage::Mixed),
             _ => None,
         }
     }
@@ -57,6 +63,7 @@ impl DtdStorage {
             DtdStorage::Verbatim => "verbatim",
             DtdStorage::Compressed => "compressed",
             DtdStorage::Reference => "reference",
+            DtdStorage::Mixed => "context-mixed",
         }
     }
 }

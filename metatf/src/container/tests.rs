@@ -255,9 +255,11 @@ fn dtd_storage_follows_the_writers_choice() {
     };
     for (h, storage, want) in [
         (header(), DtdStorage::Auto, DtdStorage::Verbatim),
-        (big.clone(), DtdStorage::Auto, DtdStorage::Compressed),
+        (big.clone(), DtdStorage::Auto, DtdStorage::Mixed),
+        (big.clone(), DtdStorage::Compressed, DtdStorage::Compressed),
         (big.clone(), DtdStorage::Verbatim, DtdStorage::Verbatim),
         (header(), DtdStorage::Compressed, DtdStorage::Compressed),
+        (header(), DtdStorage::Mixed, DtdStorage::Mixed),
     ] {
         let bytes = ContainerWriter::with_dtd_storage(Vec::new(), &h, storage)
             .unwrap()
@@ -773,4 +775,68 @@ fn a_block_must_hold_what_was_compressed_ahead() {
     w.compress_ahead(&[level3(1, &a)]).unwrap();
     w.write_block(1, &[level3(2, &b)]).unwrap();
     w.finish().unwrap();
+}
+
+/// A header whose body is `body` and whose DTD storage byte is `storage`, with a correct CRC,
+/// so that what a reader refuses is the body itself.
+fn forged_header(storage: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&[VERSION, 0, 2, storage]);
+    out.put_varint(body.len() as u64);
+    out.extend_from_slice(body);
+    let crc = crc32fast::hash(&out);
+    out.put_u32(crc);
+    out
+}
+
+#[test]
+fn a_context_mixed_dtd_is_shorter_and_damage_is_an_error() {
+    // Shaped like an inferred DTD: records of numbered fields, each declared the same way.
+    let mut dtd = String::from("tag.width = 1;\n");
+    for r in 0..12 {
+        dtd += &format!(
+            "r{r} : (tag, a{r}, b{r}) {{ tag.value = {}; a{r}.width = 8; \
+             a{r}.interpretation = none; b{r}.width = 8; b{r}.interpretation = none; }}\n",
+            r + 1
+        );
+    }
+    let h = ContainerHeader {
+        dtd: dtd.clone(),
+        ..header()
+    };
+    let write = |storage| {
+        ContainerWriter::with_dtd_storage(Vec::new(), &h, storage)
+            .unwrap()
+            .finish()
+            .unwrap()
+    };
+    let (mixed, zstd) = (write(DtdStorage::Mixed), write(DtdStorage::Compressed));
+    assert!(
+        mixed.len() < zstd.len(),
+        "context-mixed {} bytes, zstd {}",
+        mixed.len(),
+        zstd.len()
+    );
+    assert_eq!(write(DtdStorage::Auto), mixed);
+    assert_eq!(ContainerReader::new(&mixed[..]).unwrap().header(), &h);
+    let mut body = Vec::new();
+    body.put_varint(4);
+    body.extend_from_slice(b"test");
+    body.put_varint(0);
+    // Claims over the limit, or more than the coded bytes can hold, are refused unread; a
+    // claim the bytes cannot honestly hold is an error or other text, never a panic.
+    for (claim, coded) in [(1u64 << 21, 3usize), (1 << 19, 1), (900, 2)] {
+        let mut b = body.clone();
+        b.put_varint(claim);
+        b.put_varint(coded as u64);
+        b.extend(std::iter::repeat_n(0x5a, coded));
+        let forged = forged_header(3, &b);
+        match ContainerReader::new(&forged[..]) {
+            Err(e) => assert!(!e.to_string().is_empty()),
+            Ok(r) => assert_eq!(r.header().dtd.len() as u64, claim),
+        }
+        if claim > 1 << 18 {
+            assert!(ContainerReader::new(&forged[..]).is_err(), "claim {claim}");
+        }
+    }
 }

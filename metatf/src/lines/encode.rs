@@ -91,6 +91,12 @@ pub fn encode_lines(
         properties,
     };
     let mut w = UniversalWriter::new(out, schema, &header, options.codec, options.level)?;
+    if options.model {
+        // A short trace's one modelled block (stored, the engine being its own entropy stage)
+        // then drops about 40 bytes of framing: block header and section checksums, index and
+        // trailer.
+        w.prefer_compact();
+    }
     let mut enc = Encoder::new(&spec, end, options.strict);
     let mut piece = first;
     while let Some(p) = piece {

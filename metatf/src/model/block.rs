@@ -9,6 +9,7 @@ use super::flat::FlatBlock;
 use super::live::MEASURE_LIVE_CAP;
 use super::numbers::estimate;
 use super::order::{read_orders, write_orders, Orders};
+use super::packed_tables;
 use super::predict::{Kind, Predictor, Spec, MEASURE_TABLE_BITS, TABLE_BITS};
 use super::range::{Decoder, Encoder};
 use super::report::Costs;
@@ -1095,11 +1096,21 @@ pub(crate) fn encode_costed(
         carried,
     )?;
     *carried = e.engine.carry();
-    let mut out = write_tag_context(catalog, streams, tag_context);
-    out.extend(write_choices(catalog, streams, choices));
-    out.extend(write_orders(catalog, orders));
-    out.extend_from_slice(&e.coder.finish());
-    Ok((out, e.costs))
+    let Encode {
+        engine,
+        models,
+        coder,
+        costs,
+        ..
+    } = e;
+    // The tables are packed once the block's model state is gone: the mixer's tables (about
+    // 9 MB, most of it its refinement table) would otherwise add to the encoder's peak.
+    drop((engine, models));
+    let records = coder.finish();
+    let mut tables = write_tag_context(catalog, streams, tag_context);
+    tables.extend(write_choices(catalog, streams, choices));
+    tables.extend(write_orders(catalog, orders));
+    Ok((packed_tables::join(tables, &records), costs))
 }
 
 /// The bits each stream that `coded` names takes when `block` is coded with `choices` and
@@ -1224,10 +1235,13 @@ pub(crate) fn decode(
     declared: &dyn Fn(u8) -> bool,
     carried: &mut Carried,
 ) -> Result<(FlatBlock, Option<u8>), (u64, String)> {
+    let tables = packed_tables::split(bytes).map_err(|m| (0, m))?;
+    let plain = &tables.plain;
     let mut at = 0;
-    let tag_context = read_tag_context(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
-    let choices = read_choices(catalog, streams, bytes, &mut at).map_err(|m| (0, m))?;
-    let orders = read_orders(catalog, bytes, &mut at).map_err(|m| (0, m))?;
+    let tag_context = read_tag_context(catalog, streams, plain, &mut at).map_err(|m| (0, m))?;
+    let choices = read_choices(catalog, streams, plain, &mut at).map_err(|m| (0, m))?;
+    let orders = read_orders(catalog, plain, &mut at).map_err(|m| (0, m))?;
+    let at = tables.check_end(at).map_err(|m| (0, m))?;
     let mut engine = coding_engine(streams, &choices);
     let mut models = Models::new(catalog, &choices, tag_context, &mut engine);
     engine.seed(carried);

@@ -159,9 +159,10 @@ fn tables(dtd: &str, bytes: &[u8]) -> Vec<Vec<Choice>> {
     while let Some(block) = c.next_block().unwrap() {
         for s in block.sections {
             assert_eq!(s.number, RECORD_SECTION);
+            let bytes = super::packed_tables::unpacked(&s.bytes);
             let mut at = 0;
-            read_tag_context(&catalog, &streams, &s.bytes, &mut at).unwrap();
-            out.push(read_choices(&catalog, &streams, &s.bytes, &mut at).unwrap());
+            read_tag_context(&catalog, &streams, &bytes, &mut at).unwrap();
+            out.push(read_choices(&catalog, &streams, &bytes, &mut at).unwrap());
         }
     }
     out

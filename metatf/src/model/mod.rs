@@ -25,6 +25,7 @@ mod keyed;
 mod live;
 mod numbers;
 mod order;
+mod packed_tables;
 mod predict;
 mod range;
 mod reorder;
@@ -60,6 +61,8 @@ pub const MODEL_BLOCK_RECORDS: u64 = 1 << 20;
 mod fixed_tests;
 #[cfg(test)]
 mod order_tests;
+#[cfg(test)]
+mod packed_tables_tests;
 #[cfg(test)]
 mod recent_tests;
 #[cfg(test)]

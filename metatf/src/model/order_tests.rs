@@ -215,6 +215,7 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
         &mut Carried::default(),
     )
     .unwrap();
+    let bytes = super::packed_tables::unpacked(&bytes);
     let mut head = write_tag_context(&catalog, &streams, chosen.tag_context);
     head.extend(write_choices(&catalog, &streams, chosen.choices()));
     let records = &bytes[head.len() + write_orders(&catalog, &orders).len()..];

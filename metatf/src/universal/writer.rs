@@ -217,6 +217,12 @@ impl<W: Write> UniversalWriter<W> {
         })
     }
 
+    /// Asks for the container's compact form when the file has one (one block of stored
+    /// sections, at most 64 KiB: [`ContainerWriter::prefer_compact`]).
+    pub fn prefer_compact(&mut self) {
+        self.container.prefer_compact();
+    }
+
     /// Starts a new block automatically after `n` records (0: only on [`Self::end_block`]).
     pub fn set_block_records(&mut self, n: u64) {
         self.records_per_block = n;
