@@ -11,11 +11,33 @@ pub(crate) struct RecentDeltas {
     values: Vec<u64>,
 }
 
+/// Where `d` is in `values` (distinct), if it is. Most differences a measured `keydelta`
+/// candidate sees are new, so most searches run the whole list: eight values are compared at
+/// a time without a branch each, which the compiler turns into vector compares, where a
+/// search stopping at the first match took a branch per value (a fifth of the engine's
+/// observing on heaptrack's records).
+#[inline]
+fn find(values: &[u64], d: u64) -> Option<usize> {
+    let mut chunks = values.chunks_exact(8);
+    for (k, chunk) in (&mut chunks).enumerate() {
+        let hits = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |m, (j, &x)| m | u32::from(x == d) << j);
+        if hits != 0 {
+            return Some(8 * k + hits.trailing_zeros() as usize);
+        }
+    }
+    let rest = chunks.remainder();
+    let start = values.len() - rest.len();
+    rest.iter().position(|&x| x == d).map(|i| start + i)
+}
+
 impl RecentDeltas {
     /// Rank of `d` (0 = newest), if listed.
     #[inline]
     pub(crate) fn rank_of(&self, d: u64) -> Option<u64> {
-        self.values.iter().position(|&x| x == d).map(|i| i as u64)
+        find(&self.values, d).map(|i| i as u64)
     }
 
     /// The value at `rank`, if the list holds that many.
@@ -27,7 +49,7 @@ impl RecentDeltas {
     /// Puts `d` at rank 0, moving it there if listed, else dropping the oldest when full.
     #[inline]
     pub(crate) fn insert(&mut self, d: u64) {
-        let end = match self.values.iter().position(|&x| x == d) {
+        let end = match find(&self.values, d) {
             Some(0) => return,
             Some(i) => i,
             None if self.values.len() < KEY_DELTA_CAP => {
@@ -44,6 +66,16 @@ impl RecentDeltas {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_agrees_with_a_plain_search_at_every_length_and_place() {
+        for len in 0..=KEY_DELTA_CAP {
+            let values: Vec<u64> = (0..len as u64).map(|i| i * 3 + 1).collect();
+            for d in 0..(3 * len as u64 + 3) {
+                assert_eq!(find(&values, d), values.iter().position(|&x| x == d));
+            }
+        }
+    }
 
     #[test]
     fn newest_first_distinct_and_capped() {

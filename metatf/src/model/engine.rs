@@ -7,7 +7,7 @@ use std::rc::Rc;
 use crate::hash::FastMap;
 
 use super::live::{Pool, LIVE_CAP, MEASURE_LIVE_CAP};
-use super::predict::{History, Kind, Predictor, Spec};
+use super::predict::{key_slot, History, KeyTable, Kind, Predictor, Spec};
 use super::reorder::Kept;
 use super::streams::Streams;
 
@@ -31,6 +31,14 @@ pub(crate) struct Engine {
     /// Per stream: (predictor, whether the stream is the predictor's own).
     followers: Vec<Vec<(usize, bool)>>,
     index: HashMap<(usize, Spec), usize>,
+    /// The keyed table of each (own stream, key stream) in `history.keyed`.
+    key_tables: HashMap<(usize, usize), usize>,
+    /// Per stream: the keyed tables that store its values.
+    keyed_by: Vec<Vec<usize>>,
+    /// Per stream: the shared lists (`history.lists`) its values update, each with whether
+    /// the list's predictors own the stream (the value ends a listed one) or watch it (the
+    /// value enters the list), in the order their followers' updates ran.
+    shared_by: Vec<Vec<(usize, bool)>>,
     table_bits: u32,
     /// Whether the engine measures candidates (smaller lists) rather than codes.
     measuring: bool,
@@ -46,9 +54,13 @@ pub(crate) struct Engine {
 }
 
 /// Whether predictors of `kind` predict from the history alone (their `observe_own` does
-/// nothing and they watch no other stream).
+/// nothing and they watch no other stream; `Key` reads its keyed table, which the engine
+/// writes).
 fn reads_only_history(kind: Kind) -> bool {
-    matches!(kind, Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum)
+    matches!(
+        kind,
+        Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum | Kind::Key
+    )
 }
 
 /// The predictor whose state `spec` of stream `own` reads, `peers` being `own`'s
@@ -80,6 +92,9 @@ impl Engine {
             predictors: Vec::new(),
             followers: vec![Vec::new(); n],
             index: HashMap::new(),
+            key_tables: HashMap::new(),
+            keyed_by: vec![Vec::new(); n],
+            shared_by: vec![Vec::new(); n],
             table_bits,
             measuring,
             live_cap: if measuring {
@@ -120,7 +135,20 @@ impl Engine {
         } else {
             self.live_cap
         };
-        let p = Predictor::new(own, spec, self.table_bits, self.measuring, cap, pool);
+        let key_table = if Predictor::is_keyed(spec.kind) {
+            self.key_table(own, spec.arg as usize)
+        } else {
+            0
+        };
+        let p = Predictor::new(
+            own,
+            spec,
+            self.table_bits,
+            self.measuring,
+            cap,
+            pool,
+            key_table,
+        );
         let i = self.predictors.len();
         // Predictors read only the history, which changes after all of them have observed a
         // value, so the order of followers does not matter. Those that read nothing but the
@@ -144,6 +172,21 @@ impl Engine {
         i
     }
 
+    /// The keyed table of stream `own`'s values under stream `key`'s, created on first use.
+    fn key_table(&mut self, own: usize, key: usize) -> usize {
+        if let Some(&t) = self.key_tables.get(&(own, key)) {
+            return t;
+        }
+        let t = self.history.keyed.len();
+        self.history.keyed.push(KeyTable {
+            key,
+            values: vec![0; 1 << self.table_bits],
+        });
+        self.keyed_by[own].push(t);
+        self.key_tables.insert((own, key), t);
+        t
+    }
+
     /// Starts the lists of the predictors created so far from the lists `carried` holds for the
     /// same (stream, predictor). A measuring engine gives such a list the room it had when
     /// coding (up to [`LIVE_CAP`]), not its small measuring cap, so the candidate is measured
@@ -158,6 +201,65 @@ impl Engine {
                 cap = cap.max(values.len().next_power_of_two().min(LIVE_CAP));
             }
             p.seed(values, cap);
+        }
+        if self.pool.is_none() {
+            self.share_lists();
+        }
+    }
+
+    /// Makes the predictors whose lists hold the same values share one list: `live` and
+    /// `livenext` of a stream watching the same stream (both list the values it created that
+    /// the own stream has not ended yet), and every `reuse` of a stream (each lists the values
+    /// its enders ended that the own stream has not created again). A measuring engine has
+    /// several of each per stream and every value would otherwise enter each list alike.
+    /// Only lists of the same capacity starting from the same values, and only without a
+    /// pool: a pool's full lists drop their oldest values depending on the others' order.
+    fn share_lists(&mut self) {
+        let mut groups: HashMap<(usize, Kind, u32), Vec<usize>> = HashMap::new();
+        for (i, p) in self.predictors.iter().enumerate() {
+            let group = match p.spec.kind {
+                Kind::Live | Kind::LiveNext if p.spec.arg as usize != p.own => {
+                    (p.own, Kind::Live, p.spec.arg)
+                }
+                Kind::Reuse => (p.own, Kind::Reuse, 0),
+                _ => continue,
+            };
+            groups.entry(group).or_default().push(i);
+        }
+        let mut groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+        // In creation order, so that the shared lists are numbered the same in every run.
+        groups.sort_unstable();
+        for group in groups {
+            let first = &self.predictors[group[0]];
+            let (values, cap) = (first.carried(), first.list_cap());
+            let alike = group[1..].iter().all(|&i| {
+                let p = &self.predictors[i];
+                p.list_cap() == cap && p.carried() == values
+            });
+            if !alike {
+                continue;
+            }
+            let l = self.history.lists.len();
+            for (x, followers) in self.followers.iter().enumerate() {
+                for &(i, own) in followers {
+                    if i == group[0] {
+                        self.shared_by[x].push((l, own));
+                    }
+                }
+            }
+            let mut list = None;
+            for &i in &group {
+                list = list.or(self.predictors[i].share(l));
+            }
+            if let Some(list) = list {
+                self.history.lists.push(list);
+            }
+        }
+        // A sharing predictor's own update of its list is the engine's now: most of them have
+        // nothing left to do for a value, and need not be called for it.
+        let predictors = &self.predictors;
+        for followers in &mut self.followers {
+            followers.retain(|&(i, own)| predictors[i].observes(own));
         }
     }
 
@@ -174,7 +276,8 @@ impl Engine {
         }
     }
 
-    /// Stream `s` took value `v`: every follower updates, then the history.
+    /// Stream `s` took value `v`: every follower updates, then the keyed tables and the
+    /// history.
     #[inline]
     pub(crate) fn observe(&mut self, s: usize, v: u64) {
         for &(i, own) in &self.followers[s] {
@@ -184,6 +287,18 @@ impl Engine {
             } else {
                 p.observe_watched(v);
             }
+        }
+        for &(l, own) in &self.shared_by[s] {
+            let list = &mut self.history.lists[l];
+            if own {
+                list.remove(v);
+            } else {
+                list.insert(v);
+            }
+        }
+        for &t in &self.keyed_by[s] {
+            let i = key_slot(&self.history, self.history.keyed[t].key, self.table_bits);
+            self.history.keyed[t].values[i] = v;
         }
         self.history.update(s, v);
     }

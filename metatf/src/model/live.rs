@@ -328,24 +328,39 @@ impl LiveList {
         }
     }
 
+    /// Numbers the live values 0, 1, ... in their order. This runs every few dozen inserts
+    /// of a small move-to-front list, so it neither sorts nor builds a list of pairs: the
+    /// index's entries mark the live sequence numbers, `value_at` is compacted in place in
+    /// their order, and the tree of `count` live values at the front is written directly.
     fn renumber(&mut self) {
-        let mut live: Vec<(u32, u64)> = (self.seq_of.slots.iter())
-            .filter(|&&e| e != 0)
-            .map(|&e| (e - 1, self.value_at[e as usize - 1]))
-            .collect();
-        live.sort_unstable();
-        self.tree.iter_mut().for_each(|t| *t = 0);
-        self.seq_of.clear();
-        self.next = 0;
-        self.count = 0;
-        for (_, v) in live {
-            let seq = self.next;
-            self.next += 1;
-            self.value_at[seq as usize] = v;
-            self.seq_of.insert(v, seq, &self.value_at);
-            self.add(seq, 1);
-            self.count += 1;
+        let mut live = vec![0u64; self.slots().div_ceil(64)];
+        for &e in &self.seq_of.slots {
+            if e != 0 {
+                let seq = e as usize - 1;
+                live[seq / 64] |= 1 << (seq % 64);
+            }
         }
+        let mut n = 0;
+        for (w, &bits) in live.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                let seq = w * 64 + bits.trailing_zeros() as usize;
+                self.value_at[n] = self.value_at[seq];
+                n += 1;
+                bits &= bits - 1;
+            }
+        }
+        self.seq_of.clear();
+        for seq in 0..n {
+            self.seq_of
+                .insert(self.value_at[seq], seq as u32, &self.value_at);
+        }
+        // Tree slot i counts the live values among positions (i - lowest bit of i, i].
+        for (i, t) in self.tree.iter_mut().enumerate().skip(1) {
+            *t = i.min(n).saturating_sub(i - (i & i.wrapping_neg())) as u32;
+        }
+        self.next = n as u32;
+        self.count = n as u32;
     }
 }
 

@@ -184,13 +184,32 @@ pub(crate) struct Spec {
     pub(crate) arg: u32,
 }
 
-/// What every predictor may read: the last two values of every stream and when it last had one.
+/// What every predictor may read: the last two values of every stream and when it last had one,
+/// and the keyed tables.
 pub(crate) struct History {
     pub(crate) last: Vec<u64>,
     pub(crate) prev: Vec<u64>,
     pub(crate) at: Vec<u64>,
     /// Number of the record being coded, from 0 in the block.
     pub(crate) record: u64,
+    /// The keyed tables ([`KeyTable`]), one per (own stream, key stream) that a keyed
+    /// predictor reads.
+    pub(crate) keyed: Vec<KeyTable>,
+    /// Recency lists shared by predictors whose lists would hold the same values (see
+    /// `Engine::share_lists`); the engine updates them after the predictors observe.
+    pub(crate) lists: Vec<LiveList>,
+}
+
+/// The own stream's last value under each slot of a key (the key stream's value and record
+/// distance, [`key_slot`]): what `Key` predicts and `KeyStride`, `KeyShift` and `KeyDelta`
+/// start from. Every one of them stores each value of the own stream under the same slot, so
+/// one table serves them all; the engine writes it after they have observed a value, and
+/// while measuring, when every keyed candidate of a pair of streams runs, that is one cache
+/// miss a value instead of four.
+pub(crate) struct KeyTable {
+    /// The key stream.
+    pub(crate) key: usize,
+    pub(crate) values: Vec<u64>,
 }
 
 impl History {
@@ -200,6 +219,8 @@ impl History {
             prev: vec![0; streams],
             at: vec![0; streams],
             record: 0,
+            keyed: Vec::new(),
+            lists: Vec::new(),
         }
     }
 
@@ -220,15 +241,28 @@ fn slot(h: u64, bits: u32) -> usize {
     (h.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> (64 - bits)) as usize
 }
 
+/// The slot of a keyed table of 2^`bits` entries for the key stream `key`'s current value
+/// and its distance in records.
+#[inline]
+pub(crate) fn key_slot(h: &History, key: usize, bits: u32) -> usize {
+    let distance = (h.record - h.at[key]).min(MAX_DISTANCE);
+    slot(mix(mix(0, h.last[key]), distance), bits)
+}
+
 /// One predictor with its state.
 pub(crate) struct Predictor {
     pub(crate) spec: Spec,
     pub(crate) own: usize,
     table: Vec<u64>,
+    /// `Key`, `KeyStride`, `KeyShift`, `KeyDelta`: the index of their keyed table in the
+    /// history ([`KeyTable`]).
+    key_table: usize,
     deltas: Vec<u64>,
     /// Last `arg` values (fcm) or differences (dfcm), newest first.
     recent: [u64; MAX_ORDER as usize],
     live: Option<Box<LiveList>>,
+    /// In place of `live`: its list in the history's shared lists.
+    pub(crate) shared: Option<usize>,
     /// `Stack`: the open values.
     stack: Option<Box<OpenStack>>,
     /// `KeyDelta`: the recent differences from the keyed guess.
@@ -252,6 +286,7 @@ impl Predictor {
     /// A predictor whose tables have 2^`table_bits` slots and whose recency list (of a rank
     /// kind) holds at most `live_cap` values, in `pool` if given; `measuring`: its key lists
     /// are held to the measurement cap.
+    /// A keyed kind reads keyed table `key_table` of the history.
     pub(crate) fn new(
         own: usize,
         spec: Spec,
@@ -259,21 +294,18 @@ impl Predictor {
         measuring: bool,
         live_cap: usize,
         pool: Option<Rc<Pool>>,
+        key_table: usize,
     ) -> Predictor {
-        let tables = match spec.kind {
-            Kind::Fcm | Kind::Dfcm | Kind::Key | Kind::KeyShift | Kind::KeyDelta | Kind::Top => 1,
-            Kind::KeyStride => 2,
-            _ => 0,
-        };
         Predictor {
             spec,
             own,
-            table: if tables > 0 {
+            table: if matches!(spec.kind, Kind::Fcm | Kind::Dfcm | Kind::Top) {
                 vec![0; 1 << table_bits]
             } else {
                 Vec::new()
             },
-            deltas: if tables > 1 {
+            key_table,
+            deltas: if spec.kind == Kind::KeyStride {
                 vec![0; 1 << table_bits]
             } else {
                 Vec::new()
@@ -283,6 +315,7 @@ impl Predictor {
                 .kind
                 .holds_values()
                 .then(|| Box::new(LiveList::pooled(live_cap, pool))),
+            shared: None,
             stack: (spec.kind == Kind::Stack).then(Box::default),
             recent_deltas: (spec.kind == Kind::KeyDelta).then(Box::default),
             shift: 0,
@@ -343,6 +376,34 @@ impl Predictor {
         }
     }
 
+    /// Its recency list, own or shared.
+    #[inline]
+    fn list<'a>(&'a self, h: &'a History) -> Option<&'a LiveList> {
+        match self.shared {
+            Some(i) => Some(&h.lists[i]),
+            None => self.live.as_deref(),
+        }
+    }
+
+    /// Gives up its own list, to read list `i` of the history's shared lists instead.
+    pub(crate) fn share(&mut self, i: usize) -> Option<LiveList> {
+        self.shared = Some(i);
+        self.live.take().map(|l| *l)
+    }
+
+    /// Whether it has anything to update for a value of its own stream (`own`) or of a stream
+    /// it watches: with a shared list, only `livenext` (the position of an ended value) and a
+    /// keyed `reuse` (its key lists).
+    pub(crate) fn observes(&self, own: bool) -> bool {
+        self.shared.is_none()
+            || match self.spec.kind {
+                Kind::LiveNext => own,
+                Kind::Reuse => self.keyed(),
+                // `live`: the list was all it kept.
+                _ => false,
+            }
+    }
+
     /// `Reuse`: whether values of the own stream are listed by a key.
     fn keyed(&self) -> bool {
         !self.by_key.is_empty()
@@ -388,9 +449,22 @@ impl Predictor {
     }
 
     fn key_slot(&self, h: &History) -> usize {
-        let s2 = self.spec.arg as usize;
-        let distance = (h.record - h.at[s2]).min(MAX_DISTANCE);
-        slot(mix(mix(0, h.last[s2]), distance), self.table_bits)
+        key_slot(h, self.spec.arg as usize, self.table_bits)
+    }
+
+    /// A keyed kind: the own stream's last value under the key's current slot, and the slot.
+    #[inline]
+    fn under_key(&self, h: &History) -> (u64, usize) {
+        let i = self.key_slot(h);
+        (h.keyed[self.key_table].values[i], i)
+    }
+
+    /// Whether `kind` reads a keyed table ([`KeyTable`]).
+    pub(crate) fn is_keyed(kind: Kind) -> bool {
+        matches!(
+            kind,
+            Kind::Key | Kind::KeyStride | Kind::KeyShift | Kind::KeyDelta
+        )
     }
 
     /// The guess of a value predictor.
@@ -410,13 +484,13 @@ impl Predictor {
             Kind::Sum => last.wrapping_add(h.last[self.spec.arg as usize]),
             Kind::Fcm => self.table[self.history_slot()],
             Kind::Dfcm => last.wrapping_add(self.table[self.history_slot()]),
-            Kind::Key => self.table[self.key_slot(h)],
-            Kind::KeyShift => self.table[self.key_slot(h)].wrapping_add(self.shift),
+            Kind::Key => self.under_key(h).0,
+            Kind::KeyShift => self.under_key(h).0.wrapping_add(self.shift),
             Kind::Top => self.top.wrapping_add(self.table[self.top_slot()]),
             Kind::Stack => self.stack.as_ref().map_or(0, |s| s.top()),
             Kind::KeyStride => {
-                let i = self.key_slot(h);
-                self.table[i].wrapping_add(self.deltas[i])
+                let (last, i) = self.under_key(h);
+                last.wrapping_add(self.deltas[i])
             }
         }
     }
@@ -425,10 +499,10 @@ impl Predictor {
     #[inline]
     pub(crate) fn rank_of(&self, h: &History, v: u64) -> Option<u64> {
         if let Some(d) = &self.recent_deltas {
-            let guess = self.table[self.key_slot(h)];
+            let guess = self.under_key(h).0;
             return d.rank_of(v.wrapping_sub(guess));
         }
-        let live = self.live.as_ref()?;
+        let live = self.list(h)?;
         if self.spec.kind == Kind::Reuse {
             let keyed = self.key_list(h);
             if let Some(i) = keyed.iter().rposition(|&x| x == v) {
@@ -446,10 +520,10 @@ impl Predictor {
     /// The value at `rank` in a rank predictor's list.
     pub(crate) fn at_rank(&self, h: &History, rank: u64) -> Option<u64> {
         if let Some(d) = &self.recent_deltas {
-            let guess = self.table[self.key_slot(h)];
+            let guess = self.under_key(h).0;
             return d.at_rank(rank).map(|d| guess.wrapping_add(d));
         }
-        let live = self.live.as_ref()?;
+        let live = self.list(h)?;
         if self.spec.kind == Kind::Reuse {
             let offset = self.ended_offset();
             if rank < offset {
@@ -465,7 +539,8 @@ impl Predictor {
         live.at_rank(rank)
     }
 
-    /// The own stream took value `v` (history not yet updated).
+    /// The own stream took value `v` (history not yet updated; a keyed table still holds the
+    /// value before `v`: the engine writes it after every predictor has observed).
     pub(crate) fn observe_own(&mut self, h: &History, v: u64) {
         match self.spec.kind {
             Kind::Fcm => {
@@ -479,32 +554,23 @@ impl Predictor {
                 self.table[i] = d;
                 self.push_recent(d);
             }
-            Kind::Key => {
-                let i = self.key_slot(h);
-                self.table[i] = v;
-            }
             Kind::KeyStride => {
-                let i = self.key_slot(h);
-                self.deltas[i] = v.wrapping_sub(self.table[i]);
-                self.table[i] = v;
+                let (last, i) = self.under_key(h);
+                self.deltas[i] = v.wrapping_sub(last);
             }
             Kind::KeyShift => {
-                let i = self.key_slot(h);
-                let d = v.wrapping_sub(self.table[i]);
+                let d = v.wrapping_sub(self.under_key(h).0);
                 if d != 0 {
                     self.shift = d;
                 }
-                self.table[i] = v;
             }
             Kind::KeyDelta => {
-                let i = self.key_slot(h);
-                let d = v.wrapping_sub(self.table[i]);
+                let d = v.wrapping_sub(self.under_key(h).0);
                 if d != 0 {
                     if let Some(l) = &mut self.recent_deltas {
                         l.insert(d);
                     }
                 }
-                self.table[i] = v;
             }
             Kind::Top => {
                 // Only a new largest value teaches a step: what follows a reused (lower) value
@@ -527,6 +593,8 @@ impl Predictor {
                         self.last_position = p;
                         l.remove(v);
                     }
+                } else if let Some(p) = self.list(h).and_then(|l| l.position_of(v)) {
+                    self.last_position = p;
                 }
             }
             Kind::Mtf | Kind::Recent => {
@@ -552,7 +620,7 @@ impl Predictor {
                     st.close(v);
                 }
             }
-            Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum => {}
+            Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum | Kind::Key => {}
         }
     }
 
