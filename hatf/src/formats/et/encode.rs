@@ -12,7 +12,7 @@ use super::names;
 use super::pipeline;
 use super::streams::{id, Packer, StreamWriter};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
-use crate::shared::text::lines::{is_line_too_long, line_too_long};
+use crate::shared::text::line_reader::{is_line_too_long, line_too_long};
 use metatf::varint::put_u64;
 
 /// The value of the container's `layout` property for Elephant Tracks files.

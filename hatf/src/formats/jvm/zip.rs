@@ -19,7 +19,7 @@ use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::archive::raw_store;
 use crate::shared::archive::zip_entry::{self, Wanted};
 use crate::shared::container::blocks::{self, container_error, write_error, BlockWriter};
-use crate::shared::text::lines::MAX_LINE_BYTES;
+use crate::shared::text::line_reader::{LongLines, MAX_LINE_BYTES};
 use metatf::varint::{put_u64, Cursor as StreamCursor};
 
 /// Format id stored in the container header.
@@ -168,10 +168,7 @@ pub fn analyse(bytes: &[u8]) -> Result<Layout, String> {
             }
         };
         let mut buf = vec![0u8; 64 << 10];
-        // Bytes of the line not yet ended.
-        let mut line = 0usize;
-        let long_line =
-            || format!("member `{MEMBER}` holds a line longer than {MAX_LINE_BYTES} bytes");
+        let (mut long, mut at) = (LongLines::default(), 0usize);
         loop {
             let n = text
                 .read(&mut buf)
@@ -180,17 +177,12 @@ pub fn analyse(bytes: &[u8]) -> Result<Layout, String> {
                 break;
             }
             let chunk = &buf[..n];
-            let mut from = 0;
-            for p in memchr::memchr_iter(b'\n', chunk) {
-                if line + (p - from) > MAX_LINE_BYTES {
-                    return Err(long_line());
-                }
-                (line, from) = (0, p + 1);
+            if long.take(at, chunk).is_err() {
+                return Err(format!(
+                    "member `{MEMBER}` holds a line longer than {MAX_LINE_BYTES} bytes"
+                ));
             }
-            line += n - from;
-            if line > MAX_LINE_BYTES {
-                return Err(long_line());
-            }
+            at += n;
             if let Some(c) = &mut candidates {
                 c.take(chunk);
             }
