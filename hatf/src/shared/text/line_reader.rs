@@ -502,20 +502,32 @@ mod tests {
         assert!(!is_line_too_long(&std::io::Error::other("other")));
     }
 
+    /// Calls `each` with every chunk a [`LineReader`] of `chunk` bytes cuts `text` into, all
+    /// read into one [`ChunkText`]; returns it.
+    fn read_chunks(text: &[u8], chunk: usize, mut each: impl FnMut(&ChunkText)) -> ChunkText {
+        let mut input = text;
+        let mut reader = LineReader::new(&mut input, chunk);
+        let mut got = ChunkText::default();
+        while reader.next(&mut got).unwrap() {
+            each(&got);
+        }
+        got
+    }
+
+    /// `n` lines, each a number of `width` digits and a `\n`.
+    fn numbered_lines(n: usize, width: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| format!("{i:0width$}\n").into_bytes())
+            .collect()
+    }
+
     #[test]
     fn the_first_chunks_are_small_and_grow_to_the_chunk_size() {
         // 20-byte lines, chunks of 3,200 bytes: the first chunk is about a sixteenth of that,
         // each next one about twice the one before, until the full size.
-        let text: Vec<u8> = (0..2000)
-            .flat_map(|i| format!("{i:019}\n").into_bytes())
-            .collect();
-        let mut src = &text[..];
-        let mut reader = LineReader::new(&mut src, 3200);
-        let mut chunk = ChunkText::default();
+        let text = numbered_lines(2000, 19);
         let mut sizes = Vec::new();
-        while reader.next(&mut chunk).unwrap() {
-            sizes.push(chunk.len);
-        }
+        read_chunks(&text, 3200, |chunk| sizes.push(chunk.len));
         assert_eq!(sizes[..6], [200, 400, 800, 1600, 3200, 3200]);
         assert_eq!(sizes.iter().sum::<usize>(), text.len());
     }
@@ -542,19 +554,14 @@ mod tests {
     fn a_chunk_buffer_is_made_once_and_kept_while_carried_lines_fit_its_slack() {
         // Lines of 50 bytes never line up with chunks of 1000: every chunk carries part of a
         // line into the next, which must fit the buffer's slack instead of growing it.
-        let text: Vec<u8> = (0..400)
-            .flat_map(|i| format!("{i:>49}\n").into_bytes())
-            .collect();
-        let mut input = &text[..];
-        let mut reader = LineReader::new(&mut input, 1000);
-        let mut chunk = ChunkText::default();
+        let text = numbered_lines(400, 49);
         let mut seen = Vec::new();
         let mut buffers = std::collections::HashSet::new();
-        while reader.next(&mut chunk).unwrap() {
+        let chunk = read_chunks(&text, 1000, |chunk| {
             assert!(chunk.bytes().ends_with(b"\n"));
             seen.extend_from_slice(chunk.bytes());
             buffers.insert((chunk.buf.as_ptr() as usize, chunk.buf.len()));
-        }
+        });
         assert_eq!(seen, text);
         assert_eq!(buffers.len(), 1, "the buffer was remade: {buffers:?}");
         // A chunk and its slack; reads reach at most a chunk past a carried part of a line
