@@ -5,7 +5,7 @@ mod hostile_support;
 
 use hatf::by_name;
 use hatf::format::{EncodeOptions, FormatError};
-use hatf::internal::shared::text::lines::MAX_LINE_BYTES;
+use hatf::internal::shared::text::line_reader::MAX_LINE_BYTES;
 use hostile_support::decode;
 
 /// Encodes `text` as `format`, strict or keeping bad lines.

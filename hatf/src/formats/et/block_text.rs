@@ -1,5 +1,12 @@
 //! Reading a text trace a block of lines at a time, into buffers kept from block to block.
 //!
+//! Why not the shared [`LineReader`](crate::shared::text::line_reader): an Elephant Tracks
+//! block is a number of lines (the container's blocks are defined by line count), parsed by
+//! several workers out of one contiguous buffer, so it is cut after its last line, not at the
+//! last line end within a byte budget, and its buffer is sized from the block's expected
+//! length in huge pages. The rest is the shared reader's: the same reads
+//! ([`read_some`]), the same limit on a line ([`LongLines`]) and the same errors.
+//!
 //! Two costs of reading are avoided here. The reads go straight into the block's buffer: the
 //! standard `read_to_end` asks for 8 KiB first and doubles, so every read would be smaller
 //! than the caller's 1 MiB `BufReader` and go through it, a copy of the whole trace. And the
@@ -7,10 +14,10 @@
 //! most of an encode's faults. Reading into a slice needs initialized memory, so a
 //! buffer is zeroed once when it grows, and keeps its bytes (and size) from block to block.
 
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 
 use crate::shared::huge_pages;
-use crate::shared::text::lines::{line_too_long_io, MAX_LINE_BYTES};
+use crate::shared::text::line_reader::{line_too_long_io, read_some, LongLines};
 
 /// Bytes asked of the input at a time: the size of the CLI's `BufReader`, so that a read
 /// with that reader's buffer empty goes around it.
@@ -73,8 +80,9 @@ impl BlockText {
     /// what was read past the previous block's last line, and receives what is read past this
     /// one's. The last line of the input may lack its `\n`. `expect` is how long the block is
     /// expected to be (the length of the block before, or 0): a new buffer is made that size
-    /// at once. A line longer than [`MAX_LINE_BYTES`] is an error
-    /// ([`crate::shared::text::lines::is_line_too_long`]).
+    /// at once. A line longer than
+    /// [`MAX_LINE_BYTES`](crate::shared::text::line_reader::MAX_LINE_BYTES) is an error
+    /// ([`crate::shared::text::line_reader::is_line_too_long`]).
     pub fn read_block(
         &mut self,
         input: &mut dyn Read,
@@ -92,26 +100,20 @@ impl BlockText {
         carry.clear();
         let mut lines = 0;
         let mut scanned = 0;
-        // Where the line being read starts: a line may not grow past the limit.
-        let mut line_start = 0;
+        // A line may not grow past the limit.
+        let mut long = LongLines::default();
         loop {
             // Counting is done a read at a time; only the read where the block ends is walked
             // newline by newline.
             let new = &self.buf[scanned..self.len];
-            let mut found = 0;
-            for p in memchr::memchr_iter(b'\n', new) {
-                if scanned + p - line_start > MAX_LINE_BYTES {
+            let found = match long.take(scanned, new) {
+                Ok(found) => found,
+                Err(line_start) => {
                     // The text keeps the lines before it, for the error's line number.
                     self.len = line_start;
                     return Err(line_too_long_io());
                 }
-                line_start = scanned + p + 1;
-                found += 1;
-            }
-            if self.len - line_start > MAX_LINE_BYTES {
-                self.len = line_start;
-                return Err(line_too_long_io());
-            }
+            };
             if lines + found < block_lines {
                 lines += found;
             } else {
@@ -127,11 +129,7 @@ impl BlockText {
             }
             scanned = self.len;
             self.room(READ_CHUNK, lines, block_lines);
-            let n = match input.read(&mut self.buf[self.len..self.len + READ_CHUNK]) {
-                Ok(n) => n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
+            let n = read_some(input, &mut self.buf[self.len..self.len + READ_CHUNK])?;
             if n == 0 {
                 if self.bytes().last().is_some_and(|&b| b != b'\n') {
                     lines += 1;
@@ -146,6 +144,7 @@ impl BlockText {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::ErrorKind;
 
     /// A reader handing out its bytes a few at a time, with an interruption now and then.
     struct Trickle<'a> {

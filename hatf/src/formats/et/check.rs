@@ -1,7 +1,7 @@
 //! `hatf stats` and `hatf validate` for Elephant Tracks text traces.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 
 use serde_json::json;
 
@@ -12,6 +12,7 @@ use crate::format::{At, FormatError, Problem, StatsReport};
 use crate::shared::stats_schema::{
     Lifetimes, LiveAtEnd, LiveSeries, Log2Histogram, Stats, Tally, SCHEMA,
 };
+use crate::shared::text::line_reader::for_each_raw_line;
 
 /// The thread field of a record: last, except in `D` where it is the second.
 pub fn thread_of(r: &Record) -> u64 {
@@ -21,31 +22,19 @@ pub fn thread_of(r: &Record) -> u64 {
     }
 }
 
-/// Calls `f(line_number, parsed)` for every line of the input.
+/// Calls `f(line_number, parsed)` for every line of the input. Only the `\n` is taken off:
+/// [`classify`] reads a `\r` as part of the line's spelling (a record spelled otherwise than
+/// the encoder prints it, or white space), as the encoder does.
 fn for_each_line(
     input: &mut dyn Read,
     input_name: &str,
     mut f: impl FnMut(u64, Line),
 ) -> Result<(), FormatError> {
-    let mut reader = BufReader::with_capacity(1 << 20, input);
-    let mut buf = Vec::new();
-    let mut number = 0u64;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| FormatError {
-                file: input_name.to_string(),
-                position: format!("{}:1", number + 1),
-                message: format!("cannot read: {e}"),
-            })?;
-        if n == 0 {
-            return Ok(());
-        }
-        number += 1;
-        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        f(number, classify(line));
-    }
+    for_each_raw_line(input, input_name, |number, raw| {
+        f(number, classify(raw.strip_suffix(b"\n").unwrap_or(raw)));
+        Ok(())
+    })
+    .map(|_| ())
 }
 
 /// Checks method nesting per thread, deaths, object id 0 and the death clock.

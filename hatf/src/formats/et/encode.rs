@@ -11,7 +11,7 @@ use super::model::{code, u_order_vote, Model, UOrder};
 use super::names;
 use super::streams::{id, Packer, StreamWriter};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
-use crate::shared::text::lines::{is_line_too_long, line_too_long};
+use crate::shared::text::line_reader::{is_line_too_long, line_too_long};
 use crate::shared::threads::{buffer_pool::BufferPool, ordered::ordered};
 use metatf::varint::put_u64;
 

@@ -10,7 +10,7 @@ use crate::format::{At, FormatError, Problem, StatsReport};
 use crate::shared::stats_schema::{
     Lifetimes, LiveAtEnd, LiveSeries, Stats, Tally, TopRow, SCHEMA, TOP,
 };
-use crate::shared::text::lines::for_each_line;
+use crate::shared::text::line_reader::for_each_line;
 
 /// Calls `f(line, record or column and message)` for every line (line ends stripped).
 fn for_each_record(

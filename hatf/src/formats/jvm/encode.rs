@@ -10,7 +10,8 @@ use super::model::Model;
 use super::streams::{Streams, COUNT, CRLF, KIND, UNTERMINATED, VERBATIM, VERBATIM_LINE};
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
 use crate::shared::container::blocks::BlockWriter;
-use crate::shared::text::lines::{bad_line_unless_kept, for_each_raw_line};
+use crate::shared::text::line_reader::for_each_raw_line;
+use crate::shared::text::lines::bad_line_unless_kept;
 
 /// Stream bytes that also end a block early (bounds memory on long verbatim lines).
 const BLOCK_BYTES: usize = 64 << 20;

@@ -7,7 +7,7 @@
 //! as Info-ZIP's, another method, a damaged archive) the archive is stored as is, like
 //! `memory-replay-zip`, and the property `deflate-reason` says why.
 
-use std::io::{Cursor, Read, Write};
+use std::io::{Read, Write};
 
 use flate2::write::DeflateEncoder;
 use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
@@ -19,7 +19,7 @@ use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::archive::raw_store;
 use crate::shared::archive::zip_entry::{self, Wanted};
 use crate::shared::container::blocks::{self, container_error, write_error, BlockWriter};
-use crate::shared::text::lines::MAX_LINE_BYTES;
+use crate::shared::text::line_reader::{LongLines, MAX_LINE_BYTES};
 use metatf::varint::{put_u64, Cursor as StreamCursor};
 
 /// Format id stored in the container header.
@@ -59,13 +59,8 @@ pub struct Layout {
 /// True when `head` is a zip whose `trace` member (found by walking the local headers within
 /// `head`) begins with a JVM trace record.
 pub fn detect(head: &[u8]) -> bool {
-    let start = zip_entry::with_entry(&mut &head[..], Wanted::Named(MEMBER), |_, text| {
-        // `head` may end inside the member: what it gives up to there is enough.
-        let mut start = Vec::new();
-        let _ = text.take(4096).read_to_end(&mut start);
-        Ok::<_, ()>(start)
-    });
-    matches!(start, Ok(Ok(start)) if super::looks_like_trace(&start))
+    zip_entry::entry_start(head, Wanted::Named(MEMBER))
+        .is_some_and(|start| super::looks_like_trace(&start))
 }
 
 /// Output of the member's data made again on decoding: counts and checksums it on its way.
@@ -168,10 +163,7 @@ pub fn analyse(bytes: &[u8]) -> Result<Layout, String> {
             }
         };
         let mut buf = vec![0u8; 64 << 10];
-        // Bytes of the line not yet ended.
-        let mut line = 0usize;
-        let long_line =
-            || format!("member `{MEMBER}` holds a line longer than {MAX_LINE_BYTES} bytes");
+        let (mut long, mut at) = (LongLines::default(), 0usize);
         loop {
             let n = text
                 .read(&mut buf)
@@ -180,17 +172,12 @@ pub fn analyse(bytes: &[u8]) -> Result<Layout, String> {
                 break;
             }
             let chunk = &buf[..n];
-            let mut from = 0;
-            for p in memchr::memchr_iter(b'\n', chunk) {
-                if line + (p - from) > MAX_LINE_BYTES {
-                    return Err(long_line());
-                }
-                (line, from) = (0, p + 1);
+            if long.take(at, chunk).is_err() {
+                return Err(format!(
+                    "member `{MEMBER}` holds a line longer than {MAX_LINE_BYTES} bytes"
+                ));
             }
-            line += n - from;
-            if line > MAX_LINE_BYTES {
-                return Err(long_line());
-            }
+            at += n;
             if let Some(c) = &mut candidates {
                 c.take(chunk);
             }
@@ -248,31 +235,27 @@ pub fn encode(
     options: &EncodeOptions,
     plan: BlockPlan,
 ) -> Result<EncodeReport, FormatError> {
+    zip_entry::encode_archive(
+        FORMAT,
+        DTD,
+        input,
+        output,
+        options,
+        analyse,
+        |bytes, layout, output| write_parts(bytes, layout, output, options, plan),
+    )
+}
+
+/// Writes the archive `bytes` taken apart as `layout` says: its layout and the rest of the
+/// archive in block 0, the member's text through the model in the blocks after it.
+fn write_parts(
+    bytes: &[u8],
+    layout: Layout,
+    output: &mut dyn Write,
+    options: &EncodeOptions,
+    plan: BlockPlan,
+) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let held = zip_entry::hold(input, file)?;
-    let bytes = held.bytes;
-    if !bytes.starts_with(b"PK") {
-        return Err(FormatError {
-            file: file.to_string(),
-            position: "byte 0".to_string(),
-            message: "not a zip archive (it does not start with `PK`)".to_string(),
-        });
-    }
-    let analysed = if held.more {
-        Err(format!(
-            "the archive is larger than the {} bytes taken apart in memory",
-            zip_entry::MAX_HELD
-        ))
-    } else {
-        analyse(&bytes)
-    };
-    let layout = match analysed {
-        Ok(layout) => layout,
-        Err(reason) => {
-            let mut rest = Cursor::new(bytes).chain(input);
-            return raw_store::encode(FORMAT, DTD, &reason, &mut rest, output, options);
-        }
-    };
     let deflate = match layout.data {
         Data::Stored => "stored".to_string(),
         Data::Deflated(l) => format!("flate2-level-{l}"),
@@ -301,12 +284,11 @@ pub fn encode(
         position: String::new(),
         message,
     };
-    let mut report = zip_entry::with_entry_in(&bytes, Wanted::Named(MEMBER), |_, text| {
+    let report = zip_entry::with_entry_in(bytes, Wanted::Named(MEMBER), |_, text| {
         encode::encode_into(text, &mut out, &member, plan)
     })
     .map_err(fail)??;
     out.finish()?;
-    report.input_bytes = bytes.len() as u64;
     Ok(report)
 }
 

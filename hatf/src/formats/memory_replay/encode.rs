@@ -12,7 +12,8 @@ use crate::shared::allocation_model::threads::encode_worker::ModelEncoder;
 use crate::shared::allocation_model::ModelRecord;
 use crate::shared::container::blocks::{self, BlockWriter};
 use crate::shared::container::ended_block::EndedBlock;
-use crate::shared::text::line_chunks::{for_each_chunk, for_each_line_of, ParsedChunk};
+use crate::shared::text::line_chunks::{for_each_chunk, ParsedChunk};
+use crate::shared::text::line_reader::for_each_line_of;
 use crate::shared::text::lines::ChunkLineError;
 use metatf::varint::put_u64;
 

@@ -6,7 +6,8 @@ use super::line::{self, Action};
 use crate::format::{At, FormatError};
 use crate::shared::allocation::event::{AllocEvent, AllocKind};
 use crate::shared::allocation::placed::{collect_events, Place, PlacedSink};
-use crate::shared::text::lines::{bad_line, for_each_line};
+use crate::shared::text::line_reader::for_each_line;
+use crate::shared::text::lines::bad_line;
 
 /// Calls `sink` with the event of every line, in order. Each thread id's first line gives no
 /// `CreateThread` (the dump has none); `thread_done` gives `DestroyThread`.

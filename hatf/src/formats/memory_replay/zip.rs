@@ -19,7 +19,6 @@ use crate::format::{DecodeOptions, EncodeOptions, EncodeReport, FormatError};
 use crate::seek::{Note, ReadSeek, Window};
 use crate::shared::archive::deflate::gzip_split::{self, Piece};
 use crate::shared::archive::deflate::piece_stream::PieceReader;
-use crate::shared::archive::raw_store;
 use crate::shared::archive::rebuilt_check::{self, CORRECTIONS, HEAD, TAIL};
 use crate::shared::archive::zip_entry::{self, Wanted};
 use crate::shared::container::blocks::{self, container_error, write_error};
@@ -41,13 +40,7 @@ pub const FORMAT: &str = "memory-replay-zip";
 
 /// True when `head` is a zip whose first entry is `memory_replay` text.
 pub fn detect(head: &[u8]) -> bool {
-    let start = zip_entry::with_entry(&mut &head[..], Wanted::FirstFile, |_, text| {
-        // `head` may end inside the entry: what it gives up to there is enough.
-        let mut start = Vec::new();
-        let _ = text.take(4096).read_to_end(&mut start);
-        Ok::<_, ()>(start)
-    });
-    let Ok(Ok(text)) = start else {
+    let Some(text) = zip_entry::entry_start(head, Wanted::FirstFile) else {
         return false;
     };
     let mut lines = text.split(|&b| b == b'\n');
@@ -61,30 +54,28 @@ pub fn encode(
     options: &EncodeOptions,
 ) -> Result<EncodeReport, FormatError> {
     let file = options.input_name.as_str();
-    let held = zip_entry::hold(input, file)?;
-    let z = held.bytes;
-    if !z.starts_with(b"PK\x03\x04") {
-        return Err(FormatError {
-            file: file.to_string(),
-            position: "byte 0".to_string(),
-            message: "not a zip archive (no local file header `PK\\x03\\x04`)".to_string(),
-        });
-    }
-    let split = if held.more {
-        Err("the archive is too large to take apart in memory".to_string())
-    } else {
-        take_apart(&z, options)
+    let take_apart = |z: &[u8]| {
+        take_apart(z, options).map_err(|why| {
+            format!("the entry's deflate stream could not be rebuilt exactly: {why}")
+        })
     };
-    match split {
-        Ok(Parts {
-            data_at,
-            corrections,
-            used,
-            nested,
-            report,
-        }) => {
+    zip_entry::encode_archive(
+        FORMAT,
+        super::DTD,
+        input,
+        output,
+        options,
+        take_apart,
+        |z, parts, output| {
+            let Parts {
+                data_at,
+                corrections,
+                used,
+                nested,
+                report,
+            } = parts;
             let header =
-                rebuilt_check::header(super::DTD, FORMAT, LAYOUT, rebuilt_check::property(&z));
+                rebuilt_check::header(super::DTD, FORMAT, LAYOUT, rebuilt_check::property(z));
             let section = |number, codec, bytes| SectionData {
                 number,
                 element_width: 1,
@@ -104,20 +95,9 @@ pub fn encode(
                 .map_err(|e| container_error(file, e))?;
             let out = w.finish().map_err(|e| container_error(file, e))?;
             out.flush().map_err(|e| write_error(file, e))?;
-            Ok(EncodeReport {
-                input_bytes: z.len() as u64,
-                ..report
-            })
-        }
-        Err(why) => raw_store::encode(
-            FORMAT,
-            super::DTD,
-            &format!("the entry's deflate stream could not be rebuilt exactly: {why}"),
-            &mut (&z[..]).chain(input),
-            output,
-            options,
-        ),
-    }
+            Ok(report)
+        },
+    )
 }
 
 /// An archive taken apart.

@@ -6,7 +6,8 @@ use super::line::{self, Line, Op};
 use crate::format::{At, FormatError};
 use crate::shared::allocation::event::{AllocEvent, AllocKind};
 use crate::shared::allocation::placed::{collect_events, Place, PlacedSink};
-use crate::shared::text::lines::{bad_line, for_each_line};
+use crate::shared::text::line_reader::for_each_line;
+use crate::shared::text::lines::bad_line;
 
 /// Calls `sink` with every allocation event of an `mtrace` log, in order. A `<` line followed
 /// by its `>` line is one `Realloc`; a lone `<` is a `Free` and a lone `>` a `Malloc`. Marker

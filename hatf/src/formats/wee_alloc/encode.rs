@@ -2,7 +2,7 @@
 //! [`RecordModel`], and each block is stored as its record stream through the context mixer or
 //! as the structured bit coding of its records, whichever is smaller.
 
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 
 use super::line::{parse, render, WeeLine};
 use super::records::{Record, RecordModel};
@@ -12,7 +12,8 @@ use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::coding::bit_coder::BitEncoder;
 use crate::shared::coding::context_mix;
 use crate::shared::container::blocks::{self, BlockWriter};
-use crate::shared::text::lines::{echo, is_line_too_long, line_too_long, read_line_bounded};
+use crate::shared::text::line_reader::for_each_raw_line;
+use crate::shared::text::lines::bad_line_unless_kept;
 
 /// Reads a wee_alloc trace and writes its `auto` encoding.
 pub fn encode(
@@ -44,27 +45,16 @@ pub fn encode(
     let mut structured = mixed.then(Trial::default);
     let mut records = 0u64;
     let mut report = EncodeReport::default();
-    let mut r = BufReader::with_capacity(1 << 20, input);
-    let (mut buf, mut scratch) = (Vec::new(), Vec::new());
-    loop {
-        buf.clear();
-        let n = read_line_bounded(&mut r, &mut buf).map_err(|e| {
-            if is_line_too_long(&e) {
-                return line_too_long(file, report.records + 1);
-            }
-            FormatError {
-                file: file.to_string(),
-                position: format!("{}:1", report.records + 1),
-                message: format!("cannot read the input: {e}"),
-            }
-        })?;
-        if n == 0 {
-            break;
-        }
+    let mut scratch = Vec::new();
+    for_each_raw_line(input, file, |line_no, buf| {
         report.records += 1;
-        report.input_bytes += n as u64;
+        report.input_bytes += buf.len() as u64;
         let terminated = buf.last() == Some(&b'\n');
-        let text = if terminated { &buf[..n - 1] } else { &buf[..] };
+        let text = if terminated {
+            &buf[..buf.len() - 1]
+        } else {
+            buf
+        };
         // A `\r` is not part of the format: parse without it, the re-rendering check keeps it.
         let core = text.strip_suffix(b"\r").unwrap_or(text);
         // The last line, which may lack its `\n`, is parsed too: strict mode refuses it
@@ -81,14 +71,7 @@ pub fn encode(
             }
             Err((col, m)) => {
                 if !options.keep_bad_lines {
-                    return Err(FormatError {
-                        file: file.to_string(),
-                        position: format!("{}:{col}", report.records),
-                        message: format!(
-                            "{m}: `{}` (use --keep-bad-lines to store such lines verbatim)",
-                            echo(text)
-                        ),
-                    });
+                    return Err(bad_line_unless_kept(file, line_no, col, &m, text));
                 }
                 report.bad_lines += 1;
                 None
@@ -112,7 +95,8 @@ pub fn encode(
             model = RecordModel::new();
             structured = mixed.then(Trial::default);
         }
-    }
+        Ok(())
+    })?;
     flush(&mut out, &mut stream, &mut records, mixed, structured)?;
     out.finish()?;
     Ok(report)

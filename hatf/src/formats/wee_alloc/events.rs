@@ -1,12 +1,13 @@
 //! wee_alloc trace → allocation events, for the paper's encodings and for statistics.
 
-use std::io::{BufReader, Read};
+use std::io::Read;
 
 use super::line::{parse, WeeLine};
 use crate::format::FormatError;
 use crate::shared::allocation::event::{AllocEvent, AllocKind};
 use crate::shared::allocation::placed::collect_events;
-use crate::shared::text::lines::{echo, is_line_too_long, line_too_long, read_line_bounded};
+use crate::shared::text::line_reader::for_each_line;
+use crate::shared::text::lines::bad_line;
 
 /// Calls `sink` with each event: allocation n has address n + 1 (its `Free(n)` frees it).
 /// The sink hears each event's line.
@@ -15,27 +16,8 @@ pub fn for_each_placed_event(
     name: &str,
     sink: crate::shared::allocation::placed::PlacedSink<'_>,
 ) -> Result<(), FormatError> {
-    let mut r = BufReader::new(input);
-    let mut buf = Vec::new();
-    let (mut line_no, mut allocs) = (0u64, 0u64);
-    loop {
-        buf.clear();
-        let n = read_line_bounded(&mut r, &mut buf).map_err(|e| {
-            if is_line_too_long(&e) {
-                return line_too_long(name, line_no + 1);
-            }
-            FormatError {
-                file: name.to_string(),
-                position: format!("{}:1", line_no + 1),
-                message: format!("cannot read the input: {e}"),
-            }
-        })?;
-        if n == 0 {
-            return Ok(());
-        }
-        line_no += 1;
-        let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
+    let mut allocs = 0u64;
+    for_each_line(input, name, |line_no, text| {
         let place = crate::shared::allocation::placed::Place {
             at: crate::format::At::Line(line_no),
             site: None,
@@ -59,15 +41,10 @@ pub fn for_each_placed_event(
                     ..AllocEvent::new(AllocKind::Free)
                 },
             ),
-            Err((col, m)) => {
-                return Err(FormatError {
-                    file: name.to_string(),
-                    position: format!("{line_no}:{col}"),
-                    message: format!("{m}: `{}`", echo(text)),
-                })
-            }
+            Err((col, m)) => return Err(bad_line(name, line_no, col, &m, text)),
         }
-    }
+        Ok(())
+    })
 }
 
 /// Every event of a wee_alloc trace (see [`for_each_placed_event`]).

@@ -11,9 +11,10 @@
 //! about a thousand times the archive's size, and a reader that streams its text holds none
 //! of it whole. An archive is held in memory only up to [`MAX_HELD`] bytes.
 
-use std::io::{self, Cursor, Read};
+use std::io::{self, Cursor, Read, Write};
 
-use crate::format::FormatError;
+use crate::format::{EncodeOptions, EncodeReport, FormatError};
+use crate::shared::archive::raw_store;
 
 use zip::read::{read_zipfile_from_stream, ZipArchive, ZipFile};
 use zip::CompressionMethod;
@@ -272,6 +273,69 @@ fn missing(wanted: Wanted<'_>) -> String {
     }
 }
 
+/// The first bytes of the text of `wanted` in `head`, the start of an archive (found by walking
+/// its local headers), for a format's detection; `None` when `head` does not begin with an
+/// archive holding that entry. `head` may end inside the entry: what it gives up to there is
+/// enough.
+pub fn entry_start(head: &[u8], wanted: Wanted<'_>) -> Option<Vec<u8>> {
+    let start = with_entry(&mut &head[..], wanted, |_, text| {
+        let mut start = Vec::new();
+        let _ = text.take(4096).read_to_end(&mut start);
+        Ok::<_, ()>(start)
+    });
+    match start {
+        Ok(Ok(start)) => Some(start),
+        _ => None,
+    }
+}
+
+/// Encodes the zip archive read from `input` as a file of format `format` (DTD `dtd`), the way
+/// every zip format does: the archive is held in memory (up to [`MAX_HELD`] bytes), taken
+/// apart by `take_apart`, and written from its parts by `write`. An archive too large to hold,
+/// or one `take_apart` refuses (its `Err` says why), is stored as its bytes instead
+/// ([`raw_store::encode`], the reason in the header), so that any zip is kept. An input that
+/// does not start with a local file header is not a zip archive: an error.
+pub fn encode_archive<P>(
+    format: &str,
+    dtd: &str,
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    options: &EncodeOptions,
+    take_apart: impl FnOnce(&[u8]) -> Result<P, String>,
+    write: impl FnOnce(&[u8], P, &mut dyn Write) -> Result<EncodeReport, FormatError>,
+) -> Result<EncodeReport, FormatError> {
+    let file = options.input_name.as_str();
+    let held = hold(input, file)?;
+    let bytes = held.bytes;
+    if !bytes.starts_with(b"PK\x03\x04") {
+        return Err(FormatError {
+            file: file.to_string(),
+            position: "byte 0".to_string(),
+            message: "not a zip archive (no local file header `PK\\x03\\x04`)".to_string(),
+        });
+    }
+    let parts = if held.more {
+        Err(format!(
+            "the archive is larger than the {MAX_HELD} bytes taken apart in memory"
+        ))
+    } else {
+        take_apart(&bytes)
+    };
+    match parts {
+        Ok(parts) => {
+            let report = write(&bytes, parts, output)?;
+            Ok(EncodeReport {
+                input_bytes: bytes.len() as u64,
+                ..report
+            })
+        }
+        Err(reason) => {
+            let mut rest = Cursor::new(bytes).chain(input);
+            raw_store::encode(format, dtd, &reason, &mut rest, output, options)
+        }
+    }
+}
+
 /// The start of the input, read into memory up to [`MAX_HELD`] bytes.
 pub struct Held {
     /// The bytes read.
@@ -419,5 +483,72 @@ mod tests {
     fn inputs_are_held_up_to_the_limit() {
         let held = hold(&mut &b"PK abc"[..], "t").unwrap();
         assert!(!held.more && held.bytes == b"PK abc");
+    }
+
+    #[test]
+    fn archives_are_encoded_from_their_parts_or_stored_as_their_bytes() {
+        // Any DTD: the stored bytes are no records of it.
+        let dtd = crate::formats::memory_replay::DTD;
+        let options = EncodeOptions {
+            input_name: "t.zip".to_string(),
+            ..EncodeOptions::default()
+        };
+        let zip = archive(&[("trace", b"a\nb\n", CompressionMethod::Deflated)]);
+        // Taken apart: `write` gets the archive and the parts, the report its size.
+        let mut out = Vec::new();
+        let report = encode_archive(
+            "f",
+            dtd,
+            &mut &zip[..],
+            &mut out,
+            &options,
+            |bytes| Ok(bytes.len()),
+            |bytes, len, out| {
+                assert_eq!((bytes, len), (&zip[..], zip.len()));
+                out.write_all(b"parts").unwrap();
+                Ok(EncodeReport::default())
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (&out[..], report.input_bytes),
+            (&b"parts"[..], zip.len() as u64)
+        );
+        // Refused by `take_apart`: stored as its bytes, with the reason in the header.
+        let mut out = Vec::new();
+        encode_archive(
+            "f",
+            dtd,
+            &mut &zip[..],
+            &mut out,
+            &options,
+            |_| Err::<(), _>("no reason to".to_string()),
+            |_, (), _| unreachable!(),
+        )
+        .unwrap();
+        let mut back = Vec::new();
+        raw_store::decode("f", &mut &out[..], &mut back, &Default::default()).unwrap();
+        assert_eq!(back, zip);
+        let r = crate::shared::container::blocks::open(&out[..], "f", "t").unwrap();
+        assert_eq!(r.header().property("deflate-reason"), Some("no reason to"));
+        // Not starting with a local file header (an empty archive included): an error.
+        let empty = zip::ZipWriter::new(Cursor::new(Vec::new()))
+            .finish()
+            .unwrap()
+            .into_inner();
+        for input in [&b"hello"[..], &empty[..]] {
+            let e = encode_archive(
+                "f",
+                dtd,
+                &mut &input[..],
+                &mut Vec::new(),
+                &options,
+                |_| Ok(()),
+                |_, (), _| unreachable!(),
+            )
+            .unwrap_err();
+            assert_eq!(e.position, "byte 0");
+            assert!(e.message.contains("no local file header"), "{}", e.message);
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! buffers and sinks decoders print into.
 
 pub mod line_chunks;
+pub mod line_reader;
 pub mod lines;
 pub mod numbers;
 pub mod out;
