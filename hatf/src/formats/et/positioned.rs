@@ -4,11 +4,11 @@
 //! Blocks are independent, and every full block says how long its text is (its section 0,
 //! docs/FORMAT.md §6.2), so the offset of every block's text is known as soon as the blocks
 //! before it have been read (not decoded). Each thread then decodes whole blocks and writes
-//! their text at those offsets through one reused buffer. Written in order instead (`shared/threads/streamed.rs`), a block decoded ahead
-//! of the writer must be held until the blocks before it are out: a javac-tests decode kept
-//! 15-17 pieces of 2 MiB in flight, each faulted in afresh (5-14 % of its CPU time in the
-//! kernel clearing huge pages, in three profiles). Here it takes 20 MB at its peak instead of
-//! 37-45, and 6 % less time.
+//! their text at those offsets through one reused buffer. Written in order instead
+//! (`shared/threads/streamed.rs`), a block decoded ahead of the writer must be held until the
+//! blocks before it are out: a javac-tests decode kept 15-17 pieces of 2 MiB in flight, each
+//! faulted in afresh (5-14 % of its CPU time in the kernel clearing huge pages, in three
+//! profiles). Here it takes 20 MB at its peak instead of 37-45, and 6 % less time.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
