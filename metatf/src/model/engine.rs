@@ -217,6 +217,9 @@ impl Engine {
     fn share_lists(&mut self) {
         let mut groups: HashMap<(usize, Kind, u32), Vec<usize>> = HashMap::new();
         for (i, p) in self.predictors.iter().enumerate() {
+            if p.shared.is_some() {
+                continue;
+            }
             let group = match p.spec.kind {
                 Kind::Live | Kind::LiveNext if p.spec.arg as usize != p.own => {
                     (p.own, Kind::Live, p.spec.arg)
@@ -301,5 +304,110 @@ impl Engine {
             self.history.keyed[t].values[i] = v;
         }
         self.history.update(s, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::live::LIVE_CAP;
+    use super::super::predict::{Kind, Spec};
+    use super::super::recent_tests::Fixture;
+    use super::{Carried, Engine};
+
+    /// A measuring engine's shared lists and keyed tables give every predictor the same
+    /// guesses and ranks, value after value, as an engine holding that predictor alone.
+    #[test]
+    fn shared_state_predicts_as_separate_state() {
+        let f = Fixture::with_dtd(
+            "tag.width = 1;
+             size.width = 4; size.interpretation = none;
+             ptr.width = 8;  ptr.interpretation = none;
+             section heap 1 {
+                 alloc : (tag, size, ptr) { tag.value = 4; }
+                 free  : (tag, ptr)       { tag.value = 5; }
+             }",
+        );
+        let (size, ptr, freed) = (f.stream(4, "size"), f.stream(4, "ptr"), f.stream(5, "ptr"));
+        let spec = |kind, arg: usize| Spec {
+            kind,
+            arg: arg as u32,
+        };
+        let specs = [
+            (freed, spec(Kind::Live, ptr)),
+            (freed, spec(Kind::LiveNext, ptr)),
+            (ptr, spec(Kind::Reuse, ptr)),
+            (ptr, spec(Kind::Reuse, size)),
+            (ptr, spec(Kind::Key, size)),
+            (ptr, spec(Kind::KeyStride, size)),
+            (ptr, spec(Kind::KeyShift, size)),
+            (ptr, spec(Kind::KeyDelta, size)),
+        ];
+        let mut shared = Engine::new(&f.streams, 10, true);
+        shared.cap_lists(LIVE_CAP);
+        let mut alone: Vec<Engine> = Vec::new();
+        let mut pairs = Vec::new();
+        for &(own, s) in &specs {
+            let mut e = Engine::new(&f.streams, 10, true);
+            e.cap_lists(LIVE_CAP);
+            pairs.push((own, shared.instance(own, s), e.instance(own, s)));
+            e.seed(&Carried::default());
+            assert!(e.history.lists.is_empty(), "alone, nothing to share");
+            alone.push(e);
+        }
+        shared.seed(&Carried::default());
+        assert_eq!(
+            shared.history.lists.len(),
+            2,
+            "live and livenext; the reuses"
+        );
+        assert_eq!(shared.history.keyed.len(), 1);
+        // Allocations of a few sizes, each block freed a while later, the freed addresses
+        // taken again.
+        let mut x = 12345u64;
+        let mut live: Vec<u64> = Vec::new();
+        let mut free_addresses: Vec<u64> = Vec::new();
+        let mut next = 0x1000u64;
+        for _ in 0..4000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let record: Vec<(usize, u64)> = if live.len() > 40 || (x >> 60) < 6 && !live.is_empty()
+            {
+                let v = live.remove((x >> 33) as usize % live.len());
+                free_addresses.push(v);
+                vec![(freed, v)]
+            } else {
+                let sz = 16 << ((x >> 40) % 4);
+                let p = if (x >> 50).is_multiple_of(3) && !free_addresses.is_empty() {
+                    free_addresses.remove((x >> 20) as usize % free_addresses.len())
+                } else {
+                    next += sz;
+                    next
+                };
+                live.push(p);
+                vec![(size, sz), (ptr, p)]
+            };
+            for e in std::iter::once(&mut shared).chain(&mut alone) {
+                e.history.record += 1;
+            }
+            for (s, v) in record {
+                for (&(own, a, b), e) in pairs.iter().zip(&alone) {
+                    if own != s {
+                        continue;
+                    }
+                    let (pa, pb) = (&shared.predictors[a], &e.predictors[b]);
+                    assert_eq!(pa.predict(&shared.history), pb.predict(&e.history));
+                    assert_eq!(
+                        pa.rank_of(&shared.history, v),
+                        pb.rank_of(&e.history, v),
+                        "{:?}",
+                        pa.spec
+                    );
+                }
+                for e in std::iter::once(&mut shared).chain(&mut alone) {
+                    e.observe(s, v);
+                }
+            }
+        }
     }
 }
