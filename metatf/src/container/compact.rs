@@ -51,15 +51,26 @@ pub struct KnownHeader {
 
 /// The headers compact files may name by code: entry `k − 1` is code `k`. Codes are never
 /// reused or reordered; new ones are appended (a reader that does not know a code refuses the
-/// file with an error naming it).
-pub const KNOWN_HEADERS: &[KnownHeader] = &[KnownHeader {
-    format: "wee-alloc",
-    properties: &[("encoding", "auto"), ("layout", "wee-alloc-cm-3")],
-    dtd: DtdIdentity {
-        length: 711,
-        crc32: 0xf206_7c4a,
+/// file with an error naming it). Code 1 names a layout no longer written (`wee-alloc-cm-3`):
+/// it still expands, and the format's reader refuses the layout by name.
+pub const KNOWN_HEADERS: &[KnownHeader] = &[
+    KnownHeader {
+        format: "wee-alloc",
+        properties: &[("encoding", "auto"), ("layout", "wee-alloc-cm-3")],
+        dtd: DtdIdentity {
+            length: 711,
+            crc32: 0xf206_7c4a,
+        },
     },
-}];
+    KnownHeader {
+        format: "wee-alloc",
+        properties: &[("encoding", "auto"), ("layout", "wee-alloc-cm-4")],
+        dtd: DtdIdentity {
+            length: 711,
+            crc32: 0xf206_7c4a,
+        },
+    },
+];
 
 impl KnownHeader {
     /// The full-form bytes of this header, magic to CRC.

@@ -8,7 +8,7 @@ use metatf::container::{Block, ContainerHeader, PROPERTY_LAYOUT};
 use super::line::{render, WeeLine};
 use super::records::{Record, RecordModel};
 use super::structured::Structured;
-use super::{BLOCK_RECORDS, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED};
+use super::{BLOCK_RECORDS, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED, TABLE_BITS};
 use crate::format::{DecodeOptions, FormatError};
 use crate::shared::coding::bit_coder::BitDecoder;
 use crate::shared::coding::context_mix;
@@ -117,7 +117,8 @@ impl<'f> Decoder<'f> {
         let stream = if mixed.is_empty() {
             blocks::section(block, PLAIN).to_vec()
         } else {
-            context_mix::v2::decompress(mixed).map_err(|m| at(block.first_record, m))?
+            context_mix::v2::decompress_with_tables(mixed, TABLE_BITS)
+                .map_err(|m| at(block.first_record, m))?
         };
         let mut model = RecordModel::new();
         let mut c = Cursor::new(&stream, "records");
@@ -272,8 +273,8 @@ mod tests {
         let text = synthetic();
         let bin = encode(&text);
         assert!(metatf::container::compact::is_compact(&bin));
-        // Header code 1 (wee-alloc, this layout), one section 0 of width 1.
-        assert_eq!(bin[5], 0xc1);
+        // Header code 2 (wee-alloc, this layout), one section 0 of width 1.
+        assert_eq!(bin[5], 0xc2);
         let full = metatf::container::compact::expand(&bin).unwrap();
         let layout = format!("\x0e{LAYOUT}");
         assert!(full.windows(layout.len()).any(|w| w == layout.as_bytes()));

@@ -7,7 +7,9 @@ use std::io::{Read, Write};
 use super::line::{parse, render, WeeLine};
 use super::records::{Record, RecordModel};
 use super::structured::Structured;
-use super::{BLOCK_RECORDS, DTD, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED, STRUCTURED_MAX_STREAM};
+use super::{
+    BLOCK_RECORDS, DTD, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED, STRUCTURED_MAX_STREAM, TABLE_BITS,
+};
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::coding::bit_coder::BitEncoder;
 use crate::shared::coding::context_mix;
@@ -145,7 +147,7 @@ fn flush<W: Write>(
         return Ok(());
     }
     if mixed {
-        let packed = context_mix::v2::compress(stream);
+        let packed = context_mix::v2::compress_with_tables(stream, TABLE_BITS);
         match structured.and_then(Trial::finish) {
             Some(bits) if bits.len() <= packed.len() => {
                 out.block(*records, &[(STRUCTURED, &bits)])?

@@ -31,7 +31,11 @@ const BLOCK_RECORDS: u64 = 1 << 20;
 /// either its record stream through version 2 of the context mixer ([`context_mix::v2`],
 /// section [`MIXED`]) or the structured bit coding of its records ([`structured`], section
 /// [`STRUCTURED`]), whichever is smaller.
-pub const LAYOUT: &str = "wee-alloc-cm-3";
+pub const LAYOUT: &str = "wee-alloc-cm-4";
+/// Largest context-mixer table (log2 slots per context) of the [`MIXED`] section: ten tables of
+/// 2^19 four-byte slots take 20 MiB, where 2^21 took 80 MiB and, beside a block's record stream,
+/// more than the 100 MB an encoder may hold; the files are about 1 % larger.
+const TABLE_BITS: u32 = crate::shared::coding::context_mix::v2::BOUNDED_STREAM_TABLE_BITS;
 /// Section: the structured bit coding of the block's records (codec none).
 /// Number 0, so that a one-block file of it has the compact container's shortest form.
 const STRUCTURED: u8 = 0;

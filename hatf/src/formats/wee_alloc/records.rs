@@ -1,4 +1,4 @@
-//! The record stream of the `wee-alloc-cm-3` layout (docs/FORMAT.md §6.1, `wee-alloc`): one
+//! The record stream of the `wee-alloc-cm-4` layout (docs/FORMAT.md §6.1, `wee-alloc`): one
 //! byte per line in the common case, so the context mixer sees whole records as single symbols
 //! and predicts each from the records before it.
 //!

@@ -1,4 +1,4 @@
-//! The structured bit coding of a `wee-alloc-cm-3` block (docs/FORMAT.md §6.1, `wee-alloc`):
+//! The structured bit coding of a `wee-alloc-cm-4` block (docs/FORMAT.md §6.1, `wee-alloc`):
 //! each record is a few decisions, each coded with the adaptive probability of its context by
 //! [`crate::shared::coding::bit_coder`]. Used instead of the record bytes through the context mixer
 //! when it is smaller, which it is on short traces (a mixer spends the first hundreds of
