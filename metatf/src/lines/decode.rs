@@ -8,7 +8,7 @@ use metatf_dtd::lines::{LineRecord, Unmatched};
 use super::printer::print;
 use super::{LineEnd, PROPERTY_LINE_END};
 use crate::error::Error;
-use crate::universal::{UniversalReader, Value};
+use crate::universal::{DynRecord, UniversalReader, Value};
 
 /// Writes the text a container written by [`super::encode_lines`] was encoded from, byte for
 /// byte; returns the number of records read.
@@ -41,7 +41,9 @@ pub fn decode_lines(r: impl Read, out: impl Write) -> Result<u64, Error> {
     let mut out = BufWriter::with_capacity(1 << 16, out);
     let mut line = Vec::with_capacity(256);
     let mut records = 0u64;
-    while let Some(rec) = reader.next_record()? {
+    // One record, refilled in place: no allocation per line.
+    let mut rec = DynRecord::default();
+    while reader.read_record(&mut rec)? {
         records += 1;
         let verbatim = rec.name == "comment" || kept == Some((rec.name.as_str(), rec.tag));
         let pattern = patterns

@@ -146,47 +146,59 @@ pub(crate) struct FlatCursor {
 }
 
 impl FlatCursor {
-    pub(crate) fn next(
+    /// Reads the next record into `r`, reusing its name, field vector and byte strings: a
+    /// reader printing millions of small records otherwise spends much of its time
+    /// allocating and freeing them.
+    pub(crate) fn next_into(
         &mut self,
         block: &FlatBlock,
         catalog: &Catalog,
         section: Option<u8>,
-    ) -> Option<DynRecord> {
+        r: &mut DynRecord,
+    ) -> Option<()> {
         let tag = *block.words.get(self.word)?;
         self.word += 1;
         let plan = catalog.by_tag(section, tag)?;
-        let mut fields = Vec::with_capacity(plan.leaves.len());
+        if r.name != plan.name {
+            r.name.clear();
+            r.name.push_str(&plan.name);
+        }
+        r.section = section;
+        r.tag = tag;
         if plan.builtin == Builtin::Metadata {
             let n = *block.words.get(self.word)? as usize;
             self.word += 1;
             let values = block.words.get(self.word..self.word.checked_add(n)?)?;
             self.word += n;
-            fields.extend(values.iter().map(|&v| Value::Uint(v)));
+            r.fields.clear();
+            r.fields.extend(values.iter().map(|&v| Value::Uint(v)));
         } else {
             self.scalars.clear();
-            self.read_leaves(block, &plan.leaves, &mut fields)?;
+            self.read_leaves(block, &plan.leaves, &mut r.fields)?;
         }
-        Some(DynRecord {
-            section,
-            name: plan.name.clone(),
-            tag,
-            fields,
-        })
+        Some(())
     }
 
+    /// Reads `leaves` into `out` in place, reusing the values it holds where they have the
+    /// same shape.
     fn read_leaves(
         &mut self,
         block: &FlatBlock,
         leaves: &[Leaf],
         out: &mut Vec<Value>,
     ) -> Option<()> {
-        for leaf in leaves {
+        out.truncate(leaves.len());
+        for (n, leaf) in leaves.iter().enumerate() {
+            if out.len() == n {
+                out.push(Value::Uint(0));
+            }
+            let slot = &mut out[n];
             match leaf {
                 Leaf::Scalar { position, .. } => {
                     let v = *block.words.get(self.word)?;
                     self.word += 1;
                     self.scalars.push((*position, v));
-                    out.push(Value::Uint(v));
+                    *slot = Value::Uint(v);
                 }
                 Leaf::Bytes {
                     length_position, ..
@@ -194,21 +206,33 @@ impl FlatCursor {
                     let len = usize::try_from(lookup(&self.scalars, *length_position)?).ok()?;
                     let b = block.bytes.get(self.byte..self.byte.checked_add(len)?)?;
                     self.byte += len;
-                    out.push(Value::Bytes(b.to_vec()));
+                    match slot {
+                        Value::Bytes(held) => {
+                            held.clear();
+                            held.extend_from_slice(b);
+                        }
+                        _ => *slot = Value::Bytes(b.to_vec()),
+                    }
                 }
                 Leaf::Repeated {
                     count_position,
                     element,
                     ..
                 } => {
-                    let count = lookup(&self.scalars, *count_position)?;
-                    let mut items = Vec::new();
-                    for _ in 0..count {
-                        let mut item = Vec::with_capacity(element.len());
-                        self.read_leaves(block, element, &mut item)?;
-                        items.push(item);
+                    let count = usize::try_from(lookup(&self.scalars, *count_position)?).ok()?;
+                    if !matches!(slot, Value::List(_)) {
+                        *slot = Value::List(Vec::new());
                     }
-                    out.push(Value::List(items));
+                    let Value::List(items) = slot else {
+                        return None;
+                    };
+                    items.truncate(count);
+                    for i in 0..count {
+                        if items.len() == i {
+                            items.push(Vec::with_capacity(element.len()));
+                        }
+                        self.read_leaves(block, element, &mut items[i])?;
+                    }
                 }
             }
         }

@@ -3,10 +3,10 @@
 
 use std::io::{BufWriter, Read, Write};
 
-use super::{quote, record_json, record_line};
+use super::{quote, record_json, record_line, record_line_into};
 use crate::error::Error;
 use crate::model::PROPERTY_ENGINE;
-use crate::universal::{Event, UniversalReader};
+use crate::universal::{DynRecord, Event, UniversalReader};
 
 /// Prints every record of a container (decoded with its embedded DTD) in the text form, or as
 /// one JSON object per line; returns the number of records.
@@ -74,11 +74,15 @@ pub fn print_records(r: impl Read, out: impl Write) -> Result<u64, Error> {
     let catalog = reader.catalog();
     let mut out = BufWriter::with_capacity(1 << 16, out);
     let mut records = 0u64;
-    while let Some(rec) = reader.next_record()? {
-        let line =
-            record_line(&catalog, &rec).map_err(|m| Error::record(None, records, &rec.name, m))?;
+    // One record and one line, refilled for each record: no allocation per line.
+    let mut rec = DynRecord::default();
+    let mut line = String::with_capacity(256);
+    while reader.read_record(&mut rec)? {
+        line.clear();
+        record_line_into(&catalog, &rec, &mut line)
+            .map_err(|m| Error::record(None, records, &rec.name, m))?;
+        line.push('\n');
         out.write_all(line.as_bytes()).map_err(output)?;
-        out.write_all(b"\n").map_err(output)?;
         records += 1;
     }
     out.flush().map_err(output)?;

@@ -25,5 +25,5 @@ pub use encode::{
 };
 
 pub(crate) use parse::{parse_line, Line};
-pub(crate) use print::{record_json, record_line};
+pub(crate) use print::{record_json, record_line, record_line_into};
 pub(crate) use quote::quote;

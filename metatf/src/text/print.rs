@@ -1,5 +1,7 @@
 //! Printing records in the text form (one line each) and as JSON objects.
 
+use std::fmt::Write as _;
+
 use serde_json::json;
 
 use super::quote::quote;
@@ -10,8 +12,18 @@ use crate::universal::{DynRecord, Value};
 /// The text line for a record, without the newline; the error explains a record the schema
 /// cannot name (which the universal reader never produces).
 pub(crate) fn record_line(catalog: &Catalog, rec: &DynRecord) -> Result<String, String> {
-    let plan = plan_of(catalog, rec)?;
     let mut s = String::with_capacity(64);
+    record_line_into(catalog, rec, &mut s)?;
+    Ok(s)
+}
+
+/// [`record_line`] appended to `s`, so that a printer of many records reuses one buffer.
+pub(crate) fn record_line_into(
+    catalog: &Catalog,
+    rec: &DynRecord,
+    s: &mut String,
+) -> Result<(), String> {
+    let plan = plan_of(catalog, rec)?;
     s.push_str(&plan.name);
     if plan.builtin == Builtin::Metadata {
         let m = metadata_parts(catalog, rec)?;
@@ -22,10 +34,9 @@ pub(crate) fn record_line(catalog: &Catalog, rec: &DynRecord) -> Result<String, 
         for v in m.values {
             s.push_str(&format!(" {v}"));
         }
-        return Ok(s);
+        return Ok(());
     }
-    fields(&mut s, &plan.leaves, &rec.fields)?;
-    Ok(s)
+    fields(s, &plan.leaves, &rec.fields)
 }
 
 fn plan_of<'c>(catalog: &'c Catalog, rec: &DynRecord) -> Result<&'c RecordPlan, String> {
@@ -45,7 +56,10 @@ fn fields(s: &mut String, leaves: &[Leaf], values: &[Value]) -> Result<(), Strin
         s.push_str(leaf.name());
         s.push('=');
         match (leaf, value) {
-            (Leaf::Scalar { .. }, Value::Uint(v)) => s.push_str(&v.to_string()),
+            (Leaf::Scalar { .. }, Value::Uint(v)) => {
+                // Written into the line rather than through a string of its own.
+                let _ = write!(s, "{v}");
+            }
             (Leaf::Bytes { .. }, Value::Bytes(b)) => quote(s, b),
             (Leaf::Repeated { element, .. }, Value::List(items)) => {
                 s.push('[');

@@ -149,6 +149,32 @@ impl<R: Read> UniversalReader<R> {
         }
     }
 
+    /// Reads the next record into `rec`, skipping block boundaries; `Ok(false)` at the end
+    /// (`rec` then unchanged). The same records as [`Self::next_record`], but a modelled block's
+    /// records reuse `rec`'s name, field vector and byte strings instead of allocating new ones
+    /// each: what a reader printing every record of a long trace spends much of its time on.
+    pub fn read_record(&mut self, rec: &mut DynRecord) -> Result<bool, Error> {
+        loop {
+            if self.done {
+                return Ok(false);
+            }
+            if self.block_left > 0 && self.model.is_some() {
+                self.next_modelled_into(rec)?;
+                self.block_left -= 1;
+                self.record += 1;
+                return Ok(true);
+            }
+            match self.next_event()? {
+                None => return Ok(false),
+                Some(Event::Record(r)) => {
+                    *rec = r;
+                    return Ok(true);
+                }
+                Some(Event::Block { .. }) => {}
+            }
+        }
+    }
+
     /// The next block start or record; `Ok(None)` at the end.
     pub fn next_event(&mut self) -> Result<Option<Event>, Error> {
         if self.done {
@@ -271,12 +297,19 @@ impl<R: Read> UniversalReader<R> {
 
     /// The next record of a modelled block.
     fn next_modelled(&mut self) -> Result<DynRecord, Error> {
-        let record = self.model.as_mut().and_then(|m| {
-            let r = m.cursor.next(&m.flat, &self.catalog, self.section)?;
-            let plan = self.catalog.by_tag(self.section, r.tag)?;
-            Some((r, plan.builtin))
+        let mut r = DynRecord::default();
+        self.next_modelled_into(&mut r)?;
+        Ok(r)
+    }
+
+    /// Reads the next record of a modelled block into `r`.
+    fn next_modelled_into(&mut self, r: &mut DynRecord) -> Result<(), Error> {
+        let builtin = self.model.as_mut().and_then(|m| {
+            m.cursor
+                .next_into(&m.flat, &self.catalog, self.section, r)?;
+            Some(self.catalog.by_tag(self.section, r.tag)?.builtin)
         });
-        let Some((r, builtin)) = record else {
+        let Some(builtin) = builtin else {
             return Err(self.fail("", "modelled block ends early"));
         };
         if builtin == Builtin::Section {
@@ -285,7 +318,7 @@ impl<R: Read> UniversalReader<R> {
                 self.section = u8::try_from(*n).ok();
             }
         }
-        Ok(r)
+        Ok(())
     }
 
     fn decode_record(&mut self) -> Result<DynRecord, Error> {

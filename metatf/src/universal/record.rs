@@ -13,8 +13,9 @@ pub enum Value {
     List(Vec<Vec<Value>>),
 }
 
-/// One record of a trace, described by the schema rather than by a Rust type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One record of a trace, described by the schema rather than by a Rust type. The default is
+/// an empty record for [`super::UniversalReader::read_record`] to fill.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DynRecord {
     /// The section the record appears in (`None` before the first section record). Set by the
     /// reader; the writer tracks sections itself and ignores it.
