@@ -159,7 +159,11 @@ impl FlatCursor {
         let tag = *block.words.get(self.word)?;
         self.word += 1;
         let plan = catalog.by_tag(section, tag)?;
-        if r.name != plan.name {
+        // Most records repeat the name the record before had: compared inline (names are
+        // short, and a call to the library's comparison cost more than the copy it saves).
+        let same = r.name.len() == plan.name.len()
+            && r.name.bytes().zip(plan.name.bytes()).all(|(a, b)| a == b);
+        if !same {
             r.name.clear();
             r.name.push_str(&plan.name);
         }
