@@ -147,8 +147,34 @@ fn read(bytes: &[u8]) -> Vec<(String, u64, Vec<Value>)> {
     out
 }
 
+/// The records [`UniversalReader::read_record`] refills one record with, each copied out, and
+/// its section.
+fn read_refilled(bytes: &[u8]) -> Vec<DynRecord> {
+    let mut r = UniversalReader::new(bytes).unwrap();
+    let mut rec = DynRecord::default();
+    let mut out = Vec::new();
+    while r.read_record(&mut rec).unwrap() {
+        out.push(rec.clone());
+    }
+    out
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A record refilled in place gives the records a fresh one does, field by field, where
+    /// one record's shape follows another's (byte strings, groups of other lengths, metadata,
+    /// sections).
+    #[test]
+    fn refilled_records_are_the_records_read_fresh(
+        ops in proptest::collection::vec(op(), 0..300),
+        per_block in prop_oneof![Just(0u64), 1u64..4, 5u64..80],
+    ) {
+        let bytes = write(&records(&ops), per_block);
+        let mut r = UniversalReader::new(&bytes[..]).unwrap();
+        let fresh: Vec<DynRecord> = std::iter::from_fn(|| r.next_record().unwrap()).collect();
+        prop_assert_eq!(read_refilled(&bytes), fresh);
+    }
 
     #[test]
     fn records_round_trip_across_blocks(
