@@ -3,7 +3,7 @@
 //! pinned by a fixture.
 //!
 //! The fixture in `tests/data/` comes from the synthetic text of `make_relive.py`: the
-//! `mtrace-alloc-model-4-light.hatf` file was written by the commit that added codec 4.
+//! `mtrace-alloc-model-4-light.hatf` file pins the bytes the encoder writes for it.
 
 use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
 use hatf::internal::formats::memory_replay::MemoryReplay;

@@ -1,8 +1,7 @@
 //! Version 2 of the context mixer (docs/FORMAT.md §6.1, "The context mixer, version 2"): used
 //! by the layouts `wee-alloc-cm-2` and by malloc-bench's section 6.
 //!
-//! What changed from version 1, and why (together: the corpus' wee_alloc record streams 5–9 %
-//! smaller, e.g. dogfood 4,436 → 4,094 bytes; docs/FORMAT.md gives each step):
+//! How it differs from version 1, and why (docs/FORMAT.md gives each part):
 //! - three sparse contexts (the byte two back alone, bytes two and three back, the byte three
 //!   back alone) beside orders 0–8: the continuation bytes of a varint follow a byte that is
 //!   nearly random, so their best context skips it;
@@ -150,8 +149,8 @@ impl Predictor {
     fn new(len: u64, max_table_bits: u32) -> Predictor {
         // Four slots per bit of input in each context, as in version 1, but at most
         // 2^max_table_bits: for the length-prefixed streams 2^21 (ten tables of 2^22 would take
-        // 168 MB; 2^21 costs long streams under 1 % (solitaire, vlc, clang) and keeps the
-        // tables (84 MB) below version 1's (117 MB)); for codec 3, [`CODEC_TABLE_BITS`].
+        // 168 MB, where 2^21 costs long streams little and keeps the tables at 84 MB); for
+        // codec 3, [`CODEC_TABLE_BITS`].
         let bits = (66 - (len.max(1).saturating_mul(8)).leading_zeros())
             .clamp(12, max_table_bits.max(12)) as usize;
         let size = 1usize << bits;
@@ -317,8 +316,8 @@ pub(super) fn split(x1: u32, x2: u32, p: u32) -> u32 {
 const STREAM_TABLE_BITS: u32 = 21;
 /// Largest table (log2 slots per context) of container codec 3: 2^16 slots of four bytes for
 /// each of the ten contexts, 2.5 MiB, which sections of 2 KiB and more reach. The codec serves
-/// short sections, where larger tables gain little (a 42 KB python mtrace block: 10,437 bytes
-/// at 2^16, 10,393 at 2^18) and their zeroing costs more than the coding.
+/// short sections, where larger tables gain well under 1 % and their zeroing costs more than
+/// the coding.
 pub const CODEC_TABLE_BITS: u32 = 16;
 
 /// Compresses `data` as a stream: varint length, then [`encode`] with 2^21-slot tables.
@@ -328,8 +327,8 @@ pub fn compress(data: &[u8]) -> Vec<u8> {
 
 /// Largest table (log2 slots per context) of the length-prefixed streams of layouts that bound
 /// the coder's memory (malloc-bench `malloc-bench-preflate-4`): ten tables of 2^19 four-byte
-/// slots take 20 MiB instead of [`compress`]'s 80 MiB, for about 0.7 % more bytes on the
-/// corpus' long streams (mc_server: 367,526 → 370,121 bytes).
+/// slots take 20 MiB instead of [`compress`]'s 80 MiB, for under 1 % more bytes on long
+/// streams.
 pub const BOUNDED_STREAM_TABLE_BITS: u32 = 19;
 
 /// [`compress`] with tables of at most 2^`max_table_bits` slots per context; read back with
