@@ -122,3 +122,26 @@ fn corpus_sizes_against_peers() {
     }
     assert_eq!(checked, 9);
 }
+
+/// A file of a layout this hatf no longer writes is refused with the layout named as it is
+/// written in the file. The compact form's header code 1 stands for `wee-alloc-cm-3`
+/// (docs/FORMAT.md §5), so turning a fresh file's code 2 into 1, with its CRC made good again,
+/// gives such a file.
+#[test]
+fn an_older_layout_is_refused_by_its_plain_name() {
+    let mut bin = enc(b"Alloc(5),\nFree(0),\n", false).unwrap();
+    assert_eq!(&bin[..5], b"\x7fMTF\x03", "a one-block file is compact");
+    assert_eq!(bin[5] & 0x3f, 2, "header code of wee-alloc-cm-4");
+    bin[5] = (bin[5] & !0x3f) | 1;
+    let end = bin.len() - 4;
+    let crc = crc32fast::hash(&bin[..end]);
+    bin[end..].copy_from_slice(&crc.to_le_bytes());
+    let mut out = Vec::new();
+    let e = WeeAlloc
+        .decode(&mut &bin[..], &mut out, &DecodeOptions::default())
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "the file's layout is `wee-alloc-cm-3`, but this hatf decodes layout `wee-alloc-cm-4`"
+    );
+}

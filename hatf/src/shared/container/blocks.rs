@@ -46,14 +46,7 @@ pub const LAYOUT: &str = "alloc-model-4";
 /// Checks that `header`'s file has the allocation model's layout ([`LAYOUT`]); an error naming
 /// `file` for any other.
 pub fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
-    match header.property(metatf::container::PROPERTY_LAYOUT) {
-        Some(LAYOUT) => Ok(()),
-        other => Err(FormatError {
-            file: file.to_string(),
-            position: String::new(),
-            message: format!("layout {other:?} is not one this hatf decodes (`{LAYOUT}`)"),
-        }),
-    }
+    super::layout::require(header, file, LAYOUT, "")
 }
 
 /// Lines per block of the text formats the allocation model encodes: bounds memory whatever
