@@ -61,19 +61,32 @@ pub(super) fn squash16(x: i32) -> i32 {
 
 /// An adaptive probability map: refines a probability given a small context, by interpolating
 /// between 33 adaptive points over the stretched probability −2048…2048.
+///
+/// The previous-byte map has 65,536 contexts, 8.6 MB of points if laid out whole, though a
+/// stream only reaches the contexts of the bytes it holds: a short one a few, and none that
+/// its length could not reach. So the points are kept in groups of [`APM_GROUP`] contexts
+/// (the contexts of one previous byte), each group allocated when first used and each row
+/// filled with the initial points when first used. Either way a context's points take the
+/// same values, so the coded bytes do not depend on it.
 struct Apm {
-    /// 16-bit probability << 16, per context and point; a context's row is filled with the
-    /// initial points when it is first used (see `ready`).
+    /// The groups in order of first use, [`APM_GROUP`] rows of 33 points each: 16-bit
+    /// probability << 16.
     points: Vec<u32>,
-    /// One bit per context: its row holds its points. Filling rows on first use instead of all
-    /// at once gives the same numbers and spares a short stream the writing of a table that,
-    /// for the previous-byte map, is 8.6 MB, most of it never read.
+    /// Per group of contexts, the offset of its rows in `points`; [`NO_GROUP`] before its
+    /// first use.
+    group_start: Vec<u32>,
+    /// One bit per context: its row holds its points.
     ready: Vec<u64>,
     /// The initial points of every row.
     initial: [u32; 33],
     /// The point nearest to the last input (the one updated).
     nearest: usize,
 }
+
+/// Contexts per allocated group of an [`Apm`]: a previous-byte map's contexts of one byte.
+const APM_GROUP: usize = 256;
+/// [`Apm::group_start`] of a group not yet used.
+const NO_GROUP: u32 = u32::MAX;
 
 impl Apm {
     fn new(contexts: usize) -> Apm {
@@ -82,7 +95,8 @@ impl Apm {
             *point = (squash16((j as i32 - 16) * 128) as u32) << 16;
         }
         Apm {
-            points: vec![0; contexts * 33],
+            points: Vec::new(),
+            group_start: vec![NO_GROUP; contexts.div_ceil(APM_GROUP)],
             ready: vec![0; contexts.div_ceil(64)],
             initial,
             nearest: 0,
@@ -91,14 +105,21 @@ impl Apm {
 
     /// The refined 16-bit probability of `stretched` (within ±2047) in context `ctx`.
     fn refine(&mut self, stretched: i32, ctx: usize) -> i32 {
+        let group = &mut self.group_start[ctx / APM_GROUP];
+        if *group == NO_GROUP {
+            // At most 65,536 contexts of 33 points: the offsets fit in a u32.
+            *group = self.points.len() as u32;
+            self.points.resize(self.points.len() + APM_GROUP * 33, 0);
+        }
+        let row = *group as usize + ctx % APM_GROUP * 33;
         let (word, bit) = (ctx / 64, 1u64 << (ctx % 64));
         if self.ready[word] & bit == 0 {
             self.ready[word] |= bit;
-            self.points[ctx * 33..ctx * 33 + 33].copy_from_slice(&self.initial);
+            self.points[row..row + 33].copy_from_slice(&self.initial);
         }
         let s = stretched.clamp(-2047, 2047) + 2048;
         let w = (s & 127) as u64;
-        let base = ctx * 33 + (s >> 7) as usize;
+        let base = row + (s >> 7) as usize;
         self.nearest = base + usize::from(w >= 64);
         let lo = u64::from(self.points[base] >> 16);
         let hi = u64::from(self.points[base + 1] >> 16);
