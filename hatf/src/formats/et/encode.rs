@@ -5,11 +5,11 @@ use std::io::{Read, Write};
 
 use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
-use super::block_text::BlockText;
 use super::line::{classify, classify_in, Kind, Line, LineReader};
 use super::model::{code, u_order_vote, Model, UOrder};
-use super::names;
-use super::streams::{id, Packer, StreamWriter};
+use super::sections::names;
+use super::sections::streams::{id, Packer, StreamWriter};
+use super::text::block_text::BlockText;
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::text::line_reader::{is_line_too_long, line_too_long};
 use crate::shared::threads::{buffer_pool::BufferPool, ordered::ordered};
