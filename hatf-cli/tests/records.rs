@@ -3,45 +3,10 @@
 //! a range past the end and one that runs past it are treated alike in every format; a damaged
 //! index is rebuilt and the user told.
 
-use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
-
-fn corpus_trace() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/et/et3-merlin/pipeline_results/LotsOfAllocs/trace"
-    ));
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!("SKIP: {} is absent", p.display());
-        None
-    }
-}
-
-/// A real ET3 trace repeated past two blocks (a block holds 2^19 lines), encoded.
-fn multi_block(dir: &Path) -> Option<(Vec<u8>, PathBuf)> {
-    let one = std::fs::read(corpus_trace()?).unwrap();
-    let mut text = Vec::new();
-    while text.iter().filter(|&&b| b == b'\n').count() < (1 << 19) * 5 / 2 {
-        text.extend_from_slice(&one);
-    }
-    let input = dir.join("trace");
-    std::fs::write(&input, &text).unwrap();
-    let out = dir.join("trace.hatf");
-    hatf()
-        .args(["encode", "--from", "et3", "--level", "1"])
-        .arg(&input)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
-    Some((text, out))
-}
+mod support;
+use support::hatf;
 
 fn varint(bytes: &[u8], at: &mut usize) -> u64 {
     metatf::varint::take(bytes, at).expect("a varint")
@@ -250,7 +215,7 @@ fn range_edges(file: &Path, text: &[u8]) {
 #[test]
 fn record_ranges_come_out_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((text, file)) = multi_block(dir.path()) else {
+    let Some((text, file)) = support::multi_block_et3(dir.path()) else {
         return;
     };
     ranges_come_out_exactly(dir.path(), &text, &file, 1 << 19);

@@ -1,13 +1,11 @@
 //! A trace's own text through line patterns on the built binary: `encode --dtd`, `--from any`,
 //! `--strict`, `dtd infer`, and `decode` giving back the same bytes.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
+mod support;
+use support::hatf;
 
 fn lackey_dtd() -> PathBuf {
     PathBuf::from(concat!(
