@@ -120,17 +120,13 @@ fn a_missing_names_folder_is_an_error_naming_it() {
 
 /// The format `hatf encode -v` detects for `input`.
 fn detected(input: &Path, out: &Path) -> String {
-    let run = hatf()
-        .args(["encode", "-v", "-f", "--keep-bad-lines"])
-        .arg(input)
-        .arg("-o")
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    let run = support::succeeded(
+        hatf()
+            .args(["encode", "-v", "-f", "--keep-bad-lines"])
+            .arg(input)
+            .arg("-o")
+            .arg(out)
+            .output(),
     );
     let err = String::from_utf8_lossy(&run.stderr);
     let at = err.find("detected format `").expect("-v names the format") + 17;

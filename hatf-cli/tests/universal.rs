@@ -69,14 +69,7 @@ fn the_model_engine_reads_back_the_same_records() {
         .arg(&out)
         .assert()
         .success();
-    let decoded = hatf()
-        .arg("decode")
-        .arg(&out)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let decoded = support::output_of(&["decode"], &out);
     assert_eq!(String::from_utf8(decoded).unwrap(), RECORDS);
     let plain = encode_text(dir.path(), RECORDS, "plain");
     let records = |text: String| -> Vec<String> {

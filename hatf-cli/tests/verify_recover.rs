@@ -39,14 +39,7 @@ fn multi_block_trace(dir: &Path) -> PathBuf {
 
 /// The record lines of `hatf dump` (header and block lines left out).
 fn records(file: &Path) -> Vec<String> {
-    let out = hatf()
-        .arg("dump")
-        .arg(file)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = support::output_of(&["dump"], file);
     String::from_utf8(out)
         .unwrap()
         .lines()

@@ -3,6 +3,9 @@
 use hatf::internal::formats::wee_alloc::{read_events, WeeAlloc};
 use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
 
+mod format_support;
+use format_support::peers;
+
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
 
 fn enc(input: &[u8], keep: bool) -> Result<Vec<u8>, hatf::FormatError> {
@@ -67,20 +70,6 @@ fn frees_name_the_allocation_they_release() {
     let ev = read_events(&mut &b"Alloc(5),\nAlloc(7),\nFree(0),\n"[..], "t").unwrap();
     assert_eq!(ev[2].address, ev[0].address);
     assert_ne!(ev[1].address, ev[0].address);
-}
-
-/// `xz -9` and `zstd -19 --long=27` sizes of `text` (the command-line tools' settings, through
-/// the libraries).
-fn peers(text: &[u8]) -> (usize, usize) {
-    use std::io::Write;
-    let mut x = xz2::write::XzEncoder::new(Vec::new(), 9);
-    x.write_all(text).unwrap();
-    let xz = x.finish().unwrap().len();
-    let mut z = zstd::stream::Encoder::new(Vec::new(), 19).unwrap();
-    z.long_distance_matching(true).unwrap();
-    z.window_log(27).unwrap();
-    z.write_all(text).unwrap();
-    (xz, z.finish().unwrap().len())
 }
 
 /// Every corpus trace, down to the 875-byte `ls.trace`, is at most half the better peer

@@ -67,34 +67,40 @@ pub fn partials(folder: &Path) -> Vec<String> {
         .collect()
 }
 
-/// What `hatf ARGS FILE` prints on standard output, the command having succeeded.
-pub fn stdout_of(args: &[&str], file: &Path) -> String {
-    let out = hatf()
+/// What `hatf ARGS FILE` writes on standard output, the command having succeeded.
+pub fn output_of(args: &[&str], file: &Path) -> Vec<u8> {
+    hatf()
         .args(args)
         .arg(file)
         .assert()
         .success()
         .get_output()
         .stdout
-        .clone();
-    String::from_utf8(out).expect("hatf prints UTF-8")
+        .clone()
+}
+
+/// [`output_of`] as text.
+pub fn stdout_of(args: &[&str], file: &Path) -> String {
+    String::from_utf8(output_of(args, file)).expect("hatf prints UTF-8")
+}
+
+/// The output of a command that ran, the test failing with its standard error unless it
+/// succeeded.
+pub fn succeeded(output: std::io::Result<std::process::Output>) -> std::process::Output {
+    let out = output.expect("the command runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// The JSON `hatf stats --json ARGS` prints, the command having succeeded.
 pub fn stats_json<S: AsRef<std::ffi::OsStr>>(
     args: impl IntoIterator<Item = S>,
 ) -> serde_json::Value {
-    let out = hatf()
-        .arg("stats")
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeded(hatf().arg("stats").arg("--json").args(args).output());
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

@@ -39,3 +39,17 @@ pub fn decode_with(f: &dyn TraceFormat, bin: &[u8], options: &DecodeOptions) -> 
         .unwrap_or_else(|e| panic!("{e}"));
     out
 }
+
+/// The `xz -9` and `zstd -19 --long=27` sizes of `text` (the command-line tools' settings,
+/// through the libraries): the general-purpose compressors a format's file is measured against.
+pub fn peers(text: &[u8]) -> (usize, usize) {
+    use std::io::Write;
+    let mut x = xz2::write::XzEncoder::new(Vec::new(), 9);
+    x.write_all(text).unwrap();
+    let xz = x.finish().unwrap().len();
+    let mut z = zstd::stream::Encoder::new(Vec::new(), 19).unwrap();
+    z.long_distance_matching(true).unwrap();
+    z.window_log(27).unwrap();
+    z.write_all(text).unwrap();
+    (xz, z.finish().unwrap().len())
+}
