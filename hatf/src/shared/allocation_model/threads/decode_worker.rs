@@ -239,6 +239,10 @@ fn worker<K: KindTable + ?Sized>(kinds: &K, sink: &mut dyn RecordSink, ch: &Work
 
 /// The worker's loop: decodes `blocks` with `model`, handing each batch to `out`, the batch
 /// vectors the caller's thread is done with coming back through `spare`.
+///
+/// Not a job of the shared worker pool: one model decodes every block in order and hands on
+/// a block in batches as it goes, where the pool's workers each take whole items on their
+/// own. Only the pool's [`caught`] applies: a panic ends the block with an error.
 pub(in crate::internal::shared::allocation_model) fn model_blocks<K: KindTable + ?Sized>(
     kinds: &K,
     model: &mut BlockModel,
