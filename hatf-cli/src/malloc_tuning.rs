@@ -9,11 +9,10 @@
 //!
 //! Encoding uses 1 MiB, the other commands 256 KiB. Every buffer above the threshold is fresh
 //! pages from the kernel at each allocation, each page a fault when first written: at 256 KiB
-//! an encode mapped, faulted in and unmapped the zstd context of each short section and many
-//! of a block's stream buffers, section after section (an eighth of the page faults of
-//! encoding the 2.2 MB sample trace). Encoding's peak RSS stays bounded at 1 MiB: a 784 MB
-//! `mtrace` log encodes in about 39 MB. Decoding gains little from it (a twentieth of its
-//! faults) and would hold a few MB more, so it keeps 256 KiB.
+//! an encode would map, fault in and unmap the zstd context of each short section and many
+//! of a block's stream buffers, section after section. At 1 MiB those buffers are reused,
+//! and the peak RSS still stays bounded whatever the trace's length. Decoding allocates
+//! fewer such buffers, gains little, and would hold a few MB more, so it keeps 256 KiB.
 
 /// The mmap threshold of an encode.
 pub const ENCODING_MMAP_THRESHOLD: i32 = 1 << 20;

@@ -11,18 +11,14 @@
 /// An input file smaller than this is encoded on one thread when `--threads` is not given
 /// (unless it is a compressed archive, see [`encode_len`]).
 ///
-/// On a 2-core machine one thread encodes prefixes of the perl-hash `mtrace` log of 2.2, 8
-/// and 16 MB in 6.9, 14.0 and 25.0 ms, two threads in 10.0, 14.4 and 27.5 ms; at 32 MB they
-/// are even (45.4 against 46.2 ms), and only the full-size traces (59 to 112 MB) gain from
-/// the second thread.
+/// Below this size a second thread's start-up costs about as much as it saves: one thread
+/// is at least as fast, and only inputs several times larger gain from the second one.
 pub const ENCODE_ONE_THREAD_BELOW: u64 = 16 << 20;
 
 /// A binary trace smaller than this is decoded on one thread when `--threads` is not given.
 ///
 /// Binary traces are 30 to 500 times smaller than their text, so this stands for a text of a
-/// few megabytes. On the same machine the 2.2 MB sample (13.5 KB of binary) decoded in
-/// 6.8 ms on one thread, 7.6 ms on two; a 16 MB perl-hash prefix (18 KB) was already faster
-/// on two.
+/// few megabytes, the size from which a second thread starts to pay for itself.
 pub const DECODE_ONE_THREAD_BELOW: u64 = 16 << 10;
 
 /// The input length that decides an encode's thread count: `len`, unless the first bytes

@@ -2,6 +2,8 @@
 
 use std::process::Command;
 
+mod support;
+
 fn hatf() -> Command {
     Command::new(env!("CARGO_BIN_EXE_hatf"))
 }
@@ -70,18 +72,14 @@ fn csv_table_and_plot_for_a_file() {
     let plot = dir.path().join("sizes.svg");
     std::fs::write(&plot, "old").unwrap();
 
-    let out = hatf()
-        .arg("compare")
-        .arg(&trace)
-        .arg("--csv")
-        .arg("--plot")
-        .arg(&plot)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = support::succeeded(
+        hatf()
+            .arg("compare")
+            .arg(&trace)
+            .arg("--csv")
+            .arg("--plot")
+            .arg(&plot)
+            .output(),
     );
     let csv = String::from_utf8(out.stdout).unwrap();
     let mut lines = csv.lines();

@@ -176,14 +176,7 @@ fn the_elephant_tracks_bzip2_trace_round_trips() {
         .arg(&trace)
         .assert()
         .success();
-    let back = hatf()
-        .arg("decode")
-        .arg(&out)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let back = support::output_of(&["decode"], &out);
     assert!(back == text, "the decompressed text did not come back");
 }
 

@@ -1,13 +1,11 @@
 //! The command's conventions, checked on the built binary: help texts, exit statuses, error
 //! messages, refusal to overwrite, standard input and output, atomic output.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::fs;
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
+mod support;
+use support::hatf;
 
 const SUBCOMMANDS: &[&[&str]] = &[
     &["encode"],

@@ -1,12 +1,10 @@
 //! `hatf dtd check` and `hatf dtd fmt` on the built binary.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::PathBuf;
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
+mod support;
+use support::hatf;
 
 fn repo_dtds() -> Vec<PathBuf> {
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../dtds"));

@@ -5,7 +5,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{corpus, hatf};
+use support::{corpus, hatf, stdout_of};
 
 fn encode(input: &Path, extra: &[&str], dir: &Path, name: &str) -> PathBuf {
     let out = dir.join(format!("{name}.hatf"));
@@ -20,24 +20,12 @@ fn encode(input: &Path, extra: &[&str], dir: &Path, name: &str) -> PathBuf {
     out
 }
 
-fn stdout(args: &[&str], file: &Path) -> String {
-    let out = hatf()
-        .args(args)
-        .arg(file)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).expect("UTF-8")
-}
-
 fn json_records(file: &Path, range: Option<&str>) -> Vec<serde_json::Value> {
     let mut args = vec!["dump", "--json"];
     if let Some(r) = range {
         args.extend(["--records", r]);
     }
-    stdout(&args, file)
+    stdout_of(&args, file)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
         .collect()
@@ -48,7 +36,7 @@ fn json_records(file: &Path, range: Option<&str>) -> Vec<serde_json::Value> {
 fn agrees_with_decode(file: &Path, from: u64, n: u64, field: &str, hex: bool) {
     let range = format!("{from}..{}", from + n);
     let records = json_records(file, Some(&range));
-    let text = stdout(&["decode", "--records", &range], file);
+    let text = stdout_of(&["decode", "--records", &range], file);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(records.len() as u64, n, "{}", file.display());
     assert_eq!(lines.len() as u64, n);
@@ -111,14 +99,14 @@ fn small_files_of_every_format_dump_their_records() {
             _ => "mtrace",
         };
         let file = encode(&input, &["--from", from], dir.path(), name);
-        let json = stdout(&["dump", "--json"], &file);
+        let json = stdout_of(&["dump", "--json"], &file);
         assert_eq!(json.lines().count(), text.lines().count(), "{name}: {json}");
         let line = json
             .lines()
             .find(|l| l.contains(&format!("\"record\":\"{record}\"")))
             .unwrap_or_else(|| panic!("{name}: no {record} in {json}"));
         assert_eq!(line, expected, "{name}");
-        let plain = stdout(&["dump"], &file);
+        let plain = stdout_of(&["dump"], &file);
         assert_eq!(
             plain.lines().count(),
             text.lines().count(),
@@ -129,7 +117,7 @@ fn small_files_of_every_format_dump_their_records() {
             "{name}: {plain}"
         );
         // A range gives those records only.
-        let two = stdout(&["dump", "--json", "--records", "1..3"], &file);
+        let two = stdout_of(&["dump", "--json", "--records", "1..3"], &file);
         assert_eq!(two.lines().count(), 2, "{name}: {two}");
         assert!(two.starts_with(r#"{"record":"#) && two.contains(r#""index":1,"#));
     }
@@ -162,7 +150,7 @@ fn malloc_bench_protobuf_records_dump_with_absent_fields_zero_and_named() {
         ]
     );
     // The record text form carries them, and reads back through the record DTD.
-    let text = stdout(&["dump"], &file);
+    let text = stdout_of(&["dump"], &file);
     assert!(
         text.starts_with(
             "malloc id=1 size=24 alignment=0 absent=4\nfree id=1 size=0 alignment=0 absent=6\n"
@@ -181,7 +169,7 @@ fn malloc_bench_protobuf_records_dump_with_absent_fields_zero_and_named() {
         .arg(&records)
         .assert()
         .success();
-    let again: String = stdout(&["dump"], &back)
+    let again: String = stdout_of(&["dump"], &back)
         .lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| format!("{l}\n"))
@@ -221,7 +209,7 @@ fn corpus_files_of_every_format_dump_like_decode() {
     let file = encode(&input, &[], dir.path(), "scp");
     let records = json_records(&file, None);
     let stats: serde_json::Value =
-        serde_json::from_str(&stdout(&["stats", "--json"], &input)).unwrap();
+        serde_json::from_str(&stdout_of(&["stats", "--json"], &input)).unwrap();
     let lines = records
         .iter()
         .filter(|r| r["record"] != "maxSimultaneousAllocs")

@@ -1,12 +1,10 @@
 //! `hatf encode --encoding hatf10-dtd`: allocation events through the codec generated from
 //! `dtds/hatf10.dtd`, read back by the universal path (`hatf dump`, `encode --from text`).
 
-use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
+mod support;
+use support::hatf;
 
 /// An mtrace log with a 64-bit address (the writer must widen `address`), a realloc pair and
 /// a free.

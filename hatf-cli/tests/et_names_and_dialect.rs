@@ -5,7 +5,7 @@
 mod support;
 
 use std::path::Path;
-use support::{corpus, hatf};
+use support::{corpus, hatf, stats_json};
 
 /// A small ET2 trace with no `U` records: methods 5 and 6, allocations in classes 7 and 8.
 const TRACE: &str = "M 5 0 42\nN 1001 24 7 55 0 42\nE 5 42\nM 6 0 42\nN 1002 32 7 56 0 42\n\
@@ -23,21 +23,6 @@ fn write_names(dir: &Path) {
         "5, com/example/Main, run\n6, com/example/Node, <init>\n",
     )
     .unwrap();
-}
-
-fn stats_json(args: &[&std::ffi::OsStr]) -> serde_json::Value {
-    let out = hatf()
-        .arg("stats")
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn top(v: &serde_json::Value, list: &str) -> Vec<(String, u64, Option<u64>)> {
@@ -73,7 +58,7 @@ fn stats_of_a_binary_trace_names_methods_and_classes_from_its_stored_name_files(
         .assert()
         .success();
 
-    let v = stats_json(&[binary.as_os_str()]);
+    let v = stats_json([binary.as_os_str()]);
     assert_eq!(
         top(&v, "top_methods"),
         [
@@ -108,11 +93,11 @@ fn stats_of_a_text_trace_names_what_names_gives_and_shows_ids_without_it() {
     let text = dir.path().join("trace.txt");
     std::fs::write(&text, TRACE).unwrap();
 
-    let named = stats_json(&["--names".as_ref(), dir.path().as_os_str(), text.as_os_str()]);
+    let named = stats_json(["--names".as_ref(), dir.path().as_os_str(), text.as_os_str()]);
     assert_eq!(top(&named, "top_methods")[0].0, "com/example/Main.run");
     assert_eq!(top(&named, "top_classes")[0].0, "com/example/Node");
 
-    let bare = stats_json(&[text.as_os_str()]);
+    let bare = stats_json([text.as_os_str()]);
     assert_eq!(top(&bare, "top_methods")[0].0, "method 5");
     assert_eq!(top(&bare, "top_classes")[0].0, "class 7");
     // Only the names differ.
@@ -135,17 +120,13 @@ fn a_missing_names_folder_is_an_error_naming_it() {
 
 /// The format `hatf encode -v` detects for `input`.
 fn detected(input: &Path, out: &Path) -> String {
-    let run = hatf()
-        .args(["encode", "-v", "-f", "--keep-bad-lines"])
-        .arg(input)
-        .arg("-o")
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    let run = support::succeeded(
+        hatf()
+            .args(["encode", "-v", "-f", "--keep-bad-lines"])
+            .arg(input)
+            .arg("-o")
+            .arg(out)
+            .output(),
     );
     let err = String::from_utf8_lossy(&run.stderr);
     let at = err.find("detected format `").expect("-v names the format") + 17;

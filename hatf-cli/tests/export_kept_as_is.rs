@@ -4,9 +4,7 @@
 
 mod support;
 
-use std::path::Path;
-
-use support::hatf;
+use support::{hatf, stdout_of};
 
 /// A zip of one stored (method 0) entry `name` holding `data`.
 fn stored_zip(name: &str, data: &[u8]) -> Vec<u8> {
@@ -36,18 +34,6 @@ fn stored_zip(name: &str, data: &[u8]) -> Vec<u8> {
     z
 }
 
-fn stdout(args: &[&str], file: &Path) -> String {
-    let out = hatf()
-        .args(args)
-        .arg(file)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).expect("UTF-8")
-}
-
 #[test]
 fn a_zip_kept_as_is_dumps_and_exports_its_records() {
     let dir = tempfile::tempdir().unwrap();
@@ -71,10 +57,10 @@ fn a_zip_kept_as_is_dumps_and_exports_its_records() {
         .arg(&bin)
         .assert()
         .success();
-    let inspect = stdout(&["inspect"], &bin);
+    let inspect = stdout_of(&["inspect"], &bin);
     assert!(inspect.contains("original-bytes"), "{inspect}");
 
-    let json: Vec<serde_json::Value> = stdout(&["dump", "--json", "--records", "10..14"], &bin)
+    let json: Vec<serde_json::Value> = stdout_of(&["dump", "--json", "--records", "10..14"], &bin)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();

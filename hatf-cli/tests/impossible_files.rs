@@ -4,13 +4,11 @@
 //! them, every reading command must stop without allocating for the claim, and `recover` must
 //! fail when it keeps nothing.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
+mod support;
+use support::hatf;
 
 fn varint(v: u64, out: &mut Vec<u8>) {
     metatf::varint::put_u64(out, v);

@@ -1,10 +1,7 @@
 //! `hatf encode` / `hatf decode` of a zipped JVM trace through the binary.
 
-use assert_cmd::Command;
-
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
+mod support;
+use support::hatf;
 
 /// CRC-32 (IEEE), bit by bit: this crate has no zip library, and the archive is tiny.
 fn crc32(data: &[u8]) -> u32 {

@@ -3,45 +3,10 @@
 //! a range past the end and one that runs past it are treated alike in every format; a damaged
 //! index is rebuilt and the user told.
 
-use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
-
-fn corpus_trace() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/et/et3-merlin/pipeline_results/LotsOfAllocs/trace"
-    ));
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!("SKIP: {} is absent", p.display());
-        None
-    }
-}
-
-/// A real ET3 trace repeated past two blocks (a block holds 2^19 lines), encoded.
-fn multi_block(dir: &Path) -> Option<(Vec<u8>, PathBuf)> {
-    let one = std::fs::read(corpus_trace()?).unwrap();
-    let mut text = Vec::new();
-    while text.iter().filter(|&&b| b == b'\n').count() < (1 << 19) * 5 / 2 {
-        text.extend_from_slice(&one);
-    }
-    let input = dir.join("trace");
-    std::fs::write(&input, &text).unwrap();
-    let out = dir.join("trace.hatf");
-    hatf()
-        .args(["encode", "--from", "et3", "--level", "1"])
-        .arg(&input)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
-    Some((text, out))
-}
+mod support;
+use support::hatf;
 
 fn varint(bytes: &[u8], at: &mut usize) -> u64 {
     metatf::varint::take(bytes, at).expect("a varint")
@@ -146,15 +111,11 @@ fn ranges_come_out_exactly(dir: &Path, text: &[u8], file: &Path, b: usize) {
     let damaged = dir.join("damaged.hatf");
     std::fs::write(&damaged, &bytes).unwrap();
     let range = format!("{}..{}", 2 * b - 1, 2 * b + 1);
-    let out = hatf()
-        .args(["decode", "--records", &range])
-        .arg(&damaged)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = support::succeeded(
+        hatf()
+            .args(["decode", "--records", &range])
+            .arg(&damaged)
+            .output(),
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("rebuilt it by scanning"));
     assert!(out.stdout == lines(text, 2 * b - 1, 2 * b + 1));
@@ -165,15 +126,11 @@ fn ranges_come_out_exactly(dir: &Path, text: &[u8], file: &Path, b: usize) {
     let lying = dir.join("lying.hatf");
     std::fs::write(&lying, swap_index_counts(&std::fs::read(file).unwrap())).unwrap();
     let range = format!("{}..{}", b + 10, b + 20);
-    let out = hatf()
-        .args(["decode", "--records", &range])
-        .arg(&lying)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = support::succeeded(
+        hatf()
+            .args(["decode", "--records", &range])
+            .arg(&lying)
+            .output(),
     );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("inconsistent"),
@@ -250,7 +207,7 @@ fn range_edges(file: &Path, text: &[u8]) {
 #[test]
 fn record_ranges_come_out_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((text, file)) = multi_block(dir.path()) else {
+    let Some((text, file)) = support::multi_block_et3(dir.path()) else {
         return;
     };
     ranges_come_out_exactly(dir.path(), &text, &file, 1 << 19);

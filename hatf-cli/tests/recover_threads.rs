@@ -2,45 +2,10 @@
 //! index when that is intact, listed again from the records when it is lost; `hatf inspect`
 //! shows a JVM trace's lists.
 
-use assert_cmd::Command;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
-
-fn corpus_trace() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/et/et3-merlin/pipeline_results/LotsOfAllocs/trace"
-    ));
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!("SKIP: {} is absent", p.display());
-        None
-    }
-}
-
-/// A real ET3 trace repeated past two blocks (a block holds 2^19 lines), encoded.
-fn multi_block(dir: &Path) -> Option<PathBuf> {
-    let one = std::fs::read(corpus_trace()?).unwrap();
-    let mut text = Vec::new();
-    while text.iter().filter(|&&b| b == b'\n').count() < (1 << 19) * 5 / 2 {
-        text.extend_from_slice(&one);
-    }
-    let input = dir.join("trace");
-    std::fs::write(&input, &text).unwrap();
-    let out = dir.join("trace.hatf");
-    hatf()
-        .args(["encode", "--from", "et3", "--level", "1"])
-        .arg(&input)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
-    Some(out)
-}
+mod support;
+use support::hatf;
 
 /// Block offsets and thread lists from the file's index.
 fn index(file: &Path) -> (Vec<u64>, Vec<Vec<u64>>) {
@@ -74,7 +39,7 @@ fn recover(dir: &Path, damaged: &[u8]) -> (Vec<Vec<u64>>, String) {
 #[test]
 fn recover_keeps_the_thread_lists() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(file) = multi_block(dir.path()) else {
+    let Some((_, file)) = support::multi_block_et3(dir.path()) else {
         return;
     };
     let bytes = std::fs::read(&file).unwrap();

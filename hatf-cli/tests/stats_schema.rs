@@ -15,19 +15,11 @@ const MTRACE: &str = "= Start
 ";
 
 fn stats_json(args: &[&str], path: &std::path::Path) -> serde_json::Value {
-    let out = hatf()
-        .arg("stats")
-        .args(args)
-        .arg("--json")
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    support::stats_json(
+        args.iter()
+            .map(std::ffi::OsStr::new)
+            .chain([path.as_os_str()]),
+    )
 }
 
 fn keys(v: &serde_json::Value) -> Vec<String> {

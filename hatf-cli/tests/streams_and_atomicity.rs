@@ -1,23 +1,12 @@
 //! Standard input/output, atomic output and terminal protection, on the built binary with the
 //! sample trace shipped in the repository.
 
-use assert_cmd::Command;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
-
-fn sample() -> Vec<u8> {
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../samples/sample.mtrace"
-    ));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+mod support;
+use support::{hatf, sample};
 
 #[test]
 fn encode_and_decode_through_pipes_give_the_input_back() {
@@ -172,26 +161,13 @@ fn a_killed_decode_leaves_no_file_under_the_final_name() {
 #[test]
 fn binary_output_is_refused_on_a_terminal() {
     // `script` gives the command a pseudo-terminal as standard output.
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!(
-            "skipping: `script` (util-linux) is not installed, so no terminal can be simulated"
-        );
-        return;
-    }
-    let bin = assert_cmd::cargo::cargo_bin("hatf");
+    let bin = support::bin();
     let sample_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/sample.mtrace");
     // Read from standard input, there is no file to name the output after.
     let command = format!("{} encode < {sample_path}; echo \"exit=$?\"", bin.display());
-    let out = std::process::Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("script runs");
-    let shown = String::from_utf8_lossy(&out.stdout);
+    let Some(shown) = support::in_terminal(&command, std::path::Path::new(".")) else {
+        return;
+    };
     assert!(
         shown.contains("refusing to write binary data to a terminal"),
         "{shown}"

@@ -2,12 +2,10 @@
 //! thread, a large one or a pipe on every core (`thread_choice.rs`): the bytes written must be
 //! the same as with any explicit thread count.
 
-use assert_cmd::Command;
 use std::path::Path;
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
+mod support;
+use support::hatf;
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/sample.mtrace");
 

@@ -1,12 +1,10 @@
 //! The universal path on the built binary: `encode --from text --dtd`, `dump`, `inspect`.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
+mod support;
+use support::hatf;
 
 fn hatf10() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../dtds/hatf10.dtd"))
@@ -37,23 +35,11 @@ fn encode_text(dir: &Path, text: &str, name: &str) -> PathBuf {
     out
 }
 
-fn dump(file: &Path) -> String {
-    let out = hatf()
-        .arg("dump")
-        .arg(file)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).expect("dump is UTF-8")
-}
-
 #[test]
 fn dump_then_encode_from_text_then_dump_is_the_identity() {
     let dir = tempfile::tempdir().unwrap();
     let first = encode_text(dir.path(), RECORDS, "first");
-    let text = dump(&first);
+    let text = support::stdout_of(&["dump"], &first);
     // The writer widened `size` for the large value instead of truncating it.
     assert!(text.contains("metadata alloc size@1 width 5"), "{text}");
     assert!(
@@ -61,7 +47,7 @@ fn dump_then_encode_from_text_then_dump_is_the_identity() {
         "{text}"
     );
     let second = encode_text(dir.path(), &text, "second");
-    assert_eq!(dump(&second), text);
+    assert_eq!(support::stdout_of(&["dump"], &second), text);
     assert_eq!(
         std::fs::read(&first).unwrap(),
         std::fs::read(&second).unwrap()
@@ -83,14 +69,7 @@ fn the_model_engine_reads_back_the_same_records() {
         .arg(&out)
         .assert()
         .success();
-    let decoded = hatf()
-        .arg("decode")
-        .arg(&out)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let decoded = support::output_of(&["decode"], &out);
     assert_eq!(String::from_utf8(decoded).unwrap(), RECORDS);
     let plain = encode_text(dir.path(), RECORDS, "plain");
     let records = |text: String| -> Vec<String> {
@@ -99,7 +78,10 @@ fn the_model_engine_reads_back_the_same_records() {
             .map(str::to_string)
             .collect()
     };
-    assert_eq!(records(dump(&out)), records(dump(&plain)));
+    assert_eq!(
+        records(support::stdout_of(&["dump"], &out)),
+        records(support::stdout_of(&["dump"], &plain))
+    );
 }
 
 #[test]

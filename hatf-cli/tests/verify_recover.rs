@@ -1,12 +1,10 @@
 //! `hatf verify` and `hatf recover` on damaged copies of a small multi-block trace.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn hatf() -> Command {
-    Command::cargo_bin("hatf").expect("the hatf binary is built for integration tests")
-}
+mod support;
+use support::hatf;
 
 /// A universal trace of 3 blocks of 20 records each (plus the section record).
 fn multi_block_trace(dir: &Path) -> PathBuf {
@@ -41,14 +39,7 @@ fn multi_block_trace(dir: &Path) -> PathBuf {
 
 /// The record lines of `hatf dump` (header and block lines left out).
 fn records(file: &Path) -> Vec<String> {
-    let out = hatf()
-        .arg("dump")
-        .arg(file)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = support::output_of(&["dump"], file);
     String::from_utf8(out)
         .unwrap()
         .lines()

@@ -68,26 +68,14 @@ fn mtrace_records(text: &[u8]) -> Vec<ModelRecord> {
 
 /// The model records the `memory-replay` encoder would give the model for `text`.
 fn replay_records(text: &[u8]) -> Vec<ModelRecord> {
-    use memory_replay::line::{parse, Action};
+    use memory_replay::line::parse;
     let mut threads: HashMap<u64, u32> = HashMap::new();
     let mut out = Vec::new();
     for l in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         let l = parse(l).expect("corpus lines parse");
         let next = threads.len() as u32;
         let site = *threads.entry(l.tid).or_insert(next);
-        let mut r = ModelRecord {
-            kind: memory_replay::kinds::of(l.action),
-            site,
-            addr: l.ptr,
-            ..ModelRecord::default()
-        };
-        match l.action {
-            Action::Malloc => r.size = l.a,
-            Action::Calloc | Action::Memalign => (r.extra, r.size) = (l.a, l.b),
-            Action::Realloc => (r.old, r.size) = (l.a, l.b),
-            Action::Free | Action::ThreadDone => {}
-        }
-        out.push(r);
+        out.push(memory_replay::kinds::record_of(&l, site));
     }
     out
 }

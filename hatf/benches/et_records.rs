@@ -14,7 +14,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hatf::internal::formats::et::encode::BLOCK_LINES;
 use hatf::internal::formats::et::line::{LineReader, Record};
 use hatf::internal::formats::et::model::{Model, RecordSink, UOrder};
-use hatf::internal::formats::et::streams::{id, Packer, StreamReader, StreamWriter};
+use hatf::internal::formats::et::sections::streams::{id, Packer, StreamReader, StreamWriter};
 use hatf::internal::formats::et::ET3;
 
 mod support;

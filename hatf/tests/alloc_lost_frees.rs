@@ -3,7 +3,7 @@
 //!
 //! The texts in `tests/data/` are synthetic (`python3 make_relive.py` there writes them).
 
-use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::format::TraceFormat;
 use hatf::internal::formats::memory_replay::kinds::ReplayKinds;
 use hatf::internal::formats::memory_replay::MemoryReplay;
 use hatf::internal::formats::mtrace::kinds::MtraceKinds;
@@ -13,26 +13,11 @@ use hatf::internal::shared::allocation_model::prediction::addresses;
 use hatf::internal::shared::allocation_model::{stream, KindTable};
 use metatf::container::{ContainerReader, PROPERTY_LAYOUT};
 
+mod format_support;
+use format_support::{decode_on, encode};
+
 const MTRACE: &[u8] = include_bytes!("data/relive.mtrace");
 const REPLAY: &[u8] = include_bytes!("data/relive_memory_replay.txt");
-
-fn encode(f: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    f.encode(&mut &input[..], &mut out, &EncodeOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
-}
-
-fn decode(f: &dyn TraceFormat, bin: &[u8], threads: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let options = DecodeOptions {
-        threads,
-        ..DecodeOptions::default()
-    };
-    f.decode(&mut &bin[..], &mut out, &options)
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
-}
 
 fn layout(bin: &[u8]) -> String {
     let r = ContainerReader::new(bin).unwrap();
@@ -73,7 +58,7 @@ fn lost_frees_are_flagged_and_round_trip() {
             "{relive} relive bytes for {flagged} flags"
         );
         for threads in [1, 2] {
-            assert!(decode(f, &bin, threads) == text);
+            assert!(decode_on(f, &bin, threads) == text);
         }
     }
 }

@@ -5,6 +5,9 @@ use hatf::internal::shared::allocation::event::AllocKind;
 use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
 use std::io::Write;
 
+mod format_support;
+use format_support::peers;
+
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -215,17 +218,3 @@ fn corpus_sizes_against_peers() {
 /// the ratio they reach, checked so that they do not get worse. None with the current layout;
 /// kept so that a future miss is written down with its reason.
 const KNOWN_MISSES: [(&str, f64); 0] = [];
-
-/// `xz -9` and `zstd -19 --long=27` sizes of `text` (the same settings as the command-line
-/// tools, through the libraries).
-fn peers(text: &[u8]) -> (usize, usize) {
-    let mut x = xz2::write::XzEncoder::new(Vec::new(), 9);
-    x.write_all(text).unwrap();
-    let xz = x.finish().unwrap().len();
-    let mut z = zstd::stream::Encoder::new(Vec::new(), 19).unwrap();
-    z.long_distance_matching(true).unwrap();
-    z.window_log(27).unwrap();
-    z.write_all(text).unwrap();
-    let zstd = z.finish().unwrap().len();
-    (xz, zstd)
-}

@@ -3,6 +3,9 @@
 use hatf::internal::formats::wee_alloc::{read_events, WeeAlloc};
 use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
 
+mod format_support;
+use format_support::peers;
+
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
 
 fn enc(input: &[u8], keep: bool) -> Result<Vec<u8>, hatf::FormatError> {
@@ -69,20 +72,6 @@ fn frees_name_the_allocation_they_release() {
     assert_ne!(ev[1].address, ev[0].address);
 }
 
-/// `xz -9` and `zstd -19 --long=27` sizes of `text` (the command-line tools' settings, through
-/// the libraries).
-fn peers(text: &[u8]) -> (usize, usize) {
-    use std::io::Write;
-    let mut x = xz2::write::XzEncoder::new(Vec::new(), 9);
-    x.write_all(text).unwrap();
-    let xz = x.finish().unwrap().len();
-    let mut z = zstd::stream::Encoder::new(Vec::new(), 19).unwrap();
-    z.long_distance_matching(true).unwrap();
-    z.window_log(27).unwrap();
-    z.write_all(text).unwrap();
-    (xz, z.finish().unwrap().len())
-}
-
 /// Every corpus trace, down to the 875-byte `ls.trace`, is at most half the better peer
 /// (docs/FORMAT.md §6.1, `wee-alloc`: short traces are compact containers of the structured
 /// bit coding). Prints each size, and the fixed bytes of an empty trace.
@@ -121,4 +110,27 @@ fn corpus_sizes_against_peers() {
         checked += 1;
     }
     assert_eq!(checked, 9);
+}
+
+/// A file of a layout this hatf no longer writes is refused with the layout named as it is
+/// written in the file. The compact form's header code 1 stands for `wee-alloc-cm-3`
+/// (docs/FORMAT.md §5), so turning a fresh file's code 2 into 1, with its CRC made good again,
+/// gives such a file.
+#[test]
+fn an_older_layout_is_refused_by_its_plain_name() {
+    let mut bin = enc(b"Alloc(5),\nFree(0),\n", false).unwrap();
+    assert_eq!(&bin[..5], b"\x7fMTF\x03", "a one-block file is compact");
+    assert_eq!(bin[5] & 0x3f, 2, "header code of wee-alloc-cm-4");
+    bin[5] = (bin[5] & !0x3f) | 1;
+    let end = bin.len() - 4;
+    let crc = crc32fast::hash(&bin[..end]);
+    bin[end..].copy_from_slice(&crc.to_le_bytes());
+    let mut out = Vec::new();
+    let e = WeeAlloc
+        .decode(&mut &bin[..], &mut out, &DecodeOptions::default())
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "the file's layout is `wee-alloc-cm-3`, but this hatf decodes layout `wee-alloc-cm-4`"
+    );
 }

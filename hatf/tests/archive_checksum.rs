@@ -2,24 +2,20 @@
 //! whose every section checksum is valid but whose parts rebuild an archive other than the
 //! one encoded fails to decode, with an error naming both CRC-32s.
 
-use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::format::{DecodeOptions, TraceFormat};
 use hatf::internal::formats::malloc_bench::MallocBench;
 use hatf::internal::formats::memory_replay::MemoryReplayZip;
 use metatf::container::{Codec, ContainerHeader, ContainerReader, SectionData};
 use metatf::ContainerWriter;
+
+mod format_support;
+use format_support::encode;
 
 const TRACE_GZ: &[u8] = include_bytes!("data/synthetic.trace.gz");
 const ZIP: &[u8] = include_bytes!("data/synthetic_memory_replay.zip");
 
 /// Section 0 of both archive layouts: the archive's bytes before the deflate stream.
 const HEAD: u8 = 0;
-
-fn encode(f: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    f.encode(&mut &input[..], &mut out, &EncodeOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
-}
 
 fn decode(f: &dyn TraceFormat, bin: &[u8]) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();

@@ -13,22 +13,11 @@ use hatf::internal::formats::malloc_bench::MallocBench;
 use hatf::internal::formats::memory_replay::MemoryReplayZip;
 use metatf::container::{ContainerReader, PROPERTY_LAYOUT};
 
+mod format_support;
+use format_support::{decode, encode};
+
 const TRACE_GZ: &[u8] = include_bytes!("data/synthetic.trace.gz");
 const ZIP: &[u8] = include_bytes!("data/synthetic_memory_replay.zip");
-
-fn encode(f: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    f.encode(&mut &input[..], &mut out, &EncodeOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
-}
-
-fn decode(f: &dyn TraceFormat, bin: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    f.decode(&mut &bin[..], &mut out, &DecodeOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
-}
 
 /// The corpus' malloc-bench trace `name`, or `None` (with a message) when the corpus is absent.
 fn corpus_trace(name: &str) -> Option<Vec<u8>> {

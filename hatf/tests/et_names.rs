@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use et_support::*;
 use hatf::format::TraceFormat;
-use hatf::internal::formats::et::{names, ET2, ET3};
+use hatf::internal::formats::et::sections::names;
+use hatf::internal::formats::et::{ET2, ET3};
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hatf-et-{tag}-{}", std::process::id()));

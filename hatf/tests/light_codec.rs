@@ -3,34 +3,19 @@
 //! pinned by a fixture.
 //!
 //! The fixture in `tests/data/` comes from the synthetic text of `make_relive.py`: the
-//! `mtrace-alloc-model-4-light.hatf` file was written by the commit that added codec 4.
+//! `mtrace-alloc-model-4-light.hatf` file pins the bytes the encoder writes for it.
 
-use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::format::{DecodeOptions, TraceFormat};
 use hatf::internal::formats::memory_replay::MemoryReplay;
 use hatf::internal::formats::mtrace::Mtrace;
 use metatf::container::{Codec, ContainerReader};
 
+mod format_support;
+use format_support::{decode_on, encode};
+
 const MTRACE: &[u8] = include_bytes!("data/relive.mtrace");
 const REPLAY: &[u8] = include_bytes!("data/relive_memory_replay.txt");
 const MTRACE_LIGHT: &[u8] = include_bytes!("data/mtrace-alloc-model-4-light.hatf");
-
-fn encode(f: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    f.encode(&mut &input[..], &mut out, &EncodeOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
-}
-
-fn decode(f: &dyn TraceFormat, bin: &[u8], threads: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let options = DecodeOptions {
-        threads,
-        ..DecodeOptions::default()
-    };
-    f.decode(&mut &bin[..], &mut out, &options)
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
-}
 
 /// The codecs of the sections of every block, in file order.
 fn codecs(bin: &[u8]) -> Vec<Codec> {
@@ -58,7 +43,7 @@ fn short_traces_take_the_light_mixer() {
             f.name()
         );
         for threads in [1, 2] {
-            assert!(decode(f, &bin, threads) == text, "{}", f.name());
+            assert!(decode_on(f, &bin, threads) == text, "{}", f.name());
         }
     }
 }
@@ -68,7 +53,7 @@ fn light_mixer_bytes_are_pinned() {
     // The encoder still writes exactly the fixture's bytes, and they decode: a change to the
     // coder that would make old codec-4 files unreadable fails here.
     assert!(encode(&Mtrace, MTRACE) == MTRACE_LIGHT);
-    assert!(decode(&Mtrace, MTRACE_LIGHT, 1) == MTRACE);
+    assert!(decode_on(&Mtrace, MTRACE_LIGHT, 1) == MTRACE);
 }
 
 #[test]
@@ -142,8 +127,8 @@ fn a_split_decode_gives_the_same_text_and_errors() {
         .map(|d| d.uncompressed_len)
         .sum();
     assert!(mixed >= 16 << 10, "{mixed} bytes: too few to split");
-    assert!(decode(&Mtrace, &bin, 2) == text);
-    assert!(decode(&Mtrace, &bin, 1) == text);
+    assert!(decode_on(&Mtrace, &bin, 2) == text);
+    assert!(decode_on(&Mtrace, &bin, 1) == text);
     // Damage in any section: the same error whichever thread decoded it.
     for at in (bin.len() / 10..bin.len() * 9 / 10).step_by(bin.len() / 25) {
         let mut bad = bin.clone();

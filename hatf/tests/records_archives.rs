@@ -6,16 +6,12 @@ use metatf::varint::put_u64;
 use std::io::{Cursor, Write};
 use std::ops::Range;
 
-use hatf::format::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::format::{DecodeOptions, TraceFormat};
 use hatf::internal::formats::malloc_bench::MallocBench;
 use hatf::internal::formats::memory_replay::MemoryReplayZip;
 
-fn encode(f: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    f.encode(&mut &input[..], &mut out, &EncodeOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
-}
+mod format_support;
+use format_support::encode;
 
 fn records(f: &dyn TraceFormat, bin: &[u8], range: Range<u64>) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();

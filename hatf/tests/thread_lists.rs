@@ -12,16 +12,14 @@ use hatf::internal::formats::memory_replay::MemoryReplay;
 use jvm_support::{trace, zip_of, Ends};
 use metatf::container::{read_index_threads, ContainerReader};
 
+mod format_support;
+
 fn encode(format: &dyn TraceFormat, text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
     let options = EncodeOptions {
         input_name: "t".into(),
         ..EncodeOptions::default()
     };
-    format
-        .encode(&mut &text[..], &mut out, &options)
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
+    format_support::encode_with(format, text, &options)
 }
 
 /// The index's thread lists, and the lists the format's lister gives for the same blocks.

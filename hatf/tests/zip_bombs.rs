@@ -7,8 +7,11 @@ use std::io::Write;
 
 use hatf::internal::formats::jvm::JVM_ZIP;
 use hatf::internal::formats::memory_replay::MemoryReplayZip;
-use hatf::{DecodeOptions, EncodeOptions, TraceFormat};
+use hatf::{EncodeOptions, TraceFormat};
 use metatf::container::ContainerReader;
+
+mod format_support;
+use format_support::decode;
 
 /// A zip of one deflated entry `name`: `text`, then `zeros` zero bytes (no line end).
 fn bomb(name: &str, text: &[u8], zeros: usize) -> Vec<u8> {
@@ -51,23 +54,11 @@ fn jvm_lines() -> Vec<u8> {
 }
 
 fn encode(format: &dyn TraceFormat, input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
     let options = EncodeOptions {
         input_name: "bomb.zip".into(),
         ..EncodeOptions::default()
     };
-    format
-        .encode(&mut &input[..], &mut out, &options)
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
-}
-
-fn decode(format: &dyn TraceFormat, bin: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    format
-        .decode(&mut &bin[..], &mut out, &DecodeOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    out
+    format_support::encode_with(format, input, &options)
 }
 
 /// Why the encoder stored the archive as its bytes (`None` when it took it apart).

@@ -1,9 +1,9 @@
 //! Large tables in transparent huge pages, where the system has them: one place for the
 //! advice, which the context mixers here and hatf's models and text buffers share.
 //!
-//! A table filled or probed all over took a page fault for every 4 KiB page: a context
-//! mixer's ten tables of 2^21 slots (84 MB) were 23,800 faults of a wee_alloc log's decode,
-//! about 40 % of its 126 ms. Advised to use transparent huge pages (in `madvise` mode, a
+//! A table filled or probed all over takes a page fault for every 4 KiB page: a context
+//! mixer's ten tables of 2^21 slots (84 MB) are over 20,000 faults, a large share of a short
+//! decode's time. Advised to use transparent huge pages (in `madvise` mode, a
 //! common default), the same memory takes one fault per 2 MiB. The advice changes no value in
 //! memory; where the kernel has no huge pages, or on other systems, nothing changes but the
 //! speed.

@@ -84,8 +84,8 @@ fn check(trace: &str, dtd_file: &str, bound: f64) {
     }
 }
 
-// Bounds: measured on these prefixes, with a margin; the target (0.5 x the better of
-// xz -9 and zstd -19 on the whole traces) is reported with the benchmarks in the docs.
+// Bounds: what these prefixes reach, with a margin for other machines' libraries; the sizes
+// on whole traces against xz -9 and zstd -19 are in docs/PERFORMANCE.md.
 
 #[test]
 fn heaptrack_raw_text_round_trips_and_compresses() {

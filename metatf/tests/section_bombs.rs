@@ -167,9 +167,9 @@ fn record_counts_the_sections_cannot_hold_are_refused() {
     assert_eq!(read(&container(most, &[zeros(0, 1000)])).unwrap(), most);
 }
 
-/// The case: four sections of 1 GiB of zeros (about 130 KB of file). Before the budget
-/// every command decompressed them and aborted at about 3.4 GB; ignored because compressing
-/// 4 GiB of zeros to build it takes several seconds.
+/// Four sections of 1 GiB of zeros (about 130 KB of file): without the budget every command
+/// would decompress them and run out of memory; ignored because compressing 4 GiB of zeros
+/// to build it takes several seconds.
 #[test]
 #[ignore]
 fn four_gigabyte_sections_in_a_small_file_are_refused() {

@@ -31,7 +31,7 @@ fn live_points(json: &serde_json::Value) -> (Vec<(u64, u64, Option<u64>)>, Strin
 pub fn run(args: &StatsArgs, verbosity: Verbosity) -> CliResult {
     // Name files given beside a text trace; a binary trace's own are used when none are given.
     let given = match &args.names {
-        Some(dir) => Some(hatf::internal::formats::et::names::read_dir(dir)?),
+        Some(dir) => Some(hatf::internal::formats::et::sections::names::read_dir(dir)?),
         None => None,
     };
     let analysed = analyse(

@@ -4,9 +4,9 @@
 //!
 //! Why: the tables are the same few small numbers over and over (scope 0, a record's tag, a
 //! field position, property 8, predictor codes naming fields of the same record), and a short
-//! trace of many fields pays for them in full. ps output's 3,320 lines of 46 fields took
-//! 525 bytes of tables against 1,679 of coded records; the mixer, which learns from the first
-//! byte, packs those 525 into 184 (its code and both lengths). Long traces gain the same per block. The plain form stays
+//! trace of many fields pays for them in full, where they can outweigh the coded records. The
+//! mixer learns from the first byte, so it packs such repetitive small numbers well even in a
+//! block of a few hundred bytes; long traces gain the same per block. The plain form stays
 //! readable and is still written when packing would not make the block shorter.
 
 use crate::container::context_mix::v2;

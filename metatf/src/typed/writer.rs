@@ -13,7 +13,7 @@ use super::{Format, TypedEvent};
 use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter};
 use crate::error::Error;
 use crate::field::{Change, Misfit, MAX_WIDTH};
-use crate::model::{ENGINE_MODEL, MODEL_BLOCK_RECORDS, PROPERTY_ENGINE};
+use crate::model::{ENGINE_MODEL, PROPERTY_ENGINE};
 use crate::universal::modelled::ModelColumns;
 use crate::universal::plan::Catalog;
 use crate::universal::values::block_sections;
@@ -170,11 +170,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
             }),
             values: WriteValues::default(),
             block_records: 0,
-            block_limit: if model.is_some() {
-                MODEL_BLOCK_RECORDS
-            } else {
-                DEFAULT_BLOCK_RECORDS
-            },
+            block_limit: crate::universal::block_records(model.is_some()),
             record: 0,
             undo: Undo::default(),
             model,

@@ -25,6 +25,16 @@ pub use writer::UniversalWriter;
 pub const RECORD_SECTION: u8 = 0;
 /// Records per block the writer uses unless told otherwise.
 pub const DEFAULT_BLOCK_RECORDS: u64 = 1 << 16;
+
+/// Records per block a writer (universal or typed) starts with: the model engine's own bound
+/// ([`crate::model::MODEL_BLOCK_RECORDS`]) for modelled blocks, else [`DEFAULT_BLOCK_RECORDS`].
+pub(crate) fn block_records(modelled: bool) -> u64 {
+    if modelled {
+        crate::model::MODEL_BLOCK_RECORDS
+    } else {
+        DEFAULT_BLOCK_RECORDS
+    }
+}
 /// Most fields (counting repetitions) the reader decodes in one record.
 pub const MAX_LEAVES_PER_RECORD: usize = 1 << 20;
 /// Most fields the reader decodes per byte of a block (record stream plus value sections),

@@ -12,12 +12,11 @@ use super::plan::{Builtin, Catalog, Leaf, RecordPlan};
 use super::reader::{lookup, metadata_target, section_name};
 use super::record::{DynRecord, Value};
 use super::values::{block_sections, ValueBuilder};
-use super::DEFAULT_BLOCK_RECORDS;
 use crate::container::{ByteOrder, Codec, ContainerHeader, ContainerWriter};
 use crate::error::Error;
 use crate::field::bits::{unsigned_width, write_uint};
 use crate::field::{Change, FieldState, Misfit};
-use crate::model::{ENGINE_MODEL, MODEL_BLOCK_RECORDS, PROPERTY_ENGINE};
+use crate::model::{ENGINE_MODEL, PROPERTY_ENGINE};
 
 /// Why encoding a record stopped.
 enum Stop {
@@ -204,11 +203,7 @@ impl<W: Write> UniversalWriter<W> {
             stream: Vec::new(),
             values: ValueBuilder::default(),
             block_records: 0,
-            records_per_block: if model.is_some() {
-                MODEL_BLOCK_RECORDS
-            } else {
-                DEFAULT_BLOCK_RECORDS
-            },
+            records_per_block: super::block_records(model.is_some()),
             record: 0,
             undo: Vec::new(),
             scalars: Vec::new(),

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::line::{classify, Kind, Line, Record};
 use super::model::UOrder;
-use super::names::Names;
+use super::sections::names::Names;
 use crate::format::{At, FormatError, Problem, StatsReport};
 use crate::shared::stats_schema::{
     Lifetimes, LiveAtEnd, LiveSeries, Log2Histogram, Stats, Tally, SCHEMA,

@@ -5,11 +5,11 @@ use std::io::{Read, Write};
 
 use metatf::container::{Codec, ContainerHeader, ContainerWriter, SectionData, PROPERTY_LAYOUT};
 
-use super::block_text::BlockText;
 use super::line::{classify, classify_in, Kind, Line, LineReader};
 use super::model::{code, u_order_vote, Model, UOrder};
-use super::names;
-use super::streams::{id, Packer, StreamWriter};
+use super::sections::names;
+use super::sections::streams::{id, Packer, StreamWriter};
+use super::text::block_text::BlockText;
 use crate::format::{Compression, EncodeOptions, EncodeReport, FormatError};
 use crate::shared::text::line_reader::{is_line_too_long, line_too_long};
 use crate::shared::threads::{buffer_pool::BufferPool, ordered::ordered};
@@ -28,22 +28,19 @@ pub const TEXT_LEN_SECTION: u8 = 0;
 /// Default zstd level of the streams.
 ///
 /// Level 3, not 19: the streams the model leaves are small next to the text (a twentieth or
-/// less) and mostly runs and repeats, which level 3 already finds: level 19 makes a file about
-/// a tenth smaller (ET2 lots_of_allocs: 5,805 bytes against 6,354, both well under the best
-/// of `xz -9` and `zstd -19 --long=27`) but takes most of an encode's time. `--level 19`
-/// still writes the smaller file, with the same layout.
+/// less) and mostly runs and repeats, which level 3 already finds: level 19 makes a file only
+/// somewhat smaller but takes most of an encode's time. `--level 19` still writes the smaller
+/// file, with the same layout.
 pub const DEFAULT_LEVEL: i32 = 3;
 
 /// At the default level, a block whose text is more than this many times the size of its
 /// packed streams is packed again at [`REPACK_LEVEL`].
 ///
-/// Why: a trace that repeats one loop (the et2-java hello_world, methods and new_call traces)
-/// is where the peers come closest. There the model's streams at level 3 are 850 times smaller
-/// than the text, and the file (1,909 bytes for hello_world) is larger than `zstd -19
-/// --long=27` of the text (1,443); at level 19 it is 1,404. Traces the model compresses less
-/// than this (ET2 lots_of_allocs 289 times, ET3 LotsOfAllocs 30, the javac-tests trace 78)
-/// are far below the peers at level 3 and keep it. The second pass costs what level 19 costs
-/// (about 8 ms on hello_world's 257 KB of streams), only on such blocks.
+/// Why: a trace that repeats one loop is where the general-purpose compressors come closest.
+/// There the model's streams are hundreds of times smaller than the text, and what is left is
+/// long repeats that level 3 codes worse than a long-window compressor; level 19 finds them.
+/// Traces the model compresses less than this are far below the peers at level 3 and keep
+/// it. The second pass costs what level 19 costs, only on such blocks.
 pub const REPACK_RATIO: usize = 500;
 /// Level of the second pass (see [`REPACK_RATIO`]).
 pub const REPACK_LEVEL: i32 = 19;

@@ -1,6 +1,6 @@
 //! One line of an Elephant Tracks text trace: what kind it is and its numeric fields.
 
-use super::print::DIGIT_PAIRS;
+use super::text::print::DIGIT_PAIRS;
 
 /// The record kinds of ET2/ET3 text traces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

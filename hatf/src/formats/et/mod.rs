@@ -13,22 +13,13 @@ use crate::format::{
 };
 use crate::shared::format_parts::{FormatParts, StatsFn, StoredNamesFn, ValidateFn};
 
-mod block_text;
 pub mod check;
 pub mod decode;
 pub mod encode;
 pub mod line;
-pub mod live;
 pub mod model;
-pub mod names;
-#[cfg(unix)]
-mod positioned;
-pub mod print;
-mod rank_list;
-mod recent;
-mod stack;
-pub mod streams;
-mod witnessed;
+pub mod sections;
+pub mod text;
 
 use encode::Flavour;
 use model::UOrder;
@@ -175,7 +166,7 @@ impl<D: Dialect> FormatParts for EtFormat<D> {
     const VALIDATE: Option<ValidateFn> = Some(|input, input_name, report| {
         check::validate(input, input_name).map(|problems| problems.into_iter().for_each(report))
     });
-    const STORED_NAMES: Option<StoredNamesFn> = Some(names::stored);
+    const STORED_NAMES: Option<StoredNamesFn> = Some(sections::names::stored);
 }
 
 /// True when `head` is an Elephant Tracks trace whose `U` records vote for dialect `D`'s order.
@@ -207,7 +198,7 @@ fn stats<D: Dialect>(
         input,
         input_name,
         D::FLAVOUR.default_order,
-        &names::Names::parse(name_files),
+        &sections::names::Names::parse(name_files),
     )
 }
 

@@ -15,7 +15,7 @@ pub mod zip;
 
 use std::io::{Read, Write};
 
-use metatf::container::{ContainerHeader, PROPERTY_LAYOUT};
+use metatf::container::ContainerHeader;
 
 use crate::format::{
     DecodeFn, DecodeOptions, DecodeRecordsFn, EncodeFn, EncodeOptions, EncodeReport, FormatError,
@@ -37,16 +37,7 @@ pub const LAYOUT: &str = "jvm-model-2";
 /// Checks that `header`'s file has the layout of JVM records ([`LAYOUT`]); an error naming
 /// `file` for any other.
 pub fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
-    match header.property(PROPERTY_LAYOUT) {
-        Some(LAYOUT) => Ok(()),
-        other => Err(FormatError {
-            file: file.to_string(),
-            position: String::new(),
-            message: format!(
-                "layout {other:?} is not one this hatf decodes as JVM records (`{LAYOUT}`)"
-            ),
-        }),
-    }
+    crate::shared::container::layout::require(header, file, LAYOUT, "JVM records")
 }
 
 /// Encodes the bare text of a JVM trace into `output`, its blocks cut as `plan` says

@@ -146,17 +146,7 @@ pub(super) fn next_thread(cursors: &mut BlockCursors<'_, '_>, k: u64) -> Result<
 #[cfg(test)]
 fn render(out: &mut TextOut, l: &ReplayLine) {
     // The record the encoder makes of the line.
-    let mut r = ModelRecord {
-        kind: kinds::of(l.action),
-        addr: l.ptr,
-        ..ModelRecord::default()
-    };
-    match l.action {
-        Action::Malloc => r.size = l.a,
-        Action::Calloc | Action::Memalign => (r.extra, r.size) = (l.a, l.b),
-        Action::Realloc => (r.old, r.size) = (l.a, l.b),
-        Action::Free | Action::ThreadDone => {}
-    }
+    let r = kinds::record_of(l, 0);
     let room = out.room(WINDOW);
     let n = render_record(window(room, 0), &prefix(l.tid), &LineKind::of(l.action), &r);
     out.advance(n);

@@ -184,7 +184,7 @@ impl ParsedLines {
     /// [`ParsedLines::thread_index`]).
     fn push_record(&mut self, l: &ReplayLine, last: &mut u32) {
         let index = self.thread_index(l.tid, last);
-        self.lines.push(to_record(l, index));
+        self.lines.push(kinds::record_of(l, index));
     }
 
     /// Adds a verbatim line whose text is `at..at + len` of the chunk.
@@ -457,29 +457,6 @@ pub fn encode_into<W: Write>(
     enc.write_ended(out, true)?;
     report.records = lines;
     Ok(report)
-}
-
-fn to_record(l: &ReplayLine, site: u32) -> ModelRecord {
-    let kind = kinds::of(l.action);
-    let mut r = ModelRecord {
-        kind,
-        site,
-        addr: l.ptr,
-        ..ModelRecord::default()
-    };
-    match l.action {
-        Action::Malloc => r.size = l.a,
-        Action::Calloc | Action::Memalign => {
-            r.extra = l.a;
-            r.size = l.b;
-        }
-        Action::Realloc => {
-            r.old = l.a;
-            r.size = l.b;
-        }
-        Action::Free | Action::ThreadDone => {}
-    }
-    r
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The kind codes the `memory-replay` encoding stores, and what the model learns from each.
 
-use super::line::Action;
+use super::line::{Action, ReplayLine};
 use crate::shared::allocation_model::prediction::addresses::Class;
-use crate::shared::allocation_model::{KindTable, Shape};
+use crate::shared::allocation_model::{KindTable, ModelRecord, Shape};
 
 /// jemalloc's size class for a request: 8, 16, then four classes per power of two.
 #[inline(always)]
@@ -65,6 +65,26 @@ pub const MEMALIGN: u8 = 7;
 pub const REALLOC: u8 = 8;
 /// `thread_done 0x0`.
 pub const THREAD_DONE: u8 = 9;
+
+/// The record the encoder makes of line `l` of thread `site`: malloc keeps its size, calloc
+/// and memalign their first value as the extra one and their second as the size, realloc its
+/// old pointer and size.
+#[inline]
+pub fn record_of(l: &ReplayLine, site: u32) -> ModelRecord {
+    let mut r = ModelRecord {
+        kind: of(l.action),
+        site,
+        addr: l.ptr,
+        ..ModelRecord::default()
+    };
+    match l.action {
+        Action::Malloc => r.size = l.a,
+        Action::Calloc | Action::Memalign => (r.extra, r.size) = (l.a, l.b),
+        Action::Realloc => (r.old, r.size) = (l.a, l.b),
+        Action::Free | Action::ThreadDone => {}
+    }
+    r
+}
 
 /// The kind code of an action.
 pub fn of(a: Action) -> u8 {

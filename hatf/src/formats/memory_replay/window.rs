@@ -333,7 +333,7 @@ fn widen(c: NumberClasses) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::memory_replay::line::{self, Action as LineAction};
+    use crate::formats::memory_replay::line;
     use proptest::prelude::*;
 
     /// The text in a window, followed by `next` (what follows the line in a chunk), padded.
@@ -364,26 +364,14 @@ mod tests {
     /// What [`line::parse_canonical`] gives for `text`, as the quick reader's fields.
     fn canonical(text: &[u8]) -> Option<(u64, Fields)> {
         let l = line::parse_canonical(text)?;
-        let kind = kinds::of(l.action);
-        let mut f = Fields {
-            kind,
-            addr: l.ptr,
-            size: 0,
-            old: 0,
-            extra: 0,
+        let r = kinds::record_of(&l, 0);
+        let f = Fields {
+            kind: r.kind,
+            addr: r.addr,
+            size: r.size,
+            old: r.old,
+            extra: r.extra,
         };
-        match l.action {
-            LineAction::Malloc => f.size = l.a,
-            LineAction::Calloc | LineAction::Memalign => {
-                f.extra = l.a;
-                f.size = l.b;
-            }
-            LineAction::Realloc => {
-                f.old = l.a;
-                f.size = l.b;
-            }
-            LineAction::Free | LineAction::ThreadDone => {}
-        }
         Some((l.tid, f))
     }
 

@@ -374,8 +374,9 @@ pub(super) fn other_line<'a>(
 mod tests {
     use super::*;
     use crate::formats::mtrace::line::{render, Op, OpLine};
-    use crate::shared::allocation_model::threads::decode_pipeline;
+    use crate::shared::allocation_model::threads::decode_pipeline::{self, RecordSink};
     use crate::shared::text::sink::TextSink;
+    use metatf::container::Block;
 
     #[test]
     fn render_op_prints_what_line_render_prints() {
@@ -461,6 +462,95 @@ mod tests {
         *x ^= *x >> 7;
         *x ^= *x << 17;
         *x
+    }
+
+    /// A sink that panics on the first batch of a block's records after `after` records when
+    /// `armed`, and is `inner` otherwise.
+    struct Panicking<'a> {
+        inner: Box<dyn RecordSink + 'a>,
+        armed: bool,
+        after: u64,
+    }
+    impl RecordSink for Panicking<'_> {
+        fn block_start(&mut self, block: &Block) -> Result<(), FormatError> {
+            self.inner.block_start(block)
+        }
+        fn records(
+            &mut self,
+            block: &Block,
+            first: u64,
+            records: &[ModelRecord],
+            print: bool,
+        ) -> Result<(), FormatError> {
+            assert!(
+                !(self.armed && first >= self.after),
+                "a sink panics on purpose"
+            );
+            self.inner.records(block, first, records, print)
+        }
+        fn take_printed(&mut self, text: crate::shared::text::out::Filled) {
+            self.inner.take_printed(text)
+        }
+        fn flush(&mut self) -> Result<(), FormatError> {
+            self.inner.flush()
+        }
+        fn block_end(&mut self, block: &Block) -> Result<(), FormatError> {
+            self.inner.block_end(block)
+        }
+    }
+
+    /// A text sink that panics after `after` records if it is the worker's sink of two
+    /// threads or the only one.
+    fn panicking(drain: decode_pipeline::Drain<'_>, after: u64) -> Box<dyn RecordSink + '_> {
+        let armed = !matches!(drain, decode_pipeline::Drain::Gather(_));
+        let inner = Box::new(TextSink::<Printer>::new("t", drain));
+        Box::new(Panicking {
+            inner,
+            armed,
+            after,
+        })
+    }
+
+    #[test]
+    fn a_panic_while_decoding_is_the_error_of_its_block_on_any_thread_count() {
+        use crate::format::TraceFormat;
+        let mut text = Vec::new();
+        for i in 0..(4 * decode_pipeline::BATCH as u64) {
+            text.extend(format!("+ {:#x} 0x10\n", 0x5555_0000 + i * 0x40).bytes());
+        }
+        let options = crate::format::EncodeOptions {
+            input_name: "t".into(),
+            ..crate::format::EncodeOptions::default()
+        };
+        let mut bin = Vec::new();
+        super::super::Mtrace
+            .encode(&mut &text[..], &mut bin, &options)
+            .unwrap();
+        let after = 2 * decode_pipeline::BATCH as u64;
+        for threads in [1, 2] {
+            let mut reader = crate::shared::container::blocks::open(&bin[..], FORMAT, "t").unwrap();
+            let mut out = Vec::new();
+            let e = decode_pipeline::decode_blocks(
+                &mut reader,
+                &MtraceKinds,
+                threads,
+                "t",
+                &mut out,
+                &|drain| panicking(drain, after),
+            )
+            .unwrap_err();
+            assert!(
+                e.message.contains("failed unexpectedly"),
+                "{threads} threads: {e:?}"
+            );
+            assert_eq!(
+                e.position,
+                format!("block 0 record {after}"),
+                "{threads} threads"
+            );
+            assert!(out.len() < text.len(), "{threads} threads");
+            assert!(text.starts_with(&out), "{threads} threads");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Read, Write};
 use std::ops::Range;
 
-use metatf::container::{Block, ContainerHeader, PROPERTY_LAYOUT};
+use metatf::container::{Block, ContainerHeader};
 
 use super::line::{render, WeeLine};
 use super::records::{Record, RecordModel};
@@ -70,14 +70,7 @@ pub fn decode_records(
 
 /// Checks that `header`'s file has the layout the encoder writes ([`LAYOUT`]).
 fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
-    match header.property(PROPERTY_LAYOUT) {
-        Some(LAYOUT) => Ok(()),
-        other => Err(FormatError {
-            file: file.to_string(),
-            position: String::new(),
-            message: format!("layout {other:?} is not one this hatf decodes (`{LAYOUT}`)"),
-        }),
-    }
+    crate::shared::container::layout::require(header, file, LAYOUT, "")
 }
 
 /// Decodes blocks; each block decodes on its own.

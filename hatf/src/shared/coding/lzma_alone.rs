@@ -14,9 +14,9 @@ const MAX_DICT: u32 = 64 << 20;
 const MEMLIMIT: u64 = 256 << 20;
 
 /// Dictionary cap of layouts that bound the encoder's memory: the binary-tree match finder
-/// takes about 11.5 bytes per dictionary byte, so 4 MiB keeps it near 50 MB where 16 MiB
-/// (vim's 9.6 MB stream) would take 120 MB, for a stream about 2 % larger. Decoders need no
-/// setting: the dictionary size is in the stream's header.
+/// takes about 11.5 bytes per dictionary byte, so 4 MiB keeps it near 50 MB where a 16 MiB
+/// dictionary would take far more than an encoder may hold; the cost is a slightly longer
+/// stream. Decoders need no setting: the dictionary size is in the stream's header.
 pub const BOUNDED_DICT: u32 = 4 << 20;
 
 /// Compresses `data`; the dictionary is the smallest power of two ≥ the input (at least

@@ -28,11 +28,10 @@ pub const CONTEXT_MIX_BLOCK: usize = 64 << 10;
 /// [`CONTEXT_MIX_BLOCK`] for the first block of the encoders at [`FAST_ZSTD_LEVEL`], whose
 /// sections then use the light context mixer (codec 4): traces this small (a few thousand
 /// records) still need a context mixer to stay under half the size of the best general-purpose
-/// compressor (a 7,000-record python log, 26,784 bytes of streams: 10,726 bytes, 0.46 of
-/// the best of `xz -9` and `zstd -19 --long=27`, against 12,455 at zstd level 3 and 12,038 at
-/// level 19), while a block of twice that is well under it at level 3 (the repository's sample,
-/// 63 KB of streams: 13,545 bytes, 0.22), where even the light mixer would cost more than zstd.
-/// Codec 3 was used here before: 10,301 bytes, in about six times the light mixer's time.
+/// compressor, which zstd at any level does not reach on them, while a block of twice that is
+/// well under it at level 3, where even the light mixer would cost more time than it saves.
+/// The light mixer, not codec 3, because it codes such blocks almost as small in a fraction of
+/// codec 3's time.
 pub const FAST_CONTEXT_MIX_BLOCK: usize = 32 << 10;
 /// Streams shorter than this are stored uncompressed.
 pub const SMALL_STREAM: usize = 24;
@@ -47,14 +46,7 @@ pub const LAYOUT: &str = "alloc-model-4";
 /// Checks that `header`'s file has the allocation model's layout ([`LAYOUT`]); an error naming
 /// `file` for any other.
 pub fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
-    match header.property(metatf::container::PROPERTY_LAYOUT) {
-        Some(LAYOUT) => Ok(()),
-        other => Err(FormatError {
-            file: file.to_string(),
-            position: String::new(),
-            message: format!("layout {other:?} is not one this hatf decodes (`{LAYOUT}`)"),
-        }),
-    }
+    super::layout::require(header, file, LAYOUT, "")
 }
 
 /// Lines per block of the text formats the allocation model encodes: bounds memory whatever

@@ -6,3 +6,4 @@ pub mod blocks;
 pub(crate) mod ended_block;
 pub(crate) mod entries;
 pub(crate) mod kept_records;
+pub mod layout;

@@ -106,7 +106,7 @@ fn chunk_bytes() -> usize {
 
 /// What the parsing workers share: the input, read by one of them at a time so that the
 /// consuming thread (the model's, an encode's critical path) does not spend its time in the
-/// kernel copying the input (a third of that thread on a 112 MB `mtrace` log), and the buffers
+/// kernel copying the input (a large share of its time on a long log), and the buffers
 /// of consumed chunks.
 struct Shared<'a, P> {
     reader: LineReader<'a, dyn Read + Send + 'a>,

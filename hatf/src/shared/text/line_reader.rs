@@ -9,7 +9,7 @@
 //! adds (parsing, its own error texts) is the caller's closure.
 //!
 //! Two readers stay apart for what they must do otherwise: Elephant Tracks' blocks are cut by
-//! line count (`formats/et/block_text.rs`, on this module's reads and limit), and the line
+//! line count (`formats/et/text/block_text.rs`, on this module's reads and limit), and the line
 //! patterns of any DTD (`metatf::lines`, below this crate) read a text nobody has seen, where a
 //! line over any limit is still kept, in pieces, instead of refused.
 

@@ -3,12 +3,11 @@
 //!
 //! Why a third mixer: codec 3 ([`super::v2`]) mixes twelve inputs through two mixers and two
 //! probability maps with ten 2^16-slot tables, about 2 MB/s each way plus the page faults of
-//! its 11 MB of tables, which made a 7,000-record mtrace log take ten times as long as
-//! `zstd -3` to encode and decode. The streams of such short traces are predicted almost as
-//! well from the last two bytes, the byte two back alone and earlier repeats: four contexts,
-//! the match model and one mixer code them within 5 % of version 2 (a fresh python log's
-//! streams: 10,518 bytes against 10,093, where zstd -19 needs 11,830) in about a sixth of
-//! its time, with tables of at most 576 KiB that start zeroed (so untouched pages cost nothing)
+//! its tables, which makes a short trace take many times as long as `zstd -3` to encode and
+//! decode. The streams of such short traces are predicted almost as well from the last two
+//! bytes, the byte two back alone and earlier repeats: four contexts, the match model and one
+//! mixer code them within a few per cent of version 2, still smaller than `zstd -19`, in a
+//! fraction of its time, with tables of at most 576 KiB that start zeroed (so untouched pages cost nothing)
 //! and are kept for the thread's next section.
 //!
 //! Stream: the arithmetic-coded bits (8 per byte, most significant first), with no length in
@@ -39,8 +38,8 @@ const LEARNING_HALF_LIFE: i64 = 1 << 14;
 /// slots.
 const FRESH: u32 = 1 << 31;
 /// The mixer learns only from bits it missed by at least this much (of 65536): most bits of a
-/// modelled stream are predicted almost surely, and skipping their tiny steps saves a sixth
-/// of the time (and a few bytes: a python log's streams 10,530 → 10,518).
+/// modelled stream are predicted almost surely, and skipping their tiny steps saves time
+/// without costing bytes (the tiny steps are mostly noise).
 const LEARN_FROM_MISS: i32 = 1024;
 
 thread_local! {

@@ -1,8 +1,7 @@
 //! Version 2 of the context mixer (docs/FORMAT.md §6.1, "The context mixer, version 2"): used
 //! by the layouts `wee-alloc-cm-2` and by malloc-bench's section 6.
 //!
-//! What changed from version 1, and why (together: the corpus' wee_alloc record streams 5–9 %
-//! smaller, e.g. dogfood 4,436 → 4,094 bytes; docs/FORMAT.md gives each step):
+//! How it differs from version 1, and why (docs/FORMAT.md gives each part):
 //! - three sparse contexts (the byte two back alone, bytes two and three back, the byte three
 //!   back alone) beside orders 0–8: the continuation bytes of a varint follow a byte that is
 //!   nearly random, so their best context skips it;
@@ -62,19 +61,32 @@ pub(super) fn squash16(x: i32) -> i32 {
 
 /// An adaptive probability map: refines a probability given a small context, by interpolating
 /// between 33 adaptive points over the stretched probability −2048…2048.
+///
+/// The previous-byte map has 65,536 contexts, 8.6 MB of points if laid out whole, though a
+/// stream only reaches the contexts of the bytes it holds: a short one a few, and none that
+/// its length could not reach. So the points are kept in groups of [`APM_GROUP`] contexts
+/// (the contexts of one previous byte), each group allocated when first used and each row
+/// filled with the initial points when first used. Either way a context's points take the
+/// same values, so the coded bytes do not depend on it.
 struct Apm {
-    /// 16-bit probability << 16, per context and point; a context's row is filled with the
-    /// initial points when it is first used (see `ready`).
+    /// The groups in order of first use, [`APM_GROUP`] rows of 33 points each: 16-bit
+    /// probability << 16.
     points: Vec<u32>,
-    /// One bit per context: its row holds its points. Filling rows on first use instead of all
-    /// at once gives the same numbers and spares a short stream the writing of a table that,
-    /// for the previous-byte map, is 8.6 MB, most of it never read.
+    /// Per group of contexts, the offset of its rows in `points`; [`NO_GROUP`] before its
+    /// first use.
+    group_start: Vec<u32>,
+    /// One bit per context: its row holds its points.
     ready: Vec<u64>,
     /// The initial points of every row.
     initial: [u32; 33],
     /// The point nearest to the last input (the one updated).
     nearest: usize,
 }
+
+/// Contexts per allocated group of an [`Apm`]: a previous-byte map's contexts of one byte.
+const APM_GROUP: usize = 256;
+/// [`Apm::group_start`] of a group not yet used.
+const NO_GROUP: u32 = u32::MAX;
 
 impl Apm {
     fn new(contexts: usize) -> Apm {
@@ -83,7 +95,8 @@ impl Apm {
             *point = (squash16((j as i32 - 16) * 128) as u32) << 16;
         }
         Apm {
-            points: vec![0; contexts * 33],
+            points: Vec::new(),
+            group_start: vec![NO_GROUP; contexts.div_ceil(APM_GROUP)],
             ready: vec![0; contexts.div_ceil(64)],
             initial,
             nearest: 0,
@@ -92,14 +105,21 @@ impl Apm {
 
     /// The refined 16-bit probability of `stretched` (within ±2047) in context `ctx`.
     fn refine(&mut self, stretched: i32, ctx: usize) -> i32 {
+        let group = &mut self.group_start[ctx / APM_GROUP];
+        if *group == NO_GROUP {
+            // At most 65,536 contexts of 33 points: the offsets fit in a u32.
+            *group = self.points.len() as u32;
+            self.points.resize(self.points.len() + APM_GROUP * 33, 0);
+        }
+        let row = *group as usize + ctx % APM_GROUP * 33;
         let (word, bit) = (ctx / 64, 1u64 << (ctx % 64));
         if self.ready[word] & bit == 0 {
             self.ready[word] |= bit;
-            self.points[ctx * 33..ctx * 33 + 33].copy_from_slice(&self.initial);
+            self.points[row..row + 33].copy_from_slice(&self.initial);
         }
         let s = stretched.clamp(-2047, 2047) + 2048;
         let w = (s & 127) as u64;
-        let base = ctx * 33 + (s >> 7) as usize;
+        let base = row + (s >> 7) as usize;
         self.nearest = base + usize::from(w >= 64);
         let lo = u64::from(self.points[base] >> 16);
         let hi = u64::from(self.points[base + 1] >> 16);
@@ -150,8 +170,8 @@ impl Predictor {
     fn new(len: u64, max_table_bits: u32) -> Predictor {
         // Four slots per bit of input in each context, as in version 1, but at most
         // 2^max_table_bits: for the length-prefixed streams 2^21 (ten tables of 2^22 would take
-        // 168 MB; 2^21 costs long streams under 1 % (solitaire, vlc, clang) and keeps the
-        // tables (84 MB) below version 1's (117 MB)); for codec 3, [`CODEC_TABLE_BITS`].
+        // 168 MB, where 2^21 costs long streams little and keeps the tables at 84 MB); for
+        // codec 3, [`CODEC_TABLE_BITS`].
         let bits = (66 - (len.max(1).saturating_mul(8)).leading_zeros())
             .clamp(12, max_table_bits.max(12)) as usize;
         let size = 1usize << bits;
@@ -317,8 +337,8 @@ pub(super) fn split(x1: u32, x2: u32, p: u32) -> u32 {
 const STREAM_TABLE_BITS: u32 = 21;
 /// Largest table (log2 slots per context) of container codec 3: 2^16 slots of four bytes for
 /// each of the ten contexts, 2.5 MiB, which sections of 2 KiB and more reach. The codec serves
-/// short sections, where larger tables gain little (a 42 KB python mtrace block: 10,437 bytes
-/// at 2^16, 10,393 at 2^18) and their zeroing costs more than the coding.
+/// short sections, where larger tables gain well under 1 % and their zeroing costs more than
+/// the coding.
 pub const CODEC_TABLE_BITS: u32 = 16;
 
 /// Compresses `data` as a stream: varint length, then [`encode`] with 2^21-slot tables.
@@ -328,8 +348,8 @@ pub fn compress(data: &[u8]) -> Vec<u8> {
 
 /// Largest table (log2 slots per context) of the length-prefixed streams of layouts that bound
 /// the coder's memory (malloc-bench `malloc-bench-preflate-4`): ten tables of 2^19 four-byte
-/// slots take 20 MiB instead of [`compress`]'s 80 MiB, for about 0.7 % more bytes on the
-/// corpus' long streams (mc_server: 367,526 → 370,121 bytes).
+/// slots take 20 MiB instead of [`compress`]'s 80 MiB, for under 1 % more bytes on long
+/// streams.
 pub const BOUNDED_STREAM_TABLE_BITS: u32 = 19;
 
 /// [`compress`] with tables of at most 2^`max_table_bits` slots per context; read back with

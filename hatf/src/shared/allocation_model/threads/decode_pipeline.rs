@@ -20,6 +20,7 @@ use crate::shared::allocation_model::{
 use crate::shared::container::blocks::container_error;
 use crate::shared::text::out::{Filled, TextOut};
 use crate::shared::threads::read_end::ReadEnd;
+use crate::shared::threads::worker_pool::caught;
 
 /// Records per batch: big enough that handing a batch over costs nothing per record, small
 /// enough that a batch (40 bytes a record) stays in the second-level cache between the model
@@ -102,12 +103,17 @@ impl BlockModel {
         sink.block_start(block)?;
         let mut batch = std::mem::take(&mut self.batch);
         let mut done = 0u64;
-        let result = self.batches(kinds, block, &mut batch, &mut |b| {
-            let n = b.len() as u64;
-            sink.records(block, done, b, true)?;
-            done += n;
-            Ok(())
-        });
+        let result = caught(
+            || {
+                self.batches(kinds, block, &mut batch, &mut |b| {
+                    let n = b.len() as u64;
+                    sink.records(block, done, b, true)?;
+                    done += n;
+                    Ok(())
+                })
+            },
+            panicked,
+        );
         self.batch = batch;
         match result {
             Ok(()) => {}
@@ -168,6 +174,14 @@ pub(in crate::internal::shared::allocation_model) fn decode_batches<K: KindTable
             }
         }
     }
+}
+
+/// The failure of a block whose decoding panicked. [`caught`] turns the panic
+/// into this, so that it is reported as that block's error, with the records before it, on
+/// one thread or several: a worker that died instead would leave the caller's thread with
+/// nothing to say but that the thread stopped, and one thread would abort the program.
+pub(in crate::internal::shared::allocation_model) fn panicked() -> Stop {
+    Stop::Model("the decoder failed unexpectedly on this record (an internal error)".to_string())
 }
 
 /// Why decoding a block stopped early.

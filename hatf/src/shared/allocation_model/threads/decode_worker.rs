@@ -33,12 +33,13 @@ use metatf::container::{Block, ContainerReader};
 
 use crate::format::FormatError;
 use crate::shared::allocation_model::threads::decode_pipeline::{
-    check_count, model_error, stopped, BlockModel, Drain, Feeder, Gather, HandOff, Msg, RecordSink,
-    SinkMaker, Stop, IN_FLIGHT,
+    check_count, model_error, panicked, stopped, BlockModel, Drain, Feeder, Gather, HandOff, Msg,
+    RecordSink, SinkMaker, Stop, IN_FLIGHT,
 };
 use crate::shared::allocation_model::{KindTable, ModelRecord};
 use crate::shared::threads::cpu_time::thread_cpu_ns;
 use crate::shared::threads::spin_recv::recv_counted;
+use crate::shared::threads::worker_pool::caught;
 
 /// Messages the worker may send ahead of the caller's thread.
 pub(in crate::internal::shared::allocation_model) const QUEUED: usize = 16;
@@ -238,6 +239,10 @@ fn worker<K: KindTable + ?Sized>(kinds: &K, sink: &mut dyn RecordSink, ch: &Work
 
 /// The worker's loop: decodes `blocks` with `model`, handing each batch to `out`, the batch
 /// vectors the caller's thread is done with coming back through `spare`.
+///
+/// Not a job of the shared worker pool: one model decodes every block in order and hands on
+/// a block in batches as it goes, where the pool's workers each take whole items on their
+/// own. Only the pool's [`caught`] applies: a panic ends the block with an error.
 pub(in crate::internal::shared::allocation_model) fn model_blocks<K: KindTable + ?Sized>(
     kinds: &K,
     model: &mut BlockModel,
@@ -248,9 +253,14 @@ pub(in crate::internal::shared::allocation_model) fn model_blocks<K: KindTable +
     let mut batch = Vec::new();
     for block in blocks {
         out.block_start(&block);
-        let result = model.batches(kinds, &block, &mut batch, &mut |b| {
-            out.swap_over(&block, b, spare)
-        });
+        let result = caught(
+            || {
+                model.batches(kinds, &block, &mut batch, &mut |b| {
+                    out.swap_over(&block, b, spare)
+                })
+            },
+            panicked,
+        );
         if !out.block_end(&block, result) {
             return;
         }

@@ -44,7 +44,7 @@ use crate::shared::allocation_model::packing::record_shapes::{
 };
 use crate::shared::allocation_model::prediction::site_and_address::{decode_sites, SiteHalf};
 use crate::shared::allocation_model::threads::decode_pipeline::{
-    decode_batches, stopped, BlockModel, Drain, Feeder, SinkMaker, Stop, BATCH,
+    decode_batches, panicked, stopped, BlockModel, Drain, Feeder, SinkMaker, Stop, BATCH,
 };
 use crate::shared::allocation_model::threads::decode_worker::{
     self, model_blocks, Busy, Printer, WorkerOut, WorkerText,
@@ -52,6 +52,7 @@ use crate::shared::allocation_model::threads::decode_worker::{
 use crate::shared::allocation_model::{stream, Cursors, KindTable, ModelRecord, State};
 use crate::shared::container::blocks;
 use crate::shared::threads::spin_recv::recv_counted;
+use crate::shared::threads::worker_pool::caught;
 use metatf::varint::Cursor;
 
 /// Batches whose site half the caller's thread may have decoded before the sink took them:
@@ -192,7 +193,11 @@ fn worker<K: KindTable + ?Sized>(
         };
         model.state().addrs.clear_for_block();
         out.block_start(&block);
-        let (result, whole) = addresses(kinds, &mut model, &block, work, out, spares);
+        let (result, whole) = caught(
+            || Ok(addresses(kinds, &mut model, &block, work, out, spares)),
+            panicked,
+        )
+        .unwrap_or_else(|stop| (Err(stop), false));
         if !out.block_end(&block, result) {
             return;
         }

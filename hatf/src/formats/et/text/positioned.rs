@@ -20,7 +20,7 @@ use crate::shared::threads::worker_pool::{caught, spawn_workers};
 
 /// A block to decode: where it starts in the binary file (for errors), the block, and the
 /// byte range of the output its text fills.
-pub(super) struct Job {
+pub(in crate::internal::formats::et) struct Job {
     pub at: u64,
     pub block: Block,
     pub offset: u64,
@@ -29,7 +29,7 @@ pub(super) struct Job {
 }
 
 /// What can go wrong with a block besides its own decode's errors.
-pub(super) enum Fault<'j> {
+pub(in crate::internal::formats::et) enum Fault<'j> {
     /// The block starting at byte `at`, number `index`, did not say its text's length, and
     /// another block follows it.
     Unsaid { at: u64, index: u64 },
@@ -44,7 +44,7 @@ pub(super) enum Fault<'j> {
 /// [`Fault`]s. Returns the number of records; on an error, the first in block order (a read
 /// error counts as coming after every block read before it), once every block read before it
 /// was decoded or failed itself.
-pub(super) fn decode_at_offsets<S>(
+pub(in crate::internal::formats::et) fn decode_at_offsets<S>(
     workers: usize,
     first: Option<(u64, Block)>,
     mut next: impl FnMut() -> Result<Option<(u64, Block)>, FormatError>,

@@ -4,14 +4,20 @@
 //! (which object a reference names, which method an exit leaves, which class a witness shows)
 //! the decoder makes too; only the difference from the prediction is stored.
 
+pub mod live;
+mod rank_list;
+mod recent;
+mod stack;
+mod witnessed;
+
 use super::line::{Kind, Record, MAX_FIELDS};
-use super::live::LiveSet;
-use super::recent::Recent;
-use super::stack::CallStack;
-use super::streams::{id, StreamError, StreamReader, StreamWriter};
-use super::witnessed::{WitnessCache, Witnessed};
+use super::sections::streams::{id, StreamError, StreamReader, StreamWriter};
+use live::LiveSet;
 use metatf::hash::FastMap;
 use metatf::varint::{unzigzag, zigzag};
+use recent::Recent;
+use stack::CallStack;
+use witnessed::{WitnessCache, Witnessed};
 
 /// How the fields of a `U` record are ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 //! (two 4-digit halves, then four 2-digit quarters, then eight digits, each lane split by a
 //! multiply-and-shift that divides by 100 or 10 exactly for its range).
 
-use super::line::{Record, MAX_FIELDS};
-use super::model::RecordSink;
+use crate::formats::et::line::{Record, MAX_FIELDS};
+use crate::formats::et::model::RecordSink;
 
 /// Spare bytes a [`TextBuf`] always has past its text: a line is printed there. More than the
 /// longest line (a letter, six fields of a space and 20 digits, a `\n`: 128 bytes) because
@@ -232,8 +232,8 @@ fn put_below_100<const N: usize>(b: &mut [u8; N], n: usize, v: u64) -> usize {
     n + 2 - single
 }
 
-/// Two decimal digits of each number below 100 (also used by [`super::line`]'s renderer).
-pub(super) const DIGIT_PAIRS: &[u8; 200] = b"\
+/// Two decimal digits of each number below 100 (also used by [`crate::formats::et::line`]'s renderer).
+pub(in crate::internal::formats::et) const DIGIT_PAIRS: &[u8; 200] = b"\
 0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
 4041424344454647484950515253545556575859\
