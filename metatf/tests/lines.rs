@@ -246,6 +246,76 @@ fn inference_finds_right_aligned_columns() {
     assert_eq!((r.records, r.verbatim), (2000, 0), "{dtd}");
 }
 
+/// Lines `NAME PID  SEC.USEC: event N`, the name spelled with `punct` between two letters.
+fn named_lines(names: &[&str], count: u64) -> Vec<u8> {
+    let mut text = Vec::new();
+    for i in 0..count {
+        let name = names[(i * 7 % names.len() as u64) as usize];
+        let (pid, usec) = (14000 + i % 5, 100 + i * 251);
+        text.extend_from_slice(
+            format!(
+                "{name} {pid}  {}.{:06}: event {}\n",
+                usec / 1_000_000,
+                usec % 1_000_000,
+                i % 3
+            )
+            .as_bytes(),
+        );
+    }
+    text
+}
+
+#[test]
+fn a_first_token_of_varying_punctuation_is_one_text_field() {
+    // Each name's punctuation makes a shape of its own (100 lines, fewer than the 200 a
+    // record needs here), and no prefix is shared: only with the name as a text field up to
+    // the first space do the lines have one shape.
+    let names = [
+        "a-b", "a.b", "a/b", "a:b", "a+b", "a=b", "a,b", "a@b", "a%b", "a~b",
+    ];
+    let text = named_lines(&names, 1000);
+    let dtd = infer_dtd(&text);
+    assert_eq!(dtd.matches("line =").count(), 1, "{dtd}");
+    assert!(
+        dtd.contains(r#"line = text1:s " " n1 "  " n2 "." n3:06d ": event " n4;"#),
+        "{dtd}"
+    );
+    let r = round_trip(&dtd, &text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (1000, 0), "{dtd}");
+    // A name with a space in it is not the first token: the text stops at the first space,
+    // the rest does not match, and the line is kept verbatim.
+    let mut odd = text.clone();
+    odd.extend_from_slice(b"a b 14000  0.000100: event 1\n");
+    let r = round_trip(&dtd, &odd, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (1000, 1), "{dtd}");
+}
+
+#[test]
+fn lines_other_shapes_take_get_no_leading_text_field() {
+    // Names that are words: every line has one whole-line shape (the name a keyword column
+    // too varied to split it, so a text field), and no head shape is added beside it.
+    let words = [
+        "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota",
+    ];
+    let text = named_lines(&words, 1000);
+    let dtd = infer_dtd(&text);
+    assert_eq!(dtd.matches("line =").count(), 1, "{dtd}");
+    // Names of a few spellings that a prefix shape spells as literal keywords keep them: the
+    // head shape would mix them into one text field.
+    let text = named_lines(&["a-b", "c-d"], 1000);
+    let dtd = infer_dtd(&text);
+    assert!(!dtd.contains("line = text"), "{dtd}");
+    let r = round_trip(&dtd, &text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (1000, 0), "{dtd}");
+    // Lines whose rests share no shape either stay verbatim.
+    let text: Vec<u8> = (0..1000u64)
+        .flat_map(|i| format!("x-{i} {}\n", "(,".repeat(i as usize % 11)).into_bytes())
+        .collect();
+    let dtd = infer_dtd(&text);
+    assert!(!dtd.contains(r#"line = text1:s " ""#), "{dtd}");
+    round_trip(&dtd, &text, LineOptions::default());
+}
+
 #[test]
 fn the_stored_dtd_is_the_inferred_one_without_comments() {
     let mut text = Vec::new();
