@@ -99,6 +99,34 @@ fn strict_mode_names_the_line_and_column() {
     assert!(err.contains("spelled differently"), "{err}");
 }
 
+#[test]
+fn a_line_one_pattern_respells_goes_to_a_later_pattern_that_spells_it() {
+    let dtd = r#"
+n.width = 8; n.interpretation = none;
+narrow : (tag, n) { tag.value = 4; line = "v " n:_4d; }
+wide : (tag, n) { tag.value = 5; line = "v " n:_6d; }
+"#;
+    // Both patterns match every line (a spaced number reads any run of spaces); `narrow`
+    // prints the first line back, `wide` the second, neither the third (one space too many
+    // for `narrow`, too few for `wide`).
+    let text = b"v   12\nv     12\nv    12\n";
+    let r = round_trip(dtd, text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (2, 1), "{r:?}");
+    // In strict mode the third line is refused, naming the first pattern that matched it.
+    let strict = LineOptions {
+        strict: true,
+        ..LineOptions::default()
+    };
+    let err = encode_lines(dtd, "t.dtd", &text[..], &mut Vec::new(), strict)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("3:1:"), "{err}");
+    assert!(
+        err.contains("spelled differently") && err.contains("`narrow`"),
+        "{err}"
+    );
+}
+
 /// HEAP_DTD with unmatched lines kept in a record of its own, local to another section.
 fn keeper_dtd(decl: &str) -> String {
     format!(
