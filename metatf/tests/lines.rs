@@ -344,6 +344,51 @@ fn lines_other_shapes_take_get_no_leading_text_field() {
     round_trip(&dtd, &text, LineOptions::default());
 }
 
+/// Lines `f SIZE x I` in blocks of 300, each block right-aligning its sizes to its widest one.
+fn padded_blocks(widths: &[usize], word: bool) -> Vec<u8> {
+    let mut text = Vec::new();
+    for (b, &w) in widths.iter().enumerate() {
+        for i in 0..300u64 {
+            // The block's first size has all `w` digits; the others fewer or as many.
+            let size = if i == 0 {
+                10u64.pow(w as u32 - 1)
+            } else {
+                (i * 7919 + b as u64) % 10u64.pow(w as u32 - (i % 3) as u32)
+            };
+            let field = if word {
+                format!("w{size}")
+            } else {
+                size.to_string()
+            };
+            text.extend_from_slice(format!("f {field:>w$} x {i}\n").as_bytes());
+        }
+    }
+    text
+}
+
+#[test]
+fn numbers_right_aligned_to_varying_widths_split_by_width() {
+    // No width holds 90 % of the lines, so no one `_N` fits the column: the lines are split
+    // by their width, one record each, rather than by their count of spaces; the column has
+    // one name in all three.
+    let text = padded_blocks(&[3, 5, 7], false);
+    let dtd = infer_dtd(&text);
+    assert_eq!(dtd.matches("line =").count(), 3, "{dtd}");
+    for w in [3, 5, 7] {
+        assert!(
+            dtd.contains(&format!("\"f \" n1:_{w}d \" x \" n2;")),
+            "{dtd}"
+        );
+    }
+    let r = round_trip(&dtd, &text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (900, 0), "{dtd}");
+    // Words aligned the same way are not numbers: the lines are split by their spacing.
+    let text = padded_blocks(&[3, 5, 7], true);
+    let dtd = infer_dtd(&text);
+    assert!(!dtd.contains(":_"), "{dtd}");
+    round_trip(&dtd, &text, LineOptions::default());
+}
+
 #[test]
 fn the_stored_dtd_is_the_inferred_one_without_comments() {
     let mut text = Vec::new();

@@ -451,10 +451,12 @@ fn split_shape<'c, 'a>(
         }
     }
     // Columns whose separators end in different counts of spaces: right-aligned numbers, or
-    // else the lines are split by their exact spacing.
+    // numbers right-aligned to widths that vary from line to line (the lines are split by
+    // width), or else the lines are split by their exact spacing.
     let mut spaced: Vec<Option<(usize, usize)>> = vec![None; n];
     let mut misfit = vec![false; cuts.len()];
     let mut spacing_cols = Vec::new();
+    let mut width_cols = Vec::new();
     for (col, aligned) in spaced.iter_mut().enumerate() {
         let t: Vec<usize> = cuts.iter().map(|c| trailing_spaces(c.seps[col])).collect();
         if t.iter().all(|&x| x == t[0]) {
@@ -467,21 +469,29 @@ fn split_shape<'c, 'a>(
                     *bad |= !fit;
                 }
             }
-            None => spacing_cols.push(col),
+            None => match varying_widths(cuts, col, &t) {
+                Some(m) => width_cols.push((col, m)),
+                None => spacing_cols.push(col),
+            },
         }
     }
-    let mut subgroups: HashMap<Vec<&[u8]>, Vec<&Cut<'a>>> = HashMap::new();
+    let width =
+        |c: &Cut, &(col, m): &(usize, usize)| trailing_spaces(c.seps[col]) - m + c.words[col].len();
+    // Keyed by the keyword values and exact separators, and the widths.
+    type Key<'a> = (Vec<&'a [u8]>, Vec<usize>);
+    let mut subgroups: HashMap<Key, Vec<&Cut<'a>>> = HashMap::new();
     let mut order = Vec::new();
     for (&c, &bad) in cuts.iter().zip(&misfit) {
         if bad {
             dropped.push(c);
             continue;
         }
-        let key: Vec<&[u8]> = split_cols
+        let words: Vec<&[u8]> = split_cols
             .iter()
             .map(|&i| c.words[i])
             .chain(spacing_cols.iter().map(|&i| c.seps[i]))
             .collect();
+        let key = (words, width_cols.iter().map(|wc| width(c, wc)).collect());
         let e = subgroups.entry(key.clone()).or_default();
         if e.is_empty() {
             order.push(key);
@@ -493,6 +503,11 @@ fn split_shape<'c, 'a>(
         if members.len() < needed {
             dropped.extend(members);
             continue;
+        }
+        // A column of varying widths is right-aligned to this part's width.
+        let mut spaced = spaced.clone();
+        for wc in &width_cols {
+            spaced[wc.0] = Some((wc.1, width(members[0], wc)));
         }
         let mut parts: Vec<Part> = Vec::new();
         let mut literal = Vec::new();
@@ -599,9 +614,41 @@ fn aligned_width(cuts: &[&Cut], col: usize, t: &[usize]) -> Option<(usize, usize
     (fitting as f64 >= ALIGNED_SHARE * t.len() as f64).then_some((m, w, fits))
 }
 
+/// Whether column `col`, whose separators end in `t[i]` spaces, holds numbers right-aligned
+/// to a width that varies from line to line (a listing pads each of its blocks to that
+/// block's widest number): the fewest trailing spaces `m`, when the column is numbers of a
+/// spelling with no digit count and every line's width `t − m + length` is at most 64. Why:
+/// split by their exact spacing, the lines of one block would make one record per length of
+/// their number; split by width, they make one record per width, and a block keeps to one.
+fn varying_widths(cuts: &[&Cut], col: usize, t: &[usize]) -> Option<usize> {
+    let values: Vec<&[u8]> = cuts.iter().map(|c| c.words[col]).collect();
+    match classify(&values) {
+        Column::Number(spelling) if is_minimal(&spelling) => {}
+        _ => return None,
+    }
+    let m = *t.iter().min()?;
+    t.iter()
+        .zip(&values)
+        .all(|(&ti, v)| ti - m + v.len() <= 64)
+        .then_some(m)
+}
+
 /// A number spelling with no digit count (`d`, `x`, `X`, `#x`, `#X`).
 fn is_minimal(spelling: &str) -> bool {
     !spelling.bytes().any(|b| b.is_ascii_digit())
+}
+
+/// `spelling` without its right-aligned width (`#_8x` → `#x`).
+fn without_width(spelling: &str) -> String {
+    match spelling.split_once('_') {
+        Some((prefix, rest)) => {
+            format!(
+                "{prefix}{}",
+                rest.trim_start_matches(|c: char| c.is_ascii_digit())
+            )
+        }
+        None => spelling.to_string(),
+    }
 }
 
 /// `spelling` right-aligned to `w` bytes: `_Nd`, `#_Nx`.
@@ -686,10 +733,11 @@ fn field_names(shapes: &[Shape]) -> Vec<Vec<String>> {
         }
     }
     // Before them, columns in the same place of their lines: the same ordinal among the
-    // line's numbers, the same spelling and the same literal text just before (a time or an
-    // id at the start of every line, whatever follows), which value sets alone cannot tell
-    // when the values are few or spread thin.
-    let place = |c: (usize, usize)| -> Option<(usize, &str, &[u8])> {
+    // line's numbers, the same spelling (but for a right-aligned width: the same column of
+    // a listing padded to another width) and the same literal text just before (a time or
+    // an id at the start of every line, whatever follows), which value sets alone cannot
+    // tell when the values are few or spread thin.
+    let place = |c: (usize, usize)| -> Option<(usize, String, &[u8])> {
         let parts = &shapes[c.0].parts;
         let Part::Number(spelling, _) = &parts[c.1] else {
             return None;
@@ -701,7 +749,7 @@ fn field_names(shapes: &[Shape]) -> Vec<Vec<String>> {
             .iter()
             .filter(|p| matches!(p, Part::Number(..)))
             .count();
-        Some((ordinal, spelling.as_str(), before.as_slice()))
+        Some((ordinal, without_width(spelling), before.as_slice()))
     };
     let mut same_place: Vec<(f64, usize, usize)> = Vec::new();
     for a in 0..columns.len() {
