@@ -99,6 +99,34 @@ fn strict_mode_names_the_line_and_column() {
     assert!(err.contains("spelled differently"), "{err}");
 }
 
+#[test]
+fn a_line_one_pattern_respells_goes_to_a_later_pattern_that_spells_it() {
+    let dtd = r#"
+n.width = 8; n.interpretation = none;
+narrow : (tag, n) { tag.value = 4; line = "v " n:_4d; }
+wide : (tag, n) { tag.value = 5; line = "v " n:_6d; }
+"#;
+    // Both patterns match every line (a spaced number reads any run of spaces); `narrow`
+    // prints the first line back, `wide` the second, neither the third (one space too many
+    // for `narrow`, too few for `wide`).
+    let text = b"v   12\nv     12\nv    12\n";
+    let r = round_trip(dtd, text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (2, 1), "{r:?}");
+    // In strict mode the third line is refused, naming the first pattern that matched it.
+    let strict = LineOptions {
+        strict: true,
+        ..LineOptions::default()
+    };
+    let err = encode_lines(dtd, "t.dtd", &text[..], &mut Vec::new(), strict)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("3:1:"), "{err}");
+    assert!(
+        err.contains("spelled differently") && err.contains("`narrow`"),
+        "{err}"
+    );
+}
+
 /// HEAP_DTD with unmatched lines kept in a record of its own, local to another section.
 fn keeper_dtd(decl: &str) -> String {
     format!(
@@ -244,6 +272,121 @@ fn inference_finds_right_aligned_columns() {
     assert_eq!(dtd.matches(":_").count(), 3, "{dtd}");
     let r = round_trip(&dtd, &text, LineOptions::default());
     assert_eq!((r.records, r.verbatim), (2000, 0), "{dtd}");
+}
+
+/// Lines `NAME PID  SEC.USEC: event N`, the name spelled with `punct` between two letters.
+fn named_lines(names: &[&str], count: u64) -> Vec<u8> {
+    let mut text = Vec::new();
+    for i in 0..count {
+        let name = names[(i * 7 % names.len() as u64) as usize];
+        let (pid, usec) = (14000 + i % 5, 100 + i * 251);
+        text.extend_from_slice(
+            format!(
+                "{name} {pid}  {}.{:06}: event {}\n",
+                usec / 1_000_000,
+                usec % 1_000_000,
+                i % 3
+            )
+            .as_bytes(),
+        );
+    }
+    text
+}
+
+#[test]
+fn a_first_token_of_varying_punctuation_is_one_text_field() {
+    // Each name's punctuation makes a shape of its own (100 lines, fewer than the 200 a
+    // record needs here), and no prefix is shared: only with the name as a text field up to
+    // the first space do the lines have one shape.
+    let names = [
+        "a-b", "a.b", "a/b", "a:b", "a+b", "a=b", "a,b", "a@b", "a%b", "a~b",
+    ];
+    let text = named_lines(&names, 1000);
+    let dtd = infer_dtd(&text);
+    assert_eq!(dtd.matches("line =").count(), 1, "{dtd}");
+    assert!(
+        dtd.contains(r#"line = text1:s " " n1 "  " n2 "." n3:06d ": event " n4;"#),
+        "{dtd}"
+    );
+    let r = round_trip(&dtd, &text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (1000, 0), "{dtd}");
+    // A name with a space in it is not the first token: the text stops at the first space,
+    // the rest does not match, and the line is kept verbatim.
+    let mut odd = text.clone();
+    odd.extend_from_slice(b"a b 14000  0.000100: event 1\n");
+    let r = round_trip(&dtd, &odd, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (1000, 1), "{dtd}");
+}
+
+#[test]
+fn lines_other_shapes_take_get_no_leading_text_field() {
+    // Names that are words: every line has one whole-line shape (the name a keyword column
+    // too varied to split it, so a text field), and no head shape is added beside it.
+    let words = [
+        "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota",
+    ];
+    let text = named_lines(&words, 1000);
+    let dtd = infer_dtd(&text);
+    assert_eq!(dtd.matches("line =").count(), 1, "{dtd}");
+    // Names of a few spellings that a prefix shape spells as literal keywords keep them: the
+    // head shape would mix them into one text field.
+    let text = named_lines(&["a-b", "c-d"], 1000);
+    let dtd = infer_dtd(&text);
+    assert!(!dtd.contains("line = text"), "{dtd}");
+    let r = round_trip(&dtd, &text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (1000, 0), "{dtd}");
+    // Lines whose rests share no shape either stay verbatim.
+    let text: Vec<u8> = (0..1000u64)
+        .flat_map(|i| format!("x-{i} {}\n", "(,".repeat(i as usize % 11)).into_bytes())
+        .collect();
+    let dtd = infer_dtd(&text);
+    assert!(!dtd.contains(r#"line = text1:s " ""#), "{dtd}");
+    round_trip(&dtd, &text, LineOptions::default());
+}
+
+/// Lines `f SIZE x I` in blocks of 300, each block right-aligning its sizes to its widest one.
+fn padded_blocks(widths: &[usize], word: bool) -> Vec<u8> {
+    let mut text = Vec::new();
+    for (b, &w) in widths.iter().enumerate() {
+        for i in 0..300u64 {
+            // The block's first size has all `w` digits; the others fewer or as many.
+            let size = if i == 0 {
+                10u64.pow(w as u32 - 1)
+            } else {
+                (i * 7919 + b as u64) % 10u64.pow(w as u32 - (i % 3) as u32)
+            };
+            let field = if word {
+                format!("w{size}")
+            } else {
+                size.to_string()
+            };
+            text.extend_from_slice(format!("f {field:>w$} x {i}\n").as_bytes());
+        }
+    }
+    text
+}
+
+#[test]
+fn numbers_right_aligned_to_varying_widths_split_by_width() {
+    // No width holds 90 % of the lines, so no one `_N` fits the column: the lines are split
+    // by their width, one record each, rather than by their count of spaces; the column has
+    // one name in all three.
+    let text = padded_blocks(&[3, 5, 7], false);
+    let dtd = infer_dtd(&text);
+    assert_eq!(dtd.matches("line =").count(), 3, "{dtd}");
+    for w in [3, 5, 7] {
+        assert!(
+            dtd.contains(&format!("\"f \" n1:_{w}d \" x \" n2;")),
+            "{dtd}"
+        );
+    }
+    let r = round_trip(&dtd, &text, LineOptions::default());
+    assert_eq!((r.records, r.verbatim), (900, 0), "{dtd}");
+    // Words aligned the same way are not numbers: the lines are split by their spacing.
+    let text = padded_blocks(&[3, 5, 7], true);
+    let dtd = infer_dtd(&text);
+    assert!(!dtd.contains(":_"), "{dtd}");
+    round_trip(&dtd, &text, LineOptions::default());
 }
 
 #[test]

@@ -193,7 +193,12 @@ impl Encoder {
         let whole = !p.continues && p.ends_line;
         let content = raw.strip_suffix(self.end.bytes()).filter(|_| whole);
         if let Some(content) = content {
-            if let Some(i) = self.matcher.find(content, &mut self.values) {
+            // The first record whose pattern matches and whose printing gives the line back:
+            // a pattern may match a line it spells differently (a right-aligned number with
+            // other spaces, leading zeros) that a later pattern spells exactly.
+            let mut respelled = None;
+            let mut next = 0;
+            while let Some(i) = self.matcher.find_from(content, &mut self.values, next) {
                 self.printed.clear();
                 let rec = &self.matcher.records()[i];
                 let same =
@@ -208,17 +213,20 @@ impl Encoder {
                     self.report.records += 1;
                     return Ok(());
                 }
-                if let Some(why) = self.refuse {
+                respelled.get_or_insert(i);
+                next = i + 1;
+            }
+            if let Some(why) = self.refuse {
+                if let Some(i) = respelled {
                     return Err(Error::Text {
                         line: self.line,
                         column: 1,
                         message: format!(
                             "the line matches record `{}` but is spelled differently from its pattern (leading zeros, letter case or sign); refused because of {why}",
-                            rec.name
+                            self.matcher.records()[i].name
                         ),
                     });
                 }
-            } else if let Some(why) = self.refuse {
                 let miss = self.matcher.explain(content);
                 return Err(Error::Text {
                     line: self.line,

@@ -9,8 +9,9 @@
 //! such a number of at most 64 bits, otherwise byte strings. Shapes seen fewer than
 //! [`MIN_SHARE`] of the time or on fewer than [`MIN_LINES`] lines get no whole-line record;
 //! their lines form *prefix shapes* (the same leading words, the rest of the line one byte
-//! string), and only what fits none stays verbatim. Nothing here knows any
-//! particular tool: only the sample decides.
+//! string); the lines no prefix shape takes form *head shapes* (a byte string up to the
+//! first space, then the rest of the line as a whole-line shape), and only what fits none
+//! stays verbatim. Nothing here knows any particular tool: only the sample decides.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -33,6 +34,8 @@ const MAX_SAMPLE_LINES: usize = 200_000;
 
 /// A line cut into separators and words: `seps[0] words[0] seps[1] ... words[n-1] seps[n]`.
 struct Cut<'a> {
+    /// The whole line.
+    line: &'a [u8],
     seps: Vec<&'a [u8]>,
     words: Vec<&'a [u8]>,
 }
@@ -60,7 +63,7 @@ fn cut(line: &[u8]) -> Cut<'_> {
         }
         words.push(&line[start..i]);
     }
-    Cut { seps, words }
+    Cut { line, seps, words }
 }
 
 /// What a column of words holds.
@@ -146,6 +149,9 @@ struct Shape {
     /// 0 for a whole-line shape; else the words of the line before the text field that
     /// takes the rest of it.
     prefix: usize,
+    /// Whether the shape starts with a byte string up to the line's first space
+    /// ([`head_shapes`]).
+    head: bool,
 }
 
 enum Part {
@@ -210,40 +216,35 @@ fn infer(sample: &[u8], comments: bool) -> String {
     }
     lines.truncate(MAX_SAMPLE_LINES);
     let total = lines.len();
-    let mut groups: HashMap<Vec<&[u8]>, Vec<Cut>> = HashMap::new();
-    let mut order: Vec<Vec<&[u8]>> = Vec::new();
-    for line in lines {
-        if line.is_empty() {
-            continue;
-        }
-        let c = cut(line);
-        let key: Vec<&[u8]> = (0..c.seps.len()).map(|i| key_sep(&c, i)).collect();
-        let entry = groups.entry(key.clone()).or_default();
-        if entry.is_empty() {
-            order.push(key);
-        }
-        entry.push(c);
-    }
+    let cuts: Vec<Cut> = lines
+        .into_iter()
+        .filter(|l| !l.is_empty())
+        .map(cut)
+        .collect();
+    let (groups, order) = by_shape(&cuts);
     let needed = ((total as f64 * MIN_SHARE).ceil() as usize)
         .max(MIN_LINES.min(total / 4))
         .max(2);
     let mut shapes = Vec::new();
     let mut rare: Vec<&Cut> = Vec::new();
     for key in order {
-        let cuts = &groups[&key];
-        if cuts.len() < needed {
-            rare.extend(cuts);
+        let members = &groups[&key];
+        if members.len() < needed {
+            rare.extend(members);
             continue;
         }
-        let refs: Vec<&Cut> = cuts.iter().collect();
-        rare.extend(split_shape(&refs, needed, 0, &mut shapes));
+        rare.extend(split_shape(members, needed, 0, &mut shapes));
     }
-    prefix_shapes(&rare, needed, &mut shapes);
+    let left = prefix_shapes(&rare, needed, &mut shapes);
+    head_shapes(&left, needed, &mut shapes);
     // Whole-line shapes before prefix shapes (a prefix shape would take their lines), longer
     // prefixes before shorter ones; then the specific shapes (a text field to the end of the
-    // line matches much), then the frequent ones.
+    // line matches much), then the frequent ones. Head shapes come last: they were made from
+    // the lines no other shape took, and their leading text field would take lines the
+    // others were made for (a column of a few keywords, which the others spell as literals).
     shapes.sort_by_key(|s| {
         (
+            s.head,
             s.prefix > 0,
             std::cmp::Reverse(s.prefix),
             s.parts.iter().filter(|p| matches!(p, Part::Text)).count(),
@@ -263,9 +264,60 @@ fn infer(sample: &[u8], comments: bool) -> String {
             parts: vec![Part::Text],
             count,
             prefix: 0,
+            head: false,
         });
     }
     write_dtd(&shapes, total, comments)
+}
+
+/// Whole-line shapes after a free first token, for the lines of rare shapes: the bytes before a
+/// line's first space are one byte string, and the rest of the line (from that space on) is
+/// cut, grouped and classified as whole lines are. Why: many tools start a line with a name
+/// (a command, a host, a function) whose punctuation varies from line to line (`bash`,
+/// `pyenv-version-f`, `kworker/0:1`), and since words are split at punctuation, each spelling
+/// of the name makes a shape of its own, too rare for a record, although the rest of the lines
+/// (ids, times, counts) is one regular shape. Runs on the lines no prefix shape takes.
+fn head_shapes(rare: &[&Cut], needed: usize, out: &mut Vec<Shape>) {
+    let rests: Vec<Cut> = rare.iter().filter_map(|c| head_rest(c)).map(cut).collect();
+    let (groups, order) = by_shape(&rests);
+    for key in order {
+        let members = &groups[&key];
+        if members.len() < needed {
+            continue;
+        }
+        let from = out.len();
+        // The lines of keyword values too rare for a record stay verbatim.
+        split_shape(members, needed, 0, out);
+        for shape in &mut out[from..] {
+            shape.parts.insert(0, Part::Text);
+            shape.head = true;
+        }
+    }
+}
+
+/// Lines grouped by their separators (spaced as [`key_sep`] says), with the keys in the order
+/// of their first line.
+type Shapes<'c, 'a> = (HashMap<Vec<&'a [u8]>, Vec<&'c Cut<'a>>>, Vec<Vec<&'a [u8]>>);
+
+fn by_shape<'c, 'a>(cuts: &'c [Cut<'a>]) -> Shapes<'c, 'a> {
+    let mut groups: HashMap<Vec<&[u8]>, Vec<&Cut>> = HashMap::new();
+    let mut order = Vec::new();
+    for c in cuts {
+        let key: Vec<&[u8]> = (0..c.seps.len()).map(|i| key_sep(c, i)).collect();
+        let g = groups.entry(key.clone()).or_default();
+        if g.is_empty() {
+            order.push(key);
+        }
+        g.push(c);
+    }
+    (groups, order)
+}
+
+/// The line of `c` from its first space on, when a non-empty token without spaces comes
+/// before it.
+fn head_rest<'a>(c: &Cut<'a>) -> Option<&'a [u8]> {
+    let p = c.line.iter().position(|&b| b == b' ')?;
+    (p > 0).then(|| &c.line[p..])
 }
 
 /// The pattern a shape's parts spell, as bytes: equal for equal patterns.
@@ -297,8 +349,13 @@ const MAX_PREFIX_WORDS: usize = 12;
 /// Why: lines of free text (argument lists, messages) rarely repeat their whole separator
 /// sequence, but often start alike (a process id, a time, a name), and those leading
 /// numbers cost far less as fields than as text. Each line joins the group of its longest
-/// frequent prefix.
-fn prefix_shapes(rare: &[&Cut], needed: usize, out: &mut Vec<Shape>) {
+/// frequent prefix. Returns the lines that join no group.
+fn prefix_shapes<'c, 'a>(
+    rare: &[&'c Cut<'a>],
+    needed: usize,
+    out: &mut Vec<Shape>,
+) -> Vec<&'c Cut<'a>> {
+    let mut left = Vec::new();
     let key = |c: &Cut, k: usize| -> Vec<u8> {
         let mut key = Vec::new();
         for i in 0..=k {
@@ -332,6 +389,8 @@ fn prefix_shapes(rare: &[&Cut], needed: usize, out: &mut Vec<Shape>) {
                     order.push((k, key(c, k)));
                 }
                 g.push(c);
+            } else {
+                left.push(c);
             }
         }
         let mut next = Vec::new();
@@ -351,6 +410,7 @@ fn prefix_shapes(rare: &[&Cut], needed: usize, out: &mut Vec<Shape>) {
         }
         pool = next;
     }
+    left
 }
 
 /// Splits one separator shape by its keyword columns and classifies the rest: the first
@@ -391,10 +451,12 @@ fn split_shape<'c, 'a>(
         }
     }
     // Columns whose separators end in different counts of spaces: right-aligned numbers, or
-    // else the lines are split by their exact spacing.
+    // numbers right-aligned to widths that vary from line to line (the lines are split by
+    // width), or else the lines are split by their exact spacing.
     let mut spaced: Vec<Option<(usize, usize)>> = vec![None; n];
     let mut misfit = vec![false; cuts.len()];
     let mut spacing_cols = Vec::new();
+    let mut width_cols = Vec::new();
     for (col, aligned) in spaced.iter_mut().enumerate() {
         let t: Vec<usize> = cuts.iter().map(|c| trailing_spaces(c.seps[col])).collect();
         if t.iter().all(|&x| x == t[0]) {
@@ -407,21 +469,29 @@ fn split_shape<'c, 'a>(
                     *bad |= !fit;
                 }
             }
-            None => spacing_cols.push(col),
+            None => match varying_widths(cuts, col, &t) {
+                Some(m) => width_cols.push((col, m)),
+                None => spacing_cols.push(col),
+            },
         }
     }
-    let mut subgroups: HashMap<Vec<&[u8]>, Vec<&Cut<'a>>> = HashMap::new();
+    let width =
+        |c: &Cut, &(col, m): &(usize, usize)| trailing_spaces(c.seps[col]) - m + c.words[col].len();
+    // Keyed by the keyword values and exact separators, and the widths.
+    type Key<'a> = (Vec<&'a [u8]>, Vec<usize>);
+    let mut subgroups: HashMap<Key, Vec<&Cut<'a>>> = HashMap::new();
     let mut order = Vec::new();
     for (&c, &bad) in cuts.iter().zip(&misfit) {
         if bad {
             dropped.push(c);
             continue;
         }
-        let key: Vec<&[u8]> = split_cols
+        let words: Vec<&[u8]> = split_cols
             .iter()
             .map(|&i| c.words[i])
             .chain(spacing_cols.iter().map(|&i| c.seps[i]))
             .collect();
+        let key = (words, width_cols.iter().map(|wc| width(c, wc)).collect());
         let e = subgroups.entry(key.clone()).or_default();
         if e.is_empty() {
             order.push(key);
@@ -433,6 +503,11 @@ fn split_shape<'c, 'a>(
         if members.len() < needed {
             dropped.extend(members);
             continue;
+        }
+        // A column of varying widths is right-aligned to this part's width.
+        let mut spaced = spaced.clone();
+        for wc in &width_cols {
+            spaced[wc.0] = Some((wc.1, width(members[0], wc)));
         }
         let mut parts: Vec<Part> = Vec::new();
         let mut literal = Vec::new();
@@ -484,6 +559,7 @@ fn split_shape<'c, 'a>(
             parts,
             count: members.len(),
             prefix,
+            head: false,
         });
     }
     dropped
@@ -538,9 +614,41 @@ fn aligned_width(cuts: &[&Cut], col: usize, t: &[usize]) -> Option<(usize, usize
     (fitting as f64 >= ALIGNED_SHARE * t.len() as f64).then_some((m, w, fits))
 }
 
+/// Whether column `col`, whose separators end in `t[i]` spaces, holds numbers right-aligned
+/// to a width that varies from line to line (a listing pads each of its blocks to that
+/// block's widest number): the fewest trailing spaces `m`, when the column is numbers of a
+/// spelling with no digit count and every line's width `t − m + length` is at most 64. Why:
+/// split by their exact spacing, the lines of one block would make one record per length of
+/// their number; split by width, they make one record per width, and a block keeps to one.
+fn varying_widths(cuts: &[&Cut], col: usize, t: &[usize]) -> Option<usize> {
+    let values: Vec<&[u8]> = cuts.iter().map(|c| c.words[col]).collect();
+    match classify(&values) {
+        Column::Number(spelling) if is_minimal(&spelling) => {}
+        _ => return None,
+    }
+    let m = *t.iter().min()?;
+    t.iter()
+        .zip(&values)
+        .all(|(&ti, v)| ti - m + v.len() <= 64)
+        .then_some(m)
+}
+
 /// A number spelling with no digit count (`d`, `x`, `X`, `#x`, `#X`).
 fn is_minimal(spelling: &str) -> bool {
     !spelling.bytes().any(|b| b.is_ascii_digit())
+}
+
+/// `spelling` without its right-aligned width (`#_8x` → `#x`).
+fn without_width(spelling: &str) -> String {
+    match spelling.split_once('_') {
+        Some((prefix, rest)) => {
+            format!(
+                "{prefix}{}",
+                rest.trim_start_matches(|c: char| c.is_ascii_digit())
+            )
+        }
+        None => spelling.to_string(),
+    }
 }
 
 /// `spelling` right-aligned to `w` bytes: `_Nd`, `#_Nx`.
@@ -625,10 +733,11 @@ fn field_names(shapes: &[Shape]) -> Vec<Vec<String>> {
         }
     }
     // Before them, columns in the same place of their lines: the same ordinal among the
-    // line's numbers, the same spelling and the same literal text just before (a time or an
-    // id at the start of every line, whatever follows), which value sets alone cannot tell
-    // when the values are few or spread thin.
-    let place = |c: (usize, usize)| -> Option<(usize, &str, &[u8])> {
+    // line's numbers, the same spelling (but for a right-aligned width: the same column of
+    // a listing padded to another width) and the same literal text just before (a time or
+    // an id at the start of every line, whatever follows), which value sets alone cannot
+    // tell when the values are few or spread thin.
+    let place = |c: (usize, usize)| -> Option<(usize, String, &[u8])> {
         let parts = &shapes[c.0].parts;
         let Part::Number(spelling, _) = &parts[c.1] else {
             return None;
@@ -640,7 +749,7 @@ fn field_names(shapes: &[Shape]) -> Vec<Vec<String>> {
             .iter()
             .filter(|p| matches!(p, Part::Number(..)))
             .count();
-        Some((ordinal, spelling.as_str(), before.as_slice()))
+        Some((ordinal, without_width(spelling), before.as_slice()))
     };
     let mut same_place: Vec<(f64, usize, usize)> = Vec::new();
     for a in 0..columns.len() {

@@ -73,10 +73,17 @@ impl Matcher {
     /// The first record (in DTD order) whose pattern matches the whole `line`, with its values
     /// left in `values`.
     pub fn find(&self, line: &[u8], values: &mut Vec<Value>) -> Option<usize> {
+        self.find_from(line, values, 0)
+    }
+
+    /// [`Matcher::find`] among the records from index `first` on (in DTD order): the next
+    /// match after a record that matched a line but does not print it back.
+    pub fn find_from(&self, line: &[u8], values: &mut Vec<Value>, first: usize) -> Option<usize> {
         let group = &self.groups[line.first().map_or(256, |&b| usize::from(b))];
         group
             .iter()
             .map(|&i| i as usize)
+            .filter(|&i| i >= first)
             .find(|&i| self.try_record(i, line, values).is_ok())
     }
 
