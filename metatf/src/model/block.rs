@@ -1153,7 +1153,7 @@ pub(crate) fn encode(
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Vec<u8>, (u64, String)> {
     let costs = Costs::wanted(streams.len());
-    let (bytes, costs) = encode_costed(
+    let (bytes, costs) = encode_ended(
         catalog,
         streams,
         block,
@@ -1162,6 +1162,7 @@ pub(crate) fn encode(
         section,
         declared,
         &Orders::plain(catalog),
+        &streams.all_ends(),
         costs,
         &mut Carried::default(),
     )?;
@@ -1173,40 +1174,8 @@ pub(crate) fn encode(
 
 /// [`encode`] with the records' fields coded in `orders`, adding the bits coded per item class
 /// to `costs` when given; the lists start from `carried`, which then holds the lists to carry
-/// into the next block. Every length that may be coded with its string is
-/// ([`encode_ended`]).
-#[cfg(test)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn encode_costed(
-    catalog: &Catalog,
-    streams: &Streams,
-    block: &FlatBlock,
-    choices: &[Choice],
-    tag_context: TagContext,
-    section: Option<u8>,
-    declared: &dyn Fn(u8) -> bool,
-    orders: &Orders,
-    costs: Option<Costs>,
-    carried: &mut Carried,
-) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
-    let ended: Vec<bool> = (0..streams.len()).map(|s| streams.endable(s)).collect();
-    encode_ended(
-        catalog,
-        streams,
-        block,
-        choices,
-        tag_context,
-        section,
-        declared,
-        orders,
-        &ended,
-        costs,
-        carried,
-    )
-}
-
-/// [`encode_costed`] with the lengths that `ended` names coded with their strings (docs/FORMAT.md
-/// §7, "Strings with their ends"); the others as scalars.
+/// into the next block. The lengths that `ended` names are coded with their strings
+/// (docs/FORMAT.md §7, "Strings with their ends"), the others as scalars.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn encode_ended(
     catalog: &Catalog,

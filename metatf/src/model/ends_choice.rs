@@ -50,7 +50,7 @@ pub(crate) fn encode(
     carried: &mut Carried,
 ) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
     let n = streams.len();
-    let endable: Vec<bool> = (0..n).map(|s| streams.endable(s)).collect();
+    let endable = streams.all_ends();
     let none = vec![false; n];
     let code = |ended: &[bool], costs: bool| -> Result<Coded, (u64, String)> {
         let mut c = carried.clone();

@@ -116,6 +116,11 @@ impl Streams {
         self.string_of(s).is_some()
     }
 
+    /// Per stream: whether it is [`Streams::endable`] (every length coded with its string).
+    pub(crate) fn all_ends(&self) -> Vec<bool> {
+        (0..self.len()).map(|s| self.endable(s)).collect()
+    }
+
     /// The field hash of the string whose length is stream `s`, if [`Streams::endable`].
     pub(crate) fn string_of(&self, s: usize) -> Option<u64> {
         self.endable.get(s).copied().flatten()

@@ -250,7 +250,7 @@ fn blocks_with_some_or_all_ends_round_trip() {
         .unwrap()
         .0
     };
-    let all: Vec<bool> = (0..n).map(|s| streams.endable(s)).collect();
+    let all = streams.all_ends();
     let mut one = vec![false; n];
     one[endable[2]] = true;
     let mut sizes = Vec::new();
