@@ -120,6 +120,14 @@ trait Consumer {
     fn scalar(&mut self, s: usize, v: u64);
     /// Byte string `b` of the field whose name hashes to `field`, its key stream `key`.
     fn bytes(&mut self, field: u64, b: &[u8], key: Option<usize>);
+    /// Whether stream `s` is a length coded with its string's end ([`Side::ended`]).
+    fn ended(&self, _s: usize) -> bool {
+        false
+    }
+    /// Byte string `b` coded with its end, its length the value of stream `s`; as
+    /// [`Consumer::bytes`] otherwise. Only a consumer whose [`Consumer::ended`] accepts `s`
+    /// is given one.
+    fn ended_bytes(&mut self, _field: u64, _s: usize, _b: &[u8], _key: Option<usize>) {}
     /// A metadata record's field count (`i` is `None`) or its field `i`.
     fn meta(&mut self, i: Option<u64>, v: u64);
     /// The engine whose history counts the records.
@@ -228,6 +236,8 @@ struct Reading<'a, C> {
     window: Window,
     /// Whether the record being walked is handed over.
     taken: bool,
+    /// Lengths read ahead of their strings ([`Side::defer`]): stream and value.
+    deferred: Vec<(usize, u64)>,
 }
 
 impl<'a, C> Reading<'a, C> {
@@ -238,6 +248,7 @@ impl<'a, C> Reading<'a, C> {
             consumer,
             taken: window.taken(),
             window,
+            deferred: Vec::new(),
         }
     }
 }
@@ -283,6 +294,28 @@ impl<C: Consumer> Side for Reading<'_, C> {
         Ok(())
     }
 
+    fn ended(&self, s: usize) -> bool {
+        self.consumer.ended(s)
+    }
+
+    fn defer(&mut self, s: usize, slot: Option<usize>) -> Result<(), String> {
+        let v = match slot {
+            Some(slot) => self.input.word_at(slot)?,
+            None => self.input.word()?,
+        };
+        self.deferred.push((s, v));
+        Ok(())
+    }
+
+    fn ended_bytes(&mut self, field: u64, s: usize, key: Option<usize>) -> Result<u64, String> {
+        let (_, len) = take_deferred(&mut self.deferred, s)?;
+        let b = self.input.bytes(len)?;
+        if self.taken {
+            self.consumer.ended_bytes(field, s, b, key);
+        }
+        Ok(len)
+    }
+
     fn meta_count(&mut self) -> Result<u64, String> {
         let n = self.input.word()?;
         if self.taken {
@@ -310,6 +343,15 @@ impl<C: Consumer> Side for Reading<'_, C> {
     fn budget(&mut self) -> &mut u64 {
         &mut self.input.budget
     }
+}
+
+/// Takes the deferred length of stream `s` out of `deferred` ([`Side::defer`]).
+fn take_deferred<T: Copy>(deferred: &mut Vec<(usize, T)>, s: usize) -> Result<(usize, T), String> {
+    let i = deferred
+        .iter()
+        .position(|&(t, _)| t == s)
+        .ok_or("a string coded with its end has no length")?;
+    Ok(deferred.swap_remove(i))
 }
 
 /// Measures all candidates.
@@ -413,6 +455,8 @@ struct Encode {
     whole: bool,
     /// Per stream: whether it is coded (a skipped stream's values are only observed).
     coded: Vec<bool>,
+    /// Per stream: whether it is a length coded with its string's end.
+    ended: Vec<bool>,
 }
 
 impl Encode {
@@ -421,6 +465,14 @@ impl Encode {
         let now = self.coder.bits();
         if let Some(c) = &mut self.costs {
             *pick(c) += now - before;
+        }
+    }
+
+    /// Adds the bits coded since `before` to the strings of `field`, if reporting.
+    fn spent_string(&mut self, before: f64, field: u64) {
+        let now = self.coder.bits();
+        if let Some(c) = &mut self.costs {
+            c.add_string(field, now - before);
         }
     }
 
@@ -466,7 +518,23 @@ impl Consumer for Encode {
         if let Some(k) = key {
             self.engine.observe(k, string_key(b));
         }
-        self.spent(before, |c| &mut c.strings);
+        self.spent_string(before, field);
+    }
+
+    fn ended(&self, s: usize) -> bool {
+        self.ended[s]
+    }
+
+    fn ended_bytes(&mut self, field: u64, s: usize, b: &[u8], key: Option<usize>) {
+        let before = self.start();
+        if self.whole {
+            self.models.encode_ended(&mut self.coder, field, b);
+        }
+        self.engine.observe(s, b.len() as u64);
+        if let Some(k) = key {
+            self.engine.observe(k, string_key(b));
+        }
+        self.spent_string(before, field);
     }
 
     fn meta(&mut self, i: Option<u64>, v: u64) {
@@ -489,6 +557,10 @@ struct Decode<'a> {
     budget: u64,
     /// First word of the record being decoded out of walking order.
     base: usize,
+    /// Per stream: whether it is a length coded with its string's end.
+    ended: Vec<bool>,
+    /// Lengths whose strings are still to come ([`Side::defer`]): stream and word index.
+    deferred: Vec<(usize, usize)>,
 }
 
 impl Side for Decode<'_> {
@@ -538,6 +610,39 @@ impl Side for Decode<'_> {
             self.engine.observe(k, string_key(b));
         }
         Ok(())
+    }
+
+    fn ended(&self, s: usize) -> bool {
+        self.ended.get(s).copied().unwrap_or(false)
+    }
+
+    fn defer(&mut self, s: usize, slot: Option<usize>) -> Result<(), String> {
+        let at = match slot {
+            Some(slot) if self.base + slot < self.output.words.len() => self.base + slot,
+            Some(_) => return Err("field outside its record".to_string()),
+            None => {
+                self.output.words.push(0);
+                self.output.words.len() - 1
+            }
+        };
+        self.deferred.push((s, at));
+        Ok(())
+    }
+
+    fn ended_bytes(&mut self, field: u64, s: usize, key: Option<usize>) -> Result<u64, String> {
+        let (_, at) = take_deferred(&mut self.deferred, s)?;
+        let start = self.output.bytes.len();
+        let len =
+            self.models
+                .decode_ended(&mut self.coder, field, self.budget, &mut self.output.bytes)?
+                as u64;
+        self.output.words[at] = len;
+        self.engine.observe(s, len);
+        if let Some(k) = key {
+            let b = self.output.bytes.get(start..).unwrap_or_default();
+            self.engine.observe(k, string_key(b));
+        }
+        Ok(len)
     }
 
     fn meta_count(&mut self) -> Result<u64, String> {
@@ -1048,7 +1153,7 @@ pub(crate) fn encode(
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Vec<u8>, (u64, String)> {
     let costs = Costs::wanted(streams.len());
-    let (bytes, costs) = encode_costed(
+    let (bytes, costs) = encode_ended(
         catalog,
         streams,
         block,
@@ -1057,6 +1162,7 @@ pub(crate) fn encode(
         section,
         declared,
         &Orders::plain(catalog),
+        &streams.all_ends(),
         costs,
         &mut Carried::default(),
     )?;
@@ -1068,9 +1174,10 @@ pub(crate) fn encode(
 
 /// [`encode`] with the records' fields coded in `orders`, adding the bits coded per item class
 /// to `costs` when given; the lists start from `carried`, which then holds the lists to carry
-/// into the next block.
+/// into the next block. The lengths that `ended` names are coded with their strings
+/// (docs/FORMAT.md §7, "Strings with their ends"), the others as scalars.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn encode_costed(
+pub(crate) fn encode_ended(
     catalog: &Catalog,
     streams: &Streams,
     block: &FlatBlock,
@@ -1079,6 +1186,7 @@ pub(crate) fn encode_costed(
     section: Option<u8>,
     declared: &dyn Fn(u8) -> bool,
     orders: &Orders,
+    ended: &[bool],
     costs: Option<Costs>,
     carried: &mut Carried,
 ) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
@@ -1092,6 +1200,7 @@ pub(crate) fn encode_costed(
         declared,
         orders,
         None,
+        ended,
         costs,
         carried,
     )?;
@@ -1100,9 +1209,12 @@ pub(crate) fn encode_costed(
         engine,
         models,
         coder,
-        costs,
+        mut costs,
         ..
     } = e;
+    if let Some(c) = &mut costs {
+        c.ends = models.end_stats();
+    }
     // The tables are packed once the block's model state is gone: the mixer's tables (about
     // 9 MB, most of it its refinement table) would otherwise add to the encoder's peak.
     drop((engine, models));
@@ -1142,6 +1254,7 @@ pub(crate) fn stream_costs(
         declared,
         orders,
         Some(coded),
+        &[],
         Some(Costs::new(streams.len())),
         carried,
     )?;
@@ -1150,7 +1263,8 @@ pub(crate) fn stream_costs(
 
 /// Runs the coder over `block` with `choices` and `orders`; returns it with the coded bits. A
 /// `trial` names the streams to cost: the coder is a meter, and the byte strings and the other
-/// streams are not coded.
+/// streams are not coded. The lengths that `ended` names are coded with their strings (a
+/// trial gives none, so that it meters every length as a scalar).
 #[allow(clippy::too_many_arguments)]
 fn code(
     catalog: &Catalog,
@@ -1162,6 +1276,7 @@ fn code(
     declared: &dyn Fn(u8) -> bool,
     orders: &Orders,
     trial: Option<&[bool]>,
+    ended: &[bool],
     costs: Option<Costs>,
     carried: &Carried,
 ) -> Result<Encode, (u64, String)> {
@@ -1174,8 +1289,14 @@ fn code(
     } else {
         Encoder::new()
     };
+    let ended: Vec<bool> = (0..streams.len())
+        .map(|s| streams.endable(s) && ended.get(s).copied().unwrap_or(false))
+        .collect();
     if trial.is_none() {
-        models.encode_setup(&mut coder, &block.bytes);
+        models.encode_setup(&mut coder, &block.bytes, streams, &ended);
+        if costs.is_some() {
+            models.track_ends();
+        }
     }
     // A trial meters the sampled records, as the candidates were measured on them.
     let window = if trial.is_some() {
@@ -1192,6 +1313,7 @@ fn code(
             costs,
             whole: trial.is_none(),
             coded: (0..streams.len()).map(coded).collect(),
+            ended,
         },
         window,
     );
@@ -1247,7 +1369,9 @@ pub(crate) fn decode(
     engine.seed(carried);
     let coded = &bytes[at..];
     let mut coder = Decoder::new(coded);
-    models.decode_setup(&mut coder).map_err(|m| (0, m))?;
+    let ended = models
+        .decode_setup(&mut coder, streams)
+        .map_err(|m| (0, m))?;
     let mut d = Decode {
         output: FlatBlock::default(),
         engine,
@@ -1257,6 +1381,8 @@ pub(crate) fn decode(
             .saturating_mul(FIELDS_PER_CODED_BYTE)
             .saturating_add(records),
         base: 0,
+        ended,
+        deferred: Vec::new(),
     };
     let end = walk(
         catalog, streams, &mut d, records, section, declared, &orders,

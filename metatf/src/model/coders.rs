@@ -11,6 +11,7 @@ use super::numbers::{NumberModel, SmallModel};
 use super::predict::{Kind, Spec};
 use super::range::{Decoder, Encoder};
 use super::repeats::{self, Repeats};
+use super::streams::Streams;
 use super::strings::{StringModel, MAX_TABLE_BITS, MIN_TABLE_BITS};
 use super::tags::{TagAlphabet, TagContext, TagModel, TAG_CONTEXT_BITS};
 use crate::universal::plan::Catalog;
@@ -39,6 +40,9 @@ struct StreamModels {
 
 /// Rank and residual models per hit index: by the last payload of the stream (0 to 14, more).
 const PAYLOAD_CONTEXTS: usize = 16;
+/// The first setup symbol of a block whose strings may carry their ends; the table caps take
+/// 0–8, so a block written before keeps its meaning.
+const SETUP_ENDS: u32 = 15;
 /// Hit-index models also by the last two record indices (each capped at 3).
 const INDEX_TAG_CONTEXTS: usize = 16;
 /// Counters of one hit-index tree (3 bits: nodes 1 to 7).
@@ -103,8 +107,10 @@ pub(crate) struct Models {
     tags: TagModel,
     /// Byte strings, made by [`Models::encode_setup`] or [`Models::decode_setup`].
     strings: Option<StringModel>,
-    /// The string model's table bits beyond [`MIN_TABLE_BITS`].
+    /// The string model's table bits beyond [`MIN_TABLE_BITS`], and the flags of the lengths
+    /// coded with their strings.
     setup: SmallModel,
+    setup_ends: SmallModel,
     meta: Vec<NumberModel>,
     /// Streams whose repeat model has been given its tables (their first value was coded).
     repeat_streams: usize,
@@ -169,6 +175,7 @@ impl Models {
             alphabet,
             strings: None,
             setup: SmallModel::new(4),
+            setup_ends: SmallModel::new(1),
             meta: vec![NumberModel::default(); 9],
             repeat_streams: 0,
         }
@@ -427,22 +434,54 @@ impl Models {
         }
     }
 
-    /// Codes the block's first item: the table cap of the byte-string model, for a block
-    /// whose strings, back to back, are `strings`.
-    pub(crate) fn encode_setup(&mut self, e: &mut Encoder, strings: &[u8]) {
+    /// Codes the block's first items: the table cap of the byte-string model, for a block
+    /// whose strings, back to back, are `strings`, and which lengths `ended` names among the
+    /// streams' endable ones ([`Streams::endable`]): with none, the cap alone, as a block
+    /// coded before strings could carry their ends; else [`SETUP_ENDS`], the cap, and a flag
+    /// per endable stream.
+    pub(crate) fn encode_setup(
+        &mut self,
+        e: &mut Encoder,
+        strings: &[u8],
+        streams: &Streams,
+        ended: &[bool],
+    ) {
         let bits = super::strings::table_cap(strings);
-        self.setup.encode(e, bits - MIN_TABLE_BITS);
+        let endable = |s: &usize| streams.endable(*s);
+        if (0..streams.len()).filter(endable).any(|s| ended[s]) {
+            self.setup.encode(e, SETUP_ENDS);
+            self.setup.encode(e, bits - MIN_TABLE_BITS);
+            for s in (0..streams.len()).filter(endable) {
+                self.setup_ends.encode(e, u32::from(ended[s]));
+            }
+        } else {
+            self.setup.encode(e, bits - MIN_TABLE_BITS);
+        }
         self.strings = Some(StringModel::new(bits));
     }
 
-    /// Reads what [`Models::encode_setup`] wrote.
-    pub(crate) fn decode_setup(&mut self, d: &mut Decoder<'_>) -> Result<(), String> {
-        let bits = self.setup.decode(d) + MIN_TABLE_BITS;
+    /// Reads what [`Models::encode_setup`] wrote; gives the lengths coded with their strings.
+    pub(crate) fn decode_setup(
+        &mut self,
+        d: &mut Decoder<'_>,
+        streams: &Streams,
+    ) -> Result<Vec<bool>, String> {
+        let mut ended = vec![false; streams.len()];
+        let mut symbol = self.setup.decode(d);
+        if symbol == SETUP_ENDS {
+            symbol = self.setup.decode(d);
+            for (s, e) in ended.iter_mut().enumerate() {
+                if streams.endable(s) {
+                    *e = self.setup_ends.decode(d) == 1;
+                }
+            }
+        }
+        let bits = symbol + MIN_TABLE_BITS;
         if bits > MAX_TABLE_BITS {
             return Err(format!("string table bits {bits} out of range"));
         }
         self.strings = Some(StringModel::new(bits));
-        Ok(())
+        Ok(ended)
     }
 
     fn strings(&mut self) -> &mut StringModel {
@@ -454,6 +493,34 @@ impl Models {
 
     pub(crate) fn encode_bytes(&mut self, e: &mut Encoder, field: u64, bytes: &[u8]) {
         self.strings().encode(e, field, bytes);
+    }
+
+    /// Keeps what the writer's choice of ends reads ([`StringModel::track_ends`]).
+    pub(crate) fn track_ends(&mut self) {
+        self.strings().track_ends();
+    }
+
+    /// What [`Models::track_ends`] kept.
+    pub(crate) fn end_stats(&self) -> Vec<(u64, super::strings::EndStats)> {
+        self.strings
+            .as_ref()
+            .map(StringModel::end_stats)
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn encode_ended(&mut self, e: &mut Encoder, field: u64, bytes: &[u8]) {
+        self.strings().encode_ended(e, field, bytes);
+    }
+
+    /// Decodes a string coded with its end, of at most `limit` bytes; gives its length.
+    pub(crate) fn decode_ended(
+        &mut self,
+        d: &mut Decoder<'_>,
+        field: u64,
+        limit: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, String> {
+        self.strings().decode_ended(d, field, limit, out)
     }
 
     pub(crate) fn decode_bytes(

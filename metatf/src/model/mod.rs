@@ -18,6 +18,7 @@ mod coders;
 mod counter;
 mod deltas;
 mod ending;
+mod ends_choice;
 mod engine;
 mod fixed;
 pub(crate) mod flat;
@@ -33,6 +34,7 @@ mod repeats;
 mod report;
 mod stack;
 mod streams;
+mod string_ends;
 mod string_slots;
 mod strings;
 mod tags;
@@ -69,6 +71,8 @@ mod recent_tests;
 mod repeats_tests;
 #[cfg(test)]
 mod stack_tests;
+#[cfg(test)]
+mod string_ends_tests;
 #[cfg(test)]
 mod string_key_tests;
 #[cfg(test)]

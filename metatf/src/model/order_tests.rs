@@ -1,7 +1,7 @@
 //! Field coding orders: a record's fields coded in an order written in the block, so that a
 //! field can be keyed by a field the walking order puts after it.
 
-use super::block::{choose_ordered, encode_costed};
+use super::block::{choose_ordered, encode_ended};
 use super::choice::{write_choices, write_tag_context};
 use super::engine::Carried;
 use super::flat::FlatBlock;
@@ -202,7 +202,7 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
         &Carried::default(),
     )
     .unwrap();
-    let (bytes, _) = encode_costed(
+    let (bytes, _) = encode_ended(
         &catalog,
         &streams,
         &s.flat,
@@ -211,6 +211,7 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
         None,
         &declared,
         &orders,
+        &streams.all_ends(),
         None,
         &mut Carried::default(),
     )

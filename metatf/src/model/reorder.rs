@@ -9,7 +9,7 @@
 //! then coded once, with the order written in it, so the reader does no search. A block after
 //! the first may skip all of this and take the previous block's choice ([`Kept`]).
 
-use super::block::{encode_costed, sampled_records, stream_costs};
+use super::block::{sampled_records, stream_costs};
 use super::choice::Choice;
 use super::engine::Carried;
 use super::flat::FlatBlock;
@@ -181,7 +181,9 @@ pub(crate) fn encode_best(
             }
         }
     };
-    let (bytes, costs) = encode_costed(
+    // The metered bits per sampled record, for the whole block.
+    let length_bits: Vec<f64> = kept.bits.iter().map(|b| b * block.records as f64).collect();
+    let (bytes, costs) = super::ends_choice::encode(
         catalog,
         streams,
         block,
@@ -190,7 +192,8 @@ pub(crate) fn encode_best(
         section,
         declared,
         &kept.orders,
-        Costs::wanted(streams.len()),
+        &length_bits,
+        Costs::wanted(streams.len()).is_some(),
         carried,
     )?;
     if let Some(costs) = costs {

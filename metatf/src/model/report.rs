@@ -5,6 +5,7 @@
 
 use super::choice::Choice;
 use super::streams::Streams;
+use super::strings::EndStats;
 use crate::universal::plan::Catalog;
 
 /// Environment variable that turns the report on (any value).
@@ -16,6 +17,10 @@ pub(crate) struct Costs {
     pub(crate) streams: Vec<f64>,
     pub(crate) tags: f64,
     pub(crate) strings: f64,
+    /// The byte strings' bits per field hash ([`super::strings::field_id`]).
+    pub(crate) fields: Vec<(u64, f64)>,
+    /// Per field hash, what its strings coded with their ends spent ([`EndStats`]).
+    pub(crate) ends: Vec<(u64, EndStats)>,
     pub(crate) meta: f64,
 }
 
@@ -26,7 +31,18 @@ impl Costs {
             streams: vec![0.0; streams],
             tags: 0.0,
             strings: 0.0,
+            fields: Vec::new(),
+            ends: Vec::new(),
             meta: 0.0,
+        }
+    }
+
+    /// Adds `bits` to the strings of field `field`.
+    pub(crate) fn add_string(&mut self, field: u64, bits: f64) {
+        self.strings += bits;
+        match self.fields.iter_mut().find(|(f, _)| *f == field) {
+            Some((_, b)) => *b += bits,
+            None => self.fields.push((field, bits)),
         }
     }
 
@@ -46,6 +62,24 @@ impl Costs {
             bytes(self.strings),
             bytes(self.meta)
         );
+        let mut fields = self.fields.clone();
+        fields.sort_by(|a, b| b.1.total_cmp(&a.1));
+        for (f, bits) in fields {
+            let name = catalog
+                .plans()
+                .iter()
+                .flat_map(|p| &p.leaves)
+                .find_map(|l| match l {
+                    crate::universal::plan::Leaf::Bytes { name, .. }
+                        if super::strings::field_id(name) == f =>
+                    {
+                        Some(name.as_str())
+                    }
+                    _ => None,
+                })
+                .unwrap_or("?");
+            eprintln!("  {:>10.0}  string {name}", bytes(bits));
+        }
         let mut order: Vec<usize> = (0..self.streams.len()).collect();
         order.sort_by(|&a, &b| self.streams[b].total_cmp(&self.streams[a]));
         let name = |s: usize| {

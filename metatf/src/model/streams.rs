@@ -34,6 +34,9 @@ pub(crate) struct Streams {
     coded: usize,
     /// Per string key: its plan and the position of its string's length.
     keys: Vec<(usize, u16)>,
+    /// Per coded stream: the field hash of the string it is the length of, when that string
+    /// may be coded with its end ([`Streams::endable`]).
+    endable: Vec<Option<u64>>,
 }
 
 impl Streams {
@@ -43,6 +46,7 @@ impl Streams {
             by_plan: Vec::new(),
             coded: 0,
             keys: Vec::new(),
+            endable: Vec::new(),
         };
         for (pi, plan) in catalog.plans().iter().enumerate() {
             let mut row = Vec::new();
@@ -52,6 +56,16 @@ impl Streams {
             s.by_plan.push(row);
         }
         s.coded = s.info.len();
+        s.endable = vec![None; s.coded];
+        for (pi, plan) in catalog.plans().iter().enumerate() {
+            if plan.builtin != Builtin::Metadata {
+                for (p, name) in endable_lengths(&plan.leaves) {
+                    if let Some(e) = s.of(pi, p).and_then(|i| s.endable.get_mut(i)) {
+                        *e = Some(super::strings::field_id(name));
+                    }
+                }
+            }
+        }
         for (pi, plan) in catalog.plans().iter().enumerate() {
             if plan.builtin != Builtin::Metadata {
                 s.add_keys(pi, plan.scope, &plan.leaves);
@@ -92,6 +106,24 @@ impl Streams {
             .iter()
             .position(|&k| k == (plan, length_position))
             .map(|i| self.coded + i)
+    }
+
+    /// Whether stream `s` is the length of a byte string that may be coded with its end
+    /// instead (docs/FORMAT.md §7, "Strings with their ends"): a field of the record itself
+    /// (not of a repeated group) that is the length of exactly one string of the record, also
+    /// outside any group, and neither a count nor another string's length.
+    pub(crate) fn endable(&self, s: usize) -> bool {
+        self.string_of(s).is_some()
+    }
+
+    /// Per stream: whether it is [`Streams::endable`] (every length coded with its string).
+    pub(crate) fn all_ends(&self) -> Vec<bool> {
+        (0..self.len()).map(|s| self.endable(s)).collect()
+    }
+
+    /// The field hash of the string whose length is stream `s`, if [`Streams::endable`].
+    pub(crate) fn string_of(&self, s: usize) -> Option<u64> {
+        self.endable.get(s).copied().flatten()
     }
 
     /// Whether stream `s` is a string key (never coded).
@@ -186,4 +218,53 @@ impl Streams {
             })
             .collect()
     }
+}
+
+/// The positions of the top-level scalars of `leaves` that are the length of exactly one
+/// top-level byte string and used for nothing else ([`Streams::endable`]), with that string's
+/// field name.
+fn endable_lengths(leaves: &[Leaf]) -> Vec<(u16, &str)> {
+    // Every use of a position as a length or a count, at any depth.
+    fn uses(leaves: &[Leaf], out: &mut Vec<u16>) {
+        for leaf in leaves {
+            match leaf {
+                Leaf::Bytes {
+                    length_position, ..
+                } => out.push(*length_position),
+                Leaf::Repeated {
+                    count_position,
+                    element,
+                    ..
+                } => {
+                    out.push(*count_position);
+                    uses(element, out);
+                }
+                Leaf::Scalar { .. } => {}
+            }
+        }
+    }
+    let mut used = Vec::new();
+    uses(leaves, &mut used);
+    let top: Vec<u16> = leaves
+        .iter()
+        .filter_map(|l| match l {
+            Leaf::Scalar { position, .. } => Some(*position),
+            _ => None,
+        })
+        .collect();
+    leaves
+        .iter()
+        .filter_map(|l| match l {
+            Leaf::Bytes {
+                length_position,
+                name,
+            } => Some((*length_position, name.as_str())),
+            _ => None,
+        })
+        .filter(|(p, _)| {
+            *p < STRING_KEY_POSITION
+                && top.contains(p)
+                && used.iter().filter(|&u| u == p).count() == 1
+        })
+        .collect()
 }

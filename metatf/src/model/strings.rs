@@ -34,6 +34,7 @@ use std::sync::OnceLock;
 use super::counter::FRESH;
 use super::numbers::SmallModel;
 use super::range::{Decoder, Encoder};
+use super::string_ends::{EndContext, EndModel};
 use super::string_slots::{self, BucketAt, Slots};
 pub(crate) use super::string_slots::{table_cap, MAX_TABLE_BITS, MIN_TABLE_BITS};
 use crate::container::context_mix::{squash, Tables};
@@ -93,7 +94,7 @@ const INITIAL_WEIGHT: i32 = 1 << 14;
 /// to each bit, down to 1/12 of the way. Why not §6.1's floor of 1/256: strings of a trace
 /// drift (paths, names and arguments change with the phase of the program), and a faster
 /// floor shrank the strace, perf and dpkg traces by 2–7 % (1/12 against 1/16: 0–0.6 %).
-fn rates() -> &'static [u32; 256] {
+pub(crate) fn rates() -> &'static [u32; 256] {
     static R: OnceLock<[u32; 256]> = OnceLock::new();
     R.get_or_init(|| {
         let mut rate = [0u32; 256];
@@ -104,7 +105,7 @@ fn rates() -> &'static [u32; 256] {
     })
 }
 
-fn tables() -> &'static Tables {
+pub(crate) fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
     TABLES.get_or_init(Tables::new)
 }
@@ -118,7 +119,7 @@ pub(crate) fn field_id(name: &str) -> u64 {
 }
 
 #[inline(always)]
-fn mix(a: u64, b: u64) -> u64 {
+pub(crate) fn mix(a: u64, b: u64) -> u64 {
     (a ^ b.wrapping_mul(0xD6E8_FEB8_6659_FD93))
         .wrapping_mul(0x9E37_79B9_7F4A_7C15)
         .rotate_left(29)
@@ -126,7 +127,7 @@ fn mix(a: u64, b: u64) -> u64 {
 
 /// Moves a slot (22-bit probability of a 1 << 10 | count) toward `bit`.
 #[inline(always)]
-fn adapt(slot: u32, bit: u32, rate: &[u32; 256]) -> u32 {
+pub(crate) fn adapt(slot: u32, bit: u32, rate: &[u32; 256]) -> u32 {
     let n = slot & 1023;
     let p = i64::from(slot >> 10);
     let target = if bit == 1 { (1i64 << 22) - 1 } else { 0 };
@@ -193,6 +194,11 @@ struct Field {
     latest_kept: bool,
     /// Dictionary symbol models: one candidate; several; several, the first a successor.
     rank: [SmallModel; 3],
+    /// The same for strings coded with their ends, whose candidates are of any length.
+    rank_any: [SmallModel; 3],
+    /// The writer's models of what the symbols of `rank` would have been for the strings coded
+    /// with their ends, metered only ([`EndStats`]).
+    rank_shadow: [SmallModel; 3],
     /// The anchor of the field's last string in the ring (see `finish`), and its length.
     last_at: u64,
     last_len: usize,
@@ -205,6 +211,8 @@ impl Field {
             kept_bytes: 0,
             latest_kept: false,
             rank: [SmallModel::new(4), SmallModel::new(4), SmallModel::new(4)],
+            rank_any: [SmallModel::new(4), SmallModel::new(4), SmallModel::new(4)],
+            rank_shadow: [SmallModel::new(4), SmallModel::new(4), SmallModel::new(4)],
             last_at: 0,
             last_len: 0,
         }
@@ -215,14 +223,15 @@ impl Field {
         self.recent.first().filter(|_| self.latest_kept)?.next
     }
 
-    /// Indices in `recent` of the candidates for a string of `len` bytes.
-    fn candidates(&self, len: usize, out: &mut Vec<usize>) {
+    /// Indices in `recent` of the candidates for a string of `len` bytes (of any length when
+    /// `len` is `None`).
+    fn candidates(&self, len: Option<usize>, out: &mut Vec<usize>) {
         out.clear();
         out.extend(
             self.recent
                 .iter()
                 .enumerate()
-                .filter(|(_, s)| s.bytes.len() == len)
+                .filter(|(_, s)| len.is_none_or(|n| s.bytes.len() == n))
                 .map(|(i, _)| i)
                 .take(CANDIDATES),
         );
@@ -272,6 +281,22 @@ fn apm_table() -> Vec<u16> {
     row.repeat(APM_CONTEXTS)
 }
 
+/// Bits a field's strings coded with their ends spent, and what coding their lengths instead
+/// would have spared, as the writer's choice reads them ([`super::ends_choice`]).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct EndStats {
+    /// The end bits of the strings coded byte by byte that a dictionary of strings of their
+    /// length would not have found.
+    pub(crate) ends: f64,
+    /// The dictionary symbols over candidates of any length.
+    pub(crate) rank_any: f64,
+    /// The strings coded byte by byte (ends included) that a dictionary of strings of their
+    /// length would have found.
+    pub(crate) missed: f64,
+    /// The dictionary symbols over candidates of the string's length, metered.
+    pub(crate) rank_same: f64,
+}
+
 /// The byte-string model of a block.
 pub(crate) struct StringModel {
     /// `CONTEXTS` tables of slots, growing with the bytes coded.
@@ -309,6 +334,15 @@ pub(crate) struct StringModel {
     /// coded: candidate 0.
     succ_bytes: Vec<u8>,
     has_succ: bool,
+    /// One bit per position of the match model's history: whether a string starts there
+    /// (so the string before it ended there), and whether the next byte pushed starts one.
+    starts: Vec<u64>,
+    next_start: bool,
+    /// The end bits of strings coded with their ends, made when the first is coded.
+    ends: Option<Box<EndModel>>,
+    /// When the writer asks ([`StringModel::track_ends`]): a meter and each field's
+    /// [`EndStats`].
+    stats: Option<(Encoder, FastMap<u64, EndStats>)>,
 }
 
 impl StringModel {
@@ -340,7 +374,37 @@ impl StringModel {
             candidates: Vec::new(),
             succ_bytes: Vec::new(),
             has_succ: false,
+            starts: vec![0; 1 << (RING_BITS - 6)],
+            next_start: true,
+            ends: None,
+            stats: None,
         }
+    }
+
+    /// Keeps each field's [`EndStats`] from now on.
+    pub(crate) fn track_ends(&mut self) {
+        self.stats = Some((Encoder::meter(), HashMap::default()));
+    }
+
+    /// Each field's [`EndStats`], if tracked.
+    pub(crate) fn end_stats(&self) -> Vec<(u64, EndStats)> {
+        self.stats
+            .as_ref()
+            .map(|(_, m)| m.iter().map(|(&f, &s)| (f, s)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Meters the symbol that `rank` would have coded for `s` (the writer's choice of ends).
+    fn meter_same_length(&mut self, field: u64, s: &[u8]) -> bool {
+        let found = self.lookup(field, Some(s.len()), |c| c == s);
+        let symbol = found.map_or(NEW, |r| r as u32);
+        if let (Some(which), Some((meter, stats))) = (self.rank_model(), &mut self.stats) {
+            let f = self.fields.get_mut(&field).expect("looked up");
+            let before = meter.bits();
+            f.rank_shadow[which].encode(meter, symbol);
+            stats.entry(field).or_default().rank_same += meter.bits() - before;
+        }
+        found.is_some()
     }
 
     /// Codes string `s` of field `field` (a [`field_id`]); its length is known to the reader.
@@ -348,7 +412,7 @@ impl StringModel {
         if s.is_empty() {
             return;
         }
-        let found = self.lookup(field, s.len(), |c| c == s);
+        let found = self.lookup(field, Some(s.len()), |c| c == s);
         let symbol = found.map_or(NEW, |r| r as u32);
         if let Some(which) = self.rank_model() {
             let f = self.fields.get_mut(&field).expect("looked up");
@@ -374,26 +438,9 @@ impl StringModel {
         if len == 0 {
             return Ok(());
         }
-        self.lookup(field, len, |_| false);
+        self.lookup(field, Some(len), |_| false);
         let from = out.len();
-        let mut found = None;
-        if let Some(which) = self.rank_model() {
-            let f = self.fields.get_mut(&field).expect("looked up");
-            let symbol = f.rank[which].decode(d);
-            if symbol != NEW {
-                let r = symbol as usize;
-                let known = self.candidates.len() + usize::from(self.has_succ);
-                if r >= known {
-                    return Err(format!("string rank {r} of {known} known strings"));
-                }
-                match (self.has_succ, r) {
-                    (true, 0) => out.extend_from_slice(&self.succ_bytes),
-                    (true, r) => out.extend_from_slice(&f.recent[self.candidates[r - 1]].bytes),
-                    (false, r) => out.extend_from_slice(&f.recent[self.candidates[r]].bytes),
-                }
-                found = Some(r);
-            }
-        }
+        let found = self.decode_rank(d, field, false, out)?;
         if found.is_none() {
             self.start(field);
             for _ in 0..len {
@@ -403,6 +450,129 @@ impl StringModel {
         let s = out[from..].to_vec();
         self.finish(field, &s, found.is_none());
         Ok(())
+    }
+
+    /// Reads the dictionary symbol of a string of `field` whose candidates [`Self::lookup`]
+    /// found (`any`: of any length), and the candidate's bytes onto `out` when it names one.
+    fn decode_rank(
+        &mut self,
+        d: &mut Decoder<'_>,
+        field: u64,
+        any: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<usize>, String> {
+        let Some(which) = self.rank_model() else {
+            return Ok(None);
+        };
+        let f = self.fields.get_mut(&field).expect("looked up");
+        let symbol = if any { &mut f.rank_any } else { &mut f.rank }[which].decode(d);
+        if symbol == NEW {
+            return Ok(None);
+        }
+        let r = symbol as usize;
+        let known = self.candidates.len() + usize::from(self.has_succ);
+        if r >= known {
+            return Err(format!("string rank {r} of {known} known strings"));
+        }
+        match (self.has_succ, r) {
+            (true, 0) => out.extend_from_slice(&self.succ_bytes),
+            (true, r) => out.extend_from_slice(&f.recent[self.candidates[r - 1]].bytes),
+            (false, r) => out.extend_from_slice(&f.recent[self.candidates[r]].bytes),
+        }
+        Ok(Some(r))
+    }
+
+    /// Codes string `s` of field `field` with its end: its length is not known to the reader
+    /// (docs/FORMAT.md §7, "Strings with their ends").
+    pub(crate) fn encode_ended(&mut self, e: &mut Encoder, field: u64, s: &[u8]) {
+        let tracked = self.stats.is_some();
+        let same = tracked && self.meter_same_length(field, s);
+        let before = if tracked { e.bits() } else { 0.0 };
+        let found = self.lookup(field, None, |c| c == s);
+        let symbol = found.map_or(NEW, |r| r as u32);
+        if let Some(which) = self.rank_model() {
+            let f = self.fields.get_mut(&field).expect("looked up");
+            f.rank_any[which].encode(e, symbol);
+        }
+        let ranked = if tracked { e.bits() } else { 0.0 };
+        let ends_before = self.stats.as_ref().map_or(0.0, |(m, _)| m.bits());
+        if found.is_none() {
+            self.start(field);
+            for &b in s {
+                self.end_bit(e, false);
+                self.byte(e, u32::from(b));
+            }
+            self.end_bit(e, true);
+        }
+        if let Some((meter, stats)) = &mut self.stats {
+            let st = stats.entry(field).or_default();
+            st.rank_any += ranked - before;
+            if same && found.is_none() {
+                st.missed += e.bits() - ranked;
+            } else {
+                st.ends += meter.bits() - ends_before;
+            }
+        }
+        self.finish(field, s, found.is_none());
+    }
+
+    /// Decodes a string of field `field` coded with its end onto `out`; refuses one longer
+    /// than `limit` bytes or running past the coded bytes. Returns its length.
+    pub(crate) fn decode_ended(
+        &mut self,
+        d: &mut Decoder<'_>,
+        field: u64,
+        limit: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, String> {
+        self.lookup(field, None, |_| false);
+        let from = out.len();
+        let found = self.decode_rank(d, field, true, out)?;
+        if found.is_some() && (out.len() - from) as u64 > limit {
+            return Err("a string runs past the end of its block".to_string());
+        }
+        if found.is_none() {
+            self.start(field);
+            while !self.end_bit(d, false) {
+                if (out.len() - from) as u64 >= limit || d.overrun() > 16 {
+                    return Err("a string runs past the end of its block".to_string());
+                }
+                out.push(self.byte(d, 0) as u8);
+            }
+        }
+        let s = out[from..].to_vec();
+        self.finish(field, &s, found.is_none());
+        Ok(s.len())
+    }
+
+    /// Codes (or reads) whether the string being coded bytewise ends here.
+    fn end_bit<C: BitIo>(&mut self, c: &mut C, end: bool) -> bool {
+        let ring = 1u64 << RING_BITS;
+        let m = self.match_ptr;
+        let follows = (self.match_len > 0 || self.aligned) && m < self.pos && self.pos - m <= ring;
+        let matched = if follows {
+            let i = (m & (ring - 1)) as usize;
+            let ended = self.starts[i >> 6] >> (i & 63) & 1;
+            1 + ended as u32 + if self.aligned { 2 } else { 0 }
+        } else {
+            0
+        };
+        let x = EndContext {
+            field: self.field,
+            hist: self.hist,
+            at: self.at,
+            word: self.word,
+            column: self.column.get(self.at).map_or(256, |&b| u32::from(b)),
+            column_ends: self.column.len() == self.at,
+            matched,
+            match_len: self.match_len.min(15) as u32,
+        };
+        let m = self.ends.get_or_insert_with(|| Box::new(EndModel::new()));
+        let bit = m.code(c, &x, end);
+        if let Some((meter, _)) = &mut self.stats {
+            meter.bit_p(m.last_p, bit);
+        }
+        bit
     }
 
     /// How many strings field `field` keeps, and their bytes in all.
@@ -415,18 +585,23 @@ impl StringModel {
 
     /// Finds the candidates of field `field` for a string of `len` bytes (into
     /// `self.candidates`) and the rank of the first that `is` accepts.
-    fn lookup(&mut self, field: u64, len: usize, is: impl Fn(&[u8]) -> bool) -> Option<usize> {
+    fn lookup(
+        &mut self,
+        field: u64,
+        len: Option<usize>,
+        is: impl Fn(&[u8]) -> bool,
+    ) -> Option<usize> {
         let f = self.fields.entry(field).or_insert_with(Field::new);
         f.candidates(len, &mut self.candidates);
         self.has_succ = false;
         self.succ_bytes.clear();
         if let Some((at, n)) = f.successor() {
             // Candidate 0 when its bytes are still in the history and its length is `len`.
-            if n == len && self.pos - at <= 1 << RING_BITS {
+            if len.is_none_or(|l| l == n) && self.pos - at <= 1 << RING_BITS {
                 let mask = (1u64 << RING_BITS) - 1;
                 let ring = &self.ring;
                 self.succ_bytes
-                    .extend((at..at + len as u64).map(|p| ring[(p & mask) as usize]));
+                    .extend((at..at + n as u64).map(|p| ring[(p & mask) as usize]));
                 self.has_succ = true;
                 let sb = &self.succ_bytes;
                 self.candidates.retain(|&i| f.recent[i].bytes != *sb);
@@ -493,6 +668,7 @@ impl StringModel {
                 self.push(b);
             }
         }
+        self.next_start = true;
         let start = self.pos - s.len() as u64;
         let f = self.fields.get_mut(&field).expect("looked up");
         f.remember(s, start);
@@ -644,6 +820,9 @@ impl StringModel {
         } else {
             self.ring.push(b);
         }
+        let (word, bit) = (i >> 6, i & 63);
+        self.starts[word] = self.starts[word] & !(1 << bit) | u64::from(self.next_start) << bit;
+        self.next_start = false;
         self.pos += 1;
         match predicted {
             Some(p) if p == b => {

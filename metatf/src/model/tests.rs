@@ -534,7 +534,7 @@ pub(super) fn encode_section_block(
         stream: None,
     };
     let orders = super::order::Orders::plain(catalog);
-    let (bytes, _) = super::block::encode_costed(
+    let (bytes, _) = super::block::encode_ended(
         catalog,
         streams,
         block,
@@ -543,6 +543,7 @@ pub(super) fn encode_section_block(
         Some(1),
         &declared,
         &orders,
+        &streams.all_ends(),
         None,
         carried,
     )

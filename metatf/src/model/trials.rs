@@ -119,7 +119,7 @@ pub(crate) fn encode_best(
         &all,
         &Carried::default(),
     )?;
-    let (bytes, _) = super::block::encode_costed(
+    let (bytes, _) = super::block::encode_ended(
         catalog,
         streams,
         block,
@@ -128,6 +128,7 @@ pub(crate) fn encode_best(
         section,
         declared,
         orders,
+        &streams.all_ends(),
         None,
         &mut Carried::default(),
     )?;

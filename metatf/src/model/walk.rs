@@ -25,6 +25,21 @@ pub(crate) trait Side {
     /// ([`super::strings::field_id`]); the string's hash is then the value of stream `key`
     /// ([`super::streams::string_key`]).
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String>;
+    /// Whether stream `s`, the length of a byte string ([`super::streams::Streams::endable`]),
+    /// is coded with its string's end in this block instead of as a scalar.
+    fn ended(&self, _s: usize) -> bool {
+        false
+    }
+    /// The value of stream `s`, a length that [`Side::ended`] accepts, comes with its string:
+    /// its place is the next one, or place `slot` of the open record.
+    fn defer(&mut self, _s: usize, _slot: Option<usize>) -> Result<(), String> {
+        Err("a length coded with its string, in a walk that codes none".to_string())
+    }
+    /// The byte string whose length is the deferred value of stream `s`, coded with its end;
+    /// gives its length. `field` and `key` as for [`Side::bytes`].
+    fn ended_bytes(&mut self, _field: u64, _s: usize, _key: Option<usize>) -> Result<u64, String> {
+        Err("a string coded with its end, in a walk that codes none".to_string())
+    }
     /// The number of fields of a metadata record.
     fn meta_count(&mut self) -> Result<u64, String>;
     /// Metadata field `i`.
@@ -93,6 +108,36 @@ fn spend<S: Side>(side: &mut S, n: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether stream `s` is a length coded with its string's end in this block.
+fn ended<S: Side>(streams: &super::streams::Streams, side: &S, s: usize) -> bool {
+    streams.endable(s) && side.ended(s)
+}
+
+/// The byte string of plan `plan` whose length is at `length_position`: coded with its end
+/// when its length was deferred, else with the length already walked.
+fn string<S: Side>(
+    streams: &super::streams::Streams,
+    side: &mut S,
+    plan: usize,
+    length_position: u16,
+    name: &str,
+    scalars: &mut Vec<(u16, u64)>,
+) -> Result<(), String> {
+    let key = streams.string_key_of(plan, length_position);
+    let field = super::strings::field_id(name);
+    let length = streams.of(plan, length_position);
+    if let Some(s) = length.filter(|&s| ended(streams, side, s)) {
+        let len = side.ended_bytes(field, s, key)?;
+        spend(side, len)?;
+        scalars.push((length_position, len));
+        return Ok(());
+    }
+    let len = lookup(scalars, length_position)
+        .ok_or_else(|| format!("{name}: length field has no value"))?;
+    spend(side, len)?;
+    side.bytes(field, len, key)
+}
+
 fn leaves<S: Side>(
     streams: &super::streams::Streams,
     side: &mut S,
@@ -107,19 +152,17 @@ fn leaves<S: Side>(
                 let s = streams
                     .of(plan, *position)
                     .ok_or("field without a stream")?;
-                let v = side.scalar(s)?;
-                scalars.push((*position, v));
+                if ended(streams, side, s) {
+                    side.defer(s, None)?;
+                } else {
+                    let v = side.scalar(s)?;
+                    scalars.push((*position, v));
+                }
             }
             Leaf::Bytes {
                 length_position,
                 name,
-            } => {
-                let len = lookup(scalars, *length_position)
-                    .ok_or_else(|| format!("{name}: length field has no value"))?;
-                spend(side, len)?;
-                let key = streams.string_key_of(plan, *length_position);
-                side.bytes(super::strings::field_id(name), len, key)?;
-            }
+            } => string(streams, side, plan, *length_position, name, scalars)?,
             Leaf::Repeated {
                 count_position,
                 element,
@@ -154,19 +197,17 @@ fn ordered<S: Side>(
                 let s = streams
                     .of(plan, *position)
                     .ok_or("field without a stream")?;
-                let v = side.scalar_at(s, order.slot[i])?;
-                scalars.push((*position, v));
+                if ended(streams, side, s) {
+                    side.defer(s, Some(order.slot[i]))?;
+                } else {
+                    let v = side.scalar_at(s, order.slot[i])?;
+                    scalars.push((*position, v));
+                }
             }
             Leaf::Bytes {
                 length_position,
                 name,
-            } => {
-                let len = lookup(scalars, *length_position)
-                    .ok_or_else(|| format!("{name}: length field has no value"))?;
-                spend(side, len)?;
-                let key = streams.string_key_of(plan, *length_position);
-                side.bytes(super::strings::field_id(name), len, key)?;
-            }
+            } => string(streams, side, plan, *length_position, name, scalars)?,
             Leaf::Repeated { name, .. } => {
                 return Err(format!("{name}: a repeated group in a reordered record"));
             }

@@ -1,0 +1,137 @@
+//! Which lengths a block codes with their strings (docs/FORMAT.md §7, "Strings with their
+//! ends"), chosen by measurement.
+//!
+//! Why a choice: a string's end coded among its bytes costs little where the bytes show it
+//! (a line that ends in `) = 0`), but a length coded on its own may be predicted from other
+//! fields (a call's name gives the length of its arguments), and it narrows the dictionary to
+//! strings of that length. Which wins is a fact of the trace: fields of long, varied strings
+//! code smaller with their ends, fields of a few names repeated (system call names) with their
+//! lengths (on a strace trace, 1,517 bytes against 2,214). So the writer codes the block with
+//! every endable length coded with its string, and meanwhile reads per field what the ends
+//! cost: the end bits, the dictionary symbols among strings of any length, the strings coded
+//! byte by byte that a dictionary of their length would have found, against the symbols that
+//! dictionary would have coded (metered) and the lengths' bits that the block's trials
+//! metered. Where the lengths measure cheaper by more than [`RECODE_SHARE`] of the block, it
+//! codes the block again with those fields' lengths on their own and keeps the smaller coding.
+//! Why not code every block both ways: the strings take most of a coding's time, and a second
+//! coding of every block took the writer 1.5–1.9 times as long on the strace traces. The
+//! reader reads the choice from the block ([`super::coders::Models::decode_setup`]) and does
+//! no search.
+
+use super::block::encode_ended;
+use super::choice::Choice;
+use super::engine::Carried;
+use super::flat::FlatBlock;
+use super::order::Orders;
+use super::report::Costs;
+use super::streams::Streams;
+use super::tags::TagContext;
+use crate::universal::plan::Catalog;
+
+/// What [`encode`] coded: the block, its costs (when reported), and the lists to carry.
+type Coded = (Vec<u8>, Option<Costs>, Carried);
+
+/// Codes `block` with `choices`, `tag_context` and `orders` (see [`encode_ended`]), choosing
+/// which lengths are coded with their strings, given the bits each stream takes when coded
+/// on its own (`length_bits`, an estimate for the whole block); `carried` as there. Gives the
+/// costs of the coding kept when `report` is set.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encode(
+    catalog: &Catalog,
+    streams: &Streams,
+    block: &FlatBlock,
+    choices: &[Choice],
+    tag_context: TagContext,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+    orders: &Orders,
+    length_bits: &[f64],
+    report: bool,
+    carried: &mut Carried,
+) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
+    let n = streams.len();
+    let endable = streams.all_ends();
+    let none = vec![false; n];
+    let code = |ended: &[bool], costs: bool| -> Result<Coded, (u64, String)> {
+        let mut c = carried.clone();
+        let costs = costs.then(|| Costs::new(n));
+        let (bytes, costs) = encode_ended(
+            catalog,
+            streams,
+            block,
+            choices,
+            tag_context,
+            section,
+            declared,
+            orders,
+            ended,
+            costs,
+            &mut c,
+        )?;
+        Ok((bytes, costs, c))
+    };
+    if !endable.contains(&true) {
+        let (bytes, costs, c) = code(&none, report)?;
+        *carried = c;
+        return Ok((bytes, costs));
+    }
+    let ends = code(&endable, true)?;
+    let (mixed, gain) = match &ends.1 {
+        Some(c) => keep_ends(streams, c, length_bits),
+        None => (endable.clone(), 0.0),
+    };
+    let mut kept = ends;
+    if gain / 8.0 > RECODE_SHARE * kept.0.len() as f64 {
+        let other = code(&mixed, report)?;
+        // The smaller coding; the one with every end on a tie.
+        if other.0.len() < kept.0.len() {
+            kept = other;
+        }
+    }
+    let (bytes, costs, c) = kept;
+    *carried = c;
+    Ok((bytes, costs.filter(|_| report)))
+}
+
+/// The share of a block's coded bytes that the lengths must measure cheaper by before the
+/// block is coded again with them ([`encode`]): an estimate is not worth a second coding's
+/// time for less.
+const RECODE_SHARE: f64 = 0.01;
+
+/// Per stream: whether it is an endable length to code with its string, by what the coding
+/// with every end spent (`ends`) against `length_bits`, the bits each length stream takes on
+/// its own; and the bits the others are estimated to spare.
+fn keep_ends(streams: &Streams, ends: &Costs, length_bits: &[f64]) -> (Vec<bool>, f64) {
+    let n = streams.len();
+    let mut gain = 0.0;
+    let mut keep = vec![false; n];
+    for (f, st) in &ends.ends {
+        let lengths: Vec<usize> = (0..n)
+            .filter(|&s| streams.string_of(s) == Some(*f))
+            .collect();
+        let length: f64 = lengths
+            .iter()
+            .map(|&s| length_bits.get(s).copied().unwrap_or(0.0))
+            .sum();
+        let spared = st.ends + st.rank_any + st.missed - st.rank_same - length;
+        if spared > 0.0 {
+            gain += spared;
+        } else {
+            for s in lengths {
+                keep[s] = true;
+            }
+        }
+    }
+    // An endable field with no string in the block keeps its ends.
+    for (s, k) in keep.iter_mut().enumerate() {
+        if streams.endable(s)
+            && !ends
+                .ends
+                .iter()
+                .any(|(f, _)| streams.string_of(s) == Some(*f))
+        {
+            *k = true;
+        }
+    }
+    (keep, gain)
+}
