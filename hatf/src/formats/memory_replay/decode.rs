@@ -243,11 +243,7 @@ impl BatchPrinter for Printer {
             } else if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED {
                 let line = cursors.verbatim_line(k)?;
                 if keep {
-                    text.advance(used);
-                    text.push(line);
-                    if r.kind == kinds::VERBATIM {
-                        text.push(b"\n");
-                    }
+                    text.push_line_after(used, line, r.kind == kinds::VERBATIM);
                     room = text.room(batch_room);
                     used = 0;
                 }

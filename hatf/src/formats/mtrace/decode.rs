@@ -262,11 +262,7 @@ impl BatchPrinter for Printer {
             if what > What::SizedOp {
                 let (line, newline) = other_line(cursors, k, what, r.kind)?;
                 if keep {
-                    text.advance(used);
-                    text.push(line);
-                    if newline {
-                        text.push(b"\n");
-                    }
+                    text.push_line_after(used, line, newline);
                     rest = text.room(BATCH_ROOM);
                     used = 0;
                 }

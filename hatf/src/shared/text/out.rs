@@ -70,6 +70,18 @@ impl TextOut {
         self.advance(bytes.len());
     }
 
+    /// Counts the `used` bytes printed in the room as text, then appends `line` and, when
+    /// `newline`, its `\n`: a line kept verbatim, of any length, ending a run of lines printed
+    /// in place. The room must be taken again after it.
+    #[inline]
+    pub fn push_line_after(&mut self, used: usize, line: &[u8], newline: bool) {
+        self.advance(used);
+        self.push(line);
+        if newline {
+            self.push(b"\n");
+        }
+    }
+
     /// Hands the text out with the buffer that holds it, and goes on in `spare`'s memory (a
     /// buffer handed out earlier, or an empty one): a decoder's worker passes its text to the
     /// writing thread without copying it. The buffer keeps its full length, so that, handed
