@@ -140,13 +140,8 @@ impl<R: Read> UniversalReader<R> {
 
     /// The next record, skipping block boundaries; `Ok(None)` at the end.
     pub fn next_record(&mut self) -> Result<Option<DynRecord>, Error> {
-        loop {
-            match self.next_event()? {
-                None => return Ok(None),
-                Some(Event::Record(r)) => return Ok(Some(r)),
-                Some(Event::Block { .. }) => {}
-            }
-        }
+        let mut r = DynRecord::default();
+        Ok(self.read_record(&mut r)?.then_some(r))
     }
 
     /// Reads the next record into `rec`, skipping block boundaries; `Ok(false)` at the end
