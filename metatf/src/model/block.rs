@@ -139,11 +139,9 @@ trait Consumer {
 /// windows of consecutive records spread evenly over it. Why: measuring and metering every
 /// record took most of the writer's time (several passes over the block, each running every
 /// candidate's state), while the choice settles on far fewer records; the final coding runs
-/// over every record. Measuring every record took lackey's record form 21.8 s of CPU, 2^18
-/// sampled records 10.7 s for 0.3 % more bytes, and 2^17 a fifth less than 2^18 again, for
-/// sizes within 0.5 % of it on the foreign traces and the built-in formats' records (lackey
-/// 2 % larger than 2^18 with the previous block's choice reused, [`super::reorder`], as
-/// large as 2^18 without reuse).
+/// over every record. Why this many: the writer's time falls with the sample while the
+/// sizes barely move until the sample is too short to show a block's mixes of records; the
+/// figures are in docs/PERFORMANCE.md.
 const SAMPLE_RECORDS: u64 = 1 << 17;
 /// Windows the sampled records are taken in: consecutive records, so that predictors that
 /// follow a history (finite contexts, strides, recency lists) see it as the coder will, and
@@ -730,7 +728,8 @@ const MEASURE_MIN_LIVE_CAP: usize = 1 << 8;
 /// Values a measured rank candidate's list holds: [`MEASURE_LIVE_CAP`], halved (down to
 /// [`MEASURE_MIN_LIVE_CAP`]) until the lists of all of `specs`' rank candidates fit
 /// [`MEASURE_LIST_BYTES`]. Why: a DTD of many record shapes has hundreds of streams, each with
-/// several rank candidates, and at full size their lists alone took over 100 MB. Only the
+/// several rank candidates, and at full size their lists alone would exceed the writer's memory
+/// bound. Only the
 /// choice depends on it, so files stay readable whatever it is.
 fn measure_live_cap(streams: &Streams, specs: &[Vec<Spec>]) -> usize {
     // A stream's `recent` candidates share one list (their keys only pick coding contexts).
@@ -897,8 +896,8 @@ pub(crate) fn choose_ordered(
 const KEPT_BY_RANKING: usize = 10;
 
 /// Tag contexts the first of two measurements keeps for the second: the best on a sample is
-/// not always the best on the block (heaptrack's tags took 37 % more bits with the best two
-/// kept), but it is among the best four on the traces measured.
+/// not always the best on the block, so more than one is kept; four keep the block's best
+/// among them while the second measurement stays cheap.
 const KEPT_TAG_CONTEXTS: usize = 4;
 
 /// What measuring candidates on a block found.
@@ -1139,6 +1138,25 @@ impl Measured {
     }
 }
 
+/// What a block is coded with: its records and their streams, the models chosen for them, the
+/// tags' context, the fields' order, and the section the records may point into. One value
+/// serves every coding of a block (the trials, the coding with every string end, the coding
+/// with some), so that they cannot be handed different parts of it.
+pub(crate) struct Coding<'a> {
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) streams: &'a Streams,
+    pub(crate) block: &'a FlatBlock,
+    pub(crate) choices: &'a [Choice],
+    pub(crate) tag_context: TagContext,
+    pub(crate) section: Option<u8>,
+    pub(crate) declared: &'a dyn Fn(u8) -> bool,
+    pub(crate) orders: &'a Orders,
+}
+
+/// A block as [`encode_ended`] coded it: its bytes, its costs when asked for, and the lists
+/// to carry into the next block.
+pub(crate) type Ended = (Vec<u8>, Option<Costs>, Carried);
+
 /// Codes `block` with `choices`: the model table, then the range-coded records; prints where
 /// the bytes went if the environment asks ([`Costs::wanted`]). Writers go through
 /// [`super::trials`], which picks the choice; tests code a given one.
@@ -1153,7 +1171,7 @@ pub(crate) fn encode(
     declared: &dyn Fn(u8) -> bool,
 ) -> Result<Vec<u8>, (u64, String)> {
     let costs = Costs::wanted(streams.len());
-    let (bytes, costs) = encode_ended(
+    let coding = Coding {
         catalog,
         streams,
         block,
@@ -1161,50 +1179,28 @@ pub(crate) fn encode(
         tag_context,
         section,
         declared,
-        &Orders::plain(catalog),
-        &streams.all_ends(),
-        costs,
-        &mut Carried::default(),
-    )?;
+        orders: &Orders::plain(catalog),
+    };
+    let (bytes, costs, _) = encode_ended(&coding, &streams.all_ends(), costs, &Carried::default())?;
     if let Some(c) = &costs {
         c.print(catalog, streams, choices);
     }
     Ok(bytes)
 }
 
-/// [`encode`] with the records' fields coded in `orders`, adding the bits coded per item class
-/// to `costs` when given; the lists start from `carried`, which then holds the lists to carry
-/// into the next block. The lengths that `ended` names are coded with their strings
-/// (docs/FORMAT.md §7, "Strings with their ends"), the others as scalars.
-#[allow(clippy::too_many_arguments)]
+/// Codes `coding`'s block, adding the bits coded per item class to `costs` when given; the
+/// lists start from `carried`, and the lists to carry into the next block are returned rather
+/// than written over `carried`, so that a writer coding a block twice seeds both codings
+/// from the same lists without copying them. The lengths that `ended` names are coded with
+/// their strings (docs/FORMAT.md §7, "Strings with their ends"), the others as scalars.
 pub(crate) fn encode_ended(
-    catalog: &Catalog,
-    streams: &Streams,
-    block: &FlatBlock,
-    choices: &[Choice],
-    tag_context: TagContext,
-    section: Option<u8>,
-    declared: &dyn Fn(u8) -> bool,
-    orders: &Orders,
+    coding: &Coding<'_>,
     ended: &[bool],
     costs: Option<Costs>,
-    carried: &mut Carried,
-) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
-    let e = code(
-        catalog,
-        streams,
-        block,
-        choices,
-        tag_context,
-        section,
-        declared,
-        orders,
-        None,
-        ended,
-        costs,
-        carried,
-    )?;
-    *carried = e.engine.carry();
+    carried: &Carried,
+) -> Result<Ended, (u64, String)> {
+    let e = code(coding, None, ended, costs, carried)?;
+    let next = e.engine.carry();
     let Encode {
         engine,
         models,
@@ -1215,14 +1211,18 @@ pub(crate) fn encode_ended(
     if let Some(c) = &mut costs {
         c.ends = models.end_stats();
     }
-    // The tables are packed once the block's model state is gone: the mixer's tables (about
-    // 9 MB, most of it its refinement table) would otherwise add to the encoder's peak.
+    // The tables are packed once the block's model state is gone: the mixer's tables (most of
+    // them its refinement table) would otherwise add to the encoder's peak.
     drop((engine, models));
     let records = coder.finish();
-    let mut tables = write_tag_context(catalog, streams, tag_context);
-    tables.extend(write_choices(catalog, streams, choices));
-    tables.extend(write_orders(catalog, orders));
-    Ok((packed_tables::join(tables, &records), costs))
+    let mut tables = write_tag_context(coding.catalog, coding.streams, coding.tag_context);
+    tables.extend(write_choices(
+        coding.catalog,
+        coding.streams,
+        coding.choices,
+    ));
+    tables.extend(write_orders(coding.catalog, coding.orders));
+    Ok((packed_tables::join(tables, &records), costs, next))
 }
 
 /// The bits each stream that `coded` names takes when `block` is coded with `choices` and
@@ -1244,7 +1244,7 @@ pub(crate) fn stream_costs(
     orders: &Orders,
     carried: &Carried,
 ) -> Result<Costs, (u64, String)> {
-    let e = code(
+    let coding = Coding {
         catalog,
         streams,
         block,
@@ -1253,6 +1253,9 @@ pub(crate) fn stream_costs(
         section,
         declared,
         orders,
+    };
+    let e = code(
+        &coding,
         Some(coded),
         &[],
         Some(Costs::new(streams.len())),
@@ -1261,25 +1264,27 @@ pub(crate) fn stream_costs(
     Ok(e.costs.unwrap_or_else(|| Costs::new(streams.len())))
 }
 
-/// Runs the coder over `block` with `choices` and `orders`; returns it with the coded bits. A
-/// `trial` names the streams to cost: the coder is a meter, and the byte strings and the other
-/// streams are not coded. The lengths that `ended` names are coded with their strings (a
-/// trial gives none, so that it meters every length as a scalar).
-#[allow(clippy::too_many_arguments)]
+/// Runs the coder over `coding`'s block; returns it with the coded bits. A `trial` names the
+/// streams to cost: the coder is a meter, and the byte strings and the other streams are not
+/// coded. The lengths that `ended` names are coded with their strings (a trial gives none, so
+/// that it meters every length as a scalar).
 fn code(
-    catalog: &Catalog,
-    streams: &Streams,
-    block: &FlatBlock,
-    choices: &[Choice],
-    tag_context: TagContext,
-    section: Option<u8>,
-    declared: &dyn Fn(u8) -> bool,
-    orders: &Orders,
+    coding: &Coding<'_>,
     trial: Option<&[bool]>,
     ended: &[bool],
     costs: Option<Costs>,
     carried: &Carried,
 ) -> Result<Encode, (u64, String)> {
+    let Coding {
+        catalog,
+        streams,
+        block,
+        choices,
+        tag_context,
+        section,
+        declared,
+        orders,
+    } = *coding;
     let mut engine = coding_engine(streams, choices);
     let coded = |s: usize| trial.is_none_or(|t| t.get(s).copied().unwrap_or(false));
     let mut models = Models::new_for(catalog, choices, tag_context, &mut engine, &coded);

@@ -6,73 +6,43 @@
 //! fields (a call's name gives the length of its arguments), and it narrows the dictionary to
 //! strings of that length. Which wins is a fact of the trace: fields of long, varied strings
 //! code smaller with their ends, fields of a few names repeated (system call names) with their
-//! lengths (on a strace trace, 1,517 bytes against 2,214). So the writer codes the block with
-//! every endable length coded with its string, and meanwhile reads per field what the ends
-//! cost: the end bits, the dictionary symbols among strings of any length, the strings coded
-//! byte by byte that a dictionary of their length would have found, against the symbols that
-//! dictionary would have coded (metered) and the lengths' bits that the block's trials
-//! metered. Where the lengths measure cheaper by more than [`RECODE_SHARE`] of the block, it
-//! codes the block again with those fields' lengths on their own and keeps the smaller coding.
-//! Why not code every block both ways: the strings take most of a coding's time, and a second
-//! coding of every block took the writer 1.5–1.9 times as long on the strace traces. The
-//! reader reads the choice from the block ([`super::coders::Models::decode_setup`]) and does
-//! no search.
+//! lengths. So the writer codes the block with every endable length coded with its string,
+//! and meanwhile reads per field what the ends cost: the end bits, the dictionary symbols
+//! among strings of any length, the strings coded byte by byte that a dictionary of their
+//! length would have found, against the symbols that dictionary would have coded (metered)
+//! and the lengths' bits that the block's trials metered. Where the lengths measure cheaper
+//! by more than [`RECODE_SHARE`] of the block, it codes the block again with those fields'
+//! lengths on their own and keeps the smaller coding. Why not code every block both ways:
+//! the strings take most of a coding's time, so a second coding of every block would nearly
+//! double the writer's time. The reader reads the choice from the block
+//! ([`super::coders::Models::decode_setup`]) and does no search.
 
-use super::block::encode_ended;
-use super::choice::Choice;
+use super::block::{encode_ended, Coding, Ended};
 use super::engine::Carried;
-use super::flat::FlatBlock;
-use super::order::Orders;
 use super::report::Costs;
 use super::streams::Streams;
-use super::tags::TagContext;
-use crate::universal::plan::Catalog;
 
-/// What [`encode`] coded: the block, its costs (when reported), and the lists to carry.
-type Coded = (Vec<u8>, Option<Costs>, Carried);
-
-/// Codes `block` with `choices`, `tag_context` and `orders` (see [`encode_ended`]), choosing
-/// which lengths are coded with their strings, given the bits each stream takes when coded
-/// on its own (`length_bits`, an estimate for the whole block); `carried` as there. Gives the
-/// costs of the coding kept when `report` is set.
-#[allow(clippy::too_many_arguments)]
+/// Codes `coding`'s block (see [`encode_ended`]), choosing which lengths are coded with their
+/// strings, given the bits each stream takes when coded on its own (`length_bits`, an
+/// estimate for the whole block); `carried` as there. Gives the costs of the coding kept when
+/// `report` is set.
 pub(crate) fn encode(
-    catalog: &Catalog,
-    streams: &Streams,
-    block: &FlatBlock,
-    choices: &[Choice],
-    tag_context: TagContext,
-    section: Option<u8>,
-    declared: &dyn Fn(u8) -> bool,
-    orders: &Orders,
+    coding: &Coding<'_>,
     length_bits: &[f64],
     report: bool,
     carried: &mut Carried,
 ) -> Result<(Vec<u8>, Option<Costs>), (u64, String)> {
+    let streams = coding.streams;
     let n = streams.len();
     let endable = streams.all_ends();
-    let none = vec![false; n];
-    let code = |ended: &[bool], costs: bool| -> Result<Coded, (u64, String)> {
-        let mut c = carried.clone();
-        let costs = costs.then(|| Costs::new(n));
-        let (bytes, costs) = encode_ended(
-            catalog,
-            streams,
-            block,
-            choices,
-            tag_context,
-            section,
-            declared,
-            orders,
-            ended,
-            costs,
-            &mut c,
-        )?;
-        Ok((bytes, costs, c))
+    // Every coding seeds from `carried` as it is and hands back its own lists to carry, so
+    // `carried` is replaced once, by the coding kept.
+    let code = |ended: &[bool], costs: bool| -> Result<Ended, (u64, String)> {
+        encode_ended(coding, ended, costs.then(|| Costs::new(n)), carried)
     };
     if !endable.contains(&true) {
-        let (bytes, costs, c) = code(&none, report)?;
-        *carried = c;
+        let (bytes, costs, next) = code(&[], report)?;
+        *carried = next;
         return Ok((bytes, costs));
     }
     let ends = code(&endable, true)?;
@@ -88,8 +58,8 @@ pub(crate) fn encode(
             kept = other;
         }
     }
-    let (bytes, costs, c) = kept;
-    *carried = c;
+    let (bytes, costs, next) = kept;
+    *carried = next;
     Ok((bytes, costs.filter(|_| report)))
 }
 

@@ -1,7 +1,7 @@
 //! Field coding orders: a record's fields coded in an order written in the block, so that a
 //! field can be keyed by a field the walking order puts after it.
 
-use super::block::{choose_ordered, encode_ended};
+use super::block::{choose_ordered, encode_ended, Coding};
 use super::choice::{write_choices, write_tag_context};
 use super::engine::Carried;
 use super::flat::FlatBlock;
@@ -202,20 +202,18 @@ fn with_order_table(table: &[u8]) -> Result<FlatBlock, String> {
         &Carried::default(),
     )
     .unwrap();
-    let (bytes, _) = encode_ended(
-        &catalog,
-        &streams,
-        &s.flat,
-        chosen.choices(),
-        chosen.tag_context,
-        None,
-        &declared,
-        &orders,
-        &streams.all_ends(),
-        None,
-        &mut Carried::default(),
-    )
-    .unwrap();
+    let coding = Coding {
+        catalog: &catalog,
+        streams: &streams,
+        block: &s.flat,
+        choices: chosen.choices(),
+        tag_context: chosen.tag_context,
+        section: None,
+        declared: &declared,
+        orders: &orders,
+    };
+    let (bytes, _, _) =
+        encode_ended(&coding, &streams.all_ends(), None, &Carried::default()).unwrap();
     let bytes = super::packed_tables::unpacked(&bytes);
     let mut head = write_tag_context(&catalog, &streams, chosen.tag_context);
     head.extend(write_choices(&catalog, &streams, chosen.choices()));

@@ -9,7 +9,7 @@
 //! then coded once, with the order written in it, so the reader does no search. A block after
 //! the first may skip all of this and take the previous block's choice ([`Kept`]).
 
-use super::block::{sampled_records, stream_costs};
+use super::block::{sampled_records, stream_costs, Coding};
 use super::choice::Choice;
 use super::engine::Carried;
 use super::flat::FlatBlock;
@@ -169,7 +169,7 @@ pub(crate) fn encode_best(
             match (previous, previous_bits) {
                 // The search proposes from estimates and meters a few proposals; the previous
                 // block's choice, metered on this block's same records, may still code them
-                // smaller (it took perl-hash's second block 7 % smaller than its search).
+                // smaller, as estimates misjudge what the coder learns.
                 (Some(k), Some(was)) if was < searched => Kept { reused: 0, ..k },
                 _ => Kept {
                     bits: bits.iter().map(|b| b / taken).collect(),
@@ -183,15 +183,18 @@ pub(crate) fn encode_best(
     };
     // The metered bits per sampled record, for the whole block.
     let length_bits: Vec<f64> = kept.bits.iter().map(|b| b * block.records as f64).collect();
-    let (bytes, costs) = super::ends_choice::encode(
+    let coding = Coding {
         catalog,
         streams,
         block,
-        &kept.choices,
-        kept.tag_context,
+        choices: &kept.choices,
+        tag_context: kept.tag_context,
         section,
         declared,
-        &kept.orders,
+        orders: &kept.orders,
+    };
+    let (bytes, costs) = super::ends_choice::encode(
+        &coding,
         &length_bits,
         Costs::wanted(streams.len()).is_some(),
         carried,

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use super::block::encode_ended;
+use super::block::{encode_ended, Coding};
 use super::choice::Choice;
 use super::engine::Carried;
 use super::flat::FlatBlock;
@@ -233,22 +233,20 @@ fn blocks_with_some_or_all_ends_round_trip() {
     )
     .unwrap();
     let choices: &[Choice] = &best.choices;
+    let coding = Coding {
+        catalog: &catalog,
+        streams: &streams,
+        block: &flat,
+        choices,
+        tag_context: best.tag_context,
+        section: None,
+        declared: &declared,
+        orders: &plain,
+    };
     let code = |ended: &[bool]| {
-        encode_ended(
-            &catalog,
-            &streams,
-            &flat,
-            choices,
-            best.tag_context,
-            None,
-            &declared,
-            &plain,
-            ended,
-            None,
-            &mut Carried::default(),
-        )
-        .unwrap()
-        .0
+        encode_ended(&coding, ended, None, &Carried::default())
+            .unwrap()
+            .0
     };
     let all = streams.all_ends();
     let mut one = vec![false; n];
@@ -271,20 +269,8 @@ fn blocks_with_some_or_all_ends_round_trip() {
     // own, with the names' and the descriptors' predictors, than their ends among the bytes.
     assert!(sizes[1] < sizes[0], "sizes all, none, args: {sizes:?}");
     // The writer's choice measures that and codes the block within 2 % of the smaller way.
-    let (chosen, _) = super::ends_choice::encode(
-        &catalog,
-        &streams,
-        &flat,
-        choices,
-        best.tag_context,
-        None,
-        &declared,
-        &plain,
-        &best.bits,
-        false,
-        &mut Carried::default(),
-    )
-    .unwrap();
+    let (chosen, _) =
+        super::ends_choice::encode(&coding, &best.bits, false, &mut Carried::default()).unwrap();
     let smallest = sizes.iter().min().copied().unwrap_or(0);
     assert!(
         chosen.len() * 100 <= smallest * 102,

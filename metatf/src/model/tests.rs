@@ -534,20 +534,19 @@ pub(super) fn encode_section_block(
         stream: None,
     };
     let orders = super::order::Orders::plain(catalog);
-    let (bytes, _) = super::block::encode_ended(
+    let coding = super::block::Coding {
         catalog,
         streams,
         block,
         choices,
-        context,
-        Some(1),
-        &declared,
-        &orders,
-        &streams.all_ends(),
-        None,
-        carried,
-    )
-    .unwrap();
+        tag_context: context,
+        section: Some(1),
+        declared: &declared,
+        orders: &orders,
+    };
+    let (bytes, _, next) =
+        super::block::encode_ended(&coding, &streams.all_ends(), None, carried).unwrap();
+    *carried = next;
     bytes
 }
 

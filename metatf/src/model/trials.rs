@@ -119,18 +119,17 @@ pub(crate) fn encode_best(
         &all,
         &Carried::default(),
     )?;
-    let (bytes, _) = super::block::encode_ended(
+    let coding = super::block::Coding {
         catalog,
         streams,
         block,
-        &best.choices,
-        best.tag_context,
+        choices: &best.choices,
+        tag_context: best.tag_context,
         section,
         declared,
         orders,
-        &streams.all_ends(),
-        None,
-        &mut Carried::default(),
-    )?;
+    };
+    let (bytes, _, _) =
+        super::block::encode_ended(&coding, &streams.all_ends(), None, &Carried::default())?;
     Ok(bytes)
 }
