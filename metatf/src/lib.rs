@@ -59,4 +59,4 @@ pub use text::{
 };
 #[doc(hidden)]
 pub use typed::private as __private;
-pub use universal::{DynRecord, Event, UniversalReader, UniversalWriter, Value};
+pub use universal::{DynRecord, Event, Step, UniversalReader, UniversalWriter, Value};

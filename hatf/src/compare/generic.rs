@@ -5,7 +5,7 @@
 
 use super::Times;
 use metatf::lines::LineOptions;
-use metatf::{Codec, TextModel, UniversalReader};
+use metatf::{Codec, DynRecord, TextModel, UniversalReader};
 use std::time::Instant;
 
 /// The codec of `--model plain`, as `hatf encode --from text` defaults it.
@@ -126,7 +126,8 @@ pub fn of_lines(dtd: &str, dtd_name: &str, text: &[u8]) -> (Measured, Measured, 
 fn read_all(file: &[u8]) -> Result<u64, String> {
     let mut reader = UniversalReader::new(file).map_err(|e| e.to_string())?;
     let mut n = 0;
-    while reader.next_record().map_err(|e| e.to_string())?.is_some() {
+    let mut rec = DynRecord::default();
+    while reader.read_record(&mut rec).map_err(|e| e.to_string())? {
         n += 1;
     }
     Ok(n)
@@ -137,12 +138,13 @@ fn same_records(file: &[u8], reference: &[u8]) -> Result<(), String> {
     let mut got = UniversalReader::new(file).map_err(|e| e.to_string())?;
     let mut want = UniversalReader::new(reference).map_err(|e| e.to_string())?;
     let mut index = 0u64;
+    let (mut a, mut b) = (DynRecord::default(), DynRecord::default());
     loop {
-        let a = got.next_record().map_err(|e| e.to_string())?;
-        let b = want.next_record().map_err(|e| e.to_string())?;
-        match (a, b) {
-            (None, None) => return Ok(()),
-            (Some(a), Some(b)) if a.name == b.name && a.fields == b.fields => index += 1,
+        let more_a = got.read_record(&mut a).map_err(|e| e.to_string())?;
+        let more_b = want.read_record(&mut b).map_err(|e| e.to_string())?;
+        match (more_a, more_b) {
+            (false, false) => return Ok(()),
+            (true, true) if a.name == b.name && a.fields == b.fields => index += 1,
             _ => return Err(format!("record {index} did not decode back to itself")),
         }
     }

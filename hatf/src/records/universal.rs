@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use metatf::dtd::{FieldDef, FieldKind, Schema};
-use metatf::{DynRecord, Event, UniversalReader};
+use metatf::{DynRecord, Step, UniversalReader};
 
 use super::value::{FieldSpec, FieldType, Item, Record, RecordType, Value};
 use super::Visitor;
@@ -90,13 +90,15 @@ pub(crate) fn read(
     let mut reader = UniversalReader::new(input).map_err(|e| fail(String::new(), e.to_string()))?;
     let mut index = 0u64;
     let mut visited = 0u64;
+    // One record, refilled for each: a modelled block's records then allocate nothing.
+    let mut rec = DynRecord::default();
     while index < range.end {
-        let event = reader
-            .next_event()
+        let step = reader
+            .read_event(&mut rec)
             .map_err(|e| fail(format!("record {index}"), e.to_string()))?;
-        let rec = match event {
+        match step {
             None => break,
-            Some(Event::Block {
+            Some(Step::Block {
                 index: block,
                 record_count,
             }) => {
@@ -109,8 +111,8 @@ pub(crate) fn read(
                 }
                 continue;
             }
-            Some(Event::Record(rec)) => rec,
-        };
+            Some(Step::Record) => {}
+        }
         let this = index;
         index += 1;
         if this < range.start {

@@ -6,7 +6,7 @@ use std::io::{BufWriter, Read, Write};
 use super::{quote, record_json, record_line, record_line_into};
 use crate::error::Error;
 use crate::model::PROPERTY_ENGINE;
-use crate::universal::{DynRecord, Event, UniversalReader};
+use crate::universal::{DynRecord, Step, UniversalReader};
 
 /// Prints every record of a container (decoded with its embedded DTD) in the text form, or as
 /// one JSON object per line; returns the number of records.
@@ -37,9 +37,11 @@ pub fn dump(r: impl Read, out: impl Write, json: bool) -> Result<u64, Error> {
         }
     }
     let mut records = 0u64;
-    while let Some(event) = reader.next_event()? {
-        match event {
-            Event::Block {
+    // One record, refilled for each: a modelled block's records then allocate nothing.
+    let mut rec = DynRecord::default();
+    while let Some(step) = reader.read_event(&mut rec)? {
+        match step {
+            Step::Block {
                 index,
                 record_count,
             } => {
@@ -50,7 +52,7 @@ pub fn dump(r: impl Read, out: impl Write, json: bool) -> Result<u64, Error> {
                     writeln!(out, "#block {index}").map_err(output)?;
                 }
             }
-            Event::Record(rec) => {
+            Step::Record => {
                 let printed = if json {
                     record_json(&catalog, &rec).map(|v| v.to_string())
                 } else {

@@ -18,7 +18,7 @@ mod writer;
 
 pub(crate) use reader::section_name as section_label;
 pub use reader::UniversalReader;
-pub use record::{DynRecord, Event, Value};
+pub use record::{DynRecord, Event, Step, Value};
 pub use writer::UniversalWriter;
 
 /// Container section number holding the record stream (never a DTD section number, which are 1–255).

@@ -8,7 +8,7 @@ use metatf_dtd::Schema;
 
 use super::modelled::decode_columns;
 use super::plan::{Builtin, Catalog, Leaf, RecordPlan};
-use super::record::{DynRecord, Event, Value};
+use super::record::{DynRecord, Event, Step, Value};
 use super::values::{split_block, BlockValues};
 use super::{FIELDS_PER_BYTE, MAX_LEAVES_PER_RECORD};
 use crate::container::{Block, ByteOrder, ContainerHeader, ContainerReader};
@@ -150,24 +150,38 @@ impl<R: Read> UniversalReader<R> {
     /// each: what a reader printing every record of a long trace spends much of its time on.
     pub fn read_record(&mut self, rec: &mut DynRecord) -> Result<bool, Error> {
         loop {
-            if self.done {
-                return Ok(false);
-            }
-            if self.block_left > 0 && self.model.is_some() {
-                self.next_modelled_into(rec)?;
-                self.block_left -= 1;
-                self.record += 1;
-                return Ok(true);
-            }
-            match self.next_event()? {
+            match self.read_event(rec)? {
                 None => return Ok(false),
-                Some(Event::Record(r)) => {
-                    *rec = r;
-                    return Ok(true);
-                }
-                Some(Event::Block { .. }) => {}
+                Some(Step::Record) => return Ok(true),
+                Some(Step::Block { .. }) => {}
             }
         }
+    }
+
+    /// The next block start, or the next record read into `rec`; `Ok(None)` at the end. The
+    /// same events as [`Self::next_event`], with a modelled block's records reusing `rec` as
+    /// [`Self::read_record`] does: for a reader that also wants to see where blocks begin.
+    pub fn read_event(&mut self, rec: &mut DynRecord) -> Result<Option<Step>, Error> {
+        if self.block_left > 0 && self.model.is_some() && !self.done {
+            self.next_modelled_into(rec)?;
+            self.block_left -= 1;
+            self.record += 1;
+            return Ok(Some(Step::Record));
+        }
+        Ok(match self.next_event()? {
+            None => None,
+            Some(Event::Record(r)) => {
+                *rec = r;
+                Some(Step::Record)
+            }
+            Some(Event::Block {
+                index,
+                record_count,
+            }) => Some(Step::Block {
+                index,
+                record_count,
+            }),
+        })
     }
 
     /// The next block start or record; `Ok(None)` at the end.

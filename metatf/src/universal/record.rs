@@ -42,3 +42,18 @@ pub enum Event {
     /// The next record.
     Record(DynRecord),
 }
+
+/// What [`super::UniversalReader::read_event`] read: an [`Event`] whose record was read into
+/// the caller's [`DynRecord`] rather than handed over in a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A new container block begins.
+    Block {
+        /// The block's number.
+        index: u64,
+        /// Records in the block.
+        record_count: u64,
+    },
+    /// The next record, now in the caller's record.
+    Record,
+}
