@@ -73,6 +73,15 @@ fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError>
     crate::shared::container::layout::require(header, file, LAYOUT, "")
 }
 
+/// The error of record `rec` (counted in the trace) of `block` of `file`.
+fn record_error(file: &str, block: &Block, rec: u64, message: String) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: format!("block {} record {rec}", block.index),
+        message,
+    }
+}
+
 /// Decodes blocks; each block decodes on its own.
 struct Decoder<'f> {
     file: &'f str,
@@ -97,11 +106,7 @@ impl<'f> Decoder<'f> {
         out: &mut dyn Write,
     ) -> Result<(), FormatError> {
         let file = self.file;
-        let at = |rec: u64, msg: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {} record {rec}", block.index),
-            message: msg,
-        };
+        let at = |rec: u64, msg: String| record_error(file, block, rec, msg);
         let bits = blocks::section(block, STRUCTURED);
         if !bits.is_empty() || block.sections.iter().any(|s| s.number == STRUCTURED) {
             return self.structured_block(block, bits, keep, out);
@@ -153,11 +158,7 @@ impl Decoder<'_> {
         out: &mut dyn Write,
     ) -> Result<(), FormatError> {
         let file = self.file;
-        let at = |rec: u64, msg: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {} record {rec}", block.index),
-            message: msg,
-        };
+        let at = |rec: u64, msg: String| record_error(file, block, rec, msg);
         if block.record_count > BLOCK_RECORDS {
             return Err(at(
                 block.first_record,

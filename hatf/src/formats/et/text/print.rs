@@ -53,8 +53,8 @@ impl TextBuf {
 
     /// An empty text with room for `HUGE_PAGE - LINE_ROOM` bytes, in memory aligned to a huge
     /// page and advised to use one: a two-thread decode keeps about a block of text (13 MB)
-    /// waiting for the writer, and its small pages were most of the decode's page faults
-    /// (4,500 of 8,500 for javac-tests). The bytes before the aligned page are allocated
+    /// waiting for the writer, and in small pages it would be most of the decode's page
+    /// faults. The bytes before the aligned page are allocated
     /// zeroed and never touched, so the kernel never backs them.
     pub fn huge_page() -> TextBuf {
         let mut bytes = vec![0u8; 2 * HUGE_PAGE];
@@ -302,11 +302,11 @@ const fn small_fields() -> [u64; SMALL_END as usize] {
     table
 }
 
-/// Slots of [`Printer`]'s cache of long numbers' digits (javac-tests: 161,500 misses of the ids
-/// from 10^8 with 256 slots, 131,346 of those from 10^4 with 1,024).
+/// Slots of [`Printer`]'s cache of long numbers' digits: enough for the ids a block keeps
+/// naming, small enough to stay in the level-1 and level-2 caches.
 const CACHED: usize = 1024;
-/// Every number from [`SMALL_END`] up to this one is cached (object ids below 10^8, a
-/// twentieth of them, were printed digit by digit: 250,000 in javac-tests); those from here
+/// Every number from [`SMALL_END`] up to this one is cached (object ids below 10^8 are too
+/// many to print digit by digit each time); those from here
 /// on are too long for a cache slot (a space and 15 digits).
 const CACHE_END: u64 = 1_000_000_000_000_000;
 
@@ -502,6 +502,18 @@ mod tests {
     use super::*;
     use crate::formats::et::line::{classify, render_line, Line};
 
+    /// `n` values of every length from a linear congruential generator started at `seed`:
+    /// each shifted right by a varying amount, so that short and long numbers are as common.
+    fn random_values(seed: u64, n: usize) -> impl Iterator<Item = u64> {
+        let mut x = seed;
+        (0..n).map(move |_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> (x % 64)
+        })
+    }
+
     #[test]
     fn numbers_at_every_length() {
         let mut values = vec![
@@ -520,13 +532,7 @@ mod tests {
             values.extend([v - 1, v, v + 1, v.wrapping_mul(7) / 3, v / 2 + 1]);
             v = v.saturating_mul(10);
         }
-        let mut x = 99u64;
-        for _ in 0..100_000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            values.push(x >> (x % 64));
-        }
+        values.extend(random_values(99, 100_000));
         for v in values {
             let mut b = [0xaau8; LINE_ROOM];
             let n = put_number(&mut b, 3, v);
@@ -589,13 +595,7 @@ mod tests {
             values.extend([v - 1, v, v + 1, v / 3 * 2]);
             v = v.saturating_mul(10);
         }
-        let mut x = 5u64;
-        for _ in 0..20_000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            values.push(x >> (x % 64));
-        }
+        values.extend(random_values(5, 20_000));
         let mut p = Printer::default();
         for round in 0..3 {
             for &v in &values {

@@ -1034,25 +1034,37 @@ mod tests {
         }
     }
 
+    /// The streams of `s` as `p` packed them (the packed ones empty, the frees left over in
+    /// theirs); checks that they and the streams as written both decode, to the same `n`
+    /// records, and returns those records with the packed streams.
+    fn decode_both<'a>(
+        s: &'a Streams,
+        p: &'a Packer,
+        n: usize,
+    ) -> (Vec<ModelRecord>, [&'a [u8]; stream::COUNT]) {
+        let plain: [&[u8]; stream::COUNT] = std::array::from_fn(|i| s.bytes[i].as_slice());
+        let mut shaped = plain;
+        for k in PACKED {
+            shaped[k as usize] = &[];
+        }
+        shaped[stream::FREE as usize] = &p.free_rest;
+        let (want, e) = decode_all(crate::shared::allocation_model::Cursors::new(plain));
+        assert_eq!((want.len(), e), (n, None));
+        let (got, e) = decode_all(crate::shared::allocation_model::Cursors::shaped(
+            shaped, &p.ids, &p.table,
+        ));
+        assert_eq!(e, None);
+        assert!(got == want);
+        (want, shaped)
+    }
+
     #[test]
     fn shapes_read_in_place_give_the_records_of_the_streams() {
         for seed in [4, 5] {
             let s = streams(seed);
             let mut p = Packer::default();
             p.pack(&MtraceKinds, &s).unwrap();
-            let plain: [&[u8]; stream::COUNT] = std::array::from_fn(|i| s.bytes[i].as_slice());
-            let mut shaped = plain;
-            for n in PACKED {
-                shaped[n as usize] = &[];
-            }
-            shaped[stream::FREE as usize] = &p.free_rest;
-            let (want, e) = decode_all(crate::shared::allocation_model::Cursors::new(plain));
-            assert_eq!((want.len(), e), (4000, None));
-            let (got, e) = decode_all(crate::shared::allocation_model::Cursors::shaped(
-                shaped, &p.ids, &p.table,
-            ));
-            assert_eq!(e, None);
-            assert!(got == want);
+            let (want, shaped) = decode_both(&s, &p, 4000);
             // Bytes left in the table, a bad id: errors, after the records before them.
             let mut table = p.table.clone();
             table.push(0);
@@ -1112,19 +1124,7 @@ mod tests {
         p.pack(&MtraceKinds, &s).unwrap();
         let long = p.ids.iter().filter(|&&b| b >= 0x80).count();
         assert!(long > 500, "{long} ids of two bytes");
-        let plain: [&[u8]; stream::COUNT] = std::array::from_fn(|i| s.bytes[i].as_slice());
-        let mut shaped = plain;
-        for n in PACKED {
-            shaped[n as usize] = &[];
-        }
-        shaped[stream::FREE as usize] = &p.free_rest;
-        let (want, e) = decode_all(crate::shared::allocation_model::Cursors::new(plain));
-        assert_eq!((want.len(), e), (20_000, None));
-        let (got, e) = decode_all(crate::shared::allocation_model::Cursors::shaped(
-            shaped, &p.ids, &p.table,
-        ));
-        assert_eq!(e, None);
-        assert!(got == want);
+        let (want, shaped) = decode_both(&s, &p, 20_000);
         // One record at a time (`next_kind`, then `State::decode`) gives the same.
         let mut c = crate::shared::allocation_model::Cursors::shaped(shaped, &p.ids, &p.table);
         let mut one = State::for_decoding();

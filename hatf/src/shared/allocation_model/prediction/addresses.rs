@@ -540,6 +540,18 @@ mod tests {
         assert_eq!(p.resolve(g(20), s, d), Ok(0x9000));
     }
 
+    /// Checks that `a` and `b` resolve every symbol of `class` to the same address (or
+    /// refuse it alike), after `step` steps.
+    fn assert_same_guesses(a: &AddrPredictor, b: &AddrPredictor, class: Class, step: u64) {
+        for s in 0..13u8 {
+            assert_eq!(
+                a.resolve(class, s, 5),
+                b.resolve(class, s, 5),
+                "step {step}"
+            );
+        }
+    }
+
     #[test]
     fn classify_allocated_is_classify_then_allocated() {
         // Same events through both paths; symbols, deltas and every later guess must agree.
@@ -574,13 +586,7 @@ mod tests {
                 p.states.iter().map(|st| st.freed().to_vec()).collect()
             };
             assert_eq!(lists(&a), lists(&b), "step {step}");
-            for s in 0..13u8 {
-                assert_eq!(
-                    a.resolve(class, s, 5),
-                    b.resolve(class, s, 5),
-                    "step {step}"
-                );
-            }
+            assert_same_guesses(&a, &b, class, step);
         }
         assert!(
             seen.iter().all(|&s| s),
@@ -627,13 +633,7 @@ mod tests {
             if let Ok(addr) = expected {
                 a.allocated(class, addr, symbol);
             }
-            for s in 0..13u8 {
-                assert_eq!(
-                    a.resolve(class, s, 5),
-                    b.resolve(class, s, 5),
-                    "step {step}"
-                );
-            }
+            assert_same_guesses(&a, &b, class, step);
         }
         assert!(
             older_lifo > 100 && forgotten > 100,

@@ -524,19 +524,7 @@ mod tests {
     #[test]
     fn pieces_split_and_join_byte_for_byte() {
         // Several pieces: more deflate bytes than one chunk.
-        let mut x = 1u64;
-        let data: Vec<u8> = (0..3_000_000u32)
-            .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                if i % 5 == 0 {
-                    x as u8
-                } else {
-                    (i % 251) as u8
-                }
-            })
-            .collect();
+        let data = super::super::test_data(1, 3_000_000);
         for level in [1, 6, 9] {
             let gz = gzip(&data, level);
             // preflate's chunked analysis fails on some streams the whole-stream one takes

@@ -396,19 +396,7 @@ mod tests {
     }
 
     fn sample() -> Vec<u8> {
-        let mut x = 7u64;
-        (0..2_500_000u32)
-            .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                if i % 5 == 0 {
-                    x as u8
-                } else {
-                    (i % 251) as u8
-                }
-            })
-            .collect()
+        super::super::test_data(7, 2_500_000)
     }
 
     #[test]
