@@ -95,8 +95,8 @@ const SMALL_TABLE: usize = 1 << 20;
 /// bytes it grows as a push would; past that its capacity jumps to [`GROWN_TABLE`] bytes (or
 /// doubles, when larger) in memory advised to use huge pages.
 ///
-/// A table that only grows (a decoder's live blocks: 10 MB on the perl-hash trace) would take
-/// a page fault for each 4 KiB page its pushes reach, about 2 µs each, most of the faults of
+/// A table that only grows (a decoder's live blocks) would take a page fault for each 4 KiB
+/// page its pushes reach, most of the faults of
 /// such a decode, on its critical thread. Doubling into advised memory is not enough: only the
 /// whole huge pages inside an allocation can be huge, and the ragged ends of each doubled
 /// buffer still take a fault a page. One large jump

@@ -35,10 +35,8 @@ const EMPTY: usize = usize::MAX;
 /// Slots of a table's first allocation.
 const FIRST_SLOTS: usize = 64;
 /// Keys that differ only in their low `REGION_BITS` bits are placed side by side (see
-/// [`KeyTable::home`]). Regions of 64 bytes (8 slots, two cache lines): with 512-byte regions
-/// the densely packed small blocks of a 32-bit Android heap (memory_replay systemui) make runs
-/// that a probe walks about three times as far along (glibc heaps: 1.4 to 1.5 slots either
-/// way).
+/// [`KeyTable::home`]). Regions of 64 bytes (8 slots, two cache lines): with larger regions
+/// the densely packed small blocks of a 32-bit heap make long runs that a probe must walk.
 const REGION_BITS: u32 = 6;
 
 /// Keys to indices (`usize` values below `usize::MAX`).

@@ -36,8 +36,7 @@ const SPLIT_CONTEXT_MIXED: u64 = 16 << 10;
 /// Zstandard-compressed bytes (uncompressed) the first block a reader hands out must hold
 /// before [`decode_raw`] splits its zstd sections with a second thread: nothing else runs
 /// while that block is decompressed (its caller and the thread that will decode it wait), and
-/// a large one takes a millisecond or two (memory-replay systemui's one block: 1.5 MB of
-/// streams), where starting a thread costs tens of microseconds. Later blocks are
+/// a large one takes far longer than starting a thread does. Later blocks are
 /// decompressed while the caller works on the ones before, so a second thread would only
 /// take a core from it.
 const SPLIT_FIRST_ZSTD: u64 = 512 << 10;

@@ -21,9 +21,9 @@ pub const MIN_SHARE: f64 = 0.0005;
 /// A shape needs at least this many lines of the sample to get a record (or a quarter of a
 /// short sample's lines). Why: a record costs its pattern in the stored DTD and starts its
 /// streams' models cold, while a line kept verbatim is coded by the byte-string model (a
-/// dictionary, context mixing and long-range matches) about as well as `xz -9` codes text. On
-/// real strace, perf and dmesg text, raising the floor from 2 to 512 lines shrank the files
-/// by 8–45 %; on traces whose lines all share a few shapes it changes nothing.
+/// dictionary, context mixing and long-range matches) about as well as `xz -9` codes text. So
+/// a rare shape costs more as a record than as verbatim lines; on traces whose lines all
+/// share a few shapes the floor changes nothing.
 pub const MIN_LINES: usize = 512;
 /// Most records an inferred DTD defines (tags 4 and up must fit in one byte).
 pub const MAX_RECORDS: usize = 200;
@@ -170,8 +170,7 @@ pub fn infer_dtd(sample: &[u8]) -> String {
 
 /// [`infer_dtd`] without its comments (the sample's counts, the note on spellings): the DTD
 /// `hatf encode --from any` stores in the file. Why: the comments are for a reader editing
-/// the DTD, and compressed they were half the stored DTD (about 190 of 390 bytes on a
-/// two-shape trace), which on a trace of 100 KB is 1–3 % of the file.
+/// the DTD, and they are a large part of the stored DTD, which matters on a short trace.
 pub fn infer_dtd_bare(sample: &[u8]) -> String {
     infer(sample, false)
 }
@@ -179,8 +178,7 @@ pub fn infer_dtd_bare(sample: &[u8]) -> String {
 /// The DTD `hatf encode --from any` stores: [`infer_dtd_bare`], unless the header would
 /// store [`infer_dtd`] in fewer bytes. Why both: the header stores a DTD under
 /// [`crate::container::COMPRESS_DTD_FROM`] bytes verbatim, so a bare DTD just under that
-/// length (510 bytes on heaptrack's three shapes) would cost more than the commented one
-/// compressed (377 bytes).
+/// length would cost more than the commented one compressed.
 pub fn infer_dtd_to_store(sample: &[u8]) -> String {
     let bare = infer(sample, false);
     let full = infer(sample, true);

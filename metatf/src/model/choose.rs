@@ -39,7 +39,7 @@ pub(crate) fn candidates(streams: &Streams, s: usize, ending: &Ending) -> Vec<Sp
     // record with a subset of another's fields need not end what the other names (a method
     // entry's receiver beside an exception's). A stream with enders keeps the declared rule:
     // a creator's values are new when created, and offered `recent` the size fields of
-    // mtrace's records (ended by records that never occur) cost perl-hash 5 %.
+    // records ended only by records that never occur would code them worse.
     let peers = streams.peers(s);
     let ended = !streams.enders(s).is_empty()
         || (ending.bears(s) && peers.iter().any(|&t| streams.enders(t).contains(&s)));

@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 /// Most values the lists of a coding engine hold together (and one list alone); a value
 /// entering a list when they hold that many drops that list's oldest. 2^19 values take about
-/// 32 MiB, and hold the live allocations of real traces (perl-hash peaks at 292,158).
+/// 32 MiB, within the memory bound, and hold the live allocations of ordinary programs.
 pub(crate) const LIVE_CAP: usize = 1 << 19;
 /// Most values a list holds while measuring candidates (fewer, to bound memory).
 pub(crate) const MEASURE_LIVE_CAP: usize = 1 << 12;

@@ -71,8 +71,8 @@ const BUCKET_BITS: u32 = 4;
 
 /// The tables hold 2^`GROWTH` times more slots than [`table_bits`] gives for the bytes coded
 /// so far. Why so many: a table still small when its first strings are coded keeps their
-/// collisions; growing to 128 slots per bit coded (within the cap) cost 0.3 % on the strace,
-/// perf and dmesg traces against tables at the cap from the start, 2 slots per bit 1–11 %.
+/// collisions, so the table grows well ahead of the bytes coded, while a short trace still
+/// does not pay for a table at the cap from the start.
 const GROWTH: u32 = 6;
 
 /// Table bits for `bytes` bytes: two slots per bit, within

@@ -42,7 +42,7 @@ use crate::hash::FastMap;
 
 /// Distinct strings a field's dictionary keeps, most recent first. Why 256, not 32: with
 /// successors (below) a longer memory pays, since a string kept is also a context for the one
-/// after it; 256 against 32 shrank the perf, strace and dpkg traces by 0.6–3.8 %.
+/// after it, and traces repeat more distinct strings than 32.
 const KEPT: usize = 256;
 /// Bytes of the strings a field keeps, at most: the bound the dictionary had with 32 strings
 /// of up to [`KEEP_MAX`] bytes, so that memory per field does not grow with [`KEPT`].
@@ -53,11 +53,11 @@ const CANDIDATES: usize = 15;
 const NEW: u32 = 15;
 /// Longest string a dictionary keeps (and the column context looks at).
 pub(crate) const KEEP_MAX: usize = 1024;
-/// Hashed contexts of a bit. Why these eight: each of the first seven was measured by leaving
-/// it out on the strace, perf, valgrind, dmesg and dpkg traces; orders 6 and 7 and a word-pair
-/// context (tried beside them) gained nothing there, so they are not kept. The eighth, the
-/// current word (letters, digits and `_` since the last other byte) after the byte before it,
-/// shrank those traces by 0.3–2 % (dpkg 2 %) and costs an eighth more lookups.
+/// Hashed contexts of a bit. Why these eight: each of the first seven makes the text traces
+/// larger when left out, while orders 6 and 7 and a word-pair context add lookups and no
+/// gain, so they are not kept. The eighth, the current word (letters, digits and `_` since
+/// the last other byte) after the byte before it, predicts the words that recur in log and
+/// call text, for an eighth more lookups.
 const CONTEXTS: usize = 8;
 /// Mixer inputs: the contexts, the match model, a bias.
 const INPUTS: usize = CONTEXTS + 2;
@@ -65,9 +65,8 @@ const INPUTS: usize = CONTEXTS + 2;
 const WEIGHT_SETS: usize = 4 * 256;
 /// Weight sets of the second mixer: by whether the match model predicts this bit (2), then by
 /// the string's previous byte. Why a second mixer: the weights a context deserves depend on
-/// where in a word or number the byte is, which the previous byte tells; averaging the two
-/// mixers' outputs shrank the strace, dmesg and dpkg traces by 1–2.5 % (a third, chosen by the
-/// column byte, gained nothing more).
+/// where in a word or number the byte is, which the previous byte tells, so the two mixers'
+/// outputs are averaged (a third, chosen by the column byte, adds nothing the two miss).
 const WEIGHT_SETS_2: usize = 2 * 256;
 /// Bytes that must agree before the match model predicts from an earlier occurrence.
 const MATCH_MIN: usize = 6;
@@ -76,12 +75,13 @@ const MATCH_CHECK: usize = 48;
 /// Bytes of strings the match model remembers (4 MiB: more than the strings of most blocks,
 /// and a bound on the memory of those with more).
 pub(crate) const RING_BITS: u32 = 22;
-/// Slots of the match model's table of last occurrences, at most. Why 2^19, not 2^20: on
-/// `ls -lR` (5 MB of text, 3 MB of strings) the larger table saved 0.01 %, and its 2 MiB more
-/// paid for the longer dictionaries' memory.
+/// Slots of the match model's table of last occurrences, at most. Why 2^19, not 2^20: even on
+/// megabytes of strings the larger table finds almost no match the smaller one misses, and
+/// the memory it would take pays for the longer dictionaries'.
 const LAST_SEEN_BITS: u32 = 19;
-/// Mixer learning rate (the error times this, over 2^16). Why 48, not 20: with two mixers, 20
-/// to 48 shrank the small text traces (strace, dmesg, dpkg) by 1–3 %; 56 gained no more.
+/// Mixer learning rate (the error times this, over 2^16). Why 48: with two mixers sharing
+/// the work, each must settle within the few thousand strings of a short trace; a faster
+/// rate gains no more and makes the weights noisier.
 const LEARNING_RATE: i32 = 48;
 /// Slowest adaptation of a context slot: 1/`RATE_FLOOR` of the way per bit.
 const RATE_FLOOR: u32 = 12;
@@ -92,8 +92,8 @@ const INITIAL_WEIGHT: i32 = 1 << 14;
 
 /// Adaptation rates of the context slots: a slot seen n times moves 1/(n + 1.5) of the way
 /// to each bit, down to 1/12 of the way. Why not §6.1's floor of 1/256: strings of a trace
-/// drift (paths, names and arguments change with the phase of the program), and a faster
-/// floor shrank the strace, perf and dpkg traces by 2–7 % (1/12 against 1/16: 0–0.6 %).
+/// drift (paths, names and arguments change with the phase of the program), so a slot must
+/// keep following them rather than settle.
 pub(crate) fn rates() -> &'static [u32; 256] {
     static R: OnceLock<[u32; 256]> = OnceLock::new();
     R.get_or_init(|| {
@@ -674,7 +674,8 @@ impl StringModel {
         f.remember(s, start);
         // The anchor of docs/FORMAT.md: the start of a string found in the dictionary, the end
         // of one coded byte by byte (where the aligned match then follows the bytes after it).
-        // Aligning both at their start measured within 0.2 % either way on the text traces.
+        // Aligning both at their start codes no smaller, and this anchor is the one the
+        // specification names.
         f.last_at = anchor;
         f.last_len = s.len();
     }

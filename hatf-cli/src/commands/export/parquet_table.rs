@@ -1,8 +1,8 @@
 //! The Parquet table, its columns encoded on two threads.
 //!
 //! Encoding a batch into Parquet (dictionaries, definition levels, statistics, zstd) costs more
-//! CPU than decoding its records: on javac-tests' 13 mostly-null columns it was the slower of
-//! the export's two threads. The columns of a row group are independent, so each batch's
+//! CPU than decoding its records, most of all for a table of many mostly-null columns, where
+//! it would be the slower of the export's two threads. The columns of a row group are independent, so each batch's
 //! columns are shared between the writer thread and a helper, each taking the next column not
 //! yet taken; a row group's column chunks are then appended in schema order, as Parquet's own
 //! writer would write them. The file is byte for byte what one thread writes.

@@ -26,20 +26,18 @@ enum TableWriter<'w> {
 
 /// Bytes of a column chunk's dictionary before its values are written without one (Parquet's
 /// default is 1 MiB): a column of mostly distinct values (addresses) stops filling a dictionary
-/// that does not pay, while threads, sizes, sites, types and names fit many times over. The
-/// perl-hash export is 16 % smaller for it, at the same time; javac-tests does not change.
+/// that does not pay, while threads, sizes, sites, types and names fit many times over.
 const DICTIONARY_BYTES: usize = 256 << 10;
 
 /// Values a column writer takes at a time (Parquet's default is 1,024): one batch of the
-/// export at once, so page-size checks and level runs are per batch; 4 % less CPU on the
-/// javac-tests export and a 2 % smaller file, with pages still cut at the same size.
+/// export at once, so page-size checks and level runs are per batch rather than per thousand
+/// values, with pages still cut at the same size.
 const WRITE_BATCH_ROWS: usize = 8192;
 
 /// Columns of addresses and object ids, written as plain values without a dictionary. Their
 /// values are many (an address or object a few records long) and come back in runs that zstd
-/// finds in the plain values but not in dictionary indexes: on the corpus the files are 4–8 %
-/// smaller without it (javac-tests' `obj` 8 %, perl-hash's `address` 6 %, systemui's 4 %),
-/// and the writer does not intern each value (4–6 % less CPU on javac-tests).
+/// finds in the plain values but not in dictionary indexes, so the files are smaller without
+/// one, and the writer does not intern each value.
 const IDENTITIES: [&str; 4] = ["address", "old_address", "obj", "value"];
 
 /// How the Parquet file is written: zstd at its fastest level, and statistics per column

@@ -281,7 +281,7 @@ fn block_text(block: &Block, out: &mut TextBuf) -> Result<(), String> {
 /// Text printed between two writes by [`block_text_to`] when a block is written as it is
 /// decoded on the calling thread. At least the
 /// CLI's output buffer (1 MiB), which then passes each piece straight to the file instead of
-/// copying it (pieces of 128 KiB were copied: 6 % of a decode's instructions).
+/// copying it (smaller pieces would be copied, a cost on every byte of the text).
 const WRITE_BYTES: usize = 1 << 20;
 
 /// Text per piece handed from a decoding worker to the writing thread: a piece fills one

@@ -2,13 +2,13 @@
 //! threads (section [`super::MODEL_CM2_PARTS`], docs/FORMAT.md §6.1,
 //! `malloc-bench`).
 //!
-//! Why: the mixer codes about a megabyte a second in either direction and one stream is one
-//! sequence of predictions, so a malloc-bench trace with a long stream kept one core busy for
-//! seconds while the other waited (vlc: 5.0 MB of stream, 4.4 s to code it). Two halves, each
-//! coded from fresh tables, take half the time on two cores and cost little: on the corpus'
-//! streams of 256 KiB or more, 2 halves are −0.2 % to +2.4 % larger than the whole, where the
-//! shorter streams would pay up to 7 % to save a tenth of a second. The part count is fixed by the stream's length, never by the machine, so
-//! every machine writes the same bytes.
+//! Why: the mixer is slow in either direction and one stream is one sequence of predictions,
+//! so a malloc-bench trace with a long stream would keep one core busy for seconds while the
+//! other waits. Two halves, each coded from fresh tables, take half the time on two cores and
+//! cost little on a long stream, whose tables learn again quickly; a short stream is kept
+//! whole, as relearning costs it a larger share for little time saved. The part count is
+//! fixed by the stream's length, never by the machine, so every machine writes the same
+//! bytes.
 //!
 //! Section bytes: varint `P` (1 to [`MAX_PARTS`]), then for each part a varint `L` and `L`
 //! bytes: what [`context_mix::v2::compress_with_tables`] writes for that part with

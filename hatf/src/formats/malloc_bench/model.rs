@@ -2,7 +2,7 @@
 //! a single byte stream (docs/FORMAT.md §6.1, `malloc-bench`), in which allocation ids and
 //! freed ids are replaced by guesses that usually hold. One combined stream, not one per field:
 //! the traces repeat whole sequences of lines, and an LZ coder finds those repeats once in a
-//! combined stream instead of once per field stream (on the grep trace, 8% smaller).
+//! combined stream instead of once per field stream.
 //!
 //! A field whose bytes are not the canonical serialisation of what it says (other field order,
 //! over-long varints, unknown fields) is kept verbatim, so any byte string round-trips.

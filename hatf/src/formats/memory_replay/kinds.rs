@@ -131,7 +131,7 @@ impl KindTable for ReplayKinds {
     }
 
     /// Memory-replay lines are short and quick to print: the writing thread has time to spare
-    /// while the worker models (systemui: a third of it idle), which the site half uses.
+    /// while the worker models, which the site half uses.
     fn sites_ahead(&self) -> bool {
         true
     }

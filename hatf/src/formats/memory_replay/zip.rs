@@ -1,8 +1,7 @@
 //! `memory_replay` dumps as AOSP ships them: a zip holding one text file.
 //!
 //! The corpus zips were written by Info-ZIP `zip` 3.0 (Unix, deflate). Its deflate output is not
-//! reproduced by zlib at any level 1–9 (checked on `systemui.zip`: the streams differ from the
-//! second byte), so this encoding takes the first entry's deflate stream apart with preflate
+//! reproduced by zlib at any level 1–9 (the streams differ from the second byte), so this encoding takes the first entry's deflate stream apart with preflate
 //! (as for malloc-bench): the bytes before and after it as they are, preflate's reconstruction
 //! data, and the text encoded by the `memory-replay` encoding (its container, nested as one
 //! section). Encoding rebuilds the archive from the parts and compares; when anything fails

@@ -26,8 +26,8 @@ pub(super) struct Callers {
     long: Vec<(usize, Vec<u8>)>,
 }
 
-/// Bytes of a prefix slot: perl-hash's prefixes are 32 to 63 bytes long, python-json's 64 to
-/// 127.
+/// Bytes of a prefix slot: room for the caller prefixes of ordinary programs (a symbol with
+/// an offset, or a path and an address); a longer one is printed the slow way.
 const SLOT: usize = 128;
 
 /// A prefix in its slot: its bytes, then zeros (copied along, and overwritten by the rest of

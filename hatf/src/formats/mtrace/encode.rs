@@ -64,8 +64,8 @@ struct ParsedLines {
     older: Vec<u32>,
     /// A caller index (or [`NO_SITE`]) per [`tail_slot`] of the callers met in the chunk: the
     /// newest caller with that slot. Most callers are found here, with one comparison and
-    /// without hashing the caller (in python-json, four lines in five name a caller other
-    /// than the line before's).
+    /// without hashing the caller (most lines name a caller other than the line before's,
+    /// but one met lately).
     by_tail: Vec<u32>,
     /// The line that did not parse; parsing stops there.
     error: Option<ChunkLineError>,

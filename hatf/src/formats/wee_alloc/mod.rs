@@ -34,7 +34,7 @@ const BLOCK_RECORDS: u64 = 1 << 20;
 pub const LAYOUT: &str = "wee-alloc-cm-4";
 /// Largest context-mixer table (log2 slots per context) of the [`MIXED`] section: ten tables of
 /// 2^19 four-byte slots take 20 MiB, where 2^21 would take 80 MiB and, beside a block's record
-/// stream, more than the 100 MB an encoder may hold; the files are about 1 % larger.
+/// stream, more than the 100 MB an encoder may hold; the smaller tables cost little size.
 const TABLE_BITS: u32 = crate::shared::coding::context_mix::v2::BOUNDED_STREAM_TABLE_BITS;
 /// Section: the structured bit coding of the block's records (codec none).
 /// Number 0, so that a one-block file of it has the compact container's shortest form.

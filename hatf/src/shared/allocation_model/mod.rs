@@ -106,8 +106,7 @@ pub trait KindTable {
     /// True when the front end's text is quick to print and write, so that in a threaded
     /// decode the thread that writes it has time to run the model's site half as well
     /// (`threads/shaped_decode.rs`). False (the default) keeps the whole model on the worker: mtrace's
-    /// writing thread is the busier one, and starting with the site half on it made
-    /// perl-hash and python-json decode 4-8 % slower.
+    /// writing thread is the busier one, and the site half on it would slow its decode.
     fn sites_ahead(&self) -> bool {
         false
     }

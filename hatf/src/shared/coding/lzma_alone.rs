@@ -1,7 +1,7 @@
 //! LZMA (the `.lzma` "alone" format: 13-byte header, end marker) for modelled streams whose
 //! symbols are not byte-aligned text: literal context and position bits set to 0 suit streams
-//! of varints better than xz's text defaults (on malloc-bench's model streams, about 2% smaller
-//! than `lc=3`, and 10–20% smaller than zstd -19 on the same bytes).
+//! of varints better than xz's text defaults, whose literal contexts assume text, and LZMA's
+//! range-coded literals suit such streams better than zstd's.
 //!
 //! The container has no LZMA codec, so a format that uses this stores the result in a section
 //! with codec `none` and says so in its own documentation (docs/FORMAT.md §6.1).

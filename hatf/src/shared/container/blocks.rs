@@ -13,10 +13,9 @@ use crate::format::{Compression, EncodeOptions, FormatError};
 pub const DEFAULT_ZSTD_LEVEL: i32 = 19;
 /// Default zstd level of the encoders that ask for it ([`BlockWriter::fast_level`]), those of
 /// the allocation model's layout `alloc-model-4`: since the model packs each record's symbols
-/// into one shape, level 3 keeps every corpus trace under half the size of the best of
-/// `xz -9` and `zstd -19 --long=27` (memory-replay systemui, the closest, at 0.475), while
-/// level 19 costs about a second of CPU per million records, several times the cost of
-/// parsing them (`--level 19` still gives the smallest files).
+/// into one shape, level 3 already finds what is left to find in the shapes, while level 19
+/// costs several times the parsing of the records (`--level 19` still gives the smallest
+/// files).
 pub const FAST_ZSTD_LEVEL: i32 = 3;
 /// Blocks whose streams total at most this many bytes, written at the default level (small
 /// traces, where the size target is hardest), store their sections with the context-mixing

@@ -87,10 +87,9 @@ pub(crate) struct LineReader<'a, R: Read + ?Sized> {
     /// Bytes of the next chunk: the first is 1/[`FIRST_CHUNK_DIVISOR`] of `full`, and each
     /// next one twice the one before, up to `full`. Why: nothing downstream starts before the
     /// first chunk is parsed (the model's thread, then the encoder's address thread, wait for
-    /// it), so a small first chunk starts them sooner (a 256 KiB chunk is about half a
-    /// millisecond of parsing), while the chunks after it, parsed while the first is
-    /// modelled, soon reach the full size that keeps hand-overs rare. Which lines share a
-    /// chunk never reaches the output.
+    /// it), so a small first chunk starts them sooner, while the chunks after it, parsed
+    /// while the first is modelled, soon reach the full size that keeps hand-overs rare.
+    /// Which lines share a chunk never reaches the output.
     chunk: usize,
     /// The chunk size asked for.
     full: usize,
@@ -245,8 +244,8 @@ const BLOCK: usize = 64;
 /// The positions of the `\n`s of a text, in order.
 ///
 /// They are found a 64-byte block at a time as a bit mask, then handed out one bit at a time:
-/// a few instructions per line, where a `memchr` call per line (with its set-up for a search
-/// that ends within tens of bytes) would be a tenth of a parsing worker.
+/// a few instructions per line, where a `memchr` call per line would pay its set-up for a
+/// search that ends within tens of bytes.
 pub struct LineEnds<'a> {
     text: &'a [u8],
     /// Where the block that `mask` describes starts.

@@ -134,8 +134,8 @@ fn hex16(v: u64) -> [u8; 16] {
 }
 
 /// For each number below 256: its hex digits in the low bytes, then a zero byte, and in the
-/// top byte how many digits there are. Nearly every size of an `mtrace` line is below 0x100
-/// (perl-hash and python-json: 99 %): one load and one 4-byte store print them, where
+/// top byte how many digits there are. Nearly every size of an `mtrace` line is below 0x100:
+/// one load and one 4-byte store print them, where
 /// spreading the nibbles of a word was two dozen instructions.
 static HEX2: [u32; 256] = {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -165,7 +165,7 @@ pub fn hex_short(v: u64) -> Option<(u32, usize)> {
 
 /// For each number below 1000: its decimal digits in the low bytes, then bytes left zero up
 /// to the top byte, which holds how many digits there are. Most sizes of a `memory_replay`
-/// line are below 1000 (systemui: 97 %): one load and one 4-byte store print them.
+/// line are below 1000: one load and one 4-byte store print them.
 static DEC3: [u32; 1000] = {
     let mut t = [0u32; 1000];
     let mut v = 0;
@@ -207,9 +207,8 @@ fn dec8_values(v: u64) -> u64 {
 /// The decimal digits of `v` in the low bytes of a word (the first digit lowest), and how
 /// many there are, for `v` below 10^8 (`None` from there on); the bytes past the digits hold
 /// anything. Made for one 8-byte store whose bytes past the number are overwritten by
-/// what is printed next: a number below 1000 (most sizes of a `memory_replay` line:
-/// systemui 97 %) is one table entry, a longer one eight digits made at once and its leading
-/// zeros shifted out, where [`put_dec`] takes a division and a table look-up per two digits
+/// what is printed next: a number below 1000 (most sizes of a `memory_replay` line) is one
+/// table entry, a longer one eight digits made at once and its leading zeros shifted out, where [`put_dec`] takes a division and a table look-up per two digits
 /// and a loop.
 #[inline(always)]
 pub fn dec_left(v: u64) -> Option<(u64, usize)> {

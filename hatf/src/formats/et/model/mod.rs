@@ -163,8 +163,8 @@ struct Site {
 ///
 /// Out of line, and told the code rather than whether a newline follows: inlined, the arms
 /// of the text lines shared one call with that flag as a value, which the compiler set on
-/// every line, of every kind, before the jump to its arm (javac-tests: 3.2 million
-/// instructions, one a line).
+/// every line, of every kind, before the jump to its arm: an instruction on every line for
+/// the few lines kept as text.
 #[inline(never)]
 fn text_line(c: u8, r: &mut StreamReader, sink: &mut impl RecordSink) {
     match c {
@@ -263,8 +263,8 @@ impl Model {
     }
 
     /// Makes this the fresh state [`Model::new`] makes, for another block, but keeping the
-    /// tables' memory: tables made anew for each block page-faulted in again as they grew
-    /// (over a third of the page faults of a javac-tests decode). The tables are only looked
+    /// tables' memory: tables made anew for each block would be page-faulted in again as they
+    /// grew, block after block. The tables are only looked
     /// up, never walked, so how much room they have changes no prediction.
     pub fn reset(&mut self, u_order: UOrder) {
         let mut witnessed = std::mem::replace(&mut self.witnessed, WitnessCache::for_records(0));

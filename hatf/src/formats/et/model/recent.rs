@@ -15,8 +15,8 @@ use super::rank_list::RankList;
 
 /// Objects kept in the array (a multiple of 4, see [`Recent::find_in_front`]).
 ///
-/// 64, not 32: javac-tests names 51,048 objects of ranks 32 to 63 and only 18,048 of ranks
-/// 64 to 127 (of 2.1 million references). A reference past the array costs a decoder about
+/// 64, not 32: references to ranks 32 to 63 are still common in object traces, those past 64
+/// far fewer. A reference past the array costs a decoder about
 /// 300 instructions (a select in the [`RankList`], then its object pushed back in front) and
 /// an encoder a search of its [`LiveSet`]; within the array it is a move of its rank's words,
 /// so the larger array costs both fewer instructions on such traces.
@@ -151,7 +151,7 @@ impl Recent {
     /// already the most recent), or `None` when it is new.
     #[inline(always)]
     pub fn touch(&mut self, obj: u64) -> Option<u64> {
-        // Half the references of a trace are to the object named last (javac-tests: 52 %):
+        // About half the references of a trace are to the object named last:
         // answered here, inlined in the caller, with no call and no search.
         if self.front()[0] == obj && self.front_len > 0 {
             return Some(0);
@@ -232,8 +232,7 @@ impl Recent {
 
 /// Moves `front[..p]` one place up, to `front[1..=p]` (what `copy_within(0..p, 1)` does), four
 /// words at a time from the top: most moves are a few words, for which the call to `memmove`
-/// and its dispatch on the length cost more than the moves (javac-tests: 513,000 calls, 15
-/// instructions of call and setup each, and 14 in `memmove`).
+/// and its dispatch on the length cost more than the moves.
 #[inline(always)]
 fn shift_up(front: &mut [u64; FRONT], p: usize) {
     let mut top = p.min(FRONT - 1);

@@ -3,15 +3,16 @@
 //! A `W` record predicts an object's class from the last witness of that object, which the
 //! model keeps in a hash table of every object of the block: a lookup per `W`, and `W` lines
 //! are about a third of a trace's lines. Most witnesses are of
-//! an object witnessed a few lines before (javac-tests: 89 % hit a 64-slot cache), so a small
+//! an object witnessed a few lines before, so a small
 //! direct-mapped cache answers them. It is a copy, not the truth: an entry always says what the
 //! table says (entries are written by a witness and dropped when their object is allocated
 //! again), so it changes no prediction.
 
 /// Most slots of the cache (a power of two).
 ///
-/// On javac-tests, 14 % of the witnesses miss a cache of 64 slots, 9 % one of 512 and 6 % one
-/// of 4,096; a miss is a probe of the object table, megabytes big and out of cache. 4,096 slots are 128 KiB, which the level-2 cache holds.
+/// Misses fall as the cache grows to thousands of slots, and a miss is a probe of the object
+/// table, megabytes big and out of cache; 4,096 slots are 128 KiB, which the level-2 cache
+/// holds.
 const SLOTS: usize = 4096;
 
 /// Fewest slots: a block of a few lines gets this many (a tiny trace's decode had 32 page

@@ -316,8 +316,8 @@ fn inflate_into(
 /// reader remembers the first such shortfall, or the first problem the model reports with
 /// [`StreamReader::fail`], for the caller to check once per batch of records
 /// ([`StreamReader::failed`]). A `Result` per field read was a test and a branch on every one
-/// of them, and on every value the model computes from them (javac-tests: about a tenth of
-/// the decode's instructions); the values read past the end are only ever garbage of a block
+/// of them, and on every value the model computes from them, on the decoder's hottest path;
+/// the values read past the end are only ever garbage of a block
 /// that fails, which the model takes like any damaged stream's values.
 #[derive(Default)]
 pub struct StreamReader {
@@ -471,7 +471,7 @@ impl StreamReader {
                 return u64::from(b);
             }
             // Most others are two (method ids, field ids, sizes from 128 to 16383): read here,
-            // not in a call (1.2 million of them in javac-tests, a method id on every `M`).
+            // not in a call (a method id on every `M` record).
             if let Some(&b1) = stream.get(pos + 1) {
                 if b1 < 0x80 {
                     self.cursors[s] = pos + 2;

@@ -6,9 +6,9 @@
 //! before it have been read (not decoded). Each thread then decodes whole blocks and writes
 //! their text at those offsets through one reused buffer. Written in order instead
 //! (`shared/threads/streamed.rs`), a block decoded ahead of the writer must be held until the
-//! blocks before it are out: a javac-tests decode kept 15-17 pieces of 2 MiB in flight, each
-//! faulted in afresh (5-14 % of its CPU time in the kernel clearing huge pages, in three
-//! profiles). Here it takes 20 MB at its peak instead of 37-45, and 6 % less time.
+//! blocks before it are out, so many pieces of text are in flight, each faulted in afresh
+//! (the kernel clearing new pages for every one). Here each thread reuses one buffer, which
+//! halves the peak memory and spares that time.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
@@ -131,8 +131,8 @@ pub(in crate::internal::formats::et) fn decode_at_offsets<S>(
         };
         // Before each block of its own, the calling thread puts the next block in the place
         // for the workers if it is free, so that a worker finishing its block finds one
-        // waiting. (Decoding whatever did not fit there instead gave the last blocks of
-        // javac-tests to the worker, which then worked alone for the last 7 ms.)
+        // waiting. (Decoding whatever did not fit there instead can leave the last blocks to
+        // one worker, which then works alone at the end.)
         let mut waiting = None;
         loop {
             if let Some(job) = waiting.take().or_else(&mut read) {
