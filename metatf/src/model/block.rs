@@ -1275,19 +1275,16 @@ fn code(
     costs: Option<Costs>,
     carried: &Carried,
 ) -> Result<Encode, (u64, String)> {
-    let Coding {
-        catalog,
-        streams,
-        block,
-        choices,
-        tag_context,
-        section,
-        declared,
-        orders,
-    } = *coding;
-    let mut engine = coding_engine(streams, choices);
+    let (streams, block) = (coding.streams, coding.block);
+    let mut engine = coding_engine(streams, coding.choices);
     let coded = |s: usize| trial.is_none_or(|t| t.get(s).copied().unwrap_or(false));
-    let mut models = Models::new_for(catalog, choices, tag_context, &mut engine, &coded);
+    let mut models = Models::new_for(
+        coding.catalog,
+        coding.choices,
+        coding.tag_context,
+        &mut engine,
+        &coded,
+    );
     engine.seed(carried);
     let mut coder = if trial.is_some() {
         Encoder::meter()
@@ -1323,13 +1320,13 @@ fn code(
         window,
     );
     walk(
-        catalog,
+        coding.catalog,
         streams,
         &mut e,
         block.records,
-        section,
-        declared,
-        orders,
+        coding.section,
+        coding.declared,
+        coding.orders,
     )?;
     Ok(e.consumer)
 }

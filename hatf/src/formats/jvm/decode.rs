@@ -56,11 +56,7 @@ pub fn decode_block(
     file: &str,
     spill: &mut dyn FnMut(&mut Vec<u8>) -> Result<(), FormatError>,
 ) -> Result<(), FormatError> {
-    let at = |rec: u64, msg: String| FormatError {
-        file: file.to_string(),
-        position: format!("block {} record {rec}", block.index),
-        message: msg,
-    };
+    let at = |rec: u64, msg: String| blocks::record_error(file, block, rec, msg);
     let mut s = Readers::new(|k| blocks::section(block, k));
     let stop = keep.end.min(block.record_count);
     for i in 0..stop {

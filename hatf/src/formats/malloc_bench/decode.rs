@@ -54,11 +54,7 @@ pub fn decode(
 ) -> Result<u64, FormatError> {
     let file = options.input_name.as_str();
     rebuilt_check::rebuild(input, output, format, file, LAYOUT, &mut |b, w| {
-        let bad = |m: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {}", b.index),
-            message: m,
-        };
+        let bad = |m: String| blocks::block_error(file, b, m);
         // Piece by piece, straight to the output, as the model decoder gives the protobuf:
         // neither the protobuf nor the rebuilt stream is ever whole in memory.
         let stream = model_stream(b, options.threads).map_err(bad)?;

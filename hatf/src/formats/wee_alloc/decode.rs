@@ -73,15 +73,6 @@ fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError>
     crate::shared::container::layout::require(header, file, LAYOUT, "")
 }
 
-/// The error of record `rec` (counted in the trace) of `block` of `file`.
-fn record_error(file: &str, block: &Block, rec: u64, message: String) -> FormatError {
-    FormatError {
-        file: file.to_string(),
-        position: format!("block {} record {rec}", block.index),
-        message,
-    }
-}
-
 /// Decodes blocks; each block decodes on its own.
 struct Decoder<'f> {
     file: &'f str,
@@ -106,7 +97,7 @@ impl<'f> Decoder<'f> {
         out: &mut dyn Write,
     ) -> Result<(), FormatError> {
         let file = self.file;
-        let at = |rec: u64, msg: String| record_error(file, block, rec, msg);
+        let at = |rec: u64, msg: String| blocks::record_error(file, block, rec, msg);
         let bits = blocks::section(block, STRUCTURED);
         if !bits.is_empty() || block.sections.iter().any(|s| s.number == STRUCTURED) {
             return self.structured_block(block, bits, keep, out);
@@ -131,15 +122,7 @@ impl<'f> Decoder<'f> {
             k += 1;
             spill(text, out, file)?;
         }
-        if k != block.record_count {
-            return Err(at(
-                block.first_record + k,
-                format!(
-                    "the block holds {k} records, its header says {}",
-                    block.record_count
-                ),
-            ));
-        }
+        blocks::check_record_count(file, block, k)?;
         out.write_all(text).map_err(|e| write_error(file, e))?;
         text.clear();
         Ok(())
@@ -158,7 +141,7 @@ impl Decoder<'_> {
         out: &mut dyn Write,
     ) -> Result<(), FormatError> {
         let file = self.file;
-        let at = |rec: u64, msg: String| record_error(file, block, rec, msg);
+        let at = |rec: u64, msg: String| blocks::record_error(file, block, rec, msg);
         if block.record_count > BLOCK_RECORDS {
             return Err(at(
                 block.first_record,

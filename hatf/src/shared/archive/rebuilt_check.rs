@@ -70,11 +70,7 @@ pub fn rebuild(
     let mut output = CrcWriter::new(output);
     let mut n = 0;
     while let Some(b) = r.next_block().map_err(|e| container_error(file, e))? {
-        let bad = |m: String| FormatError {
-            file: file.to_string(),
-            position: format!("block {}", b.index),
-            message: m,
-        };
+        let bad = |m: String| blocks::block_error(file, &b, m);
         // Each piece rebuilt as soon as the format's decoder completes it: neither the
         // uncompressed data nor the rebuilt stream is ever whole in memory.
         let pieces = gzip_split::decode_pieces(blocks::section(&b, CORRECTIONS)).map_err(bad)?;

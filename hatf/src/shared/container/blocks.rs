@@ -101,6 +101,42 @@ pub fn container_error(file: &str, e: metatf::Error) -> FormatError {
     }
 }
 
+/// The error of `block` of `file` as a whole (its sections, its rebuilt bytes).
+pub fn block_error(file: &str, block: &Block, message: String) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: format!("block {}", block.index),
+        message,
+    }
+}
+
+/// The error of record `record` (counted in the trace, not the block) of `block` of `file`:
+/// every decoder that decodes a block record by record names a failure this way.
+pub fn record_error(file: &str, block: &Block, record: u64, message: String) -> FormatError {
+    FormatError {
+        file: file.to_string(),
+        position: format!("block {} record {record}", block.index),
+        message,
+    }
+}
+
+/// Checks that a decoder found `done` records in `block`, as many as its header says; the
+/// error names the record after the last one found.
+pub fn check_record_count(file: &str, block: &Block, done: u64) -> Result<(), FormatError> {
+    if done == block.record_count {
+        return Ok(());
+    }
+    Err(record_error(
+        file,
+        block,
+        block.first_record + done,
+        format!(
+            "the block holds {done} records, its header says {}",
+            block.record_count
+        ),
+    ))
+}
+
 /// Writes blocks of streams with the codec and level chosen in the options.
 pub struct BlockWriter<W: Write> {
     inner: ContainerWriter<W>,

@@ -17,7 +17,7 @@ use crate::format::FormatError;
 use crate::shared::allocation_model::{
     packing::record_shapes, Cursors, KindTable, ModelRecord, State,
 };
-use crate::shared::container::blocks::container_error;
+use crate::shared::container::blocks::{self, check_record_count, container_error};
 use crate::shared::text::out::{Filled, TextOut};
 use crate::shared::threads::read_end::ReadEnd;
 use crate::shared::threads::worker_pool::caught;
@@ -120,7 +120,7 @@ impl BlockModel {
             Err(Stop::Sink(e)) => return Err(e),
             Err(Stop::Model(e)) => return Err(model_error(file, block, done, e)),
         }
-        check_count(file, block, done)?;
+        check_record_count(file, block, done)?;
         sink.block_end(block)
     }
 
@@ -198,29 +198,7 @@ pub(in crate::internal::shared::allocation_model) fn model_error(
     done: u64,
     message: String,
 ) -> FormatError {
-    FormatError {
-        file: file.to_string(),
-        position: format!("block {} record {}", block.index, block.first_record + done),
-        message,
-    }
-}
-
-pub(in crate::internal::shared::allocation_model) fn check_count(
-    file: &str,
-    block: &Block,
-    done: u64,
-) -> Result<(), FormatError> {
-    if done == block.record_count {
-        return Ok(());
-    }
-    Err(FormatError {
-        file: file.to_string(),
-        position: format!("block {} record {}", block.index, block.first_record + done),
-        message: format!(
-            "the block holds {done} records, its header says {}",
-            block.record_count
-        ),
-    })
+    blocks::record_error(file, block, block.first_record + done, message)
 }
 
 /// Where a sink's text goes.

@@ -33,10 +33,11 @@ use metatf::container::{Block, ContainerReader};
 
 use crate::format::FormatError;
 use crate::shared::allocation_model::threads::decode_pipeline::{
-    check_count, model_error, panicked, stopped, BlockModel, Drain, Feeder, Gather, HandOff, Msg,
-    RecordSink, SinkMaker, Stop, IN_FLIGHT,
+    model_error, panicked, stopped, BlockModel, Drain, Feeder, Gather, HandOff, Msg, RecordSink,
+    SinkMaker, Stop, IN_FLIGHT,
 };
 use crate::shared::allocation_model::{KindTable, ModelRecord};
+use crate::shared::container::blocks::check_record_count;
 use crate::shared::threads::cpu_time::thread_cpu_ns;
 use crate::shared::threads::spin_recv::recv_counted;
 use crate::shared::threads::worker_pool::caught;
@@ -483,7 +484,7 @@ impl<'p> Printer<'p> {
             Msg::Text(text) => self.sink.take_printed(text),
             Msg::Failed(m) => return Err(model_error(self.file, block, self.done, m)),
             Msg::End => {
-                check_count(self.file, block, self.done)?;
+                check_record_count(self.file, block, self.done)?;
                 self.sink.block_end(block)?;
                 self.records += block.record_count;
                 (self.started, self.done) = (false, 0);
