@@ -3,8 +3,8 @@
 //!
 //! Why: a string's length coded on its own, before the string, is a number that knows nothing
 //! of the bytes. In a text trace the end of a string is easy to see from its bytes (a line
-//! that ends in `) = 0`, a name the match model has seen whole before), and a length stream
-//! cost 4–17 % of the coded blocks of the text traces measured. So, for a string coded with
+//! that ends in `) = 0`, a name the match model has seen whole before), while a length
+//! stream is a large part of a text trace's coded blocks. So, for a string coded with
 //! its end, before each byte (and after the last) one bit says whether the string ends there,
 //! predicted from the bytes so far, the field's previous string and whether the string the
 //! match model follows ended at the same place.

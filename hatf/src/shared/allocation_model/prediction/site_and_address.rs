@@ -195,9 +195,8 @@ const CHUNK: usize = 128;
 /// shapes `entries`: how many were decoded, and the error of the next one, if any.
 ///
 /// Not inlined (a call per chunk of [`CHUNK`] records): inlined into the batch loop, the
-/// loop's own values (the shape reader, the output, the limit) took registers that the
-/// per-record work then kept on the stack (about 4 % of a memory-replay decode's
-/// instructions).
+/// loop's own values (the shape reader, the output, the limit) take registers that the
+/// per-record work then keeps on the stack, on every record.
 #[inline(never)]
 fn decode_addresses<K: KindTable + ?Sized, const NO_MAP: bool>(
     addrs: &mut AddrHalf,

@@ -325,8 +325,8 @@ impl<'w> WorkerOut<'w> {
         block: &Block,
         v: Vec<ModelRecord>,
     ) -> Result<(), FormatError> {
-        // The CPU clock is read every few batches: a read is a system call (about 0.6 µs
-        // here), once a batch 1 % of a memory-replay model's time.
+        // The CPU clock is read every few batches: a read is a system call, which once a
+        // batch would be a visible share of a short batch's model time.
         if self.batches.is_multiple_of(CLOCK_EVERY) {
             self.cpu = thread_cpu_ns().saturating_sub(self.polled);
         }
