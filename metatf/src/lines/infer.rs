@@ -956,15 +956,24 @@ fn field_names(shapes: &[Shape]) -> Vec<Vec<String>> {
 fn write_dtd(shapes: &[Shape], total: usize, comments: bool) -> String {
     let mut s = String::new();
     let covered: usize = shapes.iter().map(|s| s.count).sum();
+    let timed = shapes
+        .iter()
+        .flat_map(|s| &s.parts)
+        .any(|p| matches!(p, Part::Number(spelling, _) if spelling.contains(['.', 't'])));
     if comments {
         let _ = writeln!(
             s,
             "// Line patterns inferred from a sample of {total} lines: {} line shapes cover {covered}.\n\
              // Lines of other shapes are kept verbatim. Rename records and fields freely; a field's\n\
              // spelling (`x` hexadecimal, `08x` at least 8 digits, `_6d` right-aligned in 6 columns,\n\
-             // `d` decimal, `d.6` with 6 digits after a point, `02t` a clock HH:MM:SS, `s` text)\n\
-             // must stay.",
-            shapes.len()
+             // `d` decimal, `s` text{}) must stay.",
+            shapes.len(),
+            // Said only when used: the commented DTD is stored when it compresses smaller.
+            if timed {
+                ",\n// `d.6` with 6 digits after a point, `02t` a clock HH:MM:SS"
+            } else {
+                ""
+            }
         );
     }
     s.push_str("tag.width = 1;\n");
