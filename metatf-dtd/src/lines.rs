@@ -56,7 +56,8 @@ pub struct LineRecord {
     /// Number of values in the record's flattened field list (tag excluded).
     pub field_count: usize,
     /// The pattern, left to right. Two fields are never adjacent unless the first has an exact
-    /// digit count, and literals are never adjacent or empty.
+    /// digit count or one of them is a run of spaces, and literals are never adjacent or empty.
+    /// No pieces at all (`line = "";`) spells the empty line.
     pub pieces: Vec<LinePiece>,
 }
 
@@ -79,6 +80,14 @@ pub enum LinePiece {
         /// Index of the value holding its length (set from the bytes read).
         length_field: usize,
     },
+    /// A run of one or more spaces whose length is the field's value. Why: tools pad columns
+    /// to the width of the widest entry of a block (`ls -l`, `ps`), so the spaces between two
+    /// columns vary from line to line; kept as a count, lines of one layout share a pattern
+    /// and the count goes to the model engine, which can predict it from its neighbours.
+    Spaces {
+        /// Index of the field's value in the record.
+        field: usize,
+    },
 }
 
 /// How an integer is spelled.
@@ -92,8 +101,17 @@ pub struct NumberSpelling {
     pub upper: bool,
     /// Written with a `0x` prefix.
     pub prefix: bool,
-    /// How many digits.
+    /// How many digits (of the integer part, for a fixed-point or clock spelling).
     pub digits: Digits,
+    /// Digits after a decimal point, 0 for none: the value is the number scaled by
+    /// 10^`fraction` (`12.345678` with 6 is 12345678). Why: tools print times as seconds and
+    /// a fixed count of fraction digits; as one integer, the engine's delta and stride
+    /// predictors see the time itself rather than two fields broken apart by the carry.
+    pub fraction: u8,
+    /// Spelled as a clock `H:MM:SS` (the hours as `digits` says, minutes and seconds as two
+    /// digits below 60), then the fraction; the value is the count of seconds, scaled as
+    /// above. Decimal only.
+    pub clock: bool,
 }
 
 /// How many digits a number is written with (the sign and prefix not counted).

@@ -172,3 +172,90 @@ fn formatting_keeps_the_unmatched_declaration() {
     let (_, spec) = parse_schema_with_lines(&formatted, "u.dtd").expect("still parses");
     assert_ne!(spec.unmatched, metatf_dtd::lines::Unmatched::Verbatim);
 }
+
+#[test]
+fn fixed_point_clock_and_space_run_spellings_lower() {
+    let dtd = format!(
+        "{FIELDS}a : (tag, size, ptr) {{ tag.value = 4; line = \"[\" size:_12d.6 \"]\" ptr:sp; }}\n\
+         b : (tag, size, ptr) {{ tag.value = 5; line = size:02t.3 \" \" ptr:t; }}\n\
+         c : (tag) {{ tag.value = 6; line = \"\"; }}"
+    );
+    let (_, spec) = parse_schema_with_lines(&dtd, "p.dtd").unwrap();
+    match &spec.records[0].pieces[1] {
+        LinePiece::Number { field: 0, spelling } => {
+            assert_eq!(spelling.digits, Digits::Spaced(12));
+            assert_eq!((spelling.fraction, spelling.clock), (6, false));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(spec.records[0].pieces[3], LinePiece::Spaces { field: 1 });
+    match (&spec.records[1].pieces[0], &spec.records[1].pieces[2]) {
+        (LinePiece::Number { spelling: a, .. }, LinePiece::Number { spelling: b, .. }) => {
+            assert_eq!(
+                (a.digits, a.fraction, a.clock),
+                (Digits::AtLeast(2), 3, true)
+            );
+            assert_eq!((b.digits, b.fraction, b.clock), (Digits::Minimal, 0, true));
+        }
+        other => panic!("{other:?}"),
+    }
+    // `line = "";` spells the empty line: a record with no pieces.
+    assert!(spec.records[2].pieces.is_empty());
+}
+
+#[test]
+fn misused_fixed_point_and_space_runs_get_located_errors() {
+    let cases = [
+        (
+            "(tag, size)",
+            "\"+\" size:x.6",
+            "a fraction `.K` goes with `d` or `t`",
+        ),
+        (
+            "(tag, size)",
+            "\"+\" size:i.6",
+            "a fraction `.K` goes with `d` or `t`",
+        ),
+        (
+            "(tag, size)",
+            "\"+\" size:d.19",
+            "the fraction digit count after `.` must be 1 to 18",
+        ),
+        ("(tag, size)", "\"+\" size:d.", "must be 1 to 18"),
+        ("(tag, size)", "\"+\" size:#t", "goes with `x` or `X`"),
+        (
+            "(tag, size, ptr)",
+            "\"+\" size:sp ptr:sp",
+            "two runs of spaces with nothing between them",
+        ),
+        (
+            "(tag, size, ptr)",
+            "\"+\" size:sp ptr:_8d",
+            "a right-aligned number after a run of spaces",
+        ),
+        (
+            "(tag, size)",
+            "\"+\" size:sp \" x\"",
+            "a literal starting with a space after a run of spaces",
+        ),
+        (
+            "(tag, size, length, name)",
+            "\"+\" name size:sp",
+            "two fields with nothing between them",
+        ),
+        (
+            "(tag, length, name)",
+            "\"+\" name:sp",
+            "`name` is a byte string",
+        ),
+    ];
+    for (fields, line, want) in cases {
+        let e = errors(&format!("a : {fields} {{ tag.value = 4; line = {line}; }}"));
+        assert!(e.contains(want) && e.contains("p.dtd:5:"), "{line}: {e}");
+    }
+    // A run then a number, or a number then a run, end where the spaces do.
+    for line in ["size:sp ptr", "ptr size:sp \"x\""] {
+        let ok = format!("{FIELDS}a : (tag, size, ptr) {{ tag.value = 4; line = {line}; }}");
+        parse_schema_with_lines(&ok, "p.dtd").unwrap();
+    }
+}

@@ -153,8 +153,8 @@ fn lower_pattern(
     }
     let mut used = vec![false; leaves.len()];
     let mut pieces: Vec<LinePiece> = Vec::new();
-    // Span of the piece before, for the adjacency check.
-    let mut last_field: Option<(Span, bool)> = None;
+    // The piece before, for the adjacency checks.
+    let mut last: Option<Before> = None;
     for part in &pattern.parts {
         match part {
             LinePart::Literal(t) => {
@@ -164,7 +164,20 @@ fn lower_pattern(
                 if bytes.is_empty() {
                     continue;
                 }
-                last_field = None;
+                if let Some(Before::Spaces(prev)) = last {
+                    if bytes[0] == b' ' {
+                        problems.push(
+                            Problem::new(
+                                t.span,
+                                "a literal starting with a space after a run of spaces",
+                            )
+                            .label("the run before takes every space")
+                            .hint("move the space into the run, or put other text between them")
+                            .see(prev),
+                        );
+                    }
+                }
+                last = None;
                 match pieces.last_mut() {
                     Some(LinePiece::Literal(prev)) => prev.extend_from_slice(&bytes),
                     _ => pieces.push(LinePiece::Literal(bytes)),
@@ -206,36 +219,36 @@ fn lower_pattern(
                             problems.push(length_named(name, &name.text));
                             continue;
                         }
-                        let Some(spelling) = spelling(spec.as_ref(), problems) else {
-                            continue;
-                        };
-                        LinePiece::Number {
-                            field: index,
-                            spelling,
+                        if spec.as_ref().is_some_and(|s| s.text == SPACES) {
+                            LinePiece::Spaces { field: index }
+                        } else {
+                            let Some(spelling) = spelling(spec.as_ref(), problems) else {
+                                continue;
+                            };
+                            LinePiece::Number {
+                                field: index,
+                                spelling,
+                            }
                         }
                     }
                 };
-                let exact = matches!(
-                    piece,
-                    LinePiece::Number {
-                        spelling: NumberSpelling {
-                            digits: Digits::Exactly(_),
-                            ..
-                        },
-                        ..
-                    }
-                );
-                if let Some((prev, prev_exact)) = last_field {
-                    if !prev_exact {
-                        problems.push(
-                            Problem::new(name.span, "two fields with nothing between them")
-                                .label("where does the one before end?")
-                                .hint("put a literal between them, or give the first an exact digit count such as `=8x`")
-                                .see(prev),
-                        );
-                    }
-                }
-                last_field = Some((name.span, exact));
+                let this = match &piece {
+                    LinePiece::Spaces { .. } => Before::Spaces(name.span),
+                    LinePiece::Number { spelling, .. } => Before::Field {
+                        at: name.span,
+                        exact: matches!(spelling.digits, Digits::Exactly(_)),
+                        reads_spaces: matches!(spelling.digits, Digits::Spaced(_)),
+                        bytes: false,
+                    },
+                    _ => Before::Field {
+                        at: name.span,
+                        exact: false,
+                        reads_spaces: false,
+                        bytes: true,
+                    },
+                };
+                adjacent(last, &this, name, problems);
+                last = Some(this);
                 pieces.push(piece);
             }
         }
@@ -252,13 +265,6 @@ fn lower_pattern(
             );
         }
     }
-    if pieces.is_empty() && problems.len() == before {
-        problems.push(
-            Problem::new(pattern.span, "an empty line pattern")
-                .label("nothing to match")
-                .hint("a pattern has at least one literal or field"),
-        );
-    }
     (problems.len() == before).then(|| LineRecord {
         name: def.name.clone(),
         section,
@@ -266,6 +272,70 @@ fn lower_pattern(
         field_count: leaves.len(),
         pieces,
     })
+}
+
+/// The spelling of an integer field that is a run of spaces.
+const SPACES: &str = "sp";
+
+/// What came just before a field in a pattern, for the adjacency checks.
+#[derive(Clone, Copy)]
+enum Before {
+    /// A number or byte string: where it is, whether it ends by itself (an exact digit
+    /// count), whether it reads spaces before its digits (`_N`) and whether it is a byte
+    /// string (which ends only at a literal).
+    Field {
+        at: Span,
+        exact: bool,
+        reads_spaces: bool,
+        bytes: bool,
+    },
+    /// A run of spaces (`:sp`).
+    Spaces(Span),
+}
+
+/// Checks that the field `this` (named `name`), coming right after `last`, can be told apart
+/// from it: two fields need a literal between them unless the first ends by itself (an exact
+/// digit count), or one of them is a run of spaces and the other neither starts with spaces
+/// (`_N`) nor is a byte string before it (which ends only at a literal).
+fn adjacent(last: Option<Before>, this: &Before, name: &Token, problems: &mut Vec<Problem>) {
+    let two_fields = |prev: Span| {
+        Problem::new(name.span, "two fields with nothing between them")
+            .label("where does the one before end?")
+            .hint(
+                "put a literal between them, or give the first an exact digit count such as `=8x`",
+            )
+            .see(prev)
+    };
+    match (last, this) {
+        (None, _) => {}
+        (Some(Before::Spaces(prev)), Before::Spaces(_)) => problems.push(
+            Problem::new(name.span, "two runs of spaces with nothing between them")
+                .label("where does the one before end?")
+                .hint("one `:sp` field takes the whole run")
+                .see(prev),
+        ),
+        (Some(Before::Spaces(prev)), Before::Field { reads_spaces, .. }) => {
+            if *reads_spaces {
+                problems.push(
+                    Problem::new(name.span, "a right-aligned number after a run of spaces")
+                        .label("its spaces would be taken by the run before")
+                        .hint("spell it without `_N`: the run keeps the spaces")
+                        .see(prev),
+                );
+            }
+        }
+        (Some(Before::Field { at, bytes, .. }), Before::Spaces(_)) => {
+            // A number's digits end at the first space; a byte string ends only at a literal.
+            if bytes {
+                problems.push(two_fields(at));
+            }
+        }
+        (Some(Before::Field { at, exact, .. }), Before::Field { .. }) => {
+            if !exact {
+                problems.push(two_fields(at));
+            }
+        }
+    }
 }
 
 fn has_repetition(fields: &[crate::model::FieldDef]) -> bool {
@@ -335,7 +405,10 @@ fn find_leaf(
     found
 }
 
-/// Parses `[#][0N|=N|_N](d|i|x|X)`; no spelling means unsigned decimal.
+/// Most fraction digits (10^18 is the largest power of ten below 2^64).
+const MAX_FRACTION: u64 = 18;
+
+/// Parses `[#][0N|=N|_N](d|i|x|X|t)[.K]`; no spelling means unsigned decimal.
 fn spelling(spec: Option<&Token>, problems: &mut Vec<Problem>) -> Option<NumberSpelling> {
     let mut s = NumberSpelling {
         radix: 10,
@@ -343,6 +416,8 @@ fn spelling(spec: Option<&Token>, problems: &mut Vec<Problem>) -> Option<NumberS
         upper: false,
         prefix: false,
         digits: Digits::Minimal,
+        fraction: 0,
+        clock: false,
     };
     let Some(spec) = spec else {
         return Some(s);
@@ -350,9 +425,23 @@ fn spelling(spec: Option<&Token>, problems: &mut Vec<Problem>) -> Option<NumberS
     let bad = |why: &str| {
         Problem::new(spec.span, format!("`{}` is not a number spelling: {why}", spec.text))
             .label("bad spelling")
-            .hint("write `d` (decimal), `i` (signed decimal), `x` or `X` (hexadecimal), with `#` for a `0x` prefix and `0N` (at least N digits), `=N` (exactly N digits) or `_N` (spaces before, at least N bytes in all) before the letter, e.g. `#08x`")
+            .hint("write `d` (decimal), `i` (signed decimal), `x` or `X` (hexadecimal) or `t` (a clock H:MM:SS), with `#` for a `0x` prefix and `0N` (at least N digits), `=N` (exactly N digits) or `_N` (spaces before, at least N bytes in all) before the letter and `.K` (K fraction digits) after `d` or `t`, e.g. `#08x`, `_12d.6`; or `sp` for a run of spaces")
     };
     let mut rest = spec.text.as_str();
+    if let Some((head, k)) = rest.split_once('.') {
+        match k.parse::<u64>() {
+            Ok(n) if (1..=MAX_FRACTION).contains(&n) && k.bytes().all(|b| b.is_ascii_digit()) => {
+                s.fraction = n as u8;
+            }
+            _ => {
+                problems.push(bad(&format!(
+                    "the fraction digit count after `.` must be 1 to {MAX_FRACTION}"
+                )));
+                return None;
+            }
+        }
+        rest = head;
+    }
     if let Some(r) = rest.strip_prefix('#') {
         s.prefix = true;
         rest = r;
@@ -390,8 +479,9 @@ fn spelling(spec: Option<&Token>, problems: &mut Vec<Problem>) -> Option<NumberS
             s.radix = 16;
             s.upper = true;
         }
+        "t" => s.clock = true,
         "" => {
-            problems.push(bad("the letter (`d`, `i`, `x` or `X`) is missing"));
+            problems.push(bad("the letter (`d`, `i`, `x`, `X` or `t`) is missing"));
             return None;
         }
         "s" => {
@@ -407,6 +497,10 @@ fn spelling(spec: Option<&Token>, problems: &mut Vec<Problem>) -> Option<NumberS
     }
     if s.prefix && s.radix != 16 {
         problems.push(bad("`#` (the `0x` prefix) goes with `x` or `X`"));
+        return None;
+    }
+    if s.fraction > 0 && (s.radix != 10 || s.signed) {
+        problems.push(bad("a fraction `.K` goes with `d` or `t`"));
         return None;
     }
     Some(s)

@@ -214,6 +214,7 @@ fn infer(sample: &[u8], comments: bool) -> String {
     }
     lines.truncate(MAX_SAMPLE_LINES);
     let total = lines.len();
+    let empty = lines.iter().filter(|l| l.is_empty()).count();
     let cuts: Vec<Cut> = lines
         .into_iter()
         .filter(|l| !l.is_empty())
@@ -224,6 +225,15 @@ fn infer(sample: &[u8], comments: bool) -> String {
         .max(MIN_LINES.min(total / 4))
         .max(2);
     let mut shapes = Vec::new();
+    // Empty lines are a shape of their own (`line = "";`), with no words to cut.
+    if empty >= needed {
+        shapes.push(Shape {
+            parts: Vec::new(),
+            count: empty,
+            prefix: 0,
+            head: false,
+        });
+    }
     let mut rare: Vec<&Cut> = Vec::new();
     for key in order {
         let members = &groups[&key];
@@ -509,7 +519,12 @@ fn split_shape<'c, 'a>(
         }
         let mut parts: Vec<Part> = Vec::new();
         let mut literal = Vec::new();
+        let mut skip_to = 0;
         for (col, &aligned) in spaced.iter().enumerate() {
+            if col < skip_to {
+                // A word of a time or fixed-point number read with the column before.
+                continue;
+            }
             let values: Vec<&[u8]> = members.iter().map(|c| c.words[col]).collect();
             let mut class = classify(&values);
             let sep = members[0].seps[col];
@@ -528,6 +543,22 @@ fn split_shape<'c, 'a>(
                 }
                 _ => literal.extend_from_slice(sep),
             }
+            // Several words spelling one time or fixed-point number are one field.
+            let mut merged_values = None;
+            if let Column::Number(spelling) = &class {
+                let m = fixed_point_at(members, col, n);
+                if let Some((m, fixed)) = m.and_then(|m| Some((m, fixed_spelling(spelling, m)?))) {
+                    merged_values = Some(
+                        members
+                            .iter()
+                            .filter_map(|c| fixed_value(c, col, m))
+                            .take(MAX_VALUES)
+                            .collect(),
+                    );
+                    class = Column::Number(fixed);
+                    skip_to = col + m.words;
+                }
+            }
             match class {
                 Column::Keyword(k) => literal.extend_from_slice(&k),
                 other => {
@@ -541,7 +572,9 @@ fn split_shape<'c, 'a>(
                     }
                     parts.push(match other {
                         Column::Number(spelling) => {
-                            let distinct = distinct_values(&values, &spelling);
+                            let distinct = merged_values
+                                .take()
+                                .unwrap_or_else(|| distinct_values(&values, &spelling));
                             Part::Number(spelling, distinct)
                         }
                         _ => Part::Text,
@@ -561,6 +594,116 @@ fn split_shape<'c, 'a>(
         });
     }
     dropped
+}
+
+/// A time or fixed-point number spread over several words: `S.F` (two words) or
+/// `H:MM:SS` and `H:MM:SS.F` (three or four).
+#[derive(Debug, Clone, Copy)]
+struct FixedPoint {
+    /// Words it spans.
+    words: usize,
+    /// Whether it is a clock.
+    clock: bool,
+    /// Fraction digits (0 for none).
+    fraction: usize,
+}
+
+/// Whether the words of `cuts` from column `col` (of the first `n`) spell one time or
+/// fixed-point number in every line: decimal digits, then (for a clock, when every line has
+/// them) `:` and two digits below 60 twice, then `.` and digits of one count in every line.
+/// Why: a time split into its words is two to four fields whose carries break each other's
+/// deltas; as one integer it is one value that grows steadily.
+fn fixed_point_at(cuts: &[&Cut], col: usize, n: usize) -> Option<FixedPoint> {
+    let digits = |c: &Cut, i: usize| c.words[i].iter().all(u8::is_ascii_digit);
+    let sep_is = |i: usize, s: &[u8]| i < n && cuts.iter().all(|c| c.seps[i] == s);
+    if !cuts.iter().all(|c| digits(c, col)) {
+        return None;
+    }
+    let mut next = col + 1;
+    let mut clock = false;
+    let sixty = |c: &Cut, i: usize| {
+        let w = c.words[i];
+        w.len() == 2 && digits(c, i) && w[0] < b'6'
+    };
+    if next + 1 < n
+        && sep_is(next, b":")
+        && sep_is(next + 1, b":")
+        && cuts.iter().all(|c| sixty(c, next) && sixty(c, next + 1))
+    {
+        clock = true;
+        next += 2;
+    }
+    let mut fraction = 0;
+    if next < n && sep_is(next, b".") {
+        let k = cuts[0].words[next].len();
+        if (1..=18).contains(&k)
+            && cuts
+                .iter()
+                .all(|c| c.words[next].len() == k && digits(c, next))
+        {
+            fraction = k;
+            next += 1;
+        }
+    }
+    if !clock && fraction == 0 {
+        return None;
+    }
+    let m = FixedPoint {
+        words: next - col,
+        clock,
+        fraction,
+    };
+    // The value must fit 64 bits in every line.
+    cuts.iter()
+        .all(|c| fixed_value(c, col, m).is_some())
+        .then_some(m)
+}
+
+/// The value of the number `m` spells at column `col` of `c`.
+fn fixed_value(c: &Cut, col: usize, m: FixedPoint) -> Option<u64> {
+    let parse = |w: &[u8]| std::str::from_utf8(w).ok()?.parse::<u64>().ok();
+    let mut v = parse(c.words[col])?;
+    let mut i = col + 1;
+    if m.clock {
+        for _ in 0..2 {
+            v = v.checked_mul(60)?.checked_add(parse(c.words[i])?)?;
+            i += 1;
+        }
+    }
+    if m.fraction > 0 {
+        v = v
+            .checked_mul(10u64.pow(m.fraction as u32))?
+            .checked_add(parse(c.words[i])?)?;
+    }
+    Some(v)
+}
+
+/// The spelling of the number `m`, its integer part spelled `spelling` (`d`, `0Nd` or
+/// `_Nd`; a right-aligned width grows by the bytes after the integer part), or `None` when
+/// that width would pass the largest a spelling may have.
+fn fixed_spelling(spelling: &str, m: FixedPoint) -> Option<String> {
+    let tail = if m.clock { 6 } else { 0 } + if m.fraction > 0 { 1 + m.fraction } else { 0 };
+    let mut out = match spelling.strip_prefix('_') {
+        Some(rest) => {
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            let w: usize = rest[..end].parse().unwrap_or(0);
+            if w + tail > 64 {
+                return None;
+            }
+            format!("_{}{}", w + tail, &rest[end..])
+        }
+        None => spelling.to_string(),
+    };
+    if m.clock {
+        out.pop();
+        out.push('t');
+    }
+    if m.fraction > 0 {
+        let _ = write!(out, ".{}", m.fraction);
+    }
+    Some(out)
 }
 
 /// Spaces at the end of a separator.
@@ -811,14 +954,24 @@ fn field_names(shapes: &[Shape]) -> Vec<Vec<String>> {
 fn write_dtd(shapes: &[Shape], total: usize, comments: bool) -> String {
     let mut s = String::new();
     let covered: usize = shapes.iter().map(|s| s.count).sum();
+    let timed = shapes
+        .iter()
+        .flat_map(|s| &s.parts)
+        .any(|p| matches!(p, Part::Number(spelling, _) if spelling.contains(['.', 't'])));
     if comments {
         let _ = writeln!(
             s,
             "// Line patterns inferred from a sample of {total} lines: {} line shapes cover {covered}.\n\
              // Lines of other shapes are kept verbatim. Rename records and fields freely; a field's\n\
              // spelling (`x` hexadecimal, `08x` at least 8 digits, `_6d` right-aligned in 6 columns,\n\
-             // `d` decimal, `s` text) must stay.",
-            shapes.len()
+             // `d` decimal, `s` text{}) must stay.",
+            shapes.len(),
+            // Said only when used: the commented DTD is stored when it compresses smaller.
+            if timed {
+                ",\n// `d.6` with 6 digits after a point, `02t` a clock HH:MM:SS"
+            } else {
+                ""
+            }
         );
     }
     s.push_str("tag.width = 1;\n");
@@ -855,6 +1008,9 @@ fn write_dtd(shapes: &[Shape], total: usize, comments: bool) -> String {
                 }
             }
         }
+        if shape.parts.is_empty() {
+            line.push_str(" \"\"");
+        }
         if comments {
             let _ = write!(s, "\n// {} lines of the sample.\n", shape.count);
         }
@@ -881,7 +1037,9 @@ fn record_name(shape: &Shape, k: usize, used: &[String]) -> String {
             }
         }
     }
-    let base = if words.is_empty() {
+    let base = if shape.parts.is_empty() {
+        "empty_line".to_string()
+    } else if words.is_empty() {
         format!("line_{}", k + 1)
     } else {
         format!("line{words}")

@@ -36,6 +36,8 @@ impl Matcher {
         for (i, r) in records.iter().enumerate() {
             match r.pieces.first() {
                 Some(LinePiece::Literal(l)) => groups[usize::from(l[0])].push(i as u32),
+                Some(LinePiece::Spaces { .. }) => groups[usize::from(b' ')].push(i as u32),
+                None => groups[256].push(i as u32),
                 _ => {
                     for g in &mut groups {
                         g.push(i as u32);
@@ -165,6 +167,17 @@ impl Matcher {
                     values[*field] = Value::Bytes(line[pos..end].to_vec());
                     pos = end;
                 }
+                LinePiece::Spaces { field } => {
+                    let run = line[pos..].iter().take_while(|&&b| b == b' ').count();
+                    if run == 0 {
+                        return Err(Miss {
+                            at: pos,
+                            expected: "one or more spaces".into(),
+                        });
+                    }
+                    values[*field] = Value::Uint(run as u64);
+                    pos += run;
+                }
             }
         }
         if pos != line.len() {
@@ -236,5 +249,71 @@ pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, S
             v = v.wrapping_neg();
         }
     }
-    Ok((v, pos + want))
+    pos += want;
+    if s.clock || s.fraction > 0 {
+        let (scaled, used) =
+            fixed_point(v, &text[pos..], s).map_err(|(at, why)| (pos + at, why))?;
+        return Ok((scaled, pos + used));
+    }
+    Ok((v, pos))
+}
+
+/// Reads what follows the integer part `whole` of a clock or fixed-point spelling (`:MM:SS`,
+/// then `.` and the fraction digits) at the start of `text`: the value (seconds for a clock,
+/// scaled by 10^fraction) and the bytes used.
+fn fixed_point(
+    whole: u64,
+    text: &[u8],
+    s: &NumberSpelling,
+) -> Result<(u64, usize), (usize, String)> {
+    let too_big = |at: usize| {
+        (
+            at,
+            "a time or fixed-point number that fits in 64 bits".to_string(),
+        )
+    };
+    let mut pos = 0;
+    let mut v = whole;
+    if s.clock {
+        for _ in 0..2 {
+            if text.get(pos) != Some(&b':') {
+                return Err((pos, "`:`".into()));
+            }
+            pos += 1;
+            let two = text
+                .get(pos..pos + 2)
+                .filter(|d| d.iter().all(u8::is_ascii_digit));
+            let part = match two {
+                Some(d) if d[0] < b'6' => u64::from((d[0] - b'0') * 10 + (d[1] - b'0')),
+                _ => return Err((pos, "two digits from 00 to 59".into())),
+            };
+            v = v
+                .checked_mul(60)
+                .and_then(|v| v.checked_add(part))
+                .ok_or(too_big(pos))?;
+            pos += 2;
+        }
+    }
+    if s.fraction > 0 {
+        if text.get(pos) != Some(&b'.') {
+            return Err((pos, "`.`".into()));
+        }
+        pos += 1;
+        let k = usize::from(s.fraction);
+        let digits = text
+            .get(pos..pos + k)
+            .filter(|d| d.iter().all(u8::is_ascii_digit));
+        let Some(digits) = digits else {
+            return Err((pos, format!("{k} fraction digits")));
+        };
+        let frac = digits
+            .iter()
+            .fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'));
+        v = v
+            .checked_mul(10u64.pow(u32::from(s.fraction)))
+            .and_then(|v| v.checked_add(frac))
+            .ok_or(too_big(pos))?;
+        pos += k;
+    }
+    Ok((v, pos))
 }

@@ -22,6 +22,19 @@ pub fn print(rec: &LineRecord, values: &[Value], out: &mut Vec<u8>) -> Result<()
                     ))
                 }
             },
+            LinePiece::Spaces { field } => match values.get(*field) {
+                Some(Value::Uint(n)) if (1..=super::MAX_LINE as u64).contains(n) => {
+                    out.extend(std::iter::repeat_n(b' ', *n as usize));
+                }
+                _ => {
+                    return Err(format!(
+                        "record `{}`: field {} is not a count of spaces (1 to {})",
+                        rec.name,
+                        field + 1,
+                        super::MAX_LINE
+                    ))
+                }
+            },
             LinePiece::Bytes { field, .. } => match values.get(*field) {
                 Some(Value::Bytes(b)) => out.extend_from_slice(b),
                 _ => {
@@ -39,11 +52,43 @@ pub fn print(rec: &LineRecord, values: &[Value], out: &mut Vec<u8>) -> Result<()
 
 /// Appends `v` spelled as `s`.
 pub fn spell(v: u64, s: &NumberSpelling, out: &mut Vec<u8>) -> Result<(), String> {
-    let (negative, magnitude) = if s.signed && (v as i64) < 0 {
+    let (negative, mut magnitude) = if s.signed && (v as i64) < 0 {
         (true, (v as i64).unsigned_abs())
     } else {
         (false, v)
     };
+    // A clock or fixed-point spelling: the bytes after the integer part (`:MM:SS`, `.` and
+    // the fraction), written after it, and the integer part left in `magnitude`.
+    let mut tail = [0u8; 32];
+    let mut tail_len = 0;
+    if s.clock || s.fraction > 0 {
+        let k = usize::from(s.fraction);
+        if k > 0 {
+            let scale = 10u64.pow(u32::from(s.fraction));
+            let mut frac = magnitude % scale;
+            magnitude /= scale;
+            tail_len = 1 + k;
+            tail[0] = b'.';
+            for d in tail[1..=k].iter_mut().rev() {
+                *d = b'0' + (frac % 10) as u8;
+                frac /= 10;
+            }
+        }
+        if s.clock {
+            let (minutes, seconds) = ((magnitude / 60) % 60, magnitude % 60);
+            magnitude /= 3600;
+            tail.copy_within(0..tail_len, 6);
+            tail[..6].copy_from_slice(&[
+                b':',
+                b'0' + (minutes / 10) as u8,
+                b'0' + (minutes % 10) as u8,
+                b':',
+                b'0' + (seconds / 10) as u8,
+                b'0' + (seconds % 10) as u8,
+            ]);
+            tail_len += 6;
+        }
+    }
     let sign_and_prefix = usize::from(negative) + if s.prefix { 2 } else { 0 };
     // The sign and prefix are written after the digits are counted, so that a spaced spelling
     // knows how many spaces go before them.
@@ -78,7 +123,7 @@ pub fn spell(v: u64, s: &NumberSpelling, out: &mut Vec<u8>) -> Result<(), String
     }
     let n = buf.len() - start;
     if let Digits::Spaced(w) = s.digits {
-        let spaces = usize::from(w).saturating_sub(sign_and_prefix + n);
+        let spaces = usize::from(w).saturating_sub(sign_and_prefix + n + tail_len);
         out.extend(std::iter::repeat_n(b' ', spaces));
     }
     if negative {
@@ -99,5 +144,6 @@ pub fn spell(v: u64, s: &NumberSpelling, out: &mut Vec<u8>) -> Result<(), String
     };
     out.extend(std::iter::repeat_n(b'0', pad));
     out.extend_from_slice(&buf[start..]);
+    out.extend_from_slice(&tail[..tail_len]);
     Ok(())
 }
