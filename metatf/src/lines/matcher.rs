@@ -19,6 +19,98 @@ pub struct Miss {
     pub expected: String,
 }
 
+/// What a pattern wanted where it stopped matching, named without building text: the encoder
+/// tries several patterns on most lines and drops every miss but the strict mode's one, so the
+/// words are made only by [`Matcher::explain`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// The literal text of a record's piece.
+    Literal {
+        /// The record's index in DTD order.
+        record: usize,
+        /// The piece's index in the record's pattern.
+        piece: usize,
+    },
+    /// The literal that ends a byte-string piece, somewhere after it.
+    TextThen {
+        /// The record's index in DTD order.
+        record: usize,
+        /// The byte-string piece's index (the literal is the next piece).
+        piece: usize,
+    },
+    /// A run of spaces.
+    Spaces,
+    /// The end of the line.
+    LineEnd,
+    /// The `0x` of a prefixed hexadecimal number.
+    Prefix,
+    /// `count` digits of the radix.
+    Digits {
+        /// Hexadecimal rather than decimal.
+        hex: bool,
+        /// How many digits.
+        count: usize,
+    },
+    /// Digits of a number that fits in 64 bits.
+    Fits {
+        /// Hexadecimal rather than decimal.
+        hex: bool,
+        /// A signed number (63 bits and a sign).
+        signed: bool,
+    },
+    /// The `:` of a clock.
+    Colon,
+    /// A clock's minutes or seconds.
+    TwoDigits,
+    /// The `.` before a fraction.
+    Dot,
+    /// This many fraction digits.
+    Fraction(usize),
+    /// A time or fixed-point number that fits in 64 bits.
+    TimeFits,
+}
+
+impl Want {
+    /// The words for what was wanted, for the records of `records`.
+    fn describe(self, records: &[LineRecord]) -> String {
+        let digits = |hex: bool| {
+            if hex {
+                "hexadecimal digits"
+            } else {
+                "decimal digits"
+            }
+        };
+        let literal = |record: usize, piece: usize| match &records[record].pieces[piece] {
+            LinePiece::Literal(l) => String::from_utf8_lossy(l).escape_debug().to_string(),
+            _ => String::new(),
+        };
+        match self {
+            Want::Literal { record, piece } => format!("`{}`", literal(record, piece)),
+            Want::TextThen { record, piece } => {
+                format!("`{}` after the text", literal(record, piece + 1))
+            }
+            Want::Spaces => "one or more spaces".into(),
+            Want::LineEnd => "the end of the line".into(),
+            Want::Prefix => "`0x`".into(),
+            Want::Digits { hex, count } => format!("{} ({count} of them)", digits(hex)),
+            Want::Fits { hex, signed: false } => {
+                format!("{} of a number that fits in 64 bits", digits(hex))
+            }
+            Want::Fits { hex, signed: true } => {
+                format!("{} of a number that fits in 64 bits (signed)", digits(hex))
+            }
+            Want::Colon => "`:`".into(),
+            Want::TwoDigits => "two digits from 00 to 59".into(),
+            Want::Dot => "`.`".into(),
+            Want::Fraction(k) => format!("{k} fraction digits"),
+            Want::TimeFits => "a time or fixed-point number that fits in 64 bits".into(),
+        }
+    }
+}
+
+/// Where a try stopped: the byte offset and what was wanted there.
+type Stop = (usize, Want);
+
 /// The line patterns of a DTD, ready to match lines.
 pub struct Matcher {
     records: Vec<LineRecord>,
@@ -92,18 +184,22 @@ impl Matcher {
     /// Why no pattern matches `line`: the miss that got furthest, naming its record.
     pub fn explain(&self, line: &[u8]) -> Miss {
         let mut values = Vec::new();
-        let mut best: Option<(Miss, usize)> = None;
+        let mut best: Option<(Stop, usize)> = None;
         for i in 0..self.records.len() {
-            if let Err(miss) = self.try_record(i, line, &mut values) {
-                if best.as_ref().is_none_or(|(b, _)| miss.at > b.at) {
-                    best = Some((miss, i));
+            if let Err(stop) = self.try_record(i, line, &mut values) {
+                if best.as_ref().is_none_or(|(b, _)| stop.0 > b.0) {
+                    best = Some((stop, i));
                 }
             }
         }
         match best {
-            Some((miss, i)) => Miss {
-                at: miss.at,
-                expected: format!("{} (record `{}`)", miss.expected, self.records[i].name),
+            Some(((at, want), i)) => Miss {
+                at,
+                expected: format!(
+                    "{} (record `{}`)",
+                    want.describe(&self.records),
+                    self.records[i].name
+                ),
             },
             None => Miss {
                 at: 0,
@@ -112,7 +208,7 @@ impl Matcher {
         }
     }
 
-    fn try_record(&self, i: usize, line: &[u8], values: &mut Vec<Value>) -> Result<(), Miss> {
+    fn try_record(&self, i: usize, line: &[u8], values: &mut Vec<Value>) -> Result<(), Stop> {
         let rec = &self.records[i];
         values.clear();
         values.resize(rec.field_count, Value::Uint(0));
@@ -126,18 +222,19 @@ impl Matcher {
                             .zip(l.iter())
                             .take_while(|(a, b)| a == b)
                             .count();
-                        return Err(Miss {
-                            at: pos + same,
-                            expected: format!("`{}`", String::from_utf8_lossy(l).escape_debug()),
-                        });
+                        return Err((
+                            pos + same,
+                            Want::Literal {
+                                record: i,
+                                piece: k,
+                            },
+                        ));
                     }
                     pos += l.len();
                 }
                 LinePiece::Number { field, spelling } => {
-                    let (v, used) = number(&line[pos..], spelling).map_err(|(at, why)| Miss {
-                        at: pos + at,
-                        expected: why,
-                    })?;
+                    let (v, used) =
+                        number(&line[pos..], spelling).map_err(|(at, want)| (pos + at, want))?;
                     values[*field] = Value::Uint(v);
                     pos += used;
                 }
@@ -149,16 +246,13 @@ impl Matcher {
                         Some(f) => match f.find(&line[pos..]) {
                             Some(n) => pos + n,
                             None => {
-                                let next = match &rec.pieces[k + 1] {
-                                    LinePiece::Literal(l) => {
-                                        String::from_utf8_lossy(l).into_owned()
-                                    }
-                                    _ => String::new(),
-                                };
-                                return Err(Miss {
-                                    at: line.len(),
-                                    expected: format!("`{}` after the text", next.escape_debug()),
-                                });
+                                return Err((
+                                    line.len(),
+                                    Want::TextThen {
+                                        record: i,
+                                        piece: k,
+                                    },
+                                ))
                             }
                         },
                         None => line.len(),
@@ -170,10 +264,7 @@ impl Matcher {
                 LinePiece::Spaces { field } => {
                     let run = line[pos..].iter().take_while(|&&b| b == b' ').count();
                     if run == 0 {
-                        return Err(Miss {
-                            at: pos,
-                            expected: "one or more spaces".into(),
-                        });
+                        return Err((pos, Want::Spaces));
                     }
                     values[*field] = Value::Uint(run as u64);
                     pos += run;
@@ -181,10 +272,7 @@ impl Matcher {
             }
         }
         if pos != line.len() {
-            return Err(Miss {
-                at: pos,
-                expected: "the end of the line".into(),
-            });
+            return Err((pos, Want::LineEnd));
         }
         Ok(())
     }
@@ -192,7 +280,7 @@ impl Matcher {
 
 /// Reads a number spelled as `s` at the start of `text`: its value and the bytes it used, or
 /// where and why it is not one.
-pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, String)> {
+pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, Want)> {
     let mut pos = 0;
     if matches!(s.digits, Digits::Spaced(_)) {
         // Any run of spaces: the printer's check decides whether it was the right count.
@@ -204,7 +292,7 @@ pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, S
     }
     if s.prefix {
         if !text[pos..].starts_with(b"0x") {
-            return Err((pos, "`0x`".into()));
+            return Err((pos, Want::Prefix));
         }
         pos += 2;
     }
@@ -217,13 +305,9 @@ pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, S
         Digits::Exactly(n) => usize::from(n),
         _ => run.max(1),
     };
-    let what = if radix == 16 {
-        "hexadecimal digits"
-    } else {
-        "decimal digits"
-    };
+    let hex = radix == 16;
     if run < want {
-        return Err((pos + run, format!("{what} ({want} of them)")));
+        return Err((pos + run, Want::Digits { hex, count: want }));
     }
     let mut v: u64 = 0;
     for &b in &text[pos..pos + want] {
@@ -231,7 +315,7 @@ pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, S
         v = v
             .checked_mul(u64::from(radix))
             .and_then(|v| v.checked_add(d))
-            .ok_or((pos, format!("{what} of a number that fits in 64 bits")))?;
+            .ok_or((pos, Want::Fits { hex, signed: false }))?;
     }
     if s.signed {
         let limit = if negative {
@@ -240,10 +324,7 @@ pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, S
             (1u64 << 63) - 1
         };
         if v > limit {
-            return Err((
-                pos,
-                format!("{what} of a number that fits in 64 bits (signed)"),
-            ));
+            return Err((pos, Want::Fits { hex, signed: true }));
         }
         if negative {
             v = v.wrapping_neg();
@@ -261,23 +342,14 @@ pub fn number(text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), (usize, S
 /// Reads what follows the integer part `whole` of a clock or fixed-point spelling (`:MM:SS`,
 /// then `.` and the fraction digits) at the start of `text`: the value (seconds for a clock,
 /// scaled by 10^fraction) and the bytes used.
-fn fixed_point(
-    whole: u64,
-    text: &[u8],
-    s: &NumberSpelling,
-) -> Result<(u64, usize), (usize, String)> {
-    let too_big = |at: usize| {
-        (
-            at,
-            "a time or fixed-point number that fits in 64 bits".to_string(),
-        )
-    };
+fn fixed_point(whole: u64, text: &[u8], s: &NumberSpelling) -> Result<(u64, usize), Stop> {
+    let too_big = |at: usize| (at, Want::TimeFits);
     let mut pos = 0;
     let mut v = whole;
     if s.clock {
         for _ in 0..2 {
             if text.get(pos) != Some(&b':') {
-                return Err((pos, "`:`".into()));
+                return Err((pos, Want::Colon));
             }
             pos += 1;
             let two = text
@@ -285,7 +357,7 @@ fn fixed_point(
                 .filter(|d| d.iter().all(u8::is_ascii_digit));
             let part = match two {
                 Some(d) if d[0] < b'6' => u64::from((d[0] - b'0') * 10 + (d[1] - b'0')),
-                _ => return Err((pos, "two digits from 00 to 59".into())),
+                _ => return Err((pos, Want::TwoDigits)),
             };
             v = v
                 .checked_mul(60)
@@ -296,7 +368,7 @@ fn fixed_point(
     }
     if s.fraction > 0 {
         if text.get(pos) != Some(&b'.') {
-            return Err((pos, "`.`".into()));
+            return Err((pos, Want::Dot));
         }
         pos += 1;
         let k = usize::from(s.fraction);
@@ -304,7 +376,7 @@ fn fixed_point(
             .get(pos..pos + k)
             .filter(|d| d.iter().all(u8::is_ascii_digit));
         let Some(digits) = digits else {
-            return Err((pos, format!("{k} fraction digits")));
+            return Err((pos, Want::Fraction(k)));
         };
         let frac = digits
             .iter()
