@@ -334,7 +334,7 @@ impl<C: Consumer> Side for Reading<'_, C> {
 
     fn end_record(&mut self) {
         if self.taken {
-            self.consumer.engine().history.record += 1;
+            self.consumer.engine().end_record();
         }
         self.window.next();
         self.taken = self.window.taken();
@@ -513,6 +513,8 @@ impl Consumer for Encode {
     fn bytes(&mut self, field: u64, b: &[u8], key: Option<usize>) {
         let before = self.start();
         if self.whole {
+            self.models
+                .match_string(key.and_then(|k| self.engine.matched(k)));
             self.models.encode_bytes(&mut self.coder, field, b);
         }
         if let Some(k) = key {
@@ -528,6 +530,8 @@ impl Consumer for Encode {
     fn ended_bytes(&mut self, field: u64, s: usize, b: &[u8], key: Option<usize>) {
         let before = self.start();
         if self.whole {
+            self.models
+                .match_string(key.and_then(|k| self.engine.matched(k)));
             self.models.encode_ended(&mut self.coder, field, b);
         }
         self.engine.observe(s, b.len() as u64);
@@ -604,6 +608,8 @@ impl Side for Decode<'_> {
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
         let start = self.output.bytes.len();
         self.models
+            .match_string(key.and_then(|k| self.engine.matched(k)));
+        self.models
             .decode_bytes(&mut self.coder, field, &mut self.output.bytes, len)?;
         if let Some(k) = key {
             let b = self.output.bytes.get(start..).unwrap_or_default();
@@ -632,6 +638,8 @@ impl Side for Decode<'_> {
     fn ended_bytes(&mut self, field: u64, s: usize, key: Option<usize>) -> Result<u64, String> {
         let (_, at) = take_deferred(&mut self.deferred, s)?;
         let start = self.output.bytes.len();
+        self.models
+            .match_string(key.and_then(|k| self.engine.matched(k)));
         let len =
             self.models
                 .decode_ended(&mut self.coder, field, self.budget, &mut self.output.bytes)?
@@ -658,7 +666,7 @@ impl Side for Decode<'_> {
     }
 
     fn end_record(&mut self) {
-        self.engine.history.record += 1;
+        self.engine.end_record();
         self.output.records += 1;
         if self.coder.overrun() > 16 {
             // Past the end of the coded bytes: the rest could only be made of zeros.
@@ -940,14 +948,32 @@ fn measure(
         rank.push(c.iter().map(|p| p.kind.is_rank()).collect());
     }
     engine.seed(carried);
-    let cap = samples_per_stream(specs.iter().map(Vec::len).sum()) as usize;
+    // `match` is measured on top of the budget: offering it leaves the other candidates'
+    // samples, and so their choice, as they were.
+    let counted = specs
+        .iter()
+        .flatten()
+        .filter(|p| p.kind != Kind::Match)
+        .count();
+    let cap = samples_per_stream(counted) as usize;
     let alphabet = TagAlphabet::new(catalog);
     let context_bits = measure_context_bits(tag_contexts.len(), alphabet.bits);
     let mut m = Reading::windowed(
         block,
         Measure {
             engine,
-            samples: specs.iter().map(|c| Samples::new(c.len())).collect(),
+            samples: specs
+                .iter()
+                .map(|c| {
+                    let mut samples = Samples::new(c.len());
+                    samples.list_only = c
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.kind == Kind::Match)
+                        .fold(0, |m, (i, _)| m | 1 << i);
+                    samples
+                })
+                .collect(),
             candidates: cands,
             rank,
             seen: vec![0; streams.len()],
@@ -1121,7 +1147,16 @@ impl Measured {
             MAX_LIST,
             None,
         );
+        // The greedy choice without `match`: the record match's guesses are estimated on
+        // samples as if every miss cost a residual of its own, and a stream that lists it can
+        // lose a predictor the coded size would have kept.
+        let match_spec = Spec {
+            kind: Kind::Match,
+            arg: 0,
+        };
+        let without_match = variant(&|_: &Choice| vec![match_spec], MAX_LIST, None);
         let alternatives = [
+            Some(without_match),
             any.then_some(alternative),
             Some(keyed_recent),
             Some(without_recent),
