@@ -894,7 +894,9 @@ pub(crate) fn choose_ordered(
         return Ok(m.propose(streams, fixed));
     }
     let first = measure(all, tag_candidates, sampled)?;
-    let kept = first.kept_candidates(&first.propose(streams, fixed).proposals);
+    // Kept by the proposals made without `match` (which is kept anyway): the second
+    // measurement then measures what it would without the offer, and `match` besides.
+    let kept = first.kept_candidates(&first.propose_with(streams, fixed, false).proposals);
     let tags = first.best_tags(KEPT_TAG_CONTEXTS);
     let m = measure(kept, tags, Window::all(block.records))?;
     Ok(m.propose(streams, fixed))
@@ -1035,9 +1037,18 @@ impl Measured {
                         }
                     }
                 }
-                let mut by_cost: Vec<usize> = (0..specs.len()).collect();
+                // `match` is kept beside the rankings, not in them, so that offering it leaves
+                // the other candidates kept as they were (its state is one per block).
+                let ranked: Vec<usize> = (0..specs.len())
+                    .filter(|&c| {
+                        let is_match = specs[c].kind == Kind::Match;
+                        keep[c] |= is_match;
+                        !is_match
+                    })
+                    .collect();
+                let mut by_cost = ranked.clone();
                 by_cost.sort_by_key(|&c| samples.total(c));
-                let mut by_hits: Vec<usize> = (0..specs.len()).collect();
+                let mut by_hits = ranked;
                 by_hits.sort_by_key(|&c| std::cmp::Reverse(samples.hits(c)));
                 for &c in by_cost
                     .iter()
@@ -1058,7 +1069,28 @@ impl Measured {
 
     /// The proposals of choices from this measurement (see [`Chosen::proposals`]); the streams
     /// that `fixed` gives keep them.
+    ///
+    /// The proposals are made twice: first as if `match` were no candidate, then with it
+    /// (identical ones once). Its sampled costs see neither how the hit indices' contexts and
+    /// repeats code a guess that holds for runs nor what it displaces from a list or from a
+    /// runner-up, so offering it must not take away a proposal the block had without it.
     fn propose(&self, streams: &Streams, fixed: &[Option<Choice>]) -> Chosen {
+        let mut chosen = self.propose_with(streams, fixed, false);
+        for p in self.propose_with(streams, fixed, true).proposals {
+            if !chosen.proposals.contains(&p) {
+                chosen.proposals.push(p);
+            }
+        }
+        chosen
+    }
+
+    /// [`Measured::propose`]'s proposals, with `match` a candidate or not.
+    fn propose_with(
+        &self,
+        streams: &Streams,
+        fixed: &[Option<Choice>],
+        with_match: bool,
+    ) -> Chosen {
         let (specs, m) = (&self.specs, self);
         let n = specs.len();
         let best_tag = self.best_tags(1).first().copied().unwrap_or(TagContext {
@@ -1070,7 +1102,11 @@ impl Measured {
         let pick = |s: usize, ban: &[usize], max_list: usize, detour| match fixed.get(s) {
             Some(Some(c)) => c.clone(),
             _ => {
-                let (primary, list) = m.samples[s].choose(&m.rank[s], ban, max_list, detour);
+                let mut ban = ban.to_vec();
+                if !with_match {
+                    ban.extend((0..specs[s].len()).filter(|&i| specs[s][i].kind == Kind::Match));
+                }
+                let (primary, list) = m.samples[s].choose(&m.rank[s], &ban, max_list, detour);
                 Choice {
                     primary: specs[s][primary],
                     list: list.iter().map(|&c| specs[s][c]).collect(),
@@ -1147,16 +1183,7 @@ impl Measured {
             MAX_LIST,
             None,
         );
-        // The greedy choice without `match`: the record match's guesses are estimated on
-        // samples as if every miss cost a residual of its own, and a stream that lists it can
-        // lose a predictor the coded size would have kept.
-        let match_spec = Spec {
-            kind: Kind::Match,
-            arg: 0,
-        };
-        let without_match = variant(&|_: &Choice| vec![match_spec], MAX_LIST, None);
         let alternatives = [
-            Some(without_match),
             any.then_some(alternative),
             Some(keyed_recent),
             Some(without_recent),

@@ -156,37 +156,36 @@ fn the_match_follows_a_repeated_run_through_changed_records() {
     );
 }
 
+/// 30 snapshots ([`snapshots`]) coded with the automatic choice, and with that choice
+/// without `match`: whether the choice names `match`, and both sizes.
+fn sizes(repeat: bool) -> (bool, usize, usize) {
+    let f = Fixture::with_dtd(DTD);
+    let block = f.flat(&snapshots(30, repeat));
+    let choices = best(&f, &block);
+    let chosen = round_trip(&f, &block, &choices);
+    let without = round_trip(&f, &block, &without_match(&choices));
+    (names_match(&choices), chosen.len(), without.len())
+}
+
 #[test]
 fn repeated_snapshots_take_match_and_code_smaller_with_it() {
-    let f = Fixture::with_dtd(DTD);
-    let block = f.flat(&snapshots(30, true));
-    let choices = best(&f, &block);
-    assert!(names_match(&choices), "{choices:?}");
-    let with = round_trip(&f, &block, &choices);
-    let without = round_trip(&f, &block, &without_match(&choices));
+    let (named, with, without) = sizes(true);
+    assert!(named);
     // Each row's four fields (12 bits of choice) come back snapshot after snapshot, but with a
     // row left out every few rows: a stream's own repeats need a few values in step to find
     // the run again, the match one record.
     assert!(
-        with.len() * 10 < without.len() * 9,
-        "with match {} bytes, without {}",
-        with.len(),
-        without.len()
+        with * 10 < without * 9,
+        "with match {with} bytes, without {without}"
     );
 }
 
 #[test]
 fn tables_that_never_repeat_cost_nothing_more_for_the_offer() {
-    let f = Fixture::with_dtd(DTD);
-    let block = f.flat(&snapshots(30, false));
-    let choices = best(&f, &block);
-    let chosen = round_trip(&f, &block, &choices);
-    let without = round_trip(&f, &block, &without_match(&choices));
+    let (_, chosen, without) = sizes(false);
     assert!(
-        chosen.len() <= without.len() + 8,
-        "chosen {} bytes, without match {}",
-        chosen.len(),
-        without.len()
+        chosen <= without + 8,
+        "chosen {chosen} bytes, without match {without}"
     );
 }
 
