@@ -879,6 +879,14 @@ pub(crate) fn choose_ordered(
             }
             let mut c = candidates(streams, s, &ending);
             c.truncate(MAX_CANDIDATES);
+            // `match` last, and only where there is room: offering it takes no other
+            // candidate's place.
+            if c.len() < MAX_CANDIDATES {
+                c.push(Spec {
+                    kind: Kind::Match,
+                    arg: 0,
+                });
+            }
             c
         })
         .collect();

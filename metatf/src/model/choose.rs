@@ -31,7 +31,6 @@ pub(crate) fn candidates(streams: &Streams, s: usize, ending: &Ending) -> Vec<Sp
         own(Kind::Dfcm, 1),
         own(Kind::Dfcm, 2),
         own(Kind::Mtf, 0),
-        own(Kind::Match, 0),
     ];
     // One recency list of a name's values, for a stream that neither has enders nor ends
     // another's values in the block: what it names is not an allocation or a free, which are
