@@ -332,7 +332,7 @@ impl<C: Consumer> Side for Reading<'_, C> {
 
     fn end_record(&mut self) {
         if self.taken {
-            self.consumer.engine().history.record += 1;
+            self.consumer.engine().end_record();
         }
         self.window.next();
         self.taken = self.window.taken();
@@ -511,6 +511,8 @@ impl Consumer for Encode {
     fn bytes(&mut self, field: u64, b: &[u8], key: Option<usize>) {
         let before = self.start();
         if self.whole {
+            self.models
+                .match_string(key.and_then(|k| self.engine.matched(k)));
             self.models.encode_bytes(&mut self.coder, field, b);
         }
         if let Some(k) = key {
@@ -526,6 +528,8 @@ impl Consumer for Encode {
     fn ended_bytes(&mut self, field: u64, s: usize, b: &[u8], key: Option<usize>) {
         let before = self.start();
         if self.whole {
+            self.models
+                .match_string(key.and_then(|k| self.engine.matched(k)));
             self.models.encode_ended(&mut self.coder, field, b);
         }
         self.engine.observe(s, b.len() as u64);
@@ -602,6 +606,8 @@ impl Side for Decode<'_> {
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
         let start = self.output.bytes.len();
         self.models
+            .match_string(key.and_then(|k| self.engine.matched(k)));
+        self.models
             .decode_bytes(&mut self.coder, field, &mut self.output.bytes, len)?;
         if let Some(k) = key {
             let b = self.output.bytes.get(start..).unwrap_or_default();
@@ -630,6 +636,8 @@ impl Side for Decode<'_> {
     fn ended_bytes(&mut self, field: u64, s: usize, key: Option<usize>) -> Result<u64, String> {
         let (_, at) = take_deferred(&mut self.deferred, s)?;
         let start = self.output.bytes.len();
+        self.models
+            .match_string(key.and_then(|k| self.engine.matched(k)));
         let len =
             self.models
                 .decode_ended(&mut self.coder, field, self.budget, &mut self.output.bytes)?
@@ -656,7 +664,7 @@ impl Side for Decode<'_> {
     }
 
     fn end_record(&mut self) {
-        self.engine.history.record += 1;
+        self.engine.end_record();
         self.output.records += 1;
         if self.coder.overrun() > 16 {
             // Past the end of the coded bytes: the rest could only be made of zeros.
@@ -870,6 +878,14 @@ pub(crate) fn choose_ordered(
             }
             let mut c = candidates(streams, s, &ending);
             c.truncate(MAX_CANDIDATES);
+            // `match` last, and only where there is room: offering it takes no other
+            // candidate's place.
+            if c.len() < MAX_CANDIDATES {
+                c.push(Spec {
+                    kind: Kind::Match,
+                    arg: 0,
+                });
+            }
             c
         })
         .collect();
@@ -885,7 +901,9 @@ pub(crate) fn choose_ordered(
         return Ok(m.propose(streams, fixed));
     }
     let first = measure(all, tag_candidates, sampled)?;
-    let kept = first.kept_candidates(&first.propose(streams, fixed).proposals);
+    // Kept by the proposals made without `match` (which is kept anyway): the second
+    // measurement then measures what it would without the offer, and `match` besides.
+    let kept = first.kept_candidates(&first.propose_with(streams, fixed, false).proposals);
     let tags = first.best_tags(KEPT_TAG_CONTEXTS);
     let m = measure(kept, tags, Window::all(block.records))?;
     Ok(m.propose(streams, fixed))
@@ -939,14 +957,32 @@ fn measure(
         rank.push(c.iter().map(|p| p.kind.is_rank()).collect());
     }
     engine.seed(carried);
-    let cap = samples_per_stream(specs.iter().map(Vec::len).sum()) as usize;
+    // `match` is measured on top of the budget: offering it leaves the other candidates'
+    // samples, and so their choice, as they were.
+    let counted = specs
+        .iter()
+        .flatten()
+        .filter(|p| p.kind != Kind::Match)
+        .count();
+    let cap = samples_per_stream(counted) as usize;
     let alphabet = TagAlphabet::new(catalog);
     let context_bits = measure_context_bits(tag_contexts.len(), alphabet.bits);
     let mut m = Reading::windowed(
         block,
         Measure {
             engine,
-            samples: specs.iter().map(|c| Samples::new(c.len())).collect(),
+            samples: specs
+                .iter()
+                .map(|c| {
+                    let mut samples = Samples::new(c.len());
+                    samples.list_only = c
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.kind == Kind::Match)
+                        .fold(0, |m, (i, _)| m | 1 << i);
+                    samples
+                })
+                .collect(),
             candidates: cands,
             rank,
             seen: vec![0; streams.len()],
@@ -1008,9 +1044,18 @@ impl Measured {
                         }
                     }
                 }
-                let mut by_cost: Vec<usize> = (0..specs.len()).collect();
+                // `match` is kept beside the rankings, not in them, so that offering it leaves
+                // the other candidates kept as they were (its state is one per block).
+                let ranked: Vec<usize> = (0..specs.len())
+                    .filter(|&c| {
+                        let is_match = specs[c].kind == Kind::Match;
+                        keep[c] |= is_match;
+                        !is_match
+                    })
+                    .collect();
+                let mut by_cost = ranked.clone();
                 by_cost.sort_by_key(|&c| samples.total(c));
-                let mut by_hits: Vec<usize> = (0..specs.len()).collect();
+                let mut by_hits = ranked;
                 by_hits.sort_by_key(|&c| std::cmp::Reverse(samples.hits(c)));
                 for &c in by_cost
                     .iter()
@@ -1031,7 +1076,28 @@ impl Measured {
 
     /// The proposals of choices from this measurement (see [`Chosen::proposals`]); the streams
     /// that `fixed` gives keep them.
+    ///
+    /// The proposals are made twice: first as if `match` were no candidate, then with it
+    /// (identical ones once). Its sampled costs see neither how the hit indices' contexts and
+    /// repeats code a guess that holds for runs nor what it displaces from a list or from a
+    /// runner-up, so offering it must not take away a proposal the block had without it.
     fn propose(&self, streams: &Streams, fixed: &[Option<Choice>]) -> Chosen {
+        let mut chosen = self.propose_with(streams, fixed, false);
+        for p in self.propose_with(streams, fixed, true).proposals {
+            if !chosen.proposals.contains(&p) {
+                chosen.proposals.push(p);
+            }
+        }
+        chosen
+    }
+
+    /// [`Measured::propose`]'s proposals, with `match` a candidate or not.
+    fn propose_with(
+        &self,
+        streams: &Streams,
+        fixed: &[Option<Choice>],
+        with_match: bool,
+    ) -> Chosen {
         let (specs, m) = (&self.specs, self);
         let n = specs.len();
         let best_tag = self.best_tags(1).first().copied().unwrap_or(TagContext {
@@ -1043,7 +1109,11 @@ impl Measured {
         let pick = |s: usize, ban: &[usize], max_list: usize, detour| match fixed.get(s) {
             Some(Some(c)) => c.clone(),
             _ => {
-                let (primary, list) = m.samples[s].choose(&m.rank[s], ban, max_list, detour);
+                let mut ban = ban.to_vec();
+                if !with_match {
+                    ban.extend((0..specs[s].len()).filter(|&i| specs[s][i].kind == Kind::Match));
+                }
+                let (primary, list) = m.samples[s].choose(&m.rank[s], &ban, max_list, detour);
                 Choice {
                     primary: specs[s][primary],
                     list: list.iter().map(|&c| specs[s][c]).collect(),

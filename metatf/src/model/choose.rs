@@ -116,6 +116,10 @@ pub(crate) struct Samples {
     pub(crate) candidates: usize,
     pub(crate) masks: Vec<u64>,
     pub(crate) costs: Vec<u8>,
+    /// One bit per candidate that may only be listed, never the primary: `match`, whose
+    /// guess from a record that merely lines up with this one costs little on the sampled
+    /// estimate and much as the residual of every miss.
+    pub(crate) list_only: u64,
 }
 
 impl Samples {
@@ -124,6 +128,7 @@ impl Samples {
             candidates,
             masks: Vec::new(),
             costs: Vec::new(),
+            list_only: 0,
         }
     }
 
@@ -237,7 +242,7 @@ impl Samples {
             }
         }
         (0..self.candidates)
-            .filter(|&c| !is_rank[c] && !ban.contains(&c))
+            .filter(|&c| !is_rank[c] && (self.list_only >> c) & 1 == 0 && !ban.contains(&c))
             .min_by_key(|&c| totals[c])
             .unwrap_or(0)
     }

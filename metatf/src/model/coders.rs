@@ -491,6 +491,12 @@ impl Models {
             .get_or_insert_with(|| StringModel::new(MIN_TABLE_BITS))
     }
 
+    /// The string key of the record match's string for the next string coded
+    /// ([`StringModel::set_matched`]).
+    pub(crate) fn match_string(&mut self, key: Option<u64>) {
+        self.strings().set_matched(key);
+    }
+
     pub(crate) fn encode_bytes(&mut self, e: &mut Encoder, field: u64, bytes: &[u8]) {
         self.strings().encode(e, field, bytes);
     }

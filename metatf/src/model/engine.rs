@@ -8,6 +8,7 @@ use crate::hash::FastMap;
 
 use super::live::{Pool, LIVE_CAP, MEASURE_LIVE_CAP};
 use super::predict::{key_slot, History, KeyTable, Kind, Predictor, Spec};
+use super::record_match::RecordMatch;
 use super::reorder::Kept;
 use super::streams::Streams;
 
@@ -59,7 +60,7 @@ pub(crate) struct Engine {
 fn reads_only_history(kind: Kind) -> bool {
     matches!(
         kind,
-        Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum | Kind::Key
+        Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum | Kind::Key | Kind::Match
     )
 }
 
@@ -149,6 +150,9 @@ impl Engine {
             pool,
             key_table,
         );
+        if spec.kind == Kind::Match && self.history.matcher.is_none() {
+            self.history.matcher = Some(Box::new(RecordMatch::new(self.followers.len())));
+        }
         let i = self.predictors.len();
         // Predictors read only the history, which changes after all of them have observed a
         // value, so the order of followers does not matter. Those that read nothing but the
@@ -303,7 +307,27 @@ impl Engine {
             let i = key_slot(&self.history, self.history.keyed[t].key, self.table_bits);
             self.history.keyed[t].values[i] = v;
         }
+        if let Some(m) = &mut self.history.matcher {
+            m.observe(s, v);
+        }
         self.history.update(s, v);
+    }
+
+    /// The value of stream `s` in the record the record match names for the current record,
+    /// when the block keeps a record match (some stream's predictors name `match`) and the
+    /// match held on the previous record: a byte string's first candidate, which a match
+    /// that merely follows an old alignment would take from the field's successor.
+    pub(crate) fn matched(&self, s: usize) -> Option<u64> {
+        let m = self.history.matcher.as_ref()?;
+        m.holding().then(|| m.matched(s, self.history.record))?
+    }
+
+    /// The record being coded is complete: the next one begins.
+    pub(crate) fn end_record(&mut self) {
+        if let Some(m) = &mut self.history.matcher {
+            m.end_record(self.history.record);
+        }
+        self.history.record += 1;
     }
 }
 

@@ -29,6 +29,7 @@ mod order;
 mod packed_tables;
 mod predict;
 mod range;
+mod record_match;
 mod reorder;
 mod repeats;
 mod report;
@@ -67,6 +68,8 @@ mod order_tests;
 mod packed_tables_tests;
 #[cfg(test)]
 mod recent_tests;
+#[cfg(test)]
+mod record_match_tests;
 #[cfg(test)]
 mod repeats_tests;
 #[cfg(test)]

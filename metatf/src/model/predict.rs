@@ -8,6 +8,7 @@ use super::deltas::RecentDeltas;
 use std::rc::Rc;
 
 use super::live::{LiveList, Pool};
+use super::record_match::RecordMatch;
 use super::stack::OpenStack;
 use crate::varint::{unzigzag, zigzag};
 
@@ -82,13 +83,17 @@ pub(crate) enum Kind {
     /// record: an entry) that no value of the own stream (an exit) has closed yet: a call
     /// stack ([`super::stack::OpenStack`]).
     Stack,
+    /// The own stream's value in the record that followed the last occurrence of the
+    /// previous record ([`super::record_match::RecordMatch`]): a run of records that repeats
+    /// an earlier run.
+    Match,
 }
 
-/// The code of [`Kind::Stack`]; 16 is left for another kind.
+/// The code of [`Kind::Stack`] (16 is [`Kind::Match`]'s).
 const STACK_CODE: u8 = 17;
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 16] = [
+    pub(crate) const ALL: [Kind; 17] = [
         Kind::Zero,
         Kind::Last,
         Kind::Stride,
@@ -105,6 +110,7 @@ impl Kind {
         Kind::KeyDelta,
         Kind::Top,
         Kind::Recent,
+        Kind::Match,
     ];
 
     pub(crate) fn code(self) -> u8 {
@@ -172,6 +178,7 @@ impl Kind {
             Kind::Top => "top",
             Kind::Recent => "recent",
             Kind::Stack => "stack",
+            Kind::Match => "match",
         }
     }
 }
@@ -198,6 +205,8 @@ pub(crate) struct History {
     /// Recency lists shared by predictors whose lists would hold the same values (see
     /// `Engine::share_lists`); the engine updates them after the predictors observe.
     pub(crate) lists: Vec<LiveList>,
+    /// The record match, kept only when a `match` predictor reads it.
+    pub(crate) matcher: Option<Box<RecordMatch>>,
 }
 
 /// The own stream's last value under each slot of a key (the key stream's value and record
@@ -221,6 +230,7 @@ impl History {
             record: 0,
             keyed: Vec::new(),
             lists: Vec::new(),
+            matcher: None,
         }
     }
 
@@ -488,6 +498,10 @@ impl Predictor {
             Kind::KeyShift => self.under_key(h).0.wrapping_add(self.shift),
             Kind::Top => self.top.wrapping_add(self.table[self.top_slot()]),
             Kind::Stack => self.stack.as_ref().map_or(0, |s| s.top()),
+            Kind::Match => h
+                .matcher
+                .as_ref()
+                .map_or(0, |m| m.guess(self.own, h.record)),
             Kind::KeyStride => {
                 let (last, i) = self.under_key(h);
                 last.wrapping_add(self.deltas[i])
@@ -620,7 +634,7 @@ impl Predictor {
                     st.close(v);
                 }
             }
-            Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum | Kind::Key => {}
+            Kind::Zero | Kind::Last | Kind::Stride | Kind::Sum | Kind::Key | Kind::Match => {}
         }
     }
 

@@ -34,6 +34,7 @@ use std::sync::OnceLock;
 use super::counter::FRESH;
 use super::numbers::SmallModel;
 use super::range::{Decoder, Encoder};
+use super::streams::string_key;
 use super::string_ends::{EndContext, EndModel};
 use super::string_slots::{self, BucketAt, Slots};
 pub(crate) use super::string_slots::{table_cap, MAX_TABLE_BITS, MIN_TABLE_BITS};
@@ -51,6 +52,8 @@ const KEPT_BYTES: usize = 32 * KEEP_MAX;
 const CANDIDATES: usize = 15;
 /// The dictionary symbol of a string that is none of the candidates.
 const NEW: u32 = 15;
+/// Dictionary symbol models per field and kind of string (see [`Field`]'s `rank`).
+const RANK_MODELS: usize = 4;
 /// Longest string a dictionary keeps (and the column context looks at).
 pub(crate) const KEEP_MAX: usize = 1024;
 /// Hashed contexts of a bit. Why these eight: each of the first seven makes the text traces
@@ -180,6 +183,8 @@ impl BitIo for Decoder<'_> {
 /// A string a field's dictionary keeps.
 struct Kept {
     bytes: Vec<u8>,
+    /// Its string key (`string_key`), which the record match names a string by.
+    key: u64,
     /// Where the string that followed this one in the field (the last time this one was the
     /// field's latest) starts in the match model's history, and its length.
     next: Option<(u64, usize)>,
@@ -192,13 +197,14 @@ struct Field {
     kept_bytes: usize,
     /// Whether the field's latest string is `recent[0]` (not so after one too long to keep).
     latest_kept: bool,
-    /// Dictionary symbol models: one candidate; several; several, the first a successor.
-    rank: [SmallModel; 3],
+    /// Dictionary symbol models: one candidate; several; several, the first a successor;
+    /// the first the record match's string.
+    rank: [SmallModel; RANK_MODELS],
     /// The same for strings coded with their ends, whose candidates are of any length.
-    rank_any: [SmallModel; 3],
+    rank_any: [SmallModel; RANK_MODELS],
     /// The writer's models of what the symbols of `rank` would have been for the strings coded
     /// with their ends, metered only ([`EndStats`]).
-    rank_shadow: [SmallModel; 3],
+    rank_shadow: [SmallModel; RANK_MODELS],
     /// The anchor of the field's last string in the ring (see `finish`), and its length.
     last_at: u64,
     last_len: usize,
@@ -210,9 +216,9 @@ impl Field {
             recent: Vec::new(),
             kept_bytes: 0,
             latest_kept: false,
-            rank: [SmallModel::new(4), SmallModel::new(4), SmallModel::new(4)],
-            rank_any: [SmallModel::new(4), SmallModel::new(4), SmallModel::new(4)],
-            rank_shadow: [SmallModel::new(4), SmallModel::new(4), SmallModel::new(4)],
+            rank: std::array::from_fn(|_| SmallModel::new(4)),
+            rank_any: std::array::from_fn(|_| SmallModel::new(4)),
+            rank_shadow: std::array::from_fn(|_| SmallModel::new(4)),
             last_at: 0,
             last_len: 0,
         }
@@ -254,7 +260,15 @@ impl Field {
             }
             None if s.len() <= KEEP_MAX => {
                 let bytes = s.to_vec();
-                self.recent.insert(0, Kept { bytes, next: None });
+                let key = string_key(s);
+                self.recent.insert(
+                    0,
+                    Kept {
+                        bytes,
+                        key,
+                        next: None,
+                    },
+                );
                 self.kept_bytes += s.len();
                 while self.recent.len() > KEPT || self.kept_bytes > KEPT_BYTES {
                     let gone = self.recent.pop().expect("more than the new string");
@@ -334,6 +348,10 @@ pub(crate) struct StringModel {
     /// coded: candidate 0.
     succ_bytes: Vec<u8>,
     has_succ: bool,
+    /// The string key of the string the record match names for the next string
+    /// ([`StringModel::set_matched`]), and whether candidate 0 is that string.
+    matched: Option<u64>,
+    from_match: bool,
     /// One bit per position of the match model's history: whether a string starts there
     /// (so the string before it ended there), and whether the next byte pushed starts one.
     starts: Vec<u64>,
@@ -374,6 +392,8 @@ impl StringModel {
             candidates: Vec::new(),
             succ_bytes: Vec::new(),
             has_succ: false,
+            matched: None,
+            from_match: false,
             starts: vec![0; 1 << (RING_BITS - 6)],
             next_start: true,
             ends: None,
@@ -410,6 +430,7 @@ impl StringModel {
     /// Codes string `s` of field `field` (a [`field_id`]); its length is known to the reader.
     pub(crate) fn encode(&mut self, e: &mut Encoder, field: u64, s: &[u8]) {
         if s.is_empty() {
+            self.matched = None;
             return;
         }
         let found = self.lookup(field, Some(s.len()), |c| c == s);
@@ -436,6 +457,7 @@ impl StringModel {
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
         if len == 0 {
+            self.matched = None;
             return Ok(());
         }
         self.lookup(field, Some(len), |_| false);
@@ -594,8 +616,23 @@ impl StringModel {
         let f = self.fields.entry(field).or_insert_with(Field::new);
         f.candidates(len, &mut self.candidates);
         self.has_succ = false;
+        self.from_match = false;
         self.succ_bytes.clear();
-        if let Some((at, n)) = f.successor() {
+        // The record match's string, when the field keeps it (and it has the length): it
+        // takes the successor's place, which it is when the records repeat an earlier run.
+        let matched = self.matched.and_then(|key| {
+            f.recent
+                .iter()
+                .find(|k| k.key == key && len.is_none_or(|l| l == k.bytes.len()))
+        });
+        if let Some(k) = matched {
+            self.succ_bytes.extend_from_slice(&k.bytes);
+            self.has_succ = true;
+            self.from_match = true;
+            let sb = &self.succ_bytes;
+            self.candidates.retain(|&i| f.recent[i].bytes != *sb);
+            self.candidates.truncate(CANDIDATES - 1);
+        } else if let Some((at, n)) = f.successor() {
             // Candidate 0 when its bytes are still in the history and its length is `len`.
             if len.is_none_or(|l| l == n) && self.pos - at <= 1 << RING_BITS {
                 let mask = (1u64 << RING_BITS) - 1;
@@ -618,10 +655,18 @@ impl StringModel {
             .map(|r| r + off)
     }
 
+    /// The string key of the string in the record that the record match names, for the next
+    /// string coded (its field's string there); `None` when the block has no record match or
+    /// it names no such string.
+    pub(crate) fn set_matched(&mut self, key: Option<u64>) {
+        self.matched = key;
+    }
+
     /// Which rank model codes the dictionary symbol, if any candidate exists.
     fn rank_model(&self) -> Option<usize> {
         match self.candidates.len() + usize::from(self.has_succ) {
             0 => None,
+            _ if self.from_match => Some(3),
             1 => Some(0),
             _ if self.has_succ => Some(2),
             _ => Some(1),
@@ -662,6 +707,8 @@ impl StringModel {
     /// The string was coded (or found in the dictionary): it feeds the match model and the
     /// field's memory.
     fn finish(&mut self, field: u64, s: &[u8], bytewise: bool) {
+        // The record match named a string for this one only.
+        self.matched = None;
         let anchor = self.pos;
         if !bytewise {
             for &b in s {
