@@ -106,6 +106,9 @@ pub enum Predictor {
     /// field and of every field of the same name in the scope's other records, coded in the
     /// context of field F's value.
     Recent(Option<FieldRef>),
+    /// `match`: the field's value in the record after the last earlier occurrence of the
+    /// previous record (a run of records that repeats, followed through changed values).
+    Match,
 }
 
 impl Predictor {
@@ -128,6 +131,7 @@ impl Predictor {
             Predictor::Reuse(_) => "reuse",
             Predictor::Top(_) => "top",
             Predictor::Recent(_) => "recent",
+            Predictor::Match => "match",
         }
     }
 
@@ -157,7 +161,7 @@ impl Predictor {
             | Predictor::LiveNext(f)
             | Predictor::Top(f) => Some(f),
             Predictor::None | Predictor::Stride | Predictor::Fcm(_) | Predictor::Dfcm(_) => None,
-            Predictor::Mtf => None,
+            Predictor::Mtf | Predictor::Match => None,
         }
     }
 }

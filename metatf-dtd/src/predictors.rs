@@ -49,7 +49,7 @@ const fn info(
 }
 
 /// Every predictor, in the order of the model engine's codes (docs/FORMAT.md §7).
-pub const PREDICTORS: [PredictorInfo; 16] = [
+pub const PREDICTORS: [PredictorInfo; 17] = [
     info("none", Operand::None, false, ""),
     info(
         "last",
@@ -126,6 +126,7 @@ pub const PREDICTORS: [PredictorInfo; 16] = [
         true,
         "the field whose value is the context of the rank",
     ),
+    info("match", Operand::None, false, ""),
 ];
 
 /// The value of `model` that leaves the choice to the model engine.

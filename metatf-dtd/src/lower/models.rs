@@ -148,6 +148,7 @@ fn predictor(
         "livenext" => Predictor::LiveNext(field.clone()?),
         "top" => Predictor::Top(field.clone()?),
         "recent" => Predictor::Recent(own_or(field.clone())),
+        "match" => Predictor::Match,
         _ => Predictor::Reuse(own_or(field.clone())),
     })
 }

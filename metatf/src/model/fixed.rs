@@ -118,6 +118,7 @@ fn spec(
         Predictor::Reuse(f) => (Kind::Reuse, stream(f.as_ref())?),
         Predictor::Top(f) => (Kind::Top, stream(Some(f))?),
         Predictor::Recent(f) => (Kind::Recent, stream(f.as_ref())?),
+        Predictor::Match => (Kind::Match, 0),
     };
     let order_ok = |k: u32| (1..=super::predict::MAX_ORDER).contains(&k);
     let valid = match kind {

@@ -37,7 +37,7 @@ fn dtd(alloc: &str, free: &str, load: &str) -> String {
 }
 
 /// One model per predictor kind, on the field it suits: (record, property).
-const ONE_KIND_EACH: [(&str, &str); 17] = [
+const ONE_KIND_EACH: [(&str, &str); 18] = [
     ("load", "size.model = none;"),
     ("load", "addr.model = last;"),
     ("load", "pc.model = stride;"),
@@ -55,6 +55,7 @@ const ONE_KIND_EACH: [(&str, &str); 17] = [
     ("alloc", "ptr.model = top size, last;"),
     ("free", "ptr.model = none, recent;"),
     ("alloc", "ptr.model = none, recent size;"),
+    ("load", "addr.model = match;"),
 ];
 
 /// Every kind at once, several per field.
@@ -267,6 +268,26 @@ fn the_model_table_holds_what_the_dtd_fixed() {
     for (fixed, auto) in tables.iter().zip(&plain_tables) {
         assert_eq!(fixed[unfixed], auto[unfixed]);
         assert_eq!(fixed[random].list, auto[random].list);
+    }
+}
+
+/// `match` named by a DTD is the record match's predictor (code 16) in every block's table.
+#[test]
+fn a_dtd_can_fix_the_record_match() {
+    let text = dtd("", "", "addr.model = match;");
+    let bytes = write(&text, &trace(&steps(3000)), 1000);
+    let addr = stream(&text, 6, "addr") as usize;
+    let tables = tables(&text, &bytes);
+    assert!(tables.len() >= 2);
+    for table in &tables {
+        assert_eq!(
+            table[addr].primary,
+            Spec {
+                kind: Kind::Match,
+                arg: 0
+            }
+        );
+        assert!(table[addr].list.is_empty());
     }
 }
 
