@@ -112,7 +112,7 @@ fn corpus_sizes_against_peers() {
     assert_eq!(checked, 9);
 }
 
-/// A file of a layout this hatf no longer writes is refused with the layout named as it is
+/// A file of a layout this hatf does not write is refused with the layout named as it is
 /// written in the file. The compact form's header code 1 stands for `wee-alloc-cm-3`
 /// (docs/FORMAT.md §5), so turning a fresh file's code 2 into 1, with its CRC made good again,
 /// gives such a file.

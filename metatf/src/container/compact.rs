@@ -51,7 +51,7 @@ pub struct KnownHeader {
 
 /// The headers compact files may name by code: entry `k − 1` is code `k`. Codes are never
 /// reused or reordered; new ones are appended (a reader that does not know a code refuses the
-/// file with an error naming it). Code 1 names a layout no longer written (`wee-alloc-cm-3`):
+/// file with an error naming it). Code 1 names a layout this writer does not write (`wee-alloc-cm-3`):
 /// it still expands, and the format's reader refuses the layout by name.
 pub const KNOWN_HEADERS: &[KnownHeader] = &[
     KnownHeader {
