@@ -14,9 +14,9 @@
 //!    context, one string at a time. Traces that repeat a run of lines (a listing taken again,
 //!    a loop of system calls) then code each repeated string as rank 0;
 //! 2. any other string byte by byte, each bit predicted by two **logistic mixes** (one chosen
-//!    by the match state, one by the previous byte, averaged) of hashed contexts (orders 0–5
-//!    within the string, the current word, the byte at the same position of the field's
-//!    previous string) and a **match model** (the byte
+//!    by the match state, one by the previous byte, averaged) of hashed contexts (orders 0–4
+//!    within the string, order 5 across the strings before it, the current word, the byte at
+//!    the same position of the field's previous string) and a **match model** (the byte
 //!    that followed the last occurrence of the preceding bytes, anywhere in the block's
 //!    strings, or at the start of a string the field's previous string), as in lpaq, then
 //!    refined by an order-1 SSE stage.
@@ -323,6 +323,11 @@ pub(crate) struct StringModel {
     field: u64,
     at: usize,
     hist: u64,
+    /// The last 8 bytes of the match model's history with a byte 10 after each string (last
+    /// lowest): the order-5 context of a string's first bytes reaches back into the strings
+    /// before it, where the string that names what follows (a call's name before its
+    /// arguments, a key before its value) is.
+    joined: u64,
     word: u64,
     column: Vec<u8>,
     base: [u64; CONTEXTS],
@@ -375,6 +380,7 @@ impl StringModel {
             field: 0,
             at: 0,
             hist: 0,
+            joined: 0,
             word: 0,
             column: Vec::new(),
             base: [0; CONTEXTS],
@@ -725,6 +731,7 @@ impl StringModel {
         // specification names.
         f.last_at = anchor;
         f.last_len = s.len();
+        self.joined = (self.joined << 8) | u64::from(b'\n');
     }
 
     /// The byte the match model predicts, if any.
@@ -760,7 +767,7 @@ impl StringModel {
             mix(f ^ 2, h & 0xFF),
             mix(3, h & 0xFFFF),
             mix(f ^ 4, h & 0xFF_FFFF),
-            mix(5, h & 0xFF_FFFF_FFFF),
+            mix(5, self.joined & 0xFF_FFFF_FFFF),
             mix(
                 f ^ 6,
                 (col << 16) | (h & 0xFF) << 8 | (self.at.min(255) as u64),
@@ -872,6 +879,7 @@ impl StringModel {
         self.starts[word] = self.starts[word] & !(1 << bit) | u64::from(self.next_start) << bit;
         self.next_start = false;
         self.pos += 1;
+        self.joined = (self.joined << 8) | u64::from(b);
         match predicted {
             Some(p) if p == b => {
                 self.match_len += 1;
