@@ -212,10 +212,87 @@ fn groups<F: Format>(c: &mut Criterion, name: &str, t: &Trace<F>) {
     g.finish();
 }
 
-/// The `model-write-*` and `model-read-*` groups of both traces.
+/// Lackey's own text (`I  0401ab70,3`, ` S 1fff0005e8,8`) from its records, spelled as fast as
+/// this bench knows how: two decimal digits a table lookup, no decoding, into memory. Any
+/// decoder that rebuilds the text from records pays at least this, where `xz -d` copies the
+/// text's long repeats instead (docs/PERFORMANCE.md §4 sets the two side by side).
+fn spell_lackey(records: &[Lackey], out: &mut Vec<u8>) {
+    const PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    fn decimal(out: &mut Vec<u8>, mut v: u64) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        while v >= 100 {
+            let pair = (v % 100) as usize * 2;
+            v /= 100;
+            at -= 2;
+            digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        }
+        if v >= 10 {
+            at -= 2;
+            digits[at..at + 2].copy_from_slice(&PAIRS[v as usize * 2..v as usize * 2 + 2]);
+        } else {
+            at -= 1;
+            digits[at] = b'0' + v as u8;
+        }
+        out.extend_from_slice(&digits[at..]);
+    }
+    fn access(out: &mut Vec<u8>, kind: &[u8; 3], addr: u64, size: u8) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        out.extend_from_slice(kind);
+        // At least eight hexadecimal digits, more where the address needs them.
+        let digits = (16 - addr.leading_zeros() as usize / 4).max(8);
+        for k in (0..digits).rev() {
+            out.push(HEX[(addr >> (4 * k)) as usize & 15]);
+        }
+        out.push(b',');
+        decimal(out, u64::from(size));
+        out.push(b'\n');
+    }
+    out.clear();
+    for r in records {
+        match *r {
+            Lackey::Instr { addr, size } => access(out, b"I  ", addr, size),
+            Lackey::Load { addr, size } => access(out, b" L ", addr, size),
+            Lackey::Store { addr, size } => access(out, b" S ", addr, size),
+            Lackey::Modify { addr, size } => access(out, b" M ", addr, size),
+            Lackey::Other { ref vfield } => {
+                out.extend_from_slice(vfield);
+                out.push(b'\n');
+            }
+        }
+    }
+}
+
+/// The `print-floor` group: [`spell_lackey`] over the whole trace.
+fn print_floor(c: &mut Criterion, t: &Trace<Lackey>) {
+    let mut text = Vec::new();
+    spell_lackey(&t.typed, &mut text);
+    if let Some(original) = foreign_dir()
+        .and_then(|dir| std::fs::read(dir.join("lackey-python-json.txt.zst")).ok())
+        .and_then(|compressed| zstd::decode_all(&compressed[..]).ok())
+    {
+        assert!(text == original, "the floor spells lackey's text exactly");
+    }
+    eprintln!(
+        "lackey: {} records spell {} bytes of text",
+        t.typed.len(),
+        text.len()
+    );
+    let mut g = c.benchmark_group("print-floor");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(t.typed.len() as u64));
+    g.bench_function("lackey-text", |b| {
+        b.iter(|| spell_lackey(black_box(&t.typed), &mut text))
+    });
+    g.finish();
+}
+
+/// The `model-write-*` and `model-read-*` groups of both traces, and `print-floor` of lackey.
 pub fn bench(c: &mut Criterion) {
     if let Some(t) = load("lackey-python-json.txt.zst", "lackey", "lackey.dtd", lackey) {
         groups(c, "lackey", &t);
+        print_floor(c, &t);
     }
     if let Some(t) = load(
         "heaptrack-perl-hash.raw.zst",
@@ -228,31 +305,32 @@ pub fn bench(c: &mut Criterion) {
 }
 
 /// One operation once on one trace, for `perf` (`METATF_PROFILE=model-<op>-<trace>`, op one
-/// of `write-typed`, `write-universal`, `read-typed`, `read-universal`).
+/// of `write-typed`, `write-universal`, `read-typed`, `read-universal`; and
+/// `model-print-floor-lackey`, [`spell_lackey`] five times).
 pub fn profile(mode: &str) -> bool {
     let Some(rest) = mode.strip_prefix("model-") else {
         return false;
     };
     fn run<F: Format>(op: &str, t: &Trace<F>) {
-        let started = std::time::Instant::now();
-        let cpu = cpu_seconds();
-        match op {
+        timed(op, || match op {
             "write-typed" => drop(black_box(typed_write(&t.typed))),
             "write-universal" => drop(black_box(universal_write::<F>(&t.dynamic))),
             "read-typed" => drop(black_box(typed_read::<F>(&t.bytes))),
             "read-universal" => drop(black_box(universal_read(&t.bytes))),
             other => panic!("unknown operation {other}"),
-        }
-        let cpu = cpu_seconds().zip(cpu).map(|(after, before)| after - before);
-        eprintln!(
-            "{op}: {:?} wall, {} s CPU",
-            started.elapsed(),
-            cpu.map_or("?".to_string(), |c| format!("{c:.2}"))
-        );
+        });
     }
     if let Some(op) = rest.strip_suffix("-lackey") {
         if let Some(t) = load("lackey-python-json.txt.zst", "lackey", "lackey.dtd", lackey) {
-            run(op, &t);
+            if op == "print-floor" {
+                // Five rounds: the least is the floor, the spread shows the machine's load.
+                let mut text = Vec::new();
+                for _ in 0..5 {
+                    timed(op, || spell_lackey(black_box(&t.typed), &mut text));
+                }
+            } else {
+                run(op, &t);
+            }
         }
     } else if let Some(op) = rest.strip_suffix("-heaptrack") {
         if let Some(t) = load(
@@ -272,6 +350,19 @@ pub fn profile(mode: &str) -> bool {
 /// CPU seconds the calling thread has run, from Linux's `/proc/thread-self/schedstat` (its
 /// first field, in nanoseconds); `None` elsewhere. Why CPU time: the machines these run on are
 /// shared, and wall time then measures the other jobs as much as the operation.
+/// Runs `work` once and prints its wall and CPU time (this thread's).
+fn timed(op: &str, work: impl FnOnce()) {
+    let started = std::time::Instant::now();
+    let cpu = cpu_seconds();
+    work();
+    let cpu = cpu_seconds().zip(cpu).map(|(after, before)| after - before);
+    eprintln!(
+        "{op}: {:?} wall, {} s CPU",
+        started.elapsed(),
+        cpu.map_or("?".to_string(), |c| format!("{c:.3}"))
+    );
+}
+
 fn cpu_seconds() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
