@@ -34,7 +34,8 @@ fn samples_per_stream(candidates: usize) -> u64 {
     (MEASURE_SAMPLE_BYTES / (candidates as u64).max(1))
         .clamp(MIN_SAMPLES_PER_STREAM, SAMPLES_PER_STREAM)
 }
-/// Most candidates measured per stream (a hit mask is one u64).
+/// Most candidates measured per stream, `match` not counted: the time and memory of a
+/// measurement grow with them (a DTD of many fields in one scope gives a stream hundreds).
 const MAX_CANDIDATES: usize = 64;
 /// Fields a decoder may produce per byte of coded block, beyond one per record: bounds the
 /// work damaged input can cause. Every field costs at least one coded decision, and a decision
@@ -400,13 +401,13 @@ impl Consumer for Measure {
         }
         if self.seen[s].is_multiple_of(self.every[s]) {
             let sample = &mut self.samples[s];
-            let mut mask = 0u64;
+            let at = sample.begin();
             for (c, &i) in self.candidates[s].iter().enumerate() {
                 let p = &self.engine.predictors[i];
                 let cost = if self.rank[s][c] {
                     match p.rank_of(&self.engine.history, v) {
                         Some(r) => {
-                            mask |= 1 << c;
+                            sample.set_hit(at, c);
                             estimate(r)
                         }
                         None => u8::MAX,
@@ -414,7 +415,7 @@ impl Consumer for Measure {
                 } else {
                     let g = p.predict(&self.engine.history);
                     if g == v {
-                        mask |= 1 << c;
+                        sample.set_hit(at, c);
                     }
                     if c == 0 {
                         estimate(v) // the first candidate is `none`: the value itself
@@ -424,7 +425,6 @@ impl Consumer for Measure {
                 };
                 sample.costs.push(cost);
             }
-            sample.masks.push(mask);
         }
         self.engine.observe(s, v);
     }
@@ -878,14 +878,12 @@ pub(crate) fn choose_ordered(
             }
             let mut c = candidates(streams, s, &ending);
             c.truncate(MAX_CANDIDATES);
-            // `match` last, and only where there is room: offering it takes no other
-            // candidate's place.
-            if c.len() < MAX_CANDIDATES {
-                c.push(Spec {
-                    kind: Kind::Match,
-                    arg: 0,
-                });
-            }
+            // `match` beside them, on top of the budget: the hit masks grow with the
+            // candidates, so offering it to every stream takes no other candidate's place.
+            c.push(Spec {
+                kind: Kind::Match,
+                arg: 0,
+            });
             c
         })
         .collect();
@@ -975,11 +973,9 @@ fn measure(
                 .iter()
                 .map(|c| {
                     let mut samples = Samples::new(c.len());
-                    samples.list_only = c
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, p)| p.kind == Kind::Match)
-                        .fold(0, |m, (i, _)| m | 1 << i);
+                    for (i, p) in c.iter().enumerate() {
+                        samples.list_only[i] = p.kind == Kind::Match;
+                    }
                     samples
                 })
                 .collect(),
