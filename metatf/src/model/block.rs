@@ -907,6 +907,17 @@ pub(crate) fn choose_ordered(
     Ok(m.propose(streams, fixed))
 }
 
+/// Where `match` stands among a stream's candidates `specs`: measured beside the others but
+/// never a primary, never ranked among them, and left out of the round of proposals made
+/// without it ([`Measured::propose`]).
+fn matches(specs: &[Spec]) -> impl Iterator<Item = usize> + '_ {
+    specs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.kind == Kind::Match)
+        .map(|(i, _)| i)
+}
+
 /// Candidates per stream that the first of two measurements keeps for the second, by sampled
 /// cost and by hits each, beside those its proposals name ([`Measured::kept_candidates`]).
 const KEPT_BY_RANKING: usize = 10;
@@ -973,8 +984,8 @@ fn measure(
                 .iter()
                 .map(|c| {
                     let mut samples = Samples::new(c.len());
-                    for (i, p) in c.iter().enumerate() {
-                        samples.list_only[i] = p.kind == Kind::Match;
+                    for i in matches(c) {
+                        samples.list_only[i] = true;
                     }
                     samples
                 })
@@ -1107,7 +1118,7 @@ impl Measured {
             _ => {
                 let mut ban = ban.to_vec();
                 if !with_match {
-                    ban.extend((0..specs[s].len()).filter(|&i| specs[s][i].kind == Kind::Match));
+                    ban.extend(matches(&specs[s]));
                 }
                 let (primary, list) = m.samples[s].choose(&m.rank[s], &ban, max_list, detour);
                 Choice {
