@@ -1053,12 +1053,11 @@ impl Measured {
                 }
                 // `match` is kept beside the rankings, not in them, so that offering it leaves
                 // the other candidates kept as they were (its state is one per block).
+                for c in matches(specs) {
+                    keep[c] = true;
+                }
                 let ranked: Vec<usize> = (0..specs.len())
-                    .filter(|&c| {
-                        let is_match = specs[c].kind == Kind::Match;
-                        keep[c] |= is_match;
-                        !is_match
-                    })
+                    .filter(|&c| specs[c].kind != Kind::Match)
                     .collect();
                 let mut by_cost = ranked.clone();
                 by_cost.sort_by_key(|&c| samples.total(c));
