@@ -512,8 +512,7 @@ impl Consumer for Encode {
         let before = self.start();
         if self.whole {
             self.models
-                .match_string(key.and_then(|k| self.engine.matched(k)));
-            self.models.encode_bytes(&mut self.coder, field, b);
+                .encode_bytes(&mut self.coder, &self.engine, key, field, b);
         }
         if let Some(k) = key {
             self.engine.observe(k, string_key(b));
@@ -529,8 +528,7 @@ impl Consumer for Encode {
         let before = self.start();
         if self.whole {
             self.models
-                .match_string(key.and_then(|k| self.engine.matched(k)));
-            self.models.encode_ended(&mut self.coder, field, b);
+                .encode_ended(&mut self.coder, &self.engine, key, field, b);
         }
         self.engine.observe(s, b.len() as u64);
         if let Some(k) = key {
@@ -605,10 +603,14 @@ impl Side for Decode<'_> {
 
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
         let start = self.output.bytes.len();
-        self.models
-            .match_string(key.and_then(|k| self.engine.matched(k)));
-        self.models
-            .decode_bytes(&mut self.coder, field, &mut self.output.bytes, len)?;
+        self.models.decode_bytes(
+            &mut self.coder,
+            &self.engine,
+            key,
+            field,
+            &mut self.output.bytes,
+            len,
+        )?;
         if let Some(k) = key {
             let b = self.output.bytes.get(start..).unwrap_or_default();
             self.engine.observe(k, string_key(b));
@@ -636,12 +638,14 @@ impl Side for Decode<'_> {
     fn ended_bytes(&mut self, field: u64, s: usize, key: Option<usize>) -> Result<u64, String> {
         let (_, at) = take_deferred(&mut self.deferred, s)?;
         let start = self.output.bytes.len();
-        self.models
-            .match_string(key.and_then(|k| self.engine.matched(k)));
-        let len =
-            self.models
-                .decode_ended(&mut self.coder, field, self.budget, &mut self.output.bytes)?
-                as u64;
+        let len = self.models.decode_ended(
+            &mut self.coder,
+            &self.engine,
+            key,
+            field,
+            self.budget,
+            &mut self.output.bytes,
+        )? as u64;
         self.output.words[at] = len;
         self.engine.observe(s, len);
         if let Some(k) = key {
