@@ -188,9 +188,6 @@ struct Kept {
     /// Where the string that followed this one in the field (the last time this one was the
     /// field's latest) starts in the match model's history, and its length.
     next: Option<(u64, usize)>,
-    /// When it last moved to the front: the kept strings' stamps fall from the first to the
-    /// last, so a stamp finds its string by binary search ([`Field::by_key`]).
-    stamp: u64,
 }
 
 /// What a field remembers.
@@ -211,11 +208,6 @@ struct Field {
     /// The anchor of the field's last string in the ring (see `finish`), and its length.
     last_at: u64,
     last_len: usize,
-    /// Per string key of a kept string: the stamp of the most recent kept string with it, so
-    /// that the record match's string is found without scanning every kept string.
-    by_key: FastMap<u64, u64>,
-    /// Stamps given so far.
-    stamps: u64,
 }
 
 impl Field {
@@ -229,23 +221,7 @@ impl Field {
             rank_shadow: std::array::from_fn(|_| SmallModel::new(4)),
             last_at: 0,
             last_len: 0,
-            by_key: FastMap::default(),
-            stamps: 0,
         }
-    }
-
-    /// The first kept string with string key `key` and, when given, length `len`.
-    fn keyed(&self, key: u64, len: Option<usize>) -> Option<&Kept> {
-        let stamp = *self.by_key.get(&key)?;
-        let i = self.recent.binary_search_by(|k| stamp.cmp(&k.stamp)).ok()?;
-        let k = &self.recent[i];
-        if len.is_none_or(|l| l == k.bytes.len()) {
-            return Some(k);
-        }
-        // Another kept string with the same key (hashes collide) may have the length.
-        self.recent
-            .iter()
-            .find(|k| k.key == key && len.is_none_or(|l| l == k.bytes.len()))
     }
 
     /// Where the string that followed the field's latest string last time lies, if known.
@@ -277,13 +253,9 @@ impl Field {
         }
         let found = self.recent.iter().position(|k| k.bytes == s);
         self.latest_kept = true;
-        self.stamps += 1;
-        let stamp = self.stamps;
         match found {
             Some(i) => {
-                let mut v = self.recent.remove(i);
-                v.stamp = stamp;
-                self.by_key.insert(v.key, stamp);
+                let v = self.recent.remove(i);
                 self.recent.insert(0, v);
             }
             None if s.len() <= KEEP_MAX => {
@@ -295,18 +267,12 @@ impl Field {
                         bytes,
                         key,
                         next: None,
-                        stamp,
                     },
                 );
-                self.by_key.insert(key, stamp);
                 self.kept_bytes += s.len();
                 while self.recent.len() > KEPT || self.kept_bytes > KEPT_BYTES {
                     let gone = self.recent.pop().expect("more than the new string");
                     self.kept_bytes -= gone.bytes.len();
-                    // The oldest string: no kept string with its key is older.
-                    if self.by_key.get(&gone.key) == Some(&gone.stamp) {
-                        self.by_key.remove(&gone.key);
-                    }
                 }
             }
             None => self.latest_kept = false,
@@ -654,7 +620,11 @@ impl StringModel {
         self.succ_bytes.clear();
         // The record match's string, when the field keeps it (and it has the length): it
         // takes the successor's place, which it is when the records repeat an earlier run.
-        let matched = self.matched.and_then(|key| f.keyed(key, len));
+        let matched = self.matched.and_then(|key| {
+            f.recent
+                .iter()
+                .find(|k| k.key == key && len.is_none_or(|l| l == k.bytes.len()))
+        });
         if let Some(k) = matched {
             self.succ_bytes.extend_from_slice(&k.bytes);
             self.has_succ = true;
