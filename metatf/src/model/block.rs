@@ -512,7 +512,7 @@ impl Consumer for Encode {
         let before = self.start();
         if self.whole {
             self.models
-                .encode_bytes(&mut self.coder, &self.engine, key, field, b);
+                .encode_string(&mut self.coder, (&self.engine, key), field, b, false);
         }
         if let Some(k) = key {
             self.engine.observe(k, string_key(b));
@@ -528,7 +528,7 @@ impl Consumer for Encode {
         let before = self.start();
         if self.whole {
             self.models
-                .encode_ended(&mut self.coder, &self.engine, key, field, b);
+                .encode_string(&mut self.coder, (&self.engine, key), field, b, true);
         }
         self.engine.observe(s, b.len() as u64);
         if let Some(k) = key {

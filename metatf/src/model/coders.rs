@@ -500,16 +500,22 @@ impl Models {
         s
     }
 
-    /// Codes a string of `field` whose length the reader knows; its key is stream `key`.
-    pub(crate) fn encode_bytes(
+    /// Codes a string of `field`, its key stream `key`: with its end when `ended`, else as a
+    /// string whose length the reader knows.
+    pub(crate) fn encode_string(
         &mut self,
         e: &mut Encoder,
-        engine: &Engine,
-        key: Option<usize>,
+        (engine, key): (&Engine, Option<usize>),
         field: u64,
         bytes: &[u8],
+        ended: bool,
     ) {
-        self.strings_matched(engine, key).encode(e, field, bytes);
+        let s = self.strings_matched(engine, key);
+        if ended {
+            s.encode_ended(e, field, bytes);
+        } else {
+            s.encode(e, field, bytes);
+        }
     }
 
     /// Keeps what the writer's choice of ends reads ([`StringModel::track_ends`]).
@@ -523,19 +529,6 @@ impl Models {
             .as_ref()
             .map(StringModel::end_stats)
             .unwrap_or_default()
-    }
-
-    /// Codes a string of `field` with its end; its key is stream `key`.
-    pub(crate) fn encode_ended(
-        &mut self,
-        e: &mut Encoder,
-        engine: &Engine,
-        key: Option<usize>,
-        field: u64,
-        bytes: &[u8],
-    ) {
-        self.strings_matched(engine, key)
-            .encode_ended(e, field, bytes);
     }
 
     /// Decodes a string coded with its end, of at most `limit` bytes; gives its length.
