@@ -34,7 +34,8 @@ fn samples_per_stream(candidates: usize) -> u64 {
     (MEASURE_SAMPLE_BYTES / (candidates as u64).max(1))
         .clamp(MIN_SAMPLES_PER_STREAM, SAMPLES_PER_STREAM)
 }
-/// Most candidates measured per stream (a hit mask is one u64).
+/// Most candidates measured per stream, `match` not counted: the time and memory of a
+/// measurement grow with them (a DTD of many fields in one scope gives a stream hundreds).
 const MAX_CANDIDATES: usize = 64;
 /// Fields a decoder may produce per byte of coded block, beyond one per record: bounds the
 /// work damaged input can cause. Every field costs at least one coded decision, and a decision
@@ -400,13 +401,13 @@ impl Consumer for Measure {
         }
         if self.seen[s].is_multiple_of(self.every[s]) {
             let sample = &mut self.samples[s];
-            let mut mask = 0u64;
+            let at = sample.begin();
             for (c, &i) in self.candidates[s].iter().enumerate() {
                 let p = &self.engine.predictors[i];
                 let cost = if self.rank[s][c] {
                     match p.rank_of(&self.engine.history, v) {
                         Some(r) => {
-                            mask |= 1 << c;
+                            sample.set_hit(at, c);
                             estimate(r)
                         }
                         None => u8::MAX,
@@ -414,7 +415,7 @@ impl Consumer for Measure {
                 } else {
                     let g = p.predict(&self.engine.history);
                     if g == v {
-                        mask |= 1 << c;
+                        sample.set_hit(at, c);
                     }
                     if c == 0 {
                         estimate(v) // the first candidate is `none`: the value itself
@@ -424,7 +425,6 @@ impl Consumer for Measure {
                 };
                 sample.costs.push(cost);
             }
-            sample.masks.push(mask);
         }
         self.engine.observe(s, v);
     }
@@ -512,8 +512,7 @@ impl Consumer for Encode {
         let before = self.start();
         if self.whole {
             self.models
-                .match_string(key.and_then(|k| self.engine.matched(k)));
-            self.models.encode_bytes(&mut self.coder, field, b);
+                .encode_string(&mut self.coder, (&self.engine, key), field, b, false);
         }
         if let Some(k) = key {
             self.engine.observe(k, string_key(b));
@@ -529,8 +528,7 @@ impl Consumer for Encode {
         let before = self.start();
         if self.whole {
             self.models
-                .match_string(key.and_then(|k| self.engine.matched(k)));
-            self.models.encode_ended(&mut self.coder, field, b);
+                .encode_string(&mut self.coder, (&self.engine, key), field, b, true);
         }
         self.engine.observe(s, b.len() as u64);
         if let Some(k) = key {
@@ -605,10 +603,14 @@ impl Side for Decode<'_> {
 
     fn bytes(&mut self, field: u64, len: u64, key: Option<usize>) -> Result<(), String> {
         let start = self.output.bytes.len();
-        self.models
-            .match_string(key.and_then(|k| self.engine.matched(k)));
-        self.models
-            .decode_bytes(&mut self.coder, field, &mut self.output.bytes, len)?;
+        self.models.decode_bytes(
+            &mut self.coder,
+            &self.engine,
+            key,
+            field,
+            &mut self.output.bytes,
+            len,
+        )?;
         if let Some(k) = key {
             let b = self.output.bytes.get(start..).unwrap_or_default();
             self.engine.observe(k, string_key(b));
@@ -636,12 +638,14 @@ impl Side for Decode<'_> {
     fn ended_bytes(&mut self, field: u64, s: usize, key: Option<usize>) -> Result<u64, String> {
         let (_, at) = take_deferred(&mut self.deferred, s)?;
         let start = self.output.bytes.len();
-        self.models
-            .match_string(key.and_then(|k| self.engine.matched(k)));
-        let len =
-            self.models
-                .decode_ended(&mut self.coder, field, self.budget, &mut self.output.bytes)?
-                as u64;
+        let len = self.models.decode_ended(
+            &mut self.coder,
+            &self.engine,
+            key,
+            field,
+            self.budget,
+            &mut self.output.bytes,
+        )? as u64;
         self.output.words[at] = len;
         self.engine.observe(s, len);
         if let Some(k) = key {
@@ -878,14 +882,12 @@ pub(crate) fn choose_ordered(
             }
             let mut c = candidates(streams, s, &ending);
             c.truncate(MAX_CANDIDATES);
-            // `match` last, and only where there is room: offering it takes no other
-            // candidate's place.
-            if c.len() < MAX_CANDIDATES {
-                c.push(Spec {
-                    kind: Kind::Match,
-                    arg: 0,
-                });
-            }
+            // `match` beside them, on top of the budget: the hit masks grow with the
+            // candidates, so offering it to every stream takes no other candidate's place.
+            c.push(Spec {
+                kind: Kind::Match,
+                arg: 0,
+            });
             c
         })
         .collect();
@@ -907,6 +909,17 @@ pub(crate) fn choose_ordered(
     let tags = first.best_tags(KEPT_TAG_CONTEXTS);
     let m = measure(kept, tags, Window::all(block.records))?;
     Ok(m.propose(streams, fixed))
+}
+
+/// Where `match` stands among a stream's candidates `specs`: measured beside the others but
+/// never a primary, never ranked among them, and left out of the round of proposals made
+/// without it ([`Measured::propose`]).
+fn matches(specs: &[Spec]) -> impl Iterator<Item = usize> + '_ {
+    specs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.kind == Kind::Match)
+        .map(|(i, _)| i)
 }
 
 /// Candidates per stream that the first of two measurements keeps for the second, by sampled
@@ -975,11 +988,9 @@ fn measure(
                 .iter()
                 .map(|c| {
                     let mut samples = Samples::new(c.len());
-                    samples.list_only = c
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, p)| p.kind == Kind::Match)
-                        .fold(0, |m, (i, _)| m | 1 << i);
+                    for i in matches(c) {
+                        samples.list_only[i] = true;
+                    }
                     samples
                 })
                 .collect(),
@@ -1046,12 +1057,11 @@ impl Measured {
                 }
                 // `match` is kept beside the rankings, not in them, so that offering it leaves
                 // the other candidates kept as they were (its state is one per block).
+                for c in matches(specs) {
+                    keep[c] = true;
+                }
                 let ranked: Vec<usize> = (0..specs.len())
-                    .filter(|&c| {
-                        let is_match = specs[c].kind == Kind::Match;
-                        keep[c] |= is_match;
-                        !is_match
-                    })
+                    .filter(|&c| specs[c].kind != Kind::Match)
                     .collect();
                 let mut by_cost = ranked.clone();
                 by_cost.sort_by_key(|&c| samples.total(c));
@@ -1111,7 +1121,7 @@ impl Measured {
             _ => {
                 let mut ban = ban.to_vec();
                 if !with_match {
-                    ban.extend((0..specs[s].len()).filter(|&i| specs[s][i].kind == Kind::Match));
+                    ban.extend(matches(&specs[s]));
                 }
                 let (primary, list) = m.samples[s].choose(&m.rank[s], &ban, max_list, detour);
                 Choice {

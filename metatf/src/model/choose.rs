@@ -114,40 +114,65 @@ pub(crate) fn candidates(streams: &Streams, s: usize, ending: &Ending) -> Vec<Sp
 /// Per-stream measurements: for sampled values, which candidates hit and what each costs.
 pub(crate) struct Samples {
     pub(crate) candidates: usize,
-    pub(crate) masks: Vec<u64>,
+    /// Words of a sample's hit mask: one bit per candidate, so that a stream's candidates are
+    /// not bounded by the width of one integer (`match` is measured beside however many
+    /// candidates the DTD gives a stream, displacing none).
+    words: usize,
+    /// Per sample, `words` words: bit `c % 64` of word `c / 64` says whether candidate `c` hit.
+    masks: Vec<u64>,
     pub(crate) costs: Vec<u8>,
-    /// One bit per candidate that may only be listed, never the primary: `match`, whose
+    /// Per candidate: whether it may only be listed, never the primary: `match`, whose
     /// guess from a record that merely lines up with this one costs little on the sampled
     /// estimate and much as the residual of every miss.
-    pub(crate) list_only: u64,
+    pub(crate) list_only: Vec<bool>,
 }
 
 impl Samples {
     pub(crate) fn new(candidates: usize) -> Samples {
         Samples {
             candidates,
+            words: candidates.div_ceil(64).max(1),
             masks: Vec::new(),
             costs: Vec::new(),
-            list_only: 0,
+            list_only: vec![false; candidates],
         }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.masks.len()
+        self.masks.len() / self.words
+    }
+
+    /// Starts a sample that no candidate hits yet; returns its number.
+    pub(crate) fn begin(&mut self) -> usize {
+        let i = self.len();
+        self.masks.resize(self.masks.len() + self.words, 0);
+        i
+    }
+
+    /// Candidate `c` hits sample `i`.
+    #[inline]
+    pub(crate) fn set_hit(&mut self, i: usize, c: usize) {
+        self.masks[i * self.words + c / 64] |= 1 << (c % 64);
+    }
+
+    /// Whether candidate `c` hits sample `i`.
+    #[inline]
+    fn hit(&self, i: usize, c: usize) -> bool {
+        self.masks[i * self.words + c / 64] >> (c % 64) & 1 == 1
     }
 
     /// Drops every other sample (keeping the second, fourth, ...): the samples that a sampling
     /// period twice as long would have taken, so that a stream's samples stay spread over all
     /// of its values however many there are.
     pub(crate) fn halve(&mut self) {
-        let n = self.candidates;
+        let (n, w) = (self.candidates, self.words);
         let kept = self.len() / 2;
         for i in 0..kept {
             let from = 2 * i + 1;
-            self.masks[i] = self.masks[from];
+            self.masks.copy_within(from * w..(from + 1) * w, i * w);
             self.costs.copy_within(from * n..(from + 1) * n, i * n);
         }
-        self.masks.truncate(kept);
+        self.masks.truncate(kept * w);
         self.costs.truncate(kept * n);
     }
 
@@ -158,7 +183,7 @@ impl Samples {
 
     /// Samples that candidate `c` hits.
     pub(crate) fn hits(&self, c: usize) -> usize {
-        self.masks.iter().filter(|&&m| m >> c & 1 == 1).count()
+        (0..self.len()).filter(|&i| self.hit(i, c)).count()
     }
 
     fn cost(&self, i: usize, c: usize) -> u32 {
@@ -171,8 +196,8 @@ impl Samples {
         let mut counts = [0u32; MAX_LIST + 1];
         let mut payload = 0u64;
         let mut missed = Vec::new();
-        for (i, &m) in self.masks.iter().enumerate() {
-            match list.iter().position(|&c| m >> c & 1 == 1) {
+        for i in 0..self.len() {
+            match list.iter().position(|&c| self.hit(i, c)) {
                 Some(k) => {
                     counts[k] += 1;
                     if is_rank[list[k]] {
@@ -205,7 +230,7 @@ impl Samples {
         for &i in &done.missed {
             let i = i as usize;
             match next {
-                Some(c) if self.masks[i] >> c & 1 == 1 => {
+                Some(c) if self.hit(i, c) => {
                     hits += 1;
                     if is_rank[c] {
                         payload += u64::from(self.cost(i, c));
@@ -242,7 +267,7 @@ impl Samples {
             }
         }
         (0..self.candidates)
-            .filter(|&c| !is_rank[c] && (self.list_only >> c) & 1 == 0 && !ban.contains(&c))
+            .filter(|&c| !is_rank[c] && !self.list_only[c] && !ban.contains(&c))
             .min_by_key(|&c| totals[c])
             .unwrap_or(0)
     }
@@ -324,7 +349,7 @@ impl Partial {
         let mut missed = self.missed;
         let before = missed.len();
         missed.retain(|&i| {
-            let hit = samples.masks[i as usize] >> c & 1 == 1;
+            let hit = samples.hit(i as usize, c);
             if hit && is_rank[c] {
                 payload += u64::from(samples.cost(i as usize, c));
             }

@@ -491,14 +491,31 @@ impl Models {
             .get_or_insert_with(|| StringModel::new(MIN_TABLE_BITS))
     }
 
-    /// The string key of the record match's string for the next string coded
-    /// ([`StringModel::set_matched`]).
-    pub(crate) fn match_string(&mut self, key: Option<u64>) {
-        self.strings().set_matched(key);
+    /// The string coder for a string whose key is stream `key`, told the string key of the
+    /// string that the record match names for it ([`StringModel::set_matched`]): every entry
+    /// point below sets it, so no string is coded with a stale or missing one.
+    fn strings_matched(&mut self, engine: &Engine, key: Option<usize>) -> &mut StringModel {
+        let s = self.strings();
+        s.set_matched(key.and_then(|k| engine.matched(k)));
+        s
     }
 
-    pub(crate) fn encode_bytes(&mut self, e: &mut Encoder, field: u64, bytes: &[u8]) {
-        self.strings().encode(e, field, bytes);
+    /// Codes a string of `field`, its key stream `key`: with its end when `ended`, else as a
+    /// string whose length the reader knows.
+    pub(crate) fn encode_string(
+        &mut self,
+        e: &mut Encoder,
+        (engine, key): (&Engine, Option<usize>),
+        field: u64,
+        bytes: &[u8],
+        ended: bool,
+    ) {
+        let s = self.strings_matched(engine, key);
+        if ended {
+            s.encode_ended(e, field, bytes);
+        } else {
+            s.encode(e, field, bytes);
+        }
     }
 
     /// Keeps what the writer's choice of ends reads ([`StringModel::track_ends`]).
@@ -514,30 +531,34 @@ impl Models {
             .unwrap_or_default()
     }
 
-    pub(crate) fn encode_ended(&mut self, e: &mut Encoder, field: u64, bytes: &[u8]) {
-        self.strings().encode_ended(e, field, bytes);
-    }
-
     /// Decodes a string coded with its end, of at most `limit` bytes; gives its length.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn decode_ended(
         &mut self,
         d: &mut Decoder<'_>,
+        engine: &Engine,
+        key: Option<usize>,
         field: u64,
         limit: u64,
         out: &mut Vec<u8>,
     ) -> Result<usize, String> {
-        self.strings().decode_ended(d, field, limit, out)
+        self.strings_matched(engine, key)
+            .decode_ended(d, field, limit, out)
     }
 
+    /// Decodes a string of `len` bytes of `field` onto `out`; its key is stream `key`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn decode_bytes(
         &mut self,
         d: &mut Decoder<'_>,
+        engine: &Engine,
+        key: Option<usize>,
         field: u64,
         out: &mut Vec<u8>,
         len: u64,
     ) -> Result<(), String> {
         let len = usize::try_from(len).map_err(|_| format!("string of {len} bytes"))?;
-        self.strings().decode(d, field, len, out)
+        self.strings_matched(engine, key).decode(d, field, len, out)
     }
 
     /// Metadata field `i`, or with `i == None` the field count.

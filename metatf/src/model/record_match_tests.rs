@@ -180,6 +180,43 @@ fn repeated_snapshots_take_match_and_code_smaller_with_it() {
     );
 }
 
+/// [`DTD`] with three more records of six fields each in the section, which the block never
+/// holds: every field of the snapshot's rows then has more candidates than the 64 measured
+/// (each other record's field gives three), and `match` comes after all of them.
+fn wide_dtd() -> String {
+    let fields: String = (0..18)
+        .map(|i| format!("w{i}.width = 1; w{i}.interpretation = none;\n"))
+        .collect();
+    let records: String = (0..3)
+        .map(|r| {
+            let names: Vec<String> = (0..6).map(|i| format!("w{}", 6 * r + i)).collect();
+            format!(
+                "    wide{r} : (tag, {}) {{ tag.value = {}; }}\n",
+                names.join(", "),
+                6 + r
+            )
+        })
+        .collect();
+    DTD.replace(
+        "section snap 1 {\n",
+        &format!("{fields}section snap 1 {{\n{records}"),
+    )
+}
+
+#[test]
+fn match_is_offered_beside_more_than_64_candidates() {
+    let f = Fixture::with_dtd(&wide_dtd());
+    let block = f.flat(&snapshots(30, true));
+    let choices = best(&f, &block);
+    assert!(names_match(&choices));
+    let with = round_trip(&f, &block, &choices).len();
+    let without = round_trip(&f, &block, &without_match(&choices)).len();
+    assert!(
+        with * 10 < without * 9,
+        "with match {with} bytes, without {without}"
+    );
+}
+
 #[test]
 fn tables_that_never_repeat_cost_nothing_more_for_the_offer() {
     let (_, chosen, without) = sizes(false);
