@@ -21,6 +21,6 @@ pub fn check(data: &[u8]) {
     if let Some((&cut, rest)) = data.split_first() {
         let (main, addresses) = rest.split_at(usize::from(cut).min(rest.len()));
         let reader = NativeReader::with_split_addresses(main, Box::new(addresses));
-        let _ = native::events::collect_events(reader);
+        let _ = native::model::collect_events(reader);
     }
 }

@@ -16,8 +16,8 @@ use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use hatf::format::TraceFormat;
-use hatf::internal::formats::memory_replay::{self, kinds::ReplayKinds};
-use hatf::internal::formats::mtrace::{self, kinds::MtraceKinds};
+use hatf::internal::formats::memory_replay::{self, model::ReplayKinds};
+use hatf::internal::formats::mtrace::{self, model::MtraceKinds};
 use hatf::internal::formats::native;
 use hatf::internal::shared::allocation::AllocEvent;
 use hatf::internal::shared::allocation_model::packing::record_shapes::Packer;
@@ -40,17 +40,17 @@ fn mtrace_records(text: &[u8]) -> Vec<ModelRecord> {
     for l in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         let r = match parse(l).expect("sample lines parse") {
             Line::Marker(_) => ModelRecord {
-                kind: mtrace::kinds::START,
+                kind: mtrace::model::START,
                 ..ModelRecord::default()
             },
             Line::Op(op) => {
                 let next = sites.len() as u32;
                 let site = *sites.entry(op.caller).or_insert(next);
                 let kind = match op.op {
-                    Op::Malloc => mtrace::kinds::MALLOC,
-                    Op::Free => mtrace::kinds::FREE,
-                    Op::ReallocOld => mtrace::kinds::REALLOC_OLD,
-                    Op::ReallocNew => mtrace::kinds::REALLOC_NEW,
+                    Op::Malloc => mtrace::model::MALLOC,
+                    Op::Free => mtrace::model::FREE,
+                    Op::ReallocOld => mtrace::model::REALLOC_OLD,
+                    Op::ReallocNew => mtrace::model::REALLOC_NEW,
                 };
                 ModelRecord {
                     kind,
@@ -75,7 +75,7 @@ fn replay_records(text: &[u8]) -> Vec<ModelRecord> {
         let l = parse(l).expect("corpus lines parse");
         let next = threads.len() as u32;
         let site = *threads.entry(l.tid).or_insert(next);
-        out.push(memory_replay::kinds::record_of(&l, site));
+        out.push(memory_replay::model::record_of(&l, site));
     }
     out
 }

@@ -7,7 +7,7 @@
 
 use hatf::internal::formats::memory_replay::{self, MemoryReplay};
 use hatf::internal::formats::mtrace::line::{render, Op, OpLine};
-use hatf::internal::formats::mtrace::{self, kinds, Mtrace};
+use hatf::internal::formats::mtrace::{self, model as kinds, Mtrace};
 use hatf::internal::shared::allocation_model::packing::record_shapes;
 use hatf::internal::shared::allocation_model::{ModelRecord, State, Streams};
 use hatf::internal::shared::container::blocks::{model_properties, BlockWriter};

@@ -4,9 +4,9 @@
 //! The texts in `tests/data/` are synthetic (`python3 make_relive.py` there writes them).
 
 use hatf::format::TraceFormat;
-use hatf::internal::formats::memory_replay::kinds::ReplayKinds;
+use hatf::internal::formats::memory_replay::model::ReplayKinds;
 use hatf::internal::formats::memory_replay::MemoryReplay;
-use hatf::internal::formats::mtrace::kinds::MtraceKinds;
+use hatf::internal::formats::mtrace::model::MtraceKinds;
 use hatf::internal::formats::mtrace::Mtrace;
 use hatf::internal::shared::allocation_model::packing::record_shapes;
 use hatf::internal::shared::allocation_model::prediction::addresses;

@@ -56,6 +56,30 @@ fn bad_field_op_and_interpretation_codes() {
     assert_eq!(read_err(&[11, 2, 0, 5]).field, Some("interpretation"));
 }
 
+/// The interpretation type is Meta-TF's, which has two more (section offset and stride) than
+/// HATF 1.0 has codes for: neither the state nor the writer may take them.
+#[test]
+fn section_interpretations_are_not_hatf10() {
+    use hatf::internal::formats::native::{Config, Field, Interpretation, Metadata, NativeWriter};
+    for interp in [
+        Interpretation::SectionOffset(1),
+        Interpretation::SectionStride {
+            section: 1,
+            stride: 1,
+        },
+    ] {
+        let meta = Metadata::SetInterpretation(Field::Address, interp);
+        let m = Config::default().apply(&meta).expect_err("applied");
+        assert!(m.contains("not HATF 1.0"), "{m}");
+        let mut out = Vec::new();
+        let e = NativeWriter::new(&mut out)
+            .write_metadata(&meta)
+            .expect_err("written");
+        assert!(e.message.contains("not HATF 1.0"), "{}", e.message);
+        assert!(out.is_empty(), "nothing is written for a refused record");
+    }
+}
+
 #[test]
 fn comment_reserved_byte_must_be_zero() {
     let e = read_err(&[10, 1, 0, 0]);

@@ -263,7 +263,7 @@ pub enum FieldKind {
 }
 
 /// How a scalar field's stored bits become its value (section 4.3 and Appendix A of the paper).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Interpretation {
     /// The stored value is the value.
     None,

@@ -16,7 +16,7 @@
 use metatf::field::bits;
 
 use crate::formats::native::codes::{Field, Width};
-use crate::formats::native::events::event_to_record;
+use crate::formats::native::model::event_to_record;
 use crate::formats::native::record::{DataRecord, Slot};
 use crate::formats::native::state::{Config, Interpretation, Metadata};
 use crate::formats::native::{NativeError, NativeWriter};

@@ -11,7 +11,7 @@ pub mod best;
 pub mod simple;
 pub mod split;
 
-use crate::formats::native::{events as native_events, NativeReader, NativeWriter};
+use crate::formats::native::{model as native_events, NativeReader, NativeWriter};
 use crate::shared::allocation::event::AllocEvent;
 
 /// One independently compressed stream of an encoding.

@@ -12,9 +12,9 @@ use super::builtin;
 use super::value::{Fields, Item, Record};
 use super::Visitor;
 use crate::format::FormatError;
-use crate::formats::memory_replay::entries as replay;
+use crate::formats::memory_replay::records as replay;
 use crate::formats::memory_replay::zip as replay_zip;
-use crate::formats::mtrace::entries as mtrace;
+use crate::formats::mtrace::records as mtrace;
 use crate::seek::ReadSeek;
 use crate::shared::container::entries::EntrySink;
 

@@ -11,9 +11,9 @@ use super::builtin;
 use super::value::{Fields, Item, Record};
 use super::Visitor;
 use crate::format::FormatError;
-use crate::formats::et::decode::{visit_records, BlockVisitor};
 use crate::formats::et::line::Record as EtRecord;
 use crate::formats::et::model::RecordSink;
+use crate::formats::et::records::{visit_records, BlockVisitor};
 use crate::seek::ReadSeek;
 
 /// Visits records `range` of the Elephant Tracks file `input`.

@@ -1,20 +1,18 @@
 //! Container → text trace: replays each block's model over its streams and prints the lines.
 
 use std::io::{Read, Write};
-use std::ops::Range;
 
 use metatf::container::{Block, ContainerReader};
 
 use super::check::thread_of;
 use super::encode::{STREAMS_SECTION, TEXT_LEN_SECTION};
 use super::line::{classify, Kind, Line, MAX_FIELDS};
-use super::model::{Model, RecordSink, UOrder};
+use super::model::{Model, UOrder};
 use super::sections::names;
 use super::sections::streams::{id, StreamReader};
 use super::text::positioned;
 use super::text::print::{PrintTo, Printer, TextBuf, HUGE_PAGE, LINE_ROOM};
 use crate::format::{DecodeOptions, FormatError};
-use crate::seek::{self, Note, ReadSeek};
 use crate::shared::threads::{buffer_pool::BufferPool, streamed};
 
 /// Format ids this decoder accepts.
@@ -271,7 +269,7 @@ fn open<R: Read>(
 
 /// Appends the text of every line of `block` to `out`. Each block starts a fresh model, so
 /// this needs nothing from other blocks.
-fn block_text(block: &Block, out: &mut TextBuf) -> Result<(), String> {
+pub(super) fn block_text(block: &Block, out: &mut TextBuf) -> Result<(), String> {
     block_text_to(block, &mut Scratch::default(), out, None).map_err(|e| match e {
         TextError::Block(m) => m,
         TextError::Write(e) => e.to_string(),
@@ -316,7 +314,7 @@ impl From<String> for TextError {
 /// What decoding a block needs besides the block, kept from block to block by one thread:
 /// fresh tables and stream buffers for each block page-faulted in again as they filled.
 #[derive(Default)]
-struct Scratch {
+pub(super) struct Scratch {
     model: Option<Model>,
     streams: StreamReader,
 }
@@ -324,7 +322,10 @@ struct Scratch {
 impl Scratch {
     /// Loads `block`'s streams and resets the model to its U field order, for decoding the
     /// block's records from the start.
-    fn start(&mut self, block: &Block) -> Result<(&mut StreamReader, &mut Model), String> {
+    pub(super) fn start(
+        &mut self,
+        block: &Block,
+    ) -> Result<(&mut StreamReader, &mut Model), String> {
         let section = block
             .section(STREAMS_SECTION)
             .ok_or_else(|| "has no stream section".to_string())?;
@@ -373,7 +374,7 @@ fn block_text_to(
 
 /// Most lines decoded between two checks of the streams: a damaged block's garbage is never
 /// more than this many lines of text, whatever number of records its header claims.
-const CHECK_LINES: u64 = 4096;
+pub(super) const CHECK_LINES: u64 = 4096;
 
 /// [`block_text_to`]'s decode: its problems checked after every line when `EACH_LINE`, else
 /// after each batch of at most [`CHECK_LINES`] lines.
@@ -443,129 +444,6 @@ fn lines_to<const EACH_LINE: bool>(
     }
     if let Some((_, write)) = write {
         write(out).map_err(TextError::Write)?;
-    }
-    Ok(())
-}
-
-/// Decodes only records (lines) `first..end` (counted from 0, `end` exclusive and clipped to
-/// the trace), reading only the blocks that hold them: the index says where they are, and
-/// when it is missing, damaged or inconsistent it is rebuilt by reading the block headers and
-/// `note` is told why. Returns the number of lines written. Name files are not written.
-pub fn decode_records(
-    input: &mut dyn ReadSeek,
-    output: &mut dyn Write,
-    options: &DecodeOptions,
-    first: u64,
-    end: u64,
-    note: Note<'_>,
-) -> Result<u64, FormatError> {
-    let file = options.input_name.as_str();
-    let mut out = TextBuf::default();
-    let written = seek::decode_records(
-        input,
-        &FORMATS,
-        file,
-        first,
-        end,
-        note,
-        &mut |_| Ok(()),
-        &mut |_, block, keep| {
-            let fail = |m: String| block_error(file, block.offset, block, m);
-            out.clear();
-            block_text(block, &mut out).map_err(fail)?;
-            // Record i of the block is its line i; the last line may lack its newline.
-            let out = out.as_slice();
-            let mut starts =
-                std::iter::once(0).chain(memchr::memchr_iter(b'\n', out).map(|p| p + 1));
-            let from = starts
-                .by_ref()
-                .nth(keep.start as usize)
-                .unwrap_or(out.len());
-            let take = keep.end - keep.start;
-            let to = if take == 0 {
-                from
-            } else {
-                starts.nth(take as usize - 1).unwrap_or(out.len())
-            };
-            output
-                .write_all(&out[from..to])
-                .map_err(|e| fail(format!("cannot write the text trace: {e}")))
-        },
-    )?;
-    output.flush().map_err(|e| FormatError {
-        file: file.to_string(),
-        position: String::new(),
-        message: format!("cannot write the text trace: {e}"),
-    })?;
-    Ok(written)
-}
-
-/// What [`visit_records`] hands each block's records to, as the model decodes them.
-pub(crate) trait BlockVisitor: RecordSink {
-    /// A block begins, of which records `keep` (counted within it) are wanted; its records
-    /// follow, all of them, the unwanted ones included.
-    fn begin(&mut self, block: &Block, keep: Range<u64>) -> Result<(), FormatError>;
-    /// The block's records were all handed over; an error (the visitor's) stops the reading.
-    fn end(&mut self) -> Result<(), FormatError>;
-}
-
-/// Decodes records `first..end` like [`decode_records`], but hands each record to `visitor`
-/// as the model decodes it — a typed record, or a line the encoder stored as text — instead
-/// of printing it: what [`crate::records`] reads, with no text to parse back. A batch's
-/// records are handed over before its streams are checked; a damaged block then ends the
-/// reading with the error [`decode_records`] gives. Returns the number of records wanted.
-pub(crate) fn visit_records(
-    input: &mut dyn ReadSeek,
-    file: &str,
-    first: u64,
-    end: u64,
-    note: Note<'_>,
-    visitor: &mut impl BlockVisitor,
-) -> Result<u64, FormatError> {
-    let mut scratch = Scratch::default();
-    seek::decode_records(
-        input,
-        &FORMATS,
-        file,
-        first,
-        end,
-        note,
-        &mut |_| Ok(()),
-        &mut |_, block, keep| {
-            let fail = |m: String| block_error(file, block.offset, block, m);
-            visitor.begin(block, keep)?;
-            if let Err(e) = block_records(block, &mut scratch, visitor) {
-                // The text decoder names the line where the block went wrong.
-                let line = block_text(block, &mut TextBuf::default()).err();
-                return Err(fail(line.unwrap_or(e)));
-            }
-            visitor.end()
-        },
-    )
-}
-
-/// [`lines_to`]'s decode, handing the records to `sink` instead of a printer.
-fn block_records(
-    block: &Block,
-    scratch: &mut Scratch,
-    sink: &mut impl RecordSink,
-) -> Result<(), String> {
-    let (streams, model) = scratch.start(block)?;
-    let mut k = 0u64;
-    while k < block.record_count {
-        let end = block.record_count.min(k.saturating_add(CHECK_LINES));
-        while k < end {
-            let c = streams.byte(id::KIND);
-            model.decode(c, streams, sink);
-            k += 1;
-        }
-        if let Some(e) = streams.take_failure() {
-            return Err(e.message());
-        }
-    }
-    let left = streams.leftovers();
-    if !left.is_empty() {
-        return Err(format!("bytes left over in streams {}", left.join(", ")));
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ pub mod decode;
 pub mod encode;
 pub mod line;
 pub mod model;
+pub mod records;
 pub mod sections;
 pub mod text;
 
@@ -153,7 +154,7 @@ impl<D: Dialect> FormatParts for EtFormat<D> {
     const ENCODE: EncodeFn = encode_as::<D>;
     const DECODE: DecodeFn = decode::decode;
     const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(|input, output, options, range, note| {
-        decode::decode_records(input, output, options, range.start, range.end, note)
+        records::decode_records(input, output, options, range.start, range.end, note)
     });
     const THREAD_LISTER: Option<ThreadListerFn> = Some(|_header, file| {
         let file = file.to_string();

@@ -8,7 +8,7 @@
 //!
 //! What it keeps: the allocation events ([`AllocEvent`]), exactly; what a record has no field
 //! for (calloc's `nmemb`, memalign's alignment, rare values) travels in the record's `vfield`
-//! as the native encoding's canonical attribute entries ([`native::events::encode_attributes`]).
+//! as the native encoding's canonical attribute entries ([`native::model::encode_attributes`]).
 //! What it loses, like the paper's encodings ([`crate::paper`]): everything of the text
 //! that is not an event — call sites and return addresses (mtrace `@ caller`), marker,
 //! comment and header lines, timestamps, spacing and number spelling. The formats therefore
@@ -17,13 +17,13 @@
 //! names the DTD's format `heap`, not a text format) and points at `hatf dump`. The lossless
 //! path for a text trace stays the format's `auto`.
 //!
-//! [`native::events::encode_attributes`]: crate::formats::native::events::encode_attributes
+//! [`native::model::encode_attributes`]: crate::formats::native::model::encode_attributes
 
-mod records;
-mod text;
+mod encode;
+mod model;
 
-pub use records::{to_event, to_record};
-pub use text::encode_text;
+pub use encode::encode_text;
+pub use model::{to_event, to_record};
 
 use std::io::{Read, Write};
 

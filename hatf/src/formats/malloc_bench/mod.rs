@@ -7,9 +7,9 @@
 //! input is not gzip) the bytes are stored as they are (property `deflate = original-bytes`).
 //! Events and statistics decode the protobuf ([`proto`]).
 
+mod check;
 mod decode;
 mod encode;
-mod events;
 #[cfg(unix)]
 pub mod mixed_parts;
 pub mod model;
@@ -17,7 +17,7 @@ pub mod proto;
 #[cfg(unix)]
 pub mod records;
 
-pub use events::{for_each_placed_event, read_events};
+pub use check::{for_each_placed_event, read_events};
 
 use std::io::Read;
 

@@ -6,10 +6,10 @@
 
 use std::ops::Range;
 
-use super::kinds::{self, ReplayKinds};
 use super::line::Action;
 #[cfg(test)]
 use super::line::ReplayLine;
+use super::model::{self, ReplayKinds};
 use super::{FORMAT, THREADS, VERBATIM};
 use crate::format::FormatError;
 use crate::shared::allocation_model::ModelRecord;
@@ -78,7 +78,7 @@ impl LineKind {
 fn line_kinds() -> [LineKind; 256] {
     let mut t = [LineKind::NONE; 256];
     for (kind, entry) in t.iter_mut().enumerate() {
-        if let Some(action) = kinds::action(kind as u8) {
+        if let Some(action) = model::action(kind as u8) {
             *entry = LineKind::of(action);
         }
     }
@@ -146,7 +146,7 @@ pub(super) fn next_thread(cursors: &mut BlockCursors<'_, '_>, k: u64) -> Result<
 #[cfg(test)]
 fn render(out: &mut TextOut, l: &ReplayLine) {
     // The record the encoder makes of the line.
-    let r = kinds::record_of(l, 0);
+    let r = model::record_of(l, 0);
     let room = out.room(WINDOW);
     let n = render_record(window(room, 0), &prefix(l.tid), &LineKind::of(l.action), &r);
     out.advance(n);
@@ -240,10 +240,10 @@ impl BatchPrinter for Printer {
                 if keep {
                     used += render_record(window(room, used), prefix, kind, r);
                 }
-            } else if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED {
+            } else if r.kind == model::VERBATIM || r.kind == model::VERBATIM_UNTERMINATED {
                 let line = cursors.verbatim_line(k)?;
                 if keep {
-                    text.push_line_after(used, line, r.kind == kinds::VERBATIM);
+                    text.push_line_after(used, line, r.kind == model::VERBATIM);
                     room = text.room(batch_room);
                     used = 0;
                 }
@@ -326,11 +326,11 @@ mod tests {
         let table = line_kinds();
         for kind in 0..=255u8 {
             let entry = &table[usize::from(kind)];
-            match kinds::action(kind) {
+            match model::action(kind) {
                 Some(action) => {
                     let (name, len) = action_text(action);
                     assert_eq!((&entry.name, usize::from(entry.len)), (name, len));
-                    assert_eq!(kinds::of(action), kind);
+                    assert_eq!(model::of(action), kind);
                 }
                 None => assert_eq!(entry.len, 0, "kind {kind}"),
             }

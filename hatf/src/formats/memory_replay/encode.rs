@@ -3,8 +3,8 @@
 use metatf::hash::FastMap;
 use std::io::{Read, Write};
 
-use super::kinds::{self, ReplayKinds};
 use super::line::{self, Action, ReplayLine};
+use super::model::{self, ReplayKinds};
 use super::window::{self, TidPrefix, WINDOW};
 use super::{DTD, FORMAT, THREADS, VERBATIM};
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
@@ -43,9 +43,9 @@ impl Encoder {
         put_u64(&mut self.verbatim, text.len() as u64);
         self.verbatim.extend_from_slice(text);
         let kind = if terminated {
-            kinds::VERBATIM
+            model::VERBATIM
         } else {
-            kinds::VERBATIM_UNTERMINATED
+            model::VERBATIM_UNTERMINATED
         };
         self.model(ModelRecord {
             kind,
@@ -184,15 +184,15 @@ impl ParsedLines {
     /// [`ParsedLines::thread_index`]).
     fn push_record(&mut self, l: &ReplayLine, last: &mut u32) {
         let index = self.thread_index(l.tid, last);
-        self.lines.push(kinds::record_of(l, index));
+        self.lines.push(model::record_of(l, index));
     }
 
     /// Adds a verbatim line whose text is `at..at + len` of the chunk.
     fn push_verbatim(&mut self, at: usize, len: usize, terminated: bool) {
         let kind = if terminated {
-            kinds::VERBATIM
+            model::VERBATIM
         } else {
-            kinds::VERBATIM_UNTERMINATED
+            model::VERBATIM_UNTERMINATED
         };
         self.lines.push(ModelRecord {
             kind,
@@ -280,7 +280,7 @@ fn read_quickly(
 ) -> bool {
     // `thread_done` prints its pointer as 0; any other stays verbatim (and its thread is
     // not one of the chunk's threads).
-    let verbatim = |f: &window::Fields| f.kind == kinds::THREAD_DONE && f.addr != 0;
+    let verbatim = |f: &window::Fields| f.kind == model::THREAD_DONE && f.addr != 0;
     let (index, f) = match line.starts_with(&recent.prefix) {
         Some(p) => match line.fields(p) {
             Some(f) if verbatim(&f) => return push_verbatim(out, at, len),
@@ -425,9 +425,9 @@ pub fn encode_into<W: Write>(
                     }
                 }
                 match p.kind {
-                    kinds::VERBATIM | kinds::VERBATIM_UNTERMINATED => {
+                    model::VERBATIM | model::VERBATIM_UNTERMINATED => {
                         let (at, len) = parsed.verbatim[p.site as usize];
-                        enc.verbatim(&chunk[at..at + len], p.kind == kinds::VERBATIM);
+                        enc.verbatim(&chunk[at..at + len], p.kind == model::VERBATIM);
                         // Only a verbatim line adds verbatim bytes: their limit is checked
                         // here alone.
                         if enc.records >= block_records

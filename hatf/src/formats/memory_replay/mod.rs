@@ -1,16 +1,16 @@
 //! Android `memory_replay` dumps (bionic malloc debug `record_allocs`): lossless front and back
 //! end and the `auto` encoding.
 
+mod check;
 mod decode;
 mod encode;
-pub(crate) mod entries;
-mod events;
-pub mod kinds;
 pub mod line;
+pub mod model;
+pub(crate) mod records;
 mod window;
 pub mod zip;
 
-pub use events::{for_each_placed_event, read_events};
+pub use check::{for_each_placed_event, read_events};
 
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn, FormatError, ThreadListerFn};
 use crate::shared::allocation::check::BlockNames;
@@ -36,7 +36,7 @@ impl FormatParts for MemoryReplay {
     const DESCRIPTION: &'static str = "Android memory_replay dump: `<tid>: malloc <ptr> <size>`, free, calloc, realloc, memalign, thread_done";
     const BLOCK_NAMES: BlockNames = BlockNames::Address;
     const DETECT: fn(&[u8]) -> bool = detect;
-    const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(events::for_each_placed_event);
+    const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(check::for_each_placed_event);
     const ENCODE: EncodeFn = encode::encode;
     const DECODE: DecodeFn = sink::decode::<decode::Printer>;
     const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(sink::decode_range::<decode::Printer>);
@@ -103,7 +103,7 @@ impl FormatParts for MemoryReplayZip {
     // The events are those of the dump the archive holds.
     const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(|input, name, sink| {
         zip::inflate_entry(input, name, &mut |r| {
-            events::for_each_placed_event(r, name, &mut *sink)
+            check::for_each_placed_event(r, name, &mut *sink)
         })
     });
     const ENCODE: EncodeFn = zip::encode;

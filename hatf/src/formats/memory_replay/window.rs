@@ -12,7 +12,7 @@
 //! `None`, and the caller reads the line with [`super::line`]'s parsers, which decide what it
 //! is; what this reader accepts it reads exactly as [`super::line::parse_canonical`] does.
 
-use super::kinds;
+use super::model;
 use crate::shared::text::numbers::{dec_value8, hex_value8, number_classes, NumberClasses, POW10};
 
 /// Bytes of text the reader needs from a line's start (the line and whatever follows it):
@@ -146,13 +146,13 @@ const fn action(name: &[u8], kind: u8, numbers: u8, old_pointer: bool) -> Action
 /// The actions by [`action_slot`] of their first two letters. The two slots no action takes
 /// hold `malloc`, whose letters lead to another slot: no text matches them.
 const ACTIONS: [Action; 8] = {
-    let malloc = action(b"malloc", kinds::MALLOC, 1, false);
+    let malloc = action(b"malloc", model::MALLOC, 1, false);
     [
-        action(b"calloc", kinds::CALLOC, 2, false),
-        action(b"free", kinds::FREE, 0, false),
-        action(b"thread_done", kinds::THREAD_DONE, 0, false),
-        action(b"memalign", kinds::MEMALIGN, 2, false),
-        action(b"realloc", kinds::REALLOC, 2, true),
+        action(b"calloc", model::CALLOC, 2, false),
+        action(b"free", model::FREE, 0, false),
+        action(b"thread_done", model::THREAD_DONE, 0, false),
+        action(b"memalign", model::MEMALIGN, 2, false),
+        action(b"realloc", model::REALLOC, 2, true),
         malloc,
         malloc,
         malloc,
@@ -364,7 +364,7 @@ mod tests {
     /// What [`line::parse_canonical`] gives for `text`, as the quick reader's fields.
     fn canonical(text: &[u8]) -> Option<(u64, Fields)> {
         let l = line::parse_canonical(text)?;
-        let r = kinds::record_of(&l, 0);
+        let r = model::record_of(&l, 0);
         let f = Fields {
             kind: r.kind,
             addr: r.addr,

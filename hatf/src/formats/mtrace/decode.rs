@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use super::kinds::{self, MtraceKinds};
+use super::model::{self, MtraceKinds};
 use super::{FORMAT, STRINGS, VERBATIM};
 use crate::format::FormatError;
 use crate::shared::allocation_model::ModelRecord;
@@ -140,14 +140,14 @@ pub(super) fn line_kinds() -> [LineKind; 256] {
         what,
     };
     let mut t = [entry(0, What::Unknown); 256];
-    t[usize::from(kinds::MALLOC)] = entry(b'+', What::SizedOp);
-    t[usize::from(kinds::FREE)] = entry(b'-', What::Op);
-    t[usize::from(kinds::REALLOC_OLD)] = entry(b'<', What::Op);
-    t[usize::from(kinds::REALLOC_NEW)] = entry(b'>', What::SizedOp);
-    t[usize::from(kinds::START)] = entry(0, What::Start);
-    t[usize::from(kinds::END)] = entry(0, What::End);
-    t[usize::from(kinds::VERBATIM)] = entry(0, What::Verbatim);
-    t[usize::from(kinds::VERBATIM_UNTERMINATED)] = entry(0, What::VerbatimUnterminated);
+    t[usize::from(model::MALLOC)] = entry(b'+', What::SizedOp);
+    t[usize::from(model::FREE)] = entry(b'-', What::Op);
+    t[usize::from(model::REALLOC_OLD)] = entry(b'<', What::Op);
+    t[usize::from(model::REALLOC_NEW)] = entry(b'>', What::SizedOp);
+    t[usize::from(model::START)] = entry(0, What::Start);
+    t[usize::from(model::END)] = entry(0, What::End);
+    t[usize::from(model::VERBATIM)] = entry(0, What::Verbatim);
+    t[usize::from(model::VERBATIM_UNTERMINATED)] = entry(0, What::VerbatimUnterminated);
     t
 }
 
@@ -402,10 +402,10 @@ mod tests {
             callers_of.push(Some(&long[..len - 3]));
         }
         let kind_of = |op| match op {
-            Op::Malloc => kinds::MALLOC,
-            Op::Free => kinds::FREE,
-            Op::ReallocOld => kinds::REALLOC_OLD,
-            Op::ReallocNew => kinds::REALLOC_NEW,
+            Op::Malloc => model::MALLOC,
+            Op::Free => model::FREE,
+            Op::ReallocOld => model::REALLOC_OLD,
+            Op::ReallocNew => model::REALLOC_NEW,
         };
         let table = line_kinds();
         for op in [Op::Malloc, Op::Free, Op::ReallocOld, Op::ReallocNew] {

@@ -7,8 +7,8 @@
 use std::hash::BuildHasher;
 use std::io::{Read, Write};
 
-use super::kinds::{self, MtraceKinds};
 use super::line::{self, Line, Op, OpLine};
+use super::model::{self, MtraceKinds};
 use super::{DTD, FORMAT, STRINGS, VERBATIM};
 use crate::format::{EncodeOptions, EncodeReport, FormatError};
 use crate::shared::allocation_model::threads::encode_worker::ModelEncoder;
@@ -232,10 +232,10 @@ fn caller_hash(seed: u64, c: &[u8]) -> u64 {
 /// The kind code of an operation.
 fn kind_of(op: Op) -> u8 {
     match op {
-        Op::Malloc => kinds::MALLOC,
-        Op::Free => kinds::FREE,
-        Op::ReallocOld => kinds::REALLOC_OLD,
-        Op::ReallocNew => kinds::REALLOC_NEW,
+        Op::Malloc => model::MALLOC,
+        Op::Free => model::FREE,
+        Op::ReallocOld => model::REALLOC_OLD,
+        Op::ReallocNew => model::REALLOC_NEW,
     }
 }
 
@@ -262,7 +262,7 @@ fn parse_chunk(chunk: &[u8], out: &mut ParsedLines, keep_bad_lines: bool, seed: 
                 }
             };
             let p = ParsedLine {
-                kind: kinds::VERBATIM_UNTERMINATED,
+                kind: model::VERBATIM_UNTERMINATED,
                 bad,
                 ..VERBATIM_LINE
             };
@@ -296,7 +296,7 @@ const VERBATIM_LINE: ParsedLine = ParsedLine {
     addr: 0,
     size: 0,
     index: NO_SITE,
-    kind: kinds::VERBATIM,
+    kind: model::VERBATIM,
     bad: false,
 };
 
@@ -351,8 +351,8 @@ fn parse_other_line(
     // check below keep such a line verbatim.
     let core = text.strip_suffix(b"\r").unwrap_or(text);
     match line::parse_checked(core) {
-        Ok((Line::Marker(m), _)) if m == b"Start" && core == text => p.kind = kinds::START,
-        Ok((Line::Marker(m), _)) if m == b"End" && core == text => p.kind = kinds::END,
+        Ok((Line::Marker(m), _)) if m == b"Start" && core == text => p.kind = model::START,
+        Ok((Line::Marker(m), _)) if m == b"End" && core == text => p.kind = model::END,
         Ok((Line::Marker(_), _)) => {}
         // Parses, but glibc would have printed it differently (CRLF, case, padding): the
         // line stays verbatim.
@@ -364,7 +364,7 @@ fn parse_other_line(
             return;
         }
     }
-    if p.kind == kinds::VERBATIM {
+    if p.kind == model::VERBATIM {
         out.push_verbatim(p, at, len);
     } else {
         out.lines.push(p);
@@ -393,9 +393,9 @@ struct Encoder {
 impl Encoder {
     fn verbatim(&mut self, text: &[u8], terminated: bool) {
         let kind = if terminated {
-            kinds::VERBATIM
+            model::VERBATIM
         } else {
-            kinds::VERBATIM_UNTERMINATED
+            model::VERBATIM_UNTERMINATED
         };
         put_u64(&mut self.verbatim, text.len() as u64);
         self.verbatim.extend_from_slice(text);
@@ -466,11 +466,11 @@ impl Encoder {
     #[inline]
     fn line(&mut self, p: &ParsedLine, chunk: &[u8], parsed: &ParsedLines) {
         match p.kind {
-            kinds::VERBATIM | kinds::VERBATIM_UNTERMINATED => {
+            model::VERBATIM | model::VERBATIM_UNTERMINATED => {
                 let (at, len) = parsed.verbatim[p.index as usize];
-                self.verbatim(&chunk[at..at + len], p.kind == kinds::VERBATIM);
+                self.verbatim(&chunk[at..at + len], p.kind == model::VERBATIM);
             }
-            kinds::START | kinds::END => self.model(ModelRecord {
+            model::START | model::END => self.model(ModelRecord {
                 kind: p.kind,
                 ..ModelRecord::default()
             }),

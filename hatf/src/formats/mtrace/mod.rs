@@ -1,13 +1,13 @@
 //! glibc `mtrace` logs (`MALLOC_TRACE`): lossless front and back end and the `auto` encoding.
 
+mod check;
 mod decode;
 mod encode;
-pub(crate) mod entries;
-mod events;
-pub mod kinds;
 pub mod line;
+pub mod model;
+pub(crate) mod records;
 
-pub use events::read_events;
+pub use check::read_events;
 
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn};
 use crate::shared::allocation::check::BlockNames;
@@ -34,7 +34,7 @@ impl FormatParts for Mtrace {
         "glibc mtrace log (MALLOC_TRACE): `@ caller + addr size`, `- addr`, `<`/`>` realloc";
     const BLOCK_NAMES: BlockNames = BlockNames::Address;
     const DETECT: fn(&[u8]) -> bool = detect;
-    const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(events::for_each_placed_event);
+    const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(check::for_each_placed_event);
     const ENCODE: EncodeFn = encode::encode;
     const DECODE: DecodeFn = sink::decode::<decode::Printer>;
     const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(sink::decode_range::<decode::Printer>);

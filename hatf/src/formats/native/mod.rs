@@ -5,17 +5,17 @@
 //! `docs/FORMAT.md §3`.
 
 pub mod codes;
+pub mod decode;
+pub mod encode;
 pub mod error;
-pub mod events;
-pub mod reader;
+pub mod model;
 pub mod record;
 pub mod state;
-pub mod writer;
 
 pub use codes::{Field, Width};
+pub use decode::NativeReader;
+pub use encode::NativeWriter;
 pub use error::NativeError;
-pub use events::{event_to_record, read_events, record_to_event, write_events};
-pub use reader::NativeReader;
+pub use model::{event_to_record, read_events, record_to_event, write_events};
 pub use record::{DataRecord, Record, RecordKind, Slot};
 pub use state::{Config, Interpretation, Metadata};
-pub use writer::NativeWriter;

@@ -6,44 +6,29 @@
 //! widths (1, 2, 4, 8), the refusal of a non-zero width under a zero-width interpretation, and the
 //! attributes field, a byte string with the length-prefixed widths v1/v2.
 
-use metatf::dtd::Interpretation as FieldInterpretation;
 use metatf::field::{bits, Change, FieldState};
 
 use super::codes::{Field, Width};
 
-/// An interpretation with its arguments, as carried by `set fieldInterpretation`: the five of
-/// HATF 1.0 (interpretation codes 0–4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Interpretation {
-    /// The stored value is the value.
-    None,
-    /// The field has width 0 and the value is the argument.
-    Default(u64),
-    /// Value = base + the signed stored value.
-    BaseOffset(u64),
-    /// Value = previous value + the signed stored value; the argument is the initial previous value.
-    Delta(u64),
-    /// Width 0; value = previous value + `stride` (two's complement, arithmetic modulo 2^64).
-    Stride {
-        /// The previous value for the first record after the metadata record.
-        initial: u64,
-        /// Added to the previous value.
-        stride: u64,
-    },
-}
+/// An interpretation with its arguments, as carried by `set fieldInterpretation`. HATF 1.0's
+/// five (codes 0–4) are Meta-TF's with the same meaning and arithmetic, so the one type serves
+/// both; the section interpretations Meta-TF adds have no HATF 1.0 code and are refused where
+/// metadata is applied ([`Config::apply`]) or written ([`interpretation_code`]).
+pub use metatf::dtd::Interpretation;
 
-impl Interpretation {
-    /// The same interpretation in Meta-TF's terms, which `metatf::field` computes with.
-    pub fn to_field(self) -> FieldInterpretation {
-        match self {
-            Interpretation::None => FieldInterpretation::None,
-            Interpretation::Default(d) => FieldInterpretation::Default(d),
-            Interpretation::BaseOffset(b) => FieldInterpretation::BaseOffset(b),
-            Interpretation::Delta(i) => FieldInterpretation::Delta(i),
-            Interpretation::Stride { initial, stride } => {
-                FieldInterpretation::Stride { initial, stride }
-            }
-        }
+/// HATF 1.0's code for `interp` (Appendix A: 0 none, 1 default, 2 baseOffset, 3 delta,
+/// 4 stride), or why it has none.
+pub fn interpretation_code(interp: Interpretation) -> Result<u8, MetadataError> {
+    use super::codes::interp as code;
+    match interp {
+        Interpretation::None => Ok(code::NONE),
+        Interpretation::Default(_) => Ok(code::DEFAULT),
+        Interpretation::BaseOffset(_) => Ok(code::BASE_OFFSET),
+        Interpretation::Delta(_) => Ok(code::DELTA),
+        Interpretation::Stride { .. } => Ok(code::STRIDE),
+        Interpretation::SectionOffset(_) | Interpretation::SectionStride { .. } => Err(format!(
+            "interpretation {interp:?} is Meta-TF's, not HATF 1.0's (codes 0 none .. 4 stride)"
+        )),
     }
 }
 
@@ -95,8 +80,8 @@ impl Default for Config {
     /// width 0 default 0. The "last non-zero width" that `none` restores starts at 4 for numeric
     /// fields and at v1 for attributes (attributes are byte strings).
     fn default() -> Self {
-        let direct4 = FieldState::new(4, FieldInterpretation::None);
-        let default0 = FieldState::new(4, FieldInterpretation::Default(0));
+        let direct4 = FieldState::new(4, Interpretation::None);
+        let default0 = FieldState::new(4, Interpretation::Default(0));
         Config {
             numeric: [direct4, direct4, default0, default0, default0],
             attributes: Attributes {
@@ -141,20 +126,21 @@ impl Config {
         }
         let st = self.numeric(field);
         match st.interpretation() {
-            FieldInterpretation::Default(d) => Interpretation::Default(d),
-            FieldInterpretation::BaseOffset(b) => Interpretation::BaseOffset(b),
-            FieldInterpretation::Delta(_) => Interpretation::Delta(st.previous()),
-            FieldInterpretation::Stride { stride, .. } => Interpretation::Stride {
+            Interpretation::Delta(_) => Interpretation::Delta(st.previous()),
+            Interpretation::Stride { stride, .. } => Interpretation::Stride {
                 initial: st.previous(),
                 stride,
             },
-            // `apply` admits only HATF 1.0's interpretations, so the rest is `none`.
-            _ => Interpretation::None,
+            // The rest carry no running value; `apply` admits no section interpretation.
+            other => other,
         }
     }
 
     /// Applies a metadata record, or says why it is not valid HATF 1.0 here.
     pub fn apply(&mut self, meta: &Metadata) -> Result<(), MetadataError> {
+        if let Metadata::SetInterpretation(_, interp) = *meta {
+            interpretation_code(interp)?;
+        }
         match *meta {
             Metadata::SetSize(Field::Attributes, width) => {
                 let st = &mut self.attributes;
@@ -200,8 +186,7 @@ impl Config {
                 }
             }
             Metadata::SetInterpretation(field, interp) => {
-                self.numeric[usize::from(field.code())]
-                    .apply(Change::Interpretation(interp.to_field()));
+                self.numeric[usize::from(field.code())].apply(Change::Interpretation(interp));
             }
         }
         Ok(())
@@ -245,16 +230,16 @@ impl Config {
         let mut out = Vec::new();
         let (interp, width) = if st.interpretation().is_zero_width() {
             out.push(Metadata::SetInterpretation(field, Interpretation::None));
-            (FieldInterpretation::None, st.last_width())
+            (Interpretation::None, st.last_width())
         } else {
             (st.interpretation(), st.width())
         };
         let needed = match interp {
-            FieldInterpretation::None => Width::fixed_for(bits::unsigned_width(value)),
-            FieldInterpretation::BaseOffset(b) => {
+            Interpretation::None => Width::fixed_for(bits::unsigned_width(value)),
+            Interpretation::BaseOffset(b) => {
                 Width::fixed_for(bits::signed_width(value.wrapping_sub(b)))
             }
-            FieldInterpretation::Delta(_) => {
+            Interpretation::Delta(_) => {
                 Width::fixed_for(bits::signed_width(value.wrapping_sub(st.previous())))
             }
             _ => 8,

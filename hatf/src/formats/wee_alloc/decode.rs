@@ -6,7 +6,7 @@ use std::ops::Range;
 use metatf::container::{Block, ContainerHeader};
 
 use super::line::{render, WeeLine};
-use super::records::{Record, RecordModel};
+use super::model::{Record, RecordModel};
 use super::structured::Structured;
 use super::{BLOCK_RECORDS, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED, TABLE_BITS};
 use crate::format::{DecodeOptions, FormatError};
@@ -35,52 +35,19 @@ pub fn decode(
     Ok(lines)
 }
 
-/// Decodes only records `range` (see [`crate::seek::decode_records`]).
-pub fn decode_records(
-    input: &mut dyn crate::seek::ReadSeek,
-    output: &mut dyn Write,
-    options: &DecodeOptions,
-    range: Range<u64>,
-    note: crate::seek::Note<'_>,
-) -> Result<u64, FormatError> {
-    let file = options.input_name.as_str();
-    let mut out = BufWriter::new(output);
-    let mut d: Option<Decoder<'_>> = None;
-    let written = crate::seek::decode_records(
-        input,
-        &[FORMAT],
-        file,
-        range.start,
-        range.end,
-        note,
-        &mut |header| check_layout(header, file),
-        &mut |header, block, keep| {
-            if d.is_none() {
-                d = Some(Decoder::new(header, file)?);
-            }
-            match d.as_mut() {
-                Some(d) => d.block(block, keep, &mut out),
-                None => Ok(()),
-            }
-        },
-    )?;
-    out.flush().map_err(|e| write_error(file, e))?;
-    Ok(written)
-}
-
 /// Checks that `header`'s file has the layout the encoder writes ([`LAYOUT`]).
-fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
+pub(super) fn check_layout(header: &ContainerHeader, file: &str) -> Result<(), FormatError> {
     crate::shared::container::layout::require(header, file, LAYOUT, "")
 }
 
 /// Decodes blocks; each block decodes on its own.
-struct Decoder<'f> {
+pub(super) struct Decoder<'f> {
     file: &'f str,
     text: Vec<u8>,
 }
 
 impl<'f> Decoder<'f> {
-    fn new(header: &ContainerHeader, file: &'f str) -> Result<Self, FormatError> {
+    pub(super) fn new(header: &ContainerHeader, file: &'f str) -> Result<Self, FormatError> {
         check_layout(header, file)?;
         Ok(Decoder {
             file,
@@ -90,7 +57,7 @@ impl<'f> Decoder<'f> {
 
     /// Decodes every record of `block`, writing the text of those numbered `keep` (counted from
     /// the block's first record) to `out`.
-    fn block(
+    pub(super) fn block(
         &mut self,
         block: &Block,
         keep: Range<u64>,

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 
 use super::line::{parse, render, WeeLine};
-use super::records::{Record, RecordModel};
+use super::model::{Record, RecordModel};
 use super::structured::Structured;
 use super::{
     BLOCK_RECORDS, DTD, FORMAT, LAYOUT, MIXED, PLAIN, STRUCTURED, STRUCTURED_MAX_STREAM, TABLE_BITS,

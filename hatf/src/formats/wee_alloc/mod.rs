@@ -7,14 +7,15 @@
 //! ([`crate::shared::coding::context_mix::v2`]), or short blocks with a structured bit coding
 //! ([`structured`]).
 
+mod check;
 mod decode;
 mod encode;
-mod events;
 mod line;
-pub mod records;
+pub mod model;
+mod records;
 pub mod structured;
 
-pub use events::{for_each_placed_event, read_events};
+pub use check::{for_each_placed_event, read_events};
 pub use line::{parse, WeeLine};
 
 use crate::format::{DecodeFn, DecodeRecordsFn, EncodeFn};
@@ -60,5 +61,5 @@ impl FormatParts for WeeAlloc {
     const PLACED_EVENTS: Option<ForEachPlacedEvent> = Some(for_each_placed_event);
     const ENCODE: EncodeFn = encode::encode;
     const DECODE: DecodeFn = decode::decode;
-    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(decode::decode_records);
+    const DECODE_RECORDS: Option<DecodeRecordsFn> = Some(records::decode_records);
 }

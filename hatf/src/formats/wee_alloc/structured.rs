@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 
-use super::records::Record;
+use super::model::Record;
 use crate::shared::coding::bit_coder::{Bit, BitDecoder, BitEncoder, Number};
 use crate::shared::live_set::LiveSet;
 
@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn every_record_shape_round_trips() {
-        let recs = super::super::records::sample_records();
+        let recs = super::super::model::sample_records();
         let mut model = Structured::default();
         let mut e = BitEncoder::default();
         for &r in &recs {

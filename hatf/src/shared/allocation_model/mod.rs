@@ -361,7 +361,7 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::mtrace::kinds::{self, MtraceKinds};
+    use crate::formats::mtrace::model::{self as kinds, MtraceKinds};
     use metatf::varint::put_u64;
 
     /// Records with allocations, frees of live and unknown blocks and a few sites.

@@ -813,8 +813,8 @@ fn define<K: KindTable + ?Sized>(kinds: &K, table: &mut Cursor<'_>) -> Result<En
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::memory_replay::kinds::ReplayKinds;
-    use crate::formats::mtrace::kinds::{self, MtraceKinds};
+    use crate::formats::memory_replay::model::ReplayKinds;
+    use crate::formats::mtrace::model::{self as kinds, MtraceKinds};
     use crate::shared::allocation_model::{ModelRecord, State};
 
     /// Model streams of a synthetic block: allocations, frees of recent and of old blocks
@@ -1231,7 +1231,7 @@ mod tests {
     /// old blocks, reallocs), new and repeated sites and sizes, and allocations at live
     /// addresses (flagged, with a relive rank).
     fn replay_block(seed: u64, n: usize) -> (Streams, Packer) {
-        use crate::formats::memory_replay::kinds as rk;
+        use crate::formats::memory_replay::model as rk;
         let mut x = seed;
         let mut live: Vec<u64> = Vec::new();
         let mut state = State::for_block();

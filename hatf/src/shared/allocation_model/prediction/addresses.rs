@@ -199,7 +199,7 @@ const RECENT: usize = 256;
 
 /// The slot of `key` in [`AddrPredictor::recent`]: the top bits of a multiplicative hash, which
 /// mix the size bits with the high bits where front ends put a thread (see
-/// `memory_replay::kinds`).
+/// `memory_replay::model`).
 #[inline]
 fn recent_slot(key: u64) -> usize {
     (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT.trailing_zeros())) as usize

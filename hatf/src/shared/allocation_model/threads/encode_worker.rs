@@ -674,7 +674,7 @@ fn work<K: KindTable>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::mtrace::kinds::{self, MtraceKinds};
+    use crate::formats::mtrace::model::{self as kinds, MtraceKinds};
 
     /// Allocations and frees over a narrow address range, some at live addresses.
     fn records(n: usize) -> Vec<ModelRecord> {

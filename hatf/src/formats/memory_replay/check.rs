@@ -1,4 +1,5 @@
-//! `memory_replay` dump → allocation events.
+//! Checks and statistics of a `memory_replay` dump: the dump as allocation events, which
+//! [`crate::shared::allocation`]'s checks and counts read (and the paper's encodings too).
 
 use std::io::Read;
 

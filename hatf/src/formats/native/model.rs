@@ -5,10 +5,10 @@
 //! string as canonical key/value entries (see [`encode_attributes`]), so the mapping is exact both
 //! ways: every event comes back as it went in, and every record read back maps to the same bytes.
 
+use super::decode::NativeReader;
+use super::encode::NativeWriter;
 use super::error::NativeError;
-use super::reader::NativeReader;
 use super::record::{DataRecord, Record, RecordKind};
-use super::writer::NativeWriter;
 use crate::shared::allocation::event::{AllocEvent, AllocKind};
 use std::io::{Read, Write};
 

@@ -1,4 +1,5 @@
-//! malloc-bench `.trace.gz` → allocation events, for the paper's encodings and for statistics.
+//! Checks and statistics of a malloc-bench `.trace.gz`: the trace as allocation events, which
+//! [`crate::shared::allocation`]'s checks and counts read (and the paper's encodings too).
 
 use std::io::Read;
 

@@ -6,7 +6,7 @@
 //! record where Appendix A has four tags (the native tag follows from the values).
 
 use super::generated::{Alloc, CreateThread, DestroyThread, Free, Heap, Realloc};
-use crate::formats::native::events::realloc_kind;
+use crate::formats::native::model::realloc_kind;
 use crate::formats::native::{event_to_record, record_to_event, DataRecord, RecordKind};
 use crate::shared::allocation::event::AllocEvent;
 

@@ -5,8 +5,8 @@
 use std::ops::Range;
 
 use super::decode::{next_thread, SIDE_STREAMS};
-use super::kinds::{self, ReplayKinds};
 use super::line::{Action, ReplayLine};
+use super::model::{self, ReplayKinds};
 use super::FORMAT;
 use crate::format::FormatError;
 use crate::seek::{Note, ReadSeek};
@@ -76,7 +76,7 @@ impl EntryReader for Reader {
         k: u64,
         r: &ModelRecord,
     ) -> Result<Entry<'e>, FormatError> {
-        if let Some(action) = kinds::action(r.kind) {
+        if let Some(action) = model::action(r.kind) {
             let site = r.site as usize;
             if site == self.tids.len() {
                 self.tids.push(next_thread(cursors, k)?);
@@ -85,10 +85,10 @@ impl EntryReader for Reader {
                 return Err(cursors.at(k, format!("unknown thread {site}")));
             };
             Ok(Entry::Line(line_of(tid, action, r)))
-        } else if r.kind == kinds::VERBATIM || r.kind == kinds::VERBATIM_UNTERMINATED {
+        } else if r.kind == model::VERBATIM || r.kind == model::VERBATIM_UNTERMINATED {
             Ok(Entry::Text {
                 line: cursors.verbatim_line(k)?,
-                newline: r.kind == kinds::VERBATIM,
+                newline: r.kind == model::VERBATIM,
             })
         } else {
             Err(cursors.at(k, format!("unknown record kind {}", r.kind)))

@@ -5,8 +5,8 @@
 use std::ops::Range;
 
 use super::decode::{line_kinds, new_site, other_line, Callers, LineKind, What, SIDE_STREAMS};
-use super::kinds::{self, MtraceKinds};
 use super::line::{Op, OpLine};
+use super::model::{self, MtraceKinds};
 use super::FORMAT;
 use crate::format::FormatError;
 use crate::seek::{Note, ReadSeek};
@@ -47,9 +47,9 @@ pub(crate) fn visit_records(
 /// The operation of an operation's kind code.
 fn op_of(kind: u8) -> Op {
     match kind {
-        kinds::MALLOC => Op::Malloc,
-        kinds::FREE => Op::Free,
-        kinds::REALLOC_OLD => Op::ReallocOld,
+        model::MALLOC => Op::Malloc,
+        model::FREE => Op::Free,
+        model::REALLOC_OLD => Op::ReallocOld,
         _ => Op::ReallocNew,
     }
 }

@@ -1,4 +1,5 @@
-//! `mtrace` log → allocation events, for the paper's encodings and for statistics.
+//! Checks and statistics of an `mtrace` log: the log as allocation events, which
+//! [`crate::shared::allocation`]'s checks and counts read (and the paper's encodings too).
 
 use std::io::Read;
 

@@ -1,10 +1,10 @@
 //! Writing HATF 1.0 records. A value that does not fit the current width/interpretation is never
 //! truncated: the writer first emits the metadata records that make it fit.
 
-use super::codes::{interp, op, tag, Field, Width};
+use super::codes::{op, tag, Field, Width};
 use super::error::NativeError;
 use super::record::{DataRecord, Record, Slot};
-use super::state::{Config, Interpretation, Metadata};
+use super::state::{interpretation_code, Config, Interpretation, Metadata};
 use std::io::Write;
 
 /// Writes HATF 1.0 records to `W`, starting from the default configuration.
@@ -106,25 +106,18 @@ impl<W: Write> NativeWriter<W> {
                     op::SET_FIELD_INTERPRETATION,
                     field.code(),
                 ]);
+                // `apply` above has refused what has no HATF 1.0 code.
+                let code = interpretation_code(i).map_err(|m| self.error(None, m))?;
+                bytes.push(code);
                 match i {
-                    Interpretation::None => bytes.push(interp::NONE),
-                    Interpretation::Default(d) => {
-                        bytes.push(interp::DEFAULT);
-                        bytes.extend_from_slice(&d.to_be_bytes());
-                    }
-                    Interpretation::BaseOffset(b) => {
-                        bytes.push(interp::BASE_OFFSET);
-                        bytes.extend_from_slice(&b.to_be_bytes());
-                    }
-                    Interpretation::Delta(initial) => {
-                        bytes.push(interp::DELTA);
-                        bytes.extend_from_slice(&initial.to_be_bytes());
-                    }
+                    Interpretation::Default(v)
+                    | Interpretation::BaseOffset(v)
+                    | Interpretation::Delta(v) => bytes.extend_from_slice(&v.to_be_bytes()),
                     Interpretation::Stride { initial, stride } => {
-                        bytes.push(interp::STRIDE);
                         bytes.extend_from_slice(&initial.to_be_bytes());
                         bytes.extend_from_slice(&stride.to_be_bytes());
                     }
+                    _ => {}
                 }
             }
         }
