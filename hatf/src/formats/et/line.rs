@@ -1,6 +1,6 @@
 //! One line of an Elephant Tracks text trace: what kind it is and its numeric fields.
 
-use super::text::print::DIGIT_PAIRS;
+use crate::shared::text::numbers::put_dec;
 
 /// The record kinds of ET2/ET3 text traces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -574,77 +574,9 @@ fn render_into(r: &Record, buf: &mut [u8; LINE_MAX]) -> usize {
     for &v in r.fields() {
         buf[n] = b' ';
         n += 1;
-        n += decimal_into(&mut buf[n..], v);
+        n = put_dec(buf, n, v);
     }
     n
-}
-
-/// Number of decimal digits of `v` (below 10^8).
-#[inline]
-fn small_decimal_len(v: u32) -> usize {
-    match v {
-        0..=9 => 1,
-        10..=99 => 2,
-        100..=999 => 3,
-        1000..=9999 => 4,
-        10_000..=99_999 => 5,
-        100_000..=999_999 => 6,
-        1_000_000..=9_999_999 => 7,
-        _ => 8,
-    }
-}
-
-/// Writes the two digits of `v` (below 100).
-#[inline]
-fn pair(out: &mut [u8], v: u32) {
-    let d = v as usize * 2;
-    out[0] = DIGIT_PAIRS[d];
-    out[1] = DIGIT_PAIRS[d + 1];
-}
-
-/// Writes `v` (below 10^8) as exactly eight digits, with leading zeros.
-#[inline]
-fn eight_digits(out: &mut [u8], v: u32) {
-    let (high, low) = (v / 10_000, v % 10_000);
-    pair(&mut out[0..2], high / 100);
-    pair(&mut out[2..4], high % 100);
-    pair(&mut out[4..6], low / 100);
-    pair(&mut out[6..8], low % 100);
-}
-
-/// Writes `v` in decimal at the start of `buf` (which must have room); returns its length.
-/// Numbers are cut into eight-digit pieces done in 32-bit arithmetic: most fields are 31-bit
-/// ids of ten digits, and a division of a 64-bit number per digit pair would be a third of a
-/// decode.
-#[inline]
-fn decimal_into(buf: &mut [u8], v: u64) -> usize {
-    if v >= 100_000_000 {
-        let n = decimal_into(buf, v / 100_000_000);
-        eight_digits(&mut buf[n..n + 8], (v % 100_000_000) as u32);
-        return n + 8;
-    }
-    let mut v = v as u32;
-    let len = small_decimal_len(v);
-    let digits = &mut buf[..len];
-    let mut i = len;
-    while v >= 100 {
-        i -= 2;
-        pair(&mut digits[i..i + 2], v % 100);
-        v /= 100;
-    }
-    if v >= 10 {
-        pair(&mut digits[i - 2..i], v);
-    } else {
-        digits[i - 1] = b'0' + v as u8;
-    }
-    len
-}
-
-/// Appends `v` in decimal.
-pub fn push_decimal(out: &mut Vec<u8>, v: u64) {
-    let mut buf = [0u8; 20];
-    let n = decimal_into(&mut buf, v);
-    out.extend_from_slice(&buf[..n]);
 }
 
 #[cfg(test)]
@@ -841,21 +773,6 @@ mod tests {
                     assert_eq!(kind.takes(len), kind.arities().contains(&len), "{b} {len}");
                 }
             }
-        }
-    }
-
-    #[test]
-    fn decimals_at_every_length() {
-        let mut v = 1u64;
-        let mut values = vec![0, u64::MAX, u64::MAX - 1];
-        for _ in 0..20 {
-            values.extend([v - 1, v, v + 1, v.wrapping_mul(7) / 3]);
-            v = v.saturating_mul(10);
-        }
-        for v in values {
-            let mut out = Vec::new();
-            push_decimal(&mut out, v);
-            assert_eq!(out, v.to_string().as_bytes());
         }
     }
 

@@ -6,11 +6,13 @@
 
 /// Appends `v` in decimal.
 pub fn push_dec(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    let mut buf = [0u8; 20];
+    let end = put_dec(&mut buf, 0, v);
+    out.extend_from_slice(&buf[..end]);
 }
 
 /// "00" to "99": two decimal digits at a time.
-const PAIRS: [u8; 200] = {
+pub(crate) const DIGIT_PAIRS: [u8; 200] = {
     let mut t = [0u8; 200];
     let mut i = 0;
     while i < 100 {
@@ -20,6 +22,23 @@ const PAIRS: [u8; 200] = {
     }
     t
 };
+
+/// The eight decimal digits of `v` (below 10^8, leading zeros kept) as ASCII, the first digit
+/// in the lowest byte: all eight at once in two 32-bit lanes, where digit pairs would take
+/// four divisions.
+#[inline]
+pub(crate) fn eight_ascii(v: u32) -> u64 {
+    let v = u64::from(v);
+    // Two 32-bit lanes of four digits: the high half first (lowest lane).
+    let x = (v / 10_000) | ((v % 10_000) << 32);
+    // x / 100 per lane: exact for x < 10^4 (5243 / 2^19 is 1/100 within 2.1e-7).
+    let hundreds = ((x * 5243) >> 19) & 0x0000_007f_0000_007f;
+    let x = hundreds | ((x - hundreds * 100) << 16);
+    // Four 16-bit lanes of two digits; y / 10 per lane: exact for y < 100 (103 / 2^10).
+    let tens = ((x * 103) >> 10) & 0x000f_000f_000f_000f;
+    let x = tens | ((x - tens * 10) << 8);
+    x | 0x3030_3030_3030_3030
+}
 
 /// Powers of ten, for counting digits (and for joining the two words of a long number).
 pub(crate) const POW10: [u64; 20] = {
@@ -41,20 +60,30 @@ pub fn dec_len(v: u64) -> usize {
 }
 
 /// Writes `v` in decimal at `buf[at..]` (which must have room for its digits); returns the
-/// end. Digits are written in place, two at a time, with no copy.
+/// end. Digits are written in place with no copy: eight at a time from the end while more than
+/// eight remain (a 64-bit division per piece, not per digit pair: many trace fields are ids
+/// of ten digits or more), the rest two at a time in 32-bit arithmetic.
 #[inline]
-pub fn put_dec(buf: &mut [u8], at: usize, mut v: u64) -> usize {
+pub fn put_dec(buf: &mut [u8], at: usize, v: u64) -> usize {
+    const E8: u64 = 100_000_000;
     let end = at + dec_len(v);
     let mut i = end;
+    let mut high = v;
+    while high >= E8 {
+        i -= 8;
+        buf[i..i + 8].copy_from_slice(&eight_ascii((high % E8) as u32).to_le_bytes());
+        high /= E8;
+    }
+    let mut v = high as u32;
     while v >= 100 {
         let r = (v % 100) as usize;
         v /= 100;
         i -= 2;
-        buf[i..i + 2].copy_from_slice(&PAIRS[2 * r..2 * r + 2]);
+        buf[i..i + 2].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
     }
     if v >= 10 {
         let r = v as usize;
-        buf[i - 2..i].copy_from_slice(&PAIRS[2 * r..2 * r + 2]);
+        buf[i - 2..i].copy_from_slice(&DIGIT_PAIRS[2 * r..2 * r + 2]);
     } else {
         buf[i - 1] = b'0' + v as u8;
     }

@@ -9,6 +9,7 @@
 
 use crate::formats::et::line::{Record, MAX_FIELDS};
 use crate::formats::et::model::RecordSink;
+use crate::shared::text::numbers::{eight_ascii, DIGIT_PAIRS};
 
 /// Spare bytes a [`TextBuf`] always has past its text: a line is printed there. More than the
 /// longest line (a letter, six fields of a space and 20 digits, a `\n`: 128 bytes) because
@@ -165,22 +166,6 @@ impl TextBuf {
     }
 }
 
-/// The eight decimal digits of `v` (below 10^8, leading zeros kept) as ASCII, the first digit
-/// in the lowest byte.
-#[inline]
-fn eight_ascii(v: u32) -> u64 {
-    let v = u64::from(v);
-    // Two 32-bit lanes of four digits: the high half first (lowest lane).
-    let x = (v / 10_000) | ((v % 10_000) << 32);
-    // x / 100 per lane: exact for x < 10^4 (5243 / 2^19 is 1/100 within 2.1e-7).
-    let hundreds = ((x * 5243) >> 19) & 0x0000_007f_0000_007f;
-    let x = hundreds | ((x - hundreds * 100) << 16);
-    // Four 16-bit lanes of two digits; y / 10 per lane: exact for y < 100 (103 / 2^10).
-    let tens = ((x * 103) >> 10) & 0x000f_000f_000f_000f;
-    let x = tens | ((x - tens * 10) << 8);
-    x | 0x3030_3030_3030_3030
-}
-
 /// Writes `v` (below 10^8) without leading zeros at `b[n..]`; returns the end. The eight bytes
 /// from `b[n]` are written whatever the length.
 ///
@@ -231,14 +216,6 @@ fn put_below_100<const N: usize>(b: &mut [u8; N], n: usize, v: u64) -> usize {
     b[n + 1] = DIGIT_PAIRS[d + 1];
     n + 2 - single
 }
-
-/// Two decimal digits of each number below 100 (also used by [`crate::formats::et::line`]'s renderer).
-pub(in crate::internal::formats::et) const DIGIT_PAIRS: &[u8; 200] = b"\
-0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
 
 /// [`put_number`] of a number of three digits or more.
 #[inline(never)]
