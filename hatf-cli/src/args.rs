@@ -232,9 +232,11 @@ pub struct EncodeArgs {
     /// what was expected) instead of keeping it verbatim.
     #[arg(long)]
     pub strict: bool,
-    /// Record layout for `--from text`: `auto` (predictors chosen per block by measured cost,
-    /// adaptive range coding) or `plain` (fixed-width fields, each section compressed).
-    #[arg(long, value_name = "MODEL", default_value = "auto", value_parser = ["auto", "plain"])]
+    /// Record layout for `--from text`, `--dtd` and `--from any`: `auto` (predictors chosen
+    /// per block by measured cost, adaptive range coding), `fast` (the same predictors, their
+    /// symbols in zstd-compressed byte streams: a little larger, decodes several times
+    /// faster) or `plain` (fixed-width fields, each section compressed).
+    #[arg(long, value_name = "MODEL", default_value = "auto", value_parser = ["auto", "fast", "plain"])]
     pub model: String,
     /// Encoding to use; `auto` picks the smallest the format offers (each format offers only
     /// some of these; the error for one it lacks lists its own).

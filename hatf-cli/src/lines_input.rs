@@ -53,7 +53,12 @@ pub fn encode(args: &EncodeArgs, verbosity: Verbosity) -> CliResult {
     };
     let options = metatf::lines::LineOptions {
         strict: args.strict,
-        model: args.model == "auto",
+        model: args.model != "plain",
+        stage: if args.model == "fast" {
+            metatf::model::Stage::Bytes
+        } else {
+            metatf::model::Stage::Smallest
+        },
         codec,
         level,
     };

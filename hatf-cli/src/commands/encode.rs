@@ -191,10 +191,11 @@ fn encode_text(args: &EncodeArgs) -> CliResult {
     let level = args.level.unwrap_or(metatf::default_level(codec));
     let model = match args.model.as_str() {
         "auto" => metatf::TextModel::Auto,
+        "fast" => metatf::TextModel::Fast,
         "plain" => metatf::TextModel::Plain,
         other => {
             return Err(CliError::usage(format!(
-                "--model {other}: expected `auto` or `plain`"
+                "--model {other}: expected `auto`, `fast` or `plain`"
             )))
         }
     };

@@ -99,6 +99,7 @@ pub fn of_lines(dtd: &str, dtd_name: &str, text: &[u8]) -> (Measured, Measured, 
         let options = LineOptions {
             strict: false,
             model,
+            stage: metatf::model::Stage::Smallest,
             codec: PLAIN_CODEC,
             level: metatf::default_level(PLAIN_CODEC),
         };

@@ -10,7 +10,7 @@ use super::split::Splitter;
 use super::{LineEnd, LINES_FORMAT, MAX_LINE, PROPERTY_LINE_END};
 use crate::container::{Codec, ContainerHeader};
 use crate::error::Error;
-use crate::model::{ENGINE_MODEL, PROPERTY_ENGINE};
+use crate::model::{ENGINE_MODEL, PROPERTY_ENGINE, PROPERTY_STAGE, STAGE_BYTES, STAGE_RANGE};
 use crate::universal::{DynRecord, UniversalWriter, Value};
 
 /// How [`encode_lines`] treats lines.
@@ -22,6 +22,8 @@ pub struct LineOptions {
     /// Lay out the records with the model engine (else the paper's fixed-width stream
     /// compressed with `codec`).
     pub model: bool,
+    /// How the model engine stores its symbols, when `model` is true.
+    pub stage: crate::model::Stage,
     /// Section codec when `model` is false.
     pub codec: Codec,
     /// Codec level when `model` is false.
@@ -33,6 +35,7 @@ impl Default for LineOptions {
         LineOptions {
             strict: false,
             model: true,
+            stage: crate::model::Stage::Smallest,
             codec: Codec::Zstd,
             level: 3,
         }
@@ -84,6 +87,14 @@ pub fn encode_lines(
     let mut properties = vec![(PROPERTY_LINE_END.to_string(), end.name().to_string())];
     if options.model {
         properties.push((PROPERTY_ENGINE.to_string(), ENGINE_MODEL.to_string()));
+        let stage = match options.stage {
+            crate::model::Stage::Smallest => None,
+            crate::model::Stage::Range => Some(STAGE_RANGE),
+            crate::model::Stage::Bytes => Some(STAGE_BYTES),
+        };
+        if let Some(stage) = stage {
+            properties.push((PROPERTY_STAGE.to_string(), stage.to_string()));
+        }
     }
     let header = ContainerHeader {
         dtd: dtd.to_string(),

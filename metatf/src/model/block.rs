@@ -1,6 +1,7 @@
 //! A modelled block: measure every candidate predictor on the block's records, choose per
 //! stream, then code the records with the choice; and the reverse.
 
+use super::byte_stage::{self, ByteDecode, ByteEncode};
 use super::choice::{read_choices, read_tag_context, write_choices, write_tag_context, Choice};
 use super::choose::{candidates, Samples, MAX_LIST};
 use super::coders::Models;
@@ -541,6 +542,28 @@ impl Consumer for Encode {
         let before = self.start();
         self.models.encode_meta(&mut self.coder, i, v);
         self.spent(before, |c| &mut c.meta);
+    }
+
+    fn engine(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+}
+
+impl Consumer for ByteEncode {
+    fn tag(&mut self, catalog: &Catalog, scope: usize, t: u64) -> Result<(), String> {
+        ByteEncode::tag(self, catalog, scope, t)
+    }
+
+    fn scalar(&mut self, s: usize, v: u64) {
+        ByteEncode::scalar(self, s, v);
+    }
+
+    fn bytes(&mut self, _: u64, b: &[u8], key: Option<usize>) {
+        ByteEncode::bytes(self, b, key);
+    }
+
+    fn meta(&mut self, _: Option<u64>, v: u64) {
+        ByteEncode::meta(self, v);
     }
 
     fn engine(&mut self) -> &mut Engine {
@@ -1305,6 +1328,52 @@ pub(crate) fn encode_ended(
     Ok((packed_tables::join(tables, &records), costs, next))
 }
 
+/// Codes `coding`'s block with the byte-stream stage ([`byte_stage`]), every length as a
+/// scalar; the lists start from `carried`, and those to carry into the next block are
+/// returned. `None` when the block's streams would decompress to more than a reader accepts
+/// of a block that size (the writer then codes it with the range coder).
+pub(crate) fn encode_bytes(
+    coding: &Coding<'_>,
+    carried: &Carried,
+) -> Result<Option<(Vec<u8>, Carried)>, (u64, String)> {
+    let (streams, block) = (coding.streams, coding.block);
+    let mut engine = coding_engine(streams, coding.choices);
+    let models = Models::new(
+        coding.catalog,
+        coding.choices,
+        coding.tag_context,
+        &mut engine,
+    );
+    engine.seed(carried);
+    let consumer = ByteEncode {
+        engine,
+        models,
+        out: Default::default(),
+    };
+    let mut e = Reading::windowed(block, consumer, Window::all(block.records));
+    walk(
+        coding.catalog,
+        streams,
+        &mut e,
+        block.records,
+        coding.section,
+        coding.declared,
+        coding.orders,
+    )?;
+    let ByteEncode { engine, out, .. } = e.consumer;
+    let next = engine.carry();
+    drop(engine);
+    let mut tables = write_tag_context(coding.catalog, streams, coding.tag_context);
+    tables.extend(write_choices(coding.catalog, streams, coding.choices));
+    tables.extend(write_orders(coding.catalog, coding.orders));
+    // The 0 byte stands where a range coder's first byte stands: it ends the tables.
+    let mut records = vec![0u8];
+    let raw = out.write(&mut records);
+    let mut bytes = vec![byte_stage::MARK];
+    bytes.extend(packed_tables::join(tables, &records));
+    Ok(byte_stage::fits(raw, bytes.len()).then_some((bytes, next)))
+}
+
 /// The bits each stream that `coded` names takes when `block` is coded with `choices` and
 /// `orders`, as the coder's probabilities say ([`Encoder::meter`]); the other streams get 0.
 /// A stream's bits depend only on its own predictors and models, so they are the same
@@ -1439,6 +1508,9 @@ pub(crate) fn decode(
     declared: &dyn Fn(u8) -> bool,
     carried: &mut Carried,
 ) -> Result<(FlatBlock, Option<u8>), (u64, String)> {
+    if let Some(body) = bytes.strip_prefix(&[byte_stage::MARK]) {
+        return decode_bytes(catalog, streams, body, records, section, declared, carried);
+    }
     let tables = packed_tables::split(bytes).map_err(|m| (0, m))?;
     let plain = &tables.plain;
     let mut at = 0;
@@ -1471,6 +1543,42 @@ pub(crate) fn decode(
     )?;
     *carried = d.engine.carry();
     Ok((d.output, end))
+}
+
+/// [`decode`] of a block coded by the byte-stream stage; `body` is the block after its
+/// [`byte_stage::MARK`].
+fn decode_bytes(
+    catalog: &Catalog,
+    streams: &Streams,
+    body: &[u8],
+    records: u64,
+    section: Option<u8>,
+    declared: &dyn Fn(u8) -> bool,
+    carried: &mut Carried,
+) -> Result<(FlatBlock, Option<u8>), (u64, String)> {
+    let tables = packed_tables::split(body).map_err(|m| (0, m))?;
+    let plain = &tables.plain;
+    let mut at = 0;
+    let tag_context = read_tag_context(catalog, streams, plain, &mut at).map_err(|m| (0, m))?;
+    let choices = read_choices(catalog, streams, plain, &mut at).map_err(|m| (0, m))?;
+    let orders = read_orders(catalog, plain, &mut at).map_err(|m| (0, m))?;
+    let at = tables.check_end(at).map_err(|m| (0, m))?;
+    let coded = match body.get(at..) {
+        Some([0, rest @ ..]) => rest,
+        _ => return Err((0, "the byte-stream stage's 0 byte is missing".to_string())),
+    };
+    let mut engine = coding_engine(streams, &choices);
+    let models = Models::new(catalog, &choices, tag_context, &mut engine);
+    engine.seed(carried);
+    let mut d =
+        ByteDecode::new(engine, models, coded, body.len() + 1, records).map_err(|m| (0, m))?;
+    let end = walk(
+        catalog, streams, &mut d, records, section, declared, &orders,
+    )?;
+    d.check_end().map_err(|m| (records, m))?;
+    let (output, engine) = d.finish();
+    *carried = engine.carry();
+    Ok((output, end))
 }
 
 #[cfg(test)]

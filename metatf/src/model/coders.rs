@@ -189,12 +189,37 @@ impl Models {
         scope: usize,
         tag: u64,
     ) -> Result<(), String> {
+        let symbol = self.tag_symbol(catalog, scope, tag)?;
+        self.tags.encode(e, &engine.history, symbol);
+        Ok(())
+    }
+
+    /// The index of the record that `tag` names in scope `scope` ([`TagAlphabet`]).
+    pub(crate) fn tag_symbol(
+        &self,
+        catalog: &Catalog,
+        scope: usize,
+        tag: u64,
+    ) -> Result<u32, String> {
         let plan = catalog
             .plan_in_scope(scope, tag)
             .ok_or_else(|| format!("tag {tag} names no record"))?;
-        self.tags
-            .encode(e, &engine.history, self.alphabet.symbol(plan));
-        Ok(())
+        Ok(self.alphabet.symbol(plan))
+    }
+
+    /// The tag of the record at index `symbol` of scope `scope`: the reverse of
+    /// [`Models::tag_symbol`].
+    pub(crate) fn tag_of(
+        &self,
+        catalog: &Catalog,
+        scope: usize,
+        symbol: u32,
+    ) -> Result<u64, String> {
+        let plan = self
+            .alphabet
+            .plan(scope, symbol)
+            .ok_or_else(|| format!("record index {symbol} names no record"))?;
+        Ok(catalog.plans()[plan].tag)
     }
 
     /// Records `tag` as [`Models::encode_tag`] would, without coding it.
@@ -204,10 +229,8 @@ impl Models {
         scope: usize,
         tag: u64,
     ) -> Result<(), String> {
-        let plan = catalog
-            .plan_in_scope(scope, tag)
-            .ok_or_else(|| format!("tag {tag} names no record"))?;
-        self.tags.pass(self.alphabet.symbol(plan));
+        let symbol = self.tag_symbol(catalog, scope, tag)?;
+        self.tags.pass(symbol);
         Ok(())
     }
 
@@ -219,11 +242,7 @@ impl Models {
         scope: usize,
     ) -> Result<u64, String> {
         let symbol = self.tags.decode(d, &engine.history);
-        let plan = self
-            .alphabet
-            .plan(scope, symbol)
-            .ok_or_else(|| format!("record index {symbol} names no record"))?;
-        Ok(catalog.plans()[plan].tag)
+        self.tag_of(catalog, scope, symbol)
     }
 
     /// The guesses of the first listed predictor and of the second (with one listed, the
@@ -284,9 +303,15 @@ impl Models {
         }
     }
 
-    pub(crate) fn encode_scalar(&mut self, e: &mut Encoder, engine: &mut Engine, s: usize, v: u64) {
-        let m = &mut self.streams[s];
-        let guesses = Self::guesses(m, engine);
+    /// Value `v` of stream `m` as its hit index (the first listed predictor that hits, else
+    /// the list's length) and the number coded after it: a rank, a residual against the
+    /// primary's guess, or none.
+    fn symbol(
+        m: &StreamModels,
+        engine: &Engine,
+        guesses: Option<(u64, u64)>,
+        v: u64,
+    ) -> (usize, Option<u64>) {
         let mut hit = m.list.len();
         let mut rank = 0;
         for (k, &i) in m.list.iter().enumerate() {
@@ -315,6 +340,38 @@ impl Models {
             let p = Self::guess(m, engine, guesses, hit);
             Some(zigzag(v.wrapping_sub(p) as i64))
         };
+        (hit, payload)
+    }
+
+    /// Value `v` of stream `s` as [`Models::symbol`] gives it, for a stage that stores the
+    /// symbols as they are (`super::byte_stage`).
+    pub(crate) fn plain_symbol(&self, engine: &Engine, s: usize, v: u64) -> (usize, Option<u64>) {
+        let m = &self.streams[s];
+        Self::symbol(m, engine, Self::guesses(m, engine), v)
+    }
+
+    /// The value of stream `s` whose hit index is `hit`, reading the number after it with
+    /// `payload` where the index has one: the reverse of [`Models::plain_symbol`].
+    pub(crate) fn plain_value(
+        &self,
+        engine: &Engine,
+        s: usize,
+        hit: usize,
+        payload: impl FnOnce() -> Result<u64, String>,
+    ) -> Result<u64, String> {
+        let m = &self.streams[s];
+        if hit > m.list.len() {
+            return Err(format!("predictor index {hit} of {}", m.list.len()));
+        }
+        let ranked = hit == m.list.len() || m.kinds[hit].is_rank();
+        let p = if ranked { payload()? } else { 0 };
+        Self::value_of(m, engine, Self::guesses(m, engine), hit, p)
+    }
+
+    pub(crate) fn encode_scalar(&mut self, e: &mut Encoder, engine: &mut Engine, s: usize, v: u64) {
+        let m = &mut self.streams[s];
+        let guesses = Self::guesses(m, engine);
+        let (hit, payload) = Self::symbol(m, engine, guesses, v);
         let symbol = repeats::symbol(hit, payload.unwrap_or(0));
         let offered = m.repeats.offer();
         let repeated = match offered {

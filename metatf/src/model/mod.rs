@@ -12,6 +12,7 @@
 //! [`numbers`], [`coders`]). The layout is specified in docs/FORMAT.md ("Model engine").
 
 mod block;
+mod byte_stage;
 mod choice;
 mod choose;
 mod coders;
@@ -45,6 +46,7 @@ mod walk;
 pub(crate) use block::decode as decode_block;
 #[cfg(test)]
 use block::{choose as choose_block, decode_alone, encode as encode_block};
+pub use byte_stage::{Stage, PROPERTY_STAGE, STAGE_BYTES, STAGE_RANGE};
 pub(crate) use choice::Choice;
 pub(crate) use engine::Carried;
 pub(crate) use fixed::fixed_choices;

@@ -9,7 +9,8 @@
 //! then coded once, with the order written in it, so the reader does no search. A block after
 //! the first may skip all of this and take the previous block's choice ([`Kept`]).
 
-use super::block::{sampled_records, stream_costs, Coding};
+use super::block::{encode_bytes, sampled_records, stream_costs, Coding};
+use super::byte_stage::Stage;
 use super::choice::Choice;
 use super::engine::Carried;
 use super::flat::FlatBlock;
@@ -94,8 +95,8 @@ fn still_holds(
 }
 
 /// Codes `block` with the predictors and field order that code it smallest (the DTD's `fixed`
-/// predictors kept), its lists starting from `carried`, which then holds the lists to carry
-/// into the next block; prints where the bytes went if the environment asks
+/// predictors kept) and `stage`, its lists starting from `carried`, which then holds the lists
+/// to carry into the next block; prints where the bytes went if the environment asks
 /// ([`Costs::wanted`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn encode_best(
@@ -106,6 +107,7 @@ pub(crate) fn encode_best(
     declared: &dyn Fn(u8) -> bool,
     fixed: &[Option<Choice>],
     carried: &mut Carried,
+    stage: Stage,
 ) -> Result<Vec<u8>, (u64, String)> {
     let previous = carried.choice.take();
     let (holds, previous_bits) = match &previous {
@@ -193,12 +195,33 @@ pub(crate) fn encode_best(
         declared,
         orders: &kept.orders,
     };
-    let (bytes, costs) = super::ends_choice::encode(
-        &coding,
-        &length_bits,
-        Costs::wanted(streams.len()).is_some(),
-        carried,
-    )?;
+    // The byte streams first: they read the lists `carried` holds, which the range coding
+    // then replaces with the lists to carry on.
+    let by_bytes = match stage {
+        Stage::Range => None,
+        Stage::Bytes | Stage::Smallest => encode_bytes(&coding, carried)?,
+    };
+    let (bytes, costs) = match by_bytes {
+        Some((bytes, next)) if stage == Stage::Bytes => {
+            *carried = next;
+            (bytes, None)
+        }
+        by_bytes => {
+            let (range, costs) = super::ends_choice::encode(
+                &coding,
+                &length_bits,
+                Costs::wanted(streams.len()).is_some(),
+                carried,
+            )?;
+            match by_bytes {
+                Some((bytes, next)) if bytes.len() < range.len() => {
+                    *carried = next;
+                    (bytes, None)
+                }
+                _ => (range, costs),
+            }
+        }
+    };
     if let Some(costs) = costs {
         costs.print(catalog, streams, &kept.choices);
         for line in kept.orders.describe(catalog) {

@@ -650,6 +650,7 @@ fn sampled_choice_codes_as_small_as_a_whole_choice() {
             &declared,
             &[],
             &mut Carried::default(),
+            super::Stage::Range,
         )
         .unwrap();
         let (back, _) =
@@ -704,6 +705,7 @@ fn a_block_reuses_the_previous_choice_while_it_still_holds() {
             &declared,
             &[],
             &mut writer,
+            super::Stage::Range,
         )
         .unwrap();
         assert_eq!(writer.choice.as_ref().map(|k| k.reused), Some(reused));

@@ -130,7 +130,7 @@ impl<T: Format, W: Write> TypedWriter<T, W> {
         let container = ContainerWriter::new(out, &header)?;
         let model = if header.property(PROPERTY_ENGINE) == Some(ENGINE_MODEL) {
             let catalog = Catalog::new(&plan.schema)?;
-            let columns = ModelColumns::new(&plan.schema, &catalog)?;
+            let columns = ModelColumns::new(&plan.schema, &catalog, &header)?;
             Some(ModelWriter { catalog, columns })
         } else {
             None

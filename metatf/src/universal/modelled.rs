@@ -15,7 +15,9 @@ use super::RECORD_SECTION;
 use crate::container::{Block, Codec, ContainerWriter, SectionData};
 use crate::error::Error;
 use crate::model::flat::FlatBlock;
-use crate::model::{decode_block, encode_block_best, fixed_choices, Carried, Choice, Streams};
+use crate::model::{
+    decode_block, encode_block_best, fixed_choices, Carried, Choice, Stage, Streams,
+};
 
 /// The records of the block being written, and what the engine needs to code them.
 pub(crate) struct ModelColumns {
@@ -28,11 +30,18 @@ pub(crate) struct ModelColumns {
     section: Option<u8>,
     /// The object lists the previous block hands on (docs/FORMAT.md §7).
     carried: Carried,
+    /// How the blocks' symbols are stored.
+    stage: Stage,
 }
 
 impl ModelColumns {
-    /// Empty columns for the records of `schema` (whose plans `catalog` holds).
-    pub(crate) fn new(schema: &Schema, catalog: &Catalog) -> Result<ModelColumns, Error> {
+    /// Empty columns for the records of `schema` (whose plans `catalog` holds), for a file
+    /// whose header is `header` (its property [`crate::model::PROPERTY_STAGE`] picks the stage).
+    pub(crate) fn new(
+        schema: &Schema,
+        catalog: &Catalog,
+        header: &crate::container::ContainerHeader,
+    ) -> Result<ModelColumns, Error> {
         let streams = Streams::new(catalog);
         Ok(ModelColumns {
             fixed: fixed_choices(schema, catalog, &streams)?,
@@ -40,6 +49,7 @@ impl ModelColumns {
             flat: FlatBlock::default(),
             section: None,
             carried: Carried::default(),
+            stage: Stage::of_property(header.property(crate::model::PROPERTY_STAGE)),
         })
     }
 
@@ -61,8 +71,10 @@ impl ModelColumns {
         let (streams, flat, section) = (&self.streams, &self.flat, self.section);
         let fixed = &self.fixed;
         let carried = &mut self.carried;
-        let bytes = encode_block_best(catalog, streams, flat, section, &declared, fixed, carried)
-            .map_err(at)?;
+        let bytes = encode_block_best(
+            catalog, streams, flat, section, &declared, fixed, carried, self.stage,
+        )
+        .map_err(at)?;
         let sections = [SectionData {
             number: RECORD_SECTION,
             element_width: 0,

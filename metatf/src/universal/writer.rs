@@ -181,7 +181,7 @@ impl<W: Write> UniversalWriter<W> {
         let states = catalog.initial_states();
         let container = ContainerWriter::new(out, header)?;
         let model = if header.property(PROPERTY_ENGINE) == Some(ENGINE_MODEL) {
-            Some(ModelColumns::new(&schema, &catalog)?)
+            Some(ModelColumns::new(&schema, &catalog, header)?)
         } else {
             None
         };
