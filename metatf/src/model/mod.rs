@@ -63,6 +63,8 @@ pub const ENGINE_MODEL: &str = "model";
 pub const MODEL_BLOCK_RECORDS: u64 = 1 << 20;
 
 #[cfg(test)]
+mod byte_stage_tests;
+#[cfg(test)]
 mod fixed_tests;
 #[cfg(test)]
 mod order_tests;

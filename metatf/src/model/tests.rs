@@ -41,7 +41,7 @@ pub(super) fn schema() -> metatf_dtd::Schema {
 
 /// One step of a random trace.
 #[derive(Debug, Clone)]
-enum Op {
+pub(super) enum Op {
     Alloc(u64, u64),
     Free(usize),
     Note(Vec<u8>),
@@ -51,7 +51,7 @@ enum Op {
     Metadata(Vec<u64>),
 }
 
-fn op() -> impl Strategy<Value = Op> {
+pub(super) fn op() -> impl Strategy<Value = Op> {
     let value = prop_oneof![0u64..16, 0u64..5000, any::<u64>()];
     prop_oneof![
         4 => (value.clone(), 0u64..64).prop_map(|(s, p)| Op::Alloc(s, 0x1000 + 16 * p)),
@@ -74,7 +74,7 @@ pub(super) fn rec(name: &str, tag: u64, fields: Vec<Value>) -> DynRecord {
 }
 
 /// The records of `ops`, skipping steps the current section does not allow.
-fn records(ops: &[Op]) -> Vec<DynRecord> {
+pub(super) fn records(ops: &[Op]) -> Vec<DynRecord> {
     let mut out = vec![rec("section", 2, vec![Value::Uint(1)])];
     let mut section = 1;
     let mut live: Vec<u64> = Vec::new();
@@ -119,7 +119,7 @@ fn records(ops: &[Op]) -> Vec<DynRecord> {
     out
 }
 
-fn header() -> ContainerHeader {
+pub(super) fn header() -> ContainerHeader {
     ContainerHeader {
         dtd: DTD.into(),
         format: String::new(),
@@ -128,7 +128,16 @@ fn header() -> ContainerHeader {
 }
 
 fn write(records: &[DynRecord], per_block: u64) -> Vec<u8> {
-    let mut w = UniversalWriter::new(Vec::new(), schema(), &header(), Codec::Zstd, 3).unwrap();
+    write_with(records, per_block, &header())
+}
+
+/// [`write`] with header `header`.
+pub(super) fn write_with(
+    records: &[DynRecord],
+    per_block: u64,
+    header: &ContainerHeader,
+) -> Vec<u8> {
+    let mut w = UniversalWriter::new(Vec::new(), schema(), header, Codec::Zstd, 3).unwrap();
     w.set_block_records(per_block);
     for r in records {
         if let Err(e) = w.write(r) {
@@ -138,7 +147,7 @@ fn write(records: &[DynRecord], per_block: u64) -> Vec<u8> {
     w.finish().unwrap()
 }
 
-fn read(bytes: &[u8]) -> Vec<(String, u64, Vec<Value>)> {
+pub(super) fn read(bytes: &[u8]) -> Vec<(String, u64, Vec<Value>)> {
     let mut r = UniversalReader::new(bytes).unwrap();
     let mut out = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
