@@ -63,6 +63,54 @@ fn encode_from_any_decodes_to_the_same_bytes() {
 }
 
 #[test]
+fn model_fast_decodes_to_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dtd = lackey_dtd();
+    round_trip(
+        dir.path(),
+        &["--dtd", dtd.to_str().unwrap(), "--model", "fast"],
+    );
+    round_trip(dir.path(), &["--from", "any", "--model", "fast"]);
+}
+
+/// A loop's memory trace: the default codes each block both ways and keeps the smaller, so
+/// its file is no larger than `--model fast`'s, and both decode to the text.
+#[test]
+fn the_default_model_is_no_larger_than_fast() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = Vec::new();
+    for round in 0..3000u64 {
+        for (i, size) in [3u64, 5, 2, 7, 4].iter().enumerate() {
+            let pc = 0x0401_ab70 + 16 * i as u64;
+            text.extend(format!("I  {pc:08x},{size}\n").bytes());
+            if i % 2 == 0 {
+                let data = 0x1f_ff00_05e8 - 8 * (round % 37) + 64 * i as u64;
+                text.extend(format!(" S {data:08x},8\n").bytes());
+            }
+        }
+    }
+    let input = dir.path().join("loop.txt");
+    std::fs::write(&input, &text).unwrap();
+    let dtd = lackey_dtd();
+    let mut sizes = Vec::new();
+    for model in ["auto", "fast"] {
+        let args = ["--dtd", dtd.to_str().unwrap(), "--model", model];
+        assert_eq!(encode_decode(dir.path(), &args, &input), text);
+        sizes.push(
+            std::fs::metadata(dir.path().join("out.hatf"))
+                .unwrap()
+                .len(),
+        );
+    }
+    assert!(
+        sizes[0] <= sizes[1],
+        "auto {} bytes, fast {}",
+        sizes[0],
+        sizes[1]
+    );
+}
+
+#[test]
 fn strict_refuses_the_first_unmatched_line_with_its_position() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("trace.txt");

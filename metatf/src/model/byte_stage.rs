@@ -57,6 +57,9 @@ impl Stage {
 /// zstd level of the streams: what `zstd -19` uses, as the streams are small beside the
 /// text (a few bytes a record) and the writer's choice of predictors costs far more.
 const LEVEL: i32 = 19;
+/// Most bits of the zstd hash and chain tables (the window takes 3 more): level 19's own (up
+/// to 2^24 chain entries, 64 MiB) would take the writer past its memory bound.
+const TABLE_LOG: u32 = 20;
 /// Stream bytes a block may decompress to beyond [`RAW_PER_STORED_BYTE`] per stored byte,
 /// all four together: a reader allocates no more than the block justifies.
 const RAW_FLOOR: u64 = 16 << 20;
@@ -91,9 +94,11 @@ impl Streams4 {
     /// block.
     pub(crate) fn write(&self, out: &mut Vec<u8>) -> u64 {
         let mut raw = 0u64;
+        let mut zstd = compressor();
         for s in self.all() {
-            let packed = zstd::bulk::compress(s, LEVEL)
-                .ok()
+            let packed = zstd
+                .as_mut()
+                .and_then(|z| z.compress(s).ok())
                 .filter(|z| z.len() < s.len());
             let (codec, stored) = match &packed {
                 Some(z) => (ZSTD, &z[..]),
@@ -107,6 +112,21 @@ impl Streams4 {
         }
         raw
     }
+}
+
+/// The streams' compressor ([`LEVEL`], [`TABLE_LOG`]); `None` if zstd refuses it (the
+/// streams are then stored as they are).
+fn compressor() -> Option<zstd::bulk::Compressor<'static>> {
+    use zstd::zstd_safe::CParameter;
+    let mut c = zstd::bulk::Compressor::new(LEVEL).ok()?;
+    for p in [
+        CParameter::WindowLog(TABLE_LOG + 3),
+        CParameter::HashLog(TABLE_LOG),
+        CParameter::ChainLog(TABLE_LOG),
+    ] {
+        c.set_parameter(p).ok()?;
+    }
+    Some(c)
 }
 
 /// Most stream bytes a block of `stored` bytes may decompress to.
