@@ -95,6 +95,7 @@ impl Streams4 {
     pub(crate) fn write(&self, out: &mut Vec<u8>) -> u64 {
         let mut raw = 0u64;
         let mut zstd = compressor();
+        let mut report = Vec::new();
         for s in self.all() {
             let packed = zstd
                 .as_mut()
@@ -104,11 +105,19 @@ impl Streams4 {
                 Some(z) => (ZSTD, &z[..]),
                 None => (STORED, &s[..]),
             };
+            report.push(format!("{} of {}", stored.len(), s.len()));
             out.push(codec);
             put_u64(out, s.len() as u64);
             put_u64(out, stored.len() as u64);
             out.extend_from_slice(stored);
             raw += s.len() as u64;
+        }
+        if super::report::Costs::wanted(0).is_some() {
+            // Beside the range coder's report of the same block (`super::report`).
+            eprintln!(
+                "byte-stream stage, bytes stored of the stream's: tags {}, hits {}, numbers {}, strings {}",
+                report[0], report[1], report[2], report[3]
+            );
         }
         raw
     }
