@@ -7,9 +7,8 @@ use proptest::prelude::*;
 use super::block::{encode_bytes, Coding};
 use super::byte_stage::MARK;
 use super::engine::Carried;
-use super::flat::FlatBlock;
 use super::order::Orders;
-use super::tests::{header, op, read, rec, records, schema, write_with};
+use super::tests::{flat_of, header, op, read, rec, records, schema, write_with};
 use super::{choose_block, decode_alone, Streams, PROPERTY_STAGE, STAGE_BYTES, STAGE_RANGE};
 use crate::container::{ContainerHeader, ContainerReader};
 use crate::universal::plan::Catalog;
@@ -74,12 +73,7 @@ proptest! {
         let catalog = Catalog::new(&schema).unwrap();
         let streams = Streams::new(&catalog);
         let declared = |n: u8| schema.section(n).is_some();
-        let mut flat = FlatBlock::default();
-        for r in records(&ops) {
-            let section = if r.name == "mark" { Some(2) } else { Some(1) };
-            let plan = catalog.by_tag(section, r.tag).unwrap();
-            flat.push(plan, &r.fields).unwrap();
-        }
+        let flat = flat_of(&catalog, &ops);
         let chosen = choose_block(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
         let orders = Orders::plain(&catalog);
         let coding = Coding {

@@ -206,12 +206,7 @@ proptest! {
         let catalog = Catalog::new(&schema).unwrap();
         let streams = Streams::new(&catalog);
         let declared = |n: u8| schema.section(n).is_some();
-        let mut flat = FlatBlock::default();
-        for r in records(&ops) {
-            let section = if r.name == "mark" { Some(2) } else { Some(1) };
-            let plan = catalog.by_tag(section, r.tag).unwrap();
-            flat.push(plan, &r.fields).unwrap();
-        }
+        let flat = flat_of(&catalog, &ops);
         let chosen = choose_block(&catalog, &streams, &flat, None, &declared, &[]).unwrap();
         // The keyed alternative where there is one (it exercises the keyed ranks).
         let choices = chosen.proposals.get(1).unwrap_or(&chosen.proposals[0]).clone();
@@ -230,6 +225,17 @@ proptest! {
         let _ = decode_alone(&catalog, &streams, short, flat.records, None, &declared);
         let _ = decode_alone(&catalog, &streams, &bytes, flat.records + 1000, None, &declared);
     }
+}
+
+/// The records of `ops` as one flat block.
+pub(super) fn flat_of(catalog: &Catalog, ops: &[Op]) -> FlatBlock {
+    let mut flat = FlatBlock::default();
+    for r in records(ops) {
+        let section = if r.name == "mark" { Some(2) } else { Some(1) };
+        let plan = catalog.by_tag(section, r.tag).unwrap();
+        flat.push(plan, &r.fields).unwrap();
+    }
+    flat
 }
 
 /// Sizes of the allocator-like traces: objects of a size take back the addresses last freed by
