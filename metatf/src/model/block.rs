@@ -1328,6 +1328,9 @@ pub(crate) fn encode_ended(
     Ok((packed_tables::join(tables, &records), costs, next))
 }
 
+/// A block as [`encode_bytes`] coded it: its bytes and the lists to carry into the next block.
+pub(crate) type ByBytes = (Vec<u8>, Carried);
+
 /// Codes `coding`'s block with the byte-stream stage ([`byte_stage`]), every length as a
 /// scalar; the lists start from `carried`, and those to carry into the next block are
 /// returned. `None` when the block's streams would decompress to more than a reader accepts
@@ -1335,7 +1338,7 @@ pub(crate) fn encode_ended(
 pub(crate) fn encode_bytes(
     coding: &Coding<'_>,
     carried: &Carried,
-) -> Result<Option<(Vec<u8>, Carried)>, (u64, String)> {
+) -> Result<Option<ByBytes>, (u64, String)> {
     let (streams, block) = (coding.streams, coding.block);
     let mut engine = coding_engine(streams, coding.choices);
     let models = Models::new(
