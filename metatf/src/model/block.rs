@@ -1318,14 +1318,11 @@ pub(crate) fn encode_ended(
     // them its refinement table) would otherwise add to the encoder's peak.
     drop((engine, models));
     let records = coder.finish();
-    let mut tables = write_tag_context(coding.catalog, coding.streams, coding.tag_context);
-    tables.extend(write_choices(
-        coding.catalog,
-        coding.streams,
-        coding.choices,
-    ));
-    tables.extend(write_orders(coding.catalog, coding.orders));
-    Ok((packed_tables::join(tables, &records), costs, next))
+    Ok((
+        packed_tables::join(write_tables(coding), &records),
+        costs,
+        next,
+    ))
 }
 
 /// A block as [`encode_bytes`] coded it: its bytes and the lists to carry into the next block.
@@ -1366,9 +1363,7 @@ pub(crate) fn encode_bytes(
     let ByteEncode { engine, out, .. } = e.consumer;
     let next = engine.carry();
     drop(engine);
-    let mut tables = write_tag_context(coding.catalog, streams, coding.tag_context);
-    tables.extend(write_choices(coding.catalog, streams, coding.choices));
-    tables.extend(write_orders(coding.catalog, coding.orders));
+    let tables = write_tables(coding);
     // The 0 byte stands where a range coder's first byte stands: it ends the tables.
     let mut records = vec![0u8];
     let raw = out.write(&mut records);
@@ -1514,13 +1509,8 @@ pub(crate) fn decode(
     if let Some(body) = bytes.strip_prefix(&[byte_stage::MARK]) {
         return decode_bytes(catalog, streams, body, records, section, declared, carried);
     }
-    let tables = packed_tables::split(bytes).map_err(|m| (0, m))?;
-    let plain = &tables.plain;
-    let mut at = 0;
-    let tag_context = read_tag_context(catalog, streams, plain, &mut at).map_err(|m| (0, m))?;
-    let choices = read_choices(catalog, streams, plain, &mut at).map_err(|m| (0, m))?;
-    let orders = read_orders(catalog, plain, &mut at).map_err(|m| (0, m))?;
-    let at = tables.check_end(at).map_err(|m| (0, m))?;
+    let (at, choices, orders, tag_context) =
+        read_tables(catalog, streams, bytes).map_err(|m| (0, m))?;
     let mut engine = coding_engine(streams, &choices);
     let mut models = Models::new(catalog, &choices, tag_context, &mut engine);
     engine.seed(carried);
@@ -1548,6 +1538,35 @@ pub(crate) fn decode(
     Ok((d.output, end))
 }
 
+/// A block's tables (items 1–3 of docs/FORMAT.md §7, "Block layout", plain or packed) at the
+/// start of `bytes`: where the records start, the model table, the order table and the tag
+/// context. Both stages start with them.
+fn read_tables(
+    catalog: &Catalog,
+    streams: &Streams,
+    bytes: &[u8],
+) -> Result<(usize, Vec<Choice>, Orders, TagContext), String> {
+    let tables = packed_tables::split(bytes)?;
+    let plain = &tables.plain;
+    let mut at = 0;
+    let tag_context = read_tag_context(catalog, streams, plain, &mut at)?;
+    let choices = read_choices(catalog, streams, plain, &mut at)?;
+    let orders = read_orders(catalog, plain, &mut at)?;
+    Ok((tables.check_end(at)?, choices, orders, tag_context))
+}
+
+/// The tables [`read_tables`] reads, for `coding`, not yet packed.
+fn write_tables(coding: &Coding<'_>) -> Vec<u8> {
+    let mut tables = write_tag_context(coding.catalog, coding.streams, coding.tag_context);
+    tables.extend(write_choices(
+        coding.catalog,
+        coding.streams,
+        coding.choices,
+    ));
+    tables.extend(write_orders(coding.catalog, coding.orders));
+    tables
+}
+
 /// [`decode`] of a block coded by the byte-stream stage; `body` is the block after its
 /// [`byte_stage::MARK`].
 fn decode_bytes(
@@ -1559,13 +1578,8 @@ fn decode_bytes(
     declared: &dyn Fn(u8) -> bool,
     carried: &mut Carried,
 ) -> Result<(FlatBlock, Option<u8>), (u64, String)> {
-    let tables = packed_tables::split(body).map_err(|m| (0, m))?;
-    let plain = &tables.plain;
-    let mut at = 0;
-    let tag_context = read_tag_context(catalog, streams, plain, &mut at).map_err(|m| (0, m))?;
-    let choices = read_choices(catalog, streams, plain, &mut at).map_err(|m| (0, m))?;
-    let orders = read_orders(catalog, plain, &mut at).map_err(|m| (0, m))?;
-    let at = tables.check_end(at).map_err(|m| (0, m))?;
+    let (at, choices, orders, tag_context) =
+        read_tables(catalog, streams, body).map_err(|m| (0, m))?;
     let coded = match body.get(at..) {
         Some([0, rest @ ..]) => rest,
         _ => return Err((0, "the byte-stream stage's 0 byte is missing".to_string())),
