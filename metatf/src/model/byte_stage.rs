@@ -151,7 +151,7 @@ pub(crate) fn fits(raw: u64, block_len: usize) -> bool {
 
 /// Reads the four streams at the start of `bytes`, which is the whole rest of a block of
 /// `block_len` bytes.
-fn read_streams(bytes: &[u8], block_len: usize) -> Result<[Vec<u8>; 4], String> {
+pub(super) fn read_streams(bytes: &[u8], block_len: usize) -> Result<[Vec<u8>; 4], String> {
     let mut c = Cursor::new(bytes, "byte-stream stage");
     let names = ["tags", "hits", "numbers", "strings"];
     let mut left = raw_limit(block_len as u64);

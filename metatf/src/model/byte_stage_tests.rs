@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 
 use super::block::{encode_bytes, Coding};
-use super::byte_stage::MARK;
+use super::byte_stage::{read_streams, MARK};
 use super::engine::Carried;
 use super::order::Orders;
 use super::tests::{flat_of, header, op, read, rec, records, schema, write_with};
@@ -165,4 +165,57 @@ fn the_default_stage_follows_the_trace() {
             .collect();
         assert_eq!(read(&file), want);
     }
+}
+
+/// The streams' header in the byte layout of docs/FORMAT.md §7: per stream its codec, the
+/// bytes it claims once decompressed, and its stored bytes.
+fn stream_headers(streams: &[(u8, u64, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &(codec, raw, data) in streams {
+        out.push(codec);
+        crate::varint::put_u64(&mut out, raw);
+        crate::varint::put_u64(&mut out, data.len() as u64);
+        out.extend_from_slice(data);
+    }
+    out
+}
+
+/// A block's streams may claim at most 16 MiB + 1,024 × the block's bytes in all, refused
+/// from the claims alone, before anything is decompressed; claims that the stored bytes do
+/// not keep are errors too.
+#[test]
+fn streams_claiming_more_than_the_block_can_hold_are_refused() {
+    let zstd_of = |raw: &[u8]| zstd::bulk::compress(raw, 3).unwrap();
+    let small = zstd_of(b"abc");
+    let empty: &[u8] = &[];
+    let fine = stream_headers(&[(1, 3, &small), (0, 0, empty), (0, 0, empty), (0, 0, empty)]);
+    let got = read_streams(&fine, 100).unwrap();
+    assert_eq!(got[0], b"abc");
+    // 16 MiB + 1,024 × 100 bytes is the most a 100-byte block may claim, spread over streams.
+    let limit = (16u64 << 20) + 1024 * 100;
+    for split in [(limit + 1, 0), (3, limit - 2)] {
+        let claims = stream_headers(&[
+            (1, split.0, &small),
+            (1, split.1, &small),
+            (0, 0, empty),
+            (0, 0, empty),
+        ]);
+        let e = read_streams(&claims, 100).unwrap_err();
+        assert!(e.contains("more than the block can hold"), "{e}");
+    }
+    // A claim the zstd frame does not keep, a stored stream of another length, an unknown
+    // codec and bytes after the last stream.
+    let short = stream_headers(&[(1, 4, &small), (0, 0, empty), (0, 0, empty), (0, 0, empty)]);
+    assert!(read_streams(&short, 100).is_err());
+    let stored = stream_headers(&[(0, 5, b"abc"), (0, 0, empty), (0, 0, empty), (0, 0, empty)]);
+    assert!(read_streams(&stored, 100).unwrap_err().contains("claims 5"));
+    let codec = stream_headers(&[(7, 3, b"abc"), (0, 0, empty), (0, 0, empty), (0, 0, empty)]);
+    assert!(read_streams(&codec, 100)
+        .unwrap_err()
+        .contains("unknown codec 7"));
+    let mut trailing = fine.clone();
+    trailing.push(0);
+    assert!(read_streams(&trailing, 100)
+        .unwrap_err()
+        .contains("after the last stream"));
 }
